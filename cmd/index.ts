@@ -1,0 +1,15 @@
+import type { CommandDef } from 'citty'
+
+type Lazy = () => Promise<CommandDef<any>>
+const lazy =
+  (load: () => Promise<{ default: CommandDef<any> }>): Lazy =>
+  () =>
+    load().then((m) => m.default)
+
+/** Subcommand name → lazily imported citty command (one per file). */
+export const commands: Record<string, Lazy> = {
+  serve: lazy(() => import('./serve.ts')),
+  init: lazy(() => import('./init.ts')),
+  migrate: lazy(() => import('./migrate.ts')),
+  version: lazy(() => import('./version.ts')),
+}

@@ -1,0 +1,34 @@
+import { defineCommand } from 'citty'
+import { consola } from 'consola'
+import { migrationsOf } from '../daemon/migrations.ts'
+import { serviceModules, synchronousOf } from '../daemon/services.ts'
+import { createRegistry } from '../tenants/registry.ts'
+import { configArgs, configFromArgs } from './shared.ts'
+
+export default defineCommand({
+  meta: {
+    name: 'migrate',
+    description: 'Apply pending migrations to every database in the data dir',
+  },
+  args: { ...configArgs },
+  run({ args }) {
+    const config = configFromArgs(args)
+    const registry = createRegistry({
+      dataDir: config.dataDir,
+      migrations: migrationsOf,
+      synchronous: synchronousOf,
+      maxOpen: 8,
+    })
+    let count = 0
+    for (const service of Object.keys(serviceModules)) {
+      registry.platform(service)
+      count++
+      for (const path of registry.existingTenantDatabases(service)) {
+        registry.openPath(service, path, null)
+        count++
+      }
+    }
+    registry.closeAll()
+    consola.success(`${count} database(s) are up to date`)
+  },
+})

@@ -1,0 +1,31 @@
+import { defineCommand } from 'citty'
+import { startPlatform } from '../daemon/serve.ts'
+import { configArgs, configFromArgs } from './shared.ts'
+
+export default defineCommand({
+  meta: {
+    name: 'serve',
+    description: 'Run the gateway, the services, the broker and the simulator',
+  },
+  args: {
+    ...configArgs,
+    only: { type: 'string', description: 'comma-separated parts to run, e.g. payment,webhook' },
+    'port-offset': { type: 'string', description: 'added to every port' },
+  },
+  async run({ args }) {
+    const config = configFromArgs(args, {
+      only: args.only,
+      portOffset: args['port-offset'] !== undefined ? Number(args['port-offset']) : undefined,
+    })
+    const platform = await startPlatform(config)
+    let stopping = false
+    const shutdown = async () => {
+      if (stopping) return
+      stopping = true
+      await platform.stop()
+      process.exit(0)
+    }
+    process.on('SIGTERM', shutdown)
+    process.on('SIGINT', shutdown)
+  },
+})

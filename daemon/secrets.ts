@@ -1,0 +1,79 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose'
+import type { Config } from './config.ts'
+
+export interface Secrets {
+  jwtPublicPem: string
+  /** Only present where the auth service runs. */
+  jwtPrivatePem: string | null
+  mqttUsername: string
+  mqttPassword: string
+  callbackSecret: string
+}
+
+function writeSecretFile(path: string, content: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  writeFileSync(path, content, { mode: 0o600 })
+  chmodSync(path, 0o600)
+}
+
+const randomSecret = () =>
+  Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
+
+/**
+ * Creates what a data dir needs on first use (DESIGN §2): the JWT key pair and the generated
+ * secrets, all mode 0600. Existing files are left alone, so running it twice is harmless.
+ * Returns the files it created.
+ */
+export async function initDataDir(config: Config): Promise<string[]> {
+  const created: string[] = []
+  mkdirSync(join(config.dataDir, 'platform'), { recursive: true })
+  mkdirSync(join(config.dataDir, 'tenants'), { recursive: true })
+  const priv = privateKeyPath(config)
+  const pub = publicKeyPath(config)
+  if (!existsSync(priv) && !config.get<string | null>('jwt.public_key_file')) {
+    const { privateKey, publicKey } = await generateKeyPair('EdDSA', {
+      crv: 'Ed25519',
+      extractable: true,
+    })
+    writeSecretFile(priv, await exportPKCS8(privateKey))
+    writeFileSync(pub, await exportSPKI(publicKey), { mode: 0o644 })
+    created.push(priv, pub)
+  }
+  const secretsFile = join(config.dataDir, 'secrets.json')
+  if (!existsSync(secretsFile)) {
+    writeSecretFile(
+      secretsFile,
+      JSON.stringify(
+        { mqtt_username: 'mmp', mqtt_password: randomSecret(), callback_secret: randomSecret() },
+        null,
+        2,
+      ),
+    )
+    created.push(secretsFile)
+  }
+  return created
+}
+
+const privateKeyPath = (c: Config) =>
+  c.get<string | null>('jwt.private_key_file') ?? join(c.dataDir, 'keys', 'jwt-private.pem')
+const publicKeyPath = (c: Config) =>
+  c.get<string | null>('jwt.public_key_file') ?? join(c.dataDir, 'keys', 'jwt-public.pem')
+
+/** Secrets from the environment first, then the data dir's files. */
+export function loadSecrets(config: Config): Secrets {
+  const file = join(config.dataDir, 'secrets.json')
+  const stored = existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>)
+    : {}
+  const priv = privateKeyPath(config)
+  return {
+    jwtPublicPem: readFileSync(publicKeyPath(config), 'utf8'),
+    jwtPrivatePem: existsSync(priv) ? readFileSync(priv, 'utf8') : null,
+    mqttUsername: config.get<string | null>('mqtt.username') ?? stored.mqtt_username ?? 'mmp',
+    mqttPassword: config.get<string | null>('mqtt.password') ?? stored.mqtt_password ?? '',
+    callbackSecret:
+      config.get<string | null>('mpesa.callback_secret') ?? stored.callback_secret ?? '',
+  }
+}

@@ -1,0 +1,186 @@
+import { join } from 'node:path'
+import { createGateway } from '../services/gateway/index.ts'
+import { createMqttBus, type EventBus } from '../services/kernel/bus.ts'
+import { createClock } from '../services/kernel/clock.ts'
+import type { ServiceContext, ServiceInstance, ServiceName } from '../services/kernel/context.ts'
+import { createRelay, type Relay } from '../services/kernel/events.ts'
+import { createServiceClient, staticDiscovery } from '../services/kernel/http-client.ts'
+import { configureLogging, createLogger } from '../services/kernel/log.ts'
+import { createTokenVerifier } from '../services/kernel/tokens.ts'
+import { createSimulator } from '../services/simulator/index.ts'
+import { createRegistry } from '../tenants/registry.ts'
+import { type EmbeddedBroker, startBroker } from './broker.ts'
+import type { Config } from './config.ts'
+import { migrationsOf } from './migrations.ts'
+import { initDataDir, loadSecrets } from './secrets.ts'
+import { serviceModules, synchronousOf } from './services.ts'
+import { version } from './version.ts'
+
+export interface Platform {
+  /** Stops accepting, finishes in-flight requests, flushes outboxes, closes everything. */
+  stop(): Promise<void>
+  urls: Record<string, string>
+}
+
+interface Running {
+  name: ServiceName
+  instance: ServiceInstance
+  relay: Relay
+  bus: EventBus
+}
+
+/**
+ * Starts every part of the platform that `config.only` names in this process: the broker, the
+ * services on their ports, the gateway and the simulator.
+ */
+export async function startPlatform(config: Config): Promise<Platform> {
+  const format = config.get<string>('log.format')
+  configureLogging({
+    level: config.get('log.level'),
+    json: format === 'auto' ? !process.stdout.isTTY : format === 'json',
+  })
+  const log = createLogger('mmp')
+  const created = await initDataDir(config)
+  if (created.length)
+    log.info('initialised the data dir', { data_dir: config.dataDir, files: created.length })
+  const secrets = loadSecrets(config)
+  const clock = createClock()
+  const wants = (p: string) => config.only.includes(p as never)
+
+  let broker: EmbeddedBroker | null = null
+  const externalBroker = config.get<string | null>('mqtt.url')
+  if (!externalBroker && wants('broker')) {
+    broker = await startBroker({
+      host: '127.0.0.1',
+      port: config.ports.broker,
+      username: secrets.mqttUsername,
+      password: secrets.mqttPassword,
+      log,
+    })
+  }
+  const brokerUrl = externalBroker ?? `mqtt://127.0.0.1:${config.ports.broker}`
+
+  const relays = new Map<string, Relay>()
+  const replayMs = config.get<number>('outbox.replay_window_s') * 1000
+  const registry = createRegistry({
+    dataDir: config.dataDir,
+    migrations: migrationsOf,
+    synchronous: synchronousOf,
+    maxOpen: config.get('registry.max_open'),
+    onOpen(db, info) {
+      relays.get(info.service)?.watch(db, { replaySinceMs: info.firstInProcess ? replayMs : 0 })
+    },
+  })
+  const tokens = await createTokenVerifier(secrets.jwtPublicPem, {
+    issuer: config.get('jwt.issuer'),
+    audience: config.get('jwt.audience'),
+    clockToleranceSec: config.get('jwt.clock_tolerance_s'),
+  })
+  const discovery = staticDiscovery(config.discovery)
+  const client = createServiceClient(discovery, config.get('gateway.timeout_ms'))
+  const gatewayUrl = `http://127.0.0.1:${config.ports.gateway}`
+  const settings = {
+    ...config.values,
+    data_dir: config.dataDir,
+    gateway_url: gatewayUrl,
+    simulator_url: `http://127.0.0.1:${config.ports.simulator}`,
+    ports: config.ports,
+    secrets,
+  }
+
+  const running: Running[] = []
+  const servers: Array<{ stop(closeActive?: boolean): Promise<void> | void }> = []
+  const urls: Record<string, string> = {}
+  const names = (Object.keys(serviceModules) as ServiceName[]).filter(wants)
+
+  await Promise.all(
+    names.map(async (name) => {
+      const slog = createLogger(name)
+      const bus = await createMqttBus({
+        url: brokerUrl,
+        username: secrets.mqttUsername,
+        password: secrets.mqttPassword,
+        clientId: `mmp-${name}-${config.ports[name]}`,
+        log: slog,
+      })
+      const relay = createRelay({ bus, log: slog, paused: config.get('outbox.paused') })
+      relays.set(name, relay)
+      const ctx: ServiceContext = {
+        name,
+        version,
+        settings,
+        registry,
+        bus,
+        relay,
+        tokens,
+        clock,
+        log: slog,
+        client,
+        checks: new Map([['broker', () => ({ status: 'ok' as const })]]),
+      }
+      const mod = (await serviceModules[name]()).default
+      const instance = await mod.create(ctx)
+      instance.app.listen({
+        port: config.ports[name],
+        hostname: config.host,
+        maxRequestBodySize: name === 'parser' ? 20 * 1024 * 1024 : 1024 * 1024,
+      })
+      urls[name] = `http://${config.host}:${config.ports[name]}`
+      running.push({ name, instance, relay, bus })
+    }),
+  )
+
+  if (wants('simulator') && !config.get('mpesa.base_url')) {
+    const sim = createSimulator({ delayMs: config.get('mpesa.simulator_delay_ms'), version })
+    sim.listen({ port: config.ports.simulator, hostname: '127.0.0.1' })
+    servers.push({ stop: async () => void (await sim.stop()) })
+    urls.simulator = `http://127.0.0.1:${config.ports.simulator}`
+  }
+
+  if (wants('gateway')) {
+    const gateway = createGateway({
+      discovery,
+      tokens,
+      log: createLogger('gateway'),
+      version,
+      timeoutMs: config.get('gateway.timeout_ms'),
+    })
+    const server = Bun.serve({
+      port: config.ports.gateway,
+      hostname: config.gatewayHost,
+      fetch: gateway.fetch,
+      maxRequestBodySize: 20 * 1024 * 1024,
+    })
+    servers.push({ stop: (closeActive) => server.stop(closeActive) })
+    urls.gateway = gatewayUrl
+  }
+
+  for (const r of running) {
+    registry.platform(r.name)
+    for (const path of registry.existingTenantDatabases(r.name))
+      registry.openPath(r.name, path, null)
+    await r.instance.start?.()
+  }
+  log.info('mmp is up', {
+    gateway: urls.gateway,
+    data_dir: config.dataDir,
+    parts: config.only.join(','),
+  })
+
+  return {
+    urls,
+    async stop() {
+      await Promise.all(servers.map((s) => s.stop(false)))
+      await Promise.all(running.map((r) => r.instance.app.stop(false)))
+      for (const r of running) await r.instance.stop?.()
+      await Promise.all(running.map((r) => r.relay.flush()))
+      await Promise.all(running.map((r) => r.relay.stop()))
+      await Promise.all(running.map((r) => r.bus.close().catch(() => {})))
+      registry.closeAll()
+      await broker?.close()
+      log.info('mmp stopped')
+    },
+  }
+}
+
+export const dataFile = (config: Config, name: string) => join(config.dataDir, name)

@@ -1,0 +1,335 @@
+/**
+ * Every setting of mmp in one table: its key in `mmp.toml`, its environment variable, its type and
+ * its default. `daemon/config.ts` reads them in the order defaults < file < environment < flags and
+ * stops with one line naming the key when a value is wrong.
+ */
+export type Kind =
+  | { type: 'string'; secret?: boolean }
+  | { type: 'int'; min: number; max: number }
+  | { type: 'bool' }
+  | { type: 'enum'; values: readonly string[] }
+  | { type: 'url' }
+  | { type: 'list' }
+  | { type: 'durations' }
+
+export interface Setting {
+  key: string
+  env: string
+  kind: Kind
+  default: string | number | boolean | string[] | number[] | null
+  help: string
+}
+
+const int = (min: number, max: number): Kind => ({ type: 'int', min, max })
+const secret: Kind = { type: 'string', secret: true }
+
+export const settings: readonly Setting[] = [
+  {
+    key: 'data_dir',
+    env: 'MMP_DATA_DIR',
+    kind: { type: 'string' },
+    default: './data',
+    help: 'where every database and key lives',
+  },
+  {
+    key: 'port_offset',
+    env: 'MMP_PORT_OFFSET',
+    kind: int(0, 50000),
+    default: 0,
+    help: 'added to every port',
+  },
+  {
+    key: 'host',
+    env: 'MMP_HOST',
+    kind: { type: 'string' },
+    default: '127.0.0.1',
+    help: 'address the services bind to',
+  },
+  {
+    key: 'gateway.host',
+    env: 'MMP_GATEWAY_HOST',
+    kind: { type: 'string' },
+    default: '0.0.0.0',
+    help: 'address the gateway binds to',
+  },
+  {
+    key: 'log.level',
+    env: 'MMP_LOG_LEVEL',
+    kind: { type: 'enum', values: ['silent', 'error', 'warn', 'info', 'debug'] },
+    default: 'info',
+    help: 'log level',
+  },
+  {
+    key: 'log.format',
+    env: 'MMP_LOG_FORMAT',
+    kind: { type: 'enum', values: ['auto', 'json', 'pretty'] },
+    default: 'auto',
+    help: 'json when stdout is not a terminal unless set',
+  },
+  {
+    key: 'mqtt.url',
+    env: 'MMP_MQTT_URL',
+    kind: { type: 'url' },
+    default: null,
+    help: 'external MQTT broker; the embedded one runs when unset',
+  },
+  {
+    key: 'mqtt.username',
+    env: 'MMP_MQTT_USERNAME',
+    kind: secret,
+    default: null,
+    help: 'broker user (generated for the embedded broker)',
+  },
+  {
+    key: 'mqtt.password',
+    env: 'MMP_MQTT_PASSWORD',
+    kind: secret,
+    default: null,
+    help: 'broker password (generated for the embedded broker)',
+  },
+  {
+    key: 'jwt.issuer',
+    env: 'MMP_JWT_ISSUER',
+    kind: { type: 'string' },
+    default: 'mmp',
+    help: 'iss of access tokens',
+  },
+  {
+    key: 'jwt.audience',
+    env: 'MMP_JWT_AUDIENCE',
+    kind: { type: 'string' },
+    default: 'mmp',
+    help: 'aud of access tokens',
+  },
+  {
+    key: 'jwt.access_ttl_s',
+    env: 'MMP_JWT_ACCESS_TTL',
+    kind: int(30, 86400),
+    default: 900,
+    help: 'access token lifetime in seconds',
+  },
+  {
+    key: 'jwt.refresh_ttl_s',
+    env: 'MMP_JWT_REFRESH_TTL',
+    kind: int(60, 31536000),
+    default: 2592000,
+    help: 'refresh token lifetime in seconds',
+  },
+  {
+    key: 'jwt.clock_tolerance_s',
+    env: 'MMP_JWT_CLOCK_TOLERANCE',
+    kind: int(0, 300),
+    default: 5,
+    help: 'accepted clock skew',
+  },
+  {
+    key: 'jwt.public_key_file',
+    env: 'MMP_JWT_PUBLIC_KEY_FILE',
+    kind: { type: 'string' },
+    default: null,
+    help: 'PEM public key (default: keys/jwt-public.pem in the data dir)',
+  },
+  {
+    key: 'jwt.private_key_file',
+    env: 'MMP_JWT_PRIVATE_KEY_FILE',
+    kind: { type: 'string' },
+    default: null,
+    help: 'PEM private key, auth only (default: keys/jwt-private.pem)',
+  },
+  {
+    key: 'operator.email',
+    env: 'MMP_OPERATOR_EMAIL',
+    kind: { type: 'string' },
+    default: 'operator@mmp.local',
+    help: 'platform operator login, set on first run',
+  },
+  {
+    key: 'operator.password',
+    env: 'MMP_OPERATOR_PASSWORD',
+    kind: secret,
+    default: null,
+    help: 'platform operator password; generated into operator.txt when unset',
+  },
+  {
+    key: 'gateway.timeout_ms',
+    env: 'MMP_GATEWAY_TIMEOUT_MS',
+    kind: int(100, 600000),
+    default: 10000,
+    help: 'default request budget',
+  },
+  {
+    key: 'rate_limit.free',
+    env: 'MMP_RATE_LIMIT_FREE',
+    kind: int(1, 1000000),
+    default: 20,
+    help: 'requests per second, Free tenants',
+  },
+  {
+    key: 'rate_limit.pro',
+    env: 'MMP_RATE_LIMIT_PRO',
+    kind: int(1, 1000000),
+    default: 100,
+    help: 'requests per second, Pro tenants',
+  },
+  {
+    key: 'rate_limit.enterprise',
+    env: 'MMP_RATE_LIMIT_ENTERPRISE',
+    kind: int(1, 1000000),
+    default: 500,
+    help: 'requests per second, Enterprise tenants',
+  },
+  {
+    key: 'rate_limit.burst_factor',
+    env: 'MMP_RATE_LIMIT_BURST',
+    kind: int(1, 100),
+    default: 2,
+    help: 'bucket size as a multiple of the rate',
+  },
+  {
+    key: 'rate_limit.per_ip',
+    env: 'MMP_RATE_LIMIT_IP',
+    kind: int(1, 1000000),
+    default: 20,
+    help: 'requests per second per client IP on unauthenticated routes',
+  },
+  {
+    key: 'webhook.allow_insecure',
+    env: 'MMP_WEBHOOK_ALLOW_INSECURE',
+    kind: { type: 'bool' },
+    default: false,
+    help: 'allow plain http to loopback (development and tests)',
+  },
+  {
+    key: 'webhook.retry_schedule',
+    env: 'MMP_WEBHOOK_RETRY_SCHEDULE',
+    kind: { type: 'durations' },
+    default: [0, 5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000],
+    help: 'delays before each attempt, e.g. 0s,5s,5m',
+  },
+  {
+    key: 'webhook.allow_hosts',
+    env: 'MMP_WEBHOOK_ALLOW_HOSTS',
+    kind: { type: 'list' },
+    default: [],
+    help: 'hosts allowed despite resolving to private addresses',
+  },
+  {
+    key: 'webhook.timeout_ms',
+    env: 'MMP_WEBHOOK_TIMEOUT_MS',
+    kind: int(100, 120000),
+    default: 10000,
+    help: 'one delivery attempt',
+  },
+  {
+    key: 'mpesa.base_url',
+    env: 'MMP_MPESA_BASE_URL',
+    kind: { type: 'url' },
+    default: null,
+    help: 'Daraja base URL; the built-in simulator when unset',
+  },
+  {
+    key: 'mpesa.consumer_key',
+    env: 'MPESA_CONSUMER_KEY',
+    kind: secret,
+    default: 'mmp-simulator-key',
+    help: 'Daraja app consumer key',
+  },
+  {
+    key: 'mpesa.consumer_secret',
+    env: 'MPESA_CONSUMER_SECRET',
+    kind: secret,
+    default: 'mmp-simulator-secret',
+    help: 'Daraja app consumer secret',
+  },
+  {
+    key: 'mpesa.shortcode',
+    env: 'MPESA_SHORTCODE',
+    kind: { type: 'string' },
+    default: '174379',
+    help: 'paybill or till number',
+  },
+  {
+    key: 'mpesa.passkey',
+    env: 'MPESA_PASSKEY',
+    kind: secret,
+    default: 'mmp-simulator-passkey',
+    help: 'Lipa na M-Pesa online passkey',
+  },
+  {
+    key: 'mpesa.b2c_initiator',
+    env: 'MPESA_INITIATOR_NAME',
+    kind: { type: 'string' },
+    default: 'mmp',
+    help: 'B2C initiator name',
+  },
+  {
+    key: 'mpesa.b2c_security_credential',
+    env: 'MPESA_SECURITY_CREDENTIAL',
+    kind: secret,
+    default: 'mmp-simulator-credential',
+    help: 'B2C security credential',
+  },
+  {
+    key: 'mpesa.callback_base_url',
+    env: 'MMP_CALLBACK_BASE_URL',
+    kind: { type: 'url' },
+    default: null,
+    help: 'public base URL the provider calls back (default: the gateway)',
+  },
+  {
+    key: 'mpesa.callback_secret',
+    env: 'MMP_CALLBACK_SECRET',
+    kind: secret,
+    default: null,
+    help: 'HMAC key of callback tokens (generated by init)',
+  },
+  {
+    key: 'mpesa.simulator_delay_ms',
+    env: 'MMP_SIMULATOR_DELAY_MS',
+    kind: int(0, 600000),
+    default: 1000,
+    help: 'simulator callback delay',
+  },
+  {
+    key: 'mpesa.allowed_ips',
+    env: 'MMP_CALLBACK_ALLOWED_IPS',
+    kind: { type: 'list' },
+    default: [],
+    help: 'callback source-IP allow-list (empty: any)',
+  },
+  {
+    key: 'mpesa.reconcile_after_s',
+    env: 'MMP_RECONCILE_AFTER',
+    kind: int(1, 86400),
+    default: 120,
+    help: 'query the provider for payments pending longer than this',
+  },
+  {
+    key: 'billing.grace_days',
+    env: 'MMP_BILLING_GRACE_DAYS',
+    kind: int(0, 90),
+    default: 7,
+    help: 'days past due before suspension',
+  },
+  {
+    key: 'registry.max_open',
+    env: 'MMP_MAX_OPEN_DATABASES',
+    kind: int(8, 100000),
+    default: 256,
+    help: 'open database handles kept',
+  },
+  {
+    key: 'outbox.replay_window_s',
+    env: 'MMP_OUTBOX_REPLAY_WINDOW',
+    kind: int(0, 86400),
+    default: 300,
+    help: 'on start, republish events sent this recently',
+  },
+  {
+    key: 'outbox.paused',
+    env: 'MMP_OUTBOX_PAUSED',
+    kind: { type: 'bool' },
+    default: false,
+    help: 'hold every event in the outbox (maintenance, tests)',
+  },
+]

@@ -1,0 +1,59 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+export { inbox, outbox } from '../kernel.ts'
+
+/** Login identities. A user belongs to one tenant; the operator is Admin of tenant 'platform'. */
+export const users = sqliteTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    email: text('email').notNull(),
+    passwordHash: text('password_hash'),
+    role: text('role').notNull(),
+    status: text('status').notNull(),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('users_email').on(t.email), index('users_tenant').on(t.tenantId)],
+)
+
+/** Single-use invitation tokens; only their SHA-256 is stored. */
+export const invites = sqliteTable('invites', {
+  tokenHash: text('token_hash').primaryKey(),
+  userId: text('user_id')
+    .notNull()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  expiresAt: text('expires_at').notNull(),
+  usedAt: text('used_at'),
+  createdAt: text('created_at').notNull(),
+})
+
+/** Rotating refresh tokens grouped in families; reuse of a rotated one revokes its family. */
+export const refreshTokens = sqliteTable(
+  'refresh_tokens',
+  {
+    id: text('id').primaryKey(),
+    familyId: text('family_id').notNull(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    tokenHash: text('token_hash').notNull(),
+    expiresAt: text('expires_at').notNull(),
+    usedAt: text('used_at'),
+    revokedAt: text('revoked_at'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('refresh_token_hash').on(t.tokenHash),
+    index('refresh_family').on(t.familyId),
+  ],
+)
+
+/** Failed logins per email+IP, for slowing down guessing. */
+export const loginFailures = sqliteTable('login_failures', {
+  key: text('key').primaryKey(),
+  count: integer('count').notNull(),
+  firstAt: text('first_at').notNull(),
+  lastAt: text('last_at').notNull(),
+})

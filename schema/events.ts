@@ -1,0 +1,81 @@
+import { t } from 'elysia'
+
+/**
+ * The only cross-service contract: broker topic names and their payload schemas (DESIGN §7).
+ * Every message is an envelope `{id, type, version, tenant_id, occurred_at, data}`; `type` is the
+ * topic name.
+ */
+export const topics = {
+  transactionsSuccess: 'mobilemoney.transactions.success',
+  transactionsFailed: 'mobilemoney.transactions.failed',
+  transactionsRaw: 'mobilemoney.transactions.raw',
+  transactionsCategorized: 'mobilemoney.transactions.categorized',
+  statementsProcessed: 'mobilemoney.statements.processed',
+  usage: 'mobilemoney.usage',
+  subscriptionsChanged: 'mobilemoney.subscriptions.changed',
+  balanceLow: 'mobilemoney.balance.low',
+  tenantsChanged: 'mobilemoney.tenants.changed',
+} as const
+
+export type Topic = (typeof topics)[keyof typeof topics]
+
+export const EventEnvelope = t.Object({
+  id: t.String(),
+  type: t.String(),
+  version: t.Integer({ minimum: 1 }),
+  tenant_id: t.String(),
+  occurred_at: t.String(),
+  data: t.Record(t.String(), t.Unknown()),
+})
+export type EventEnvelope<D = Record<string, unknown>> = Omit<
+  typeof EventEnvelope.static,
+  'data'
+> & {
+  data: D
+}
+
+/** A transaction as it travels on the broker (raw, success and categorized topics). */
+export const TransactionEvent = t.Object({
+  transaction_id: t.String(),
+  occurred_at: t.String(),
+  amount: t.Number(),
+  direction: t.Union([t.Literal('in'), t.Literal('out')]),
+  counterparty_name: t.Optional(t.Nullable(t.String())),
+  counterparty_phone: t.Optional(t.Nullable(t.String())),
+  description: t.String(),
+  receipt_number: t.Optional(t.Nullable(t.String())),
+  balance: t.Optional(t.Nullable(t.Number())),
+  source: t.Union([
+    t.Literal('payment'),
+    t.Literal('statement'),
+    t.Literal('sms'),
+    t.Literal('api'),
+  ]),
+  user_id: t.Optional(t.Nullable(t.String())),
+  category: t.Optional(t.String()),
+  category_confidence: t.Optional(t.Number()),
+  category_source: t.Optional(t.String()),
+  rule_id: t.Optional(t.Nullable(t.String())),
+})
+export type TransactionEvent = typeof TransactionEvent.static
+
+/** `mobilemoney.usage`: one metered quantity, idempotent by the envelope id. */
+export const UsageEvent = t.Object({
+  metric: t.Union([
+    t.Literal('transactions'),
+    t.Literal('statements'),
+    t.Literal('payments'),
+    t.Literal('api_calls'),
+  ]),
+  quantity: t.Integer({ minimum: 0 }),
+})
+export type UsageEvent = typeof UsageEvent.static
+
+/** `mobilemoney.tenants.changed`: tier, isolation, status or features of a tenant changed. */
+export const TenantChangedEvent = t.Object({
+  plan: t.String(),
+  isolation: t.String(),
+  status: t.String(),
+  features: t.Record(t.String(), t.Boolean()),
+})
+export type TenantChangedEvent = typeof TenantChangedEvent.static

@@ -1,0 +1,1 @@
+export { inbox, outbox } from '../kernel.ts'

@@ -1,0 +1,7 @@
+import { defineService } from '../kernel/context.ts'
+import { createAnalyticsApp } from './routes.ts'
+
+export default defineService({
+  name: 'analytics',
+  create: (ctx) => ({ app: createAnalyticsApp(ctx) }),
+})

@@ -1,0 +1,33 @@
+import { defineService } from '../kernel/context.ts'
+import { createIssuer } from './issue.ts'
+import { createAuthApp } from './routes.ts'
+import { bootstrapOperator } from './service.ts'
+
+export default defineService({
+  name: 'auth',
+  async create(ctx) {
+    const s = ctx.settings as Record<string, any>
+    if (!s.secrets?.jwtPrivatePem)
+      throw new Error('the auth service needs the JWT private key (run `mmp init`)')
+    const deps = {
+      db: ctx.registry.platform('auth'),
+      clock: ctx.clock,
+      log: ctx.log,
+      refreshTtlSeconds: s['jwt.refresh_ttl_s'] as number,
+      inviteTtlSeconds: 7 * 86400,
+      issuer: await createIssuer({
+        privateKeyPem: s.secrets.jwtPrivatePem,
+        issuer: s['jwt.issuer'],
+        audience: s['jwt.audience'],
+        ttlSeconds: s['jwt.access_ttl_s'],
+        now: () => ctx.clock.nowMs(),
+      }),
+    }
+    await bootstrapOperator(deps, {
+      email: s['operator.email'],
+      password: s['operator.password'],
+      dataDir: s.data_dir,
+    })
+    return { app: await createAuthApp(ctx, deps, s.secrets.jwtPublicPem) }
+  },
+})

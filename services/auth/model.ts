@@ -1,0 +1,45 @@
+import { t } from 'elysia'
+
+export const Role = t.Union([
+  t.Literal('Admin'),
+  t.Literal('Manager'),
+  t.Literal('Analyst'),
+  t.Literal('Viewer'),
+])
+
+export const LoginBody = t.Object({
+  email: t.String({ format: 'email', maxLength: 254 }),
+  password: t.String({ minLength: 1, maxLength: 1024 }),
+})
+
+export const User = t.Object({
+  id: t.String(),
+  email: t.String(),
+  role: Role,
+  tenant_id: t.String(),
+})
+
+export const TokenResponse = t.Object({
+  access_token: t.String(),
+  token_type: t.Literal('Bearer'),
+  expires_in: t.Integer(),
+  refresh_token: t.String(),
+  user: User,
+})
+
+export const CreateUserBody = t.Object({
+  tenant_id: t.String(),
+  email: t.String({ format: 'email', maxLength: 254 }),
+  role: Role,
+  password: t.Optional(t.String({ minLength: 8, maxLength: 1024 })),
+})
+
+export const CreatedUser = t.Object({
+  id: t.String(),
+  tenant_id: t.String(),
+  email: t.String(),
+  role: Role,
+  status: t.String(),
+  invite_token: t.Optional(t.String()),
+  expires_at: t.Optional(t.String()),
+})

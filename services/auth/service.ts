@@ -1,0 +1,194 @@
+import { chmodSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { and, eq } from 'drizzle-orm'
+import { invites, refreshTokens, users } from '../../schema/auth/tables.ts'
+import type { Clock } from '../kernel/clock.ts'
+import type { Db } from '../kernel/db.ts'
+import { AppError, Conflict, Forbidden } from '../kernel/errors.ts'
+import { newId } from '../kernel/ids.ts'
+import type { Logger } from '../kernel/log.ts'
+import { type Actor, isOperator, type Role, tenantFor } from '../kernel/roles.ts'
+import { assertTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
+import { hashToken, type Issuer, randomToken } from './issue.ts'
+
+export interface AuthDeps {
+  db: Db
+  issuer: Issuer
+  clock: Clock
+  log: Logger
+  refreshTtlSeconds: number
+  inviteTtlSeconds: number
+}
+
+/** A hash verified when the email is unknown, so both failures take the same time. */
+const DUMMY_HASH = await Bun.password.hash('mmp-timing-equaliser', { algorithm: 'argon2id' })
+
+export const hashPassword = (password: string) =>
+  Bun.password.hash(password, { algorithm: 'argon2id' })
+
+const normaliseEmail = (email: string) => email.trim().toLowerCase()
+
+/**
+ * Creates the platform operator (Admin of tenant 'platform') on first run. Without a configured
+ * password one is generated and written to `operator.txt` (0600) in the data dir.
+ */
+export async function bootstrapOperator(
+  deps: AuthDeps,
+  opts: { email: string; password: string | null; dataDir: string },
+): Promise<void> {
+  const existing = deps.db.orm
+    .select({ id: users.id })
+    .from(users)
+    .where(eq(users.tenantId, PLATFORM_TENANT))
+    .get()
+  if (existing) return
+  const password = opts.password ?? randomToken().slice(0, 24)
+  const now = deps.clock.now().toISOString()
+  const hash = await hashPassword(password)
+  deps.db.write((orm) =>
+    orm
+      .insert(users)
+      .values({
+        id: newId('usr'),
+        tenantId: PLATFORM_TENANT,
+        email: normaliseEmail(opts.email),
+        passwordHash: hash,
+        role: 'Admin',
+        status: 'active',
+        createdAt: now,
+        updatedAt: now,
+      })
+      .run(),
+  )
+  if (!opts.password) {
+    const file = join(opts.dataDir, 'operator.txt')
+    writeFileSync(file, `email: ${normaliseEmail(opts.email)}\npassword: ${password}\n`, {
+      mode: 0o600,
+    })
+    chmodSync(file, 0o600)
+    deps.log.info(`platform operator created; credentials written to ${file}`)
+  } else {
+    deps.log.info('platform operator created from MMP_OPERATOR_EMAIL / MMP_OPERATOR_PASSWORD')
+  }
+}
+
+export interface Session {
+  access_token: string
+  token_type: 'Bearer'
+  expires_in: number
+  refresh_token: string
+  user: { id: string; email: string; role: Role; tenant_id: string }
+}
+
+/** Issues an access token and a new refresh token family member. */
+export async function issueSession(
+  deps: AuthDeps,
+  user: { id: string; email: string; role: string; tenantId: string },
+  familyId: string = newId('ses'),
+): Promise<Session> {
+  const { token, expiresIn } = await deps.issuer.accessToken({
+    id: user.id,
+    tenantId: user.tenantId,
+    role: user.role as Role,
+  })
+  const refresh = randomToken()
+  const now = deps.clock.nowMs()
+  deps.db.write((orm) =>
+    orm
+      .insert(refreshTokens)
+      .values({
+        id: newId('ses'),
+        familyId,
+        userId: user.id,
+        tokenHash: hashToken(refresh),
+        expiresAt: new Date(now + deps.refreshTtlSeconds * 1000).toISOString(),
+        createdAt: new Date(now).toISOString(),
+      })
+      .run(),
+  )
+  return {
+    access_token: token,
+    token_type: 'Bearer',
+    expires_in: expiresIn,
+    refresh_token: refresh,
+    user: { id: user.id, email: user.email, role: user.role as Role, tenant_id: user.tenantId },
+  }
+}
+
+/** Email and password to a session; a wrong email and a wrong password give the same 401. */
+export async function login(deps: AuthDeps, email: string, password: string): Promise<Session> {
+  const user = deps.db.orm
+    .select()
+    .from(users)
+    .where(eq(users.email, normaliseEmail(email)))
+    .get()
+  const ok = await Bun.password.verify(password, user?.passwordHash ?? DUMMY_HASH)
+  if (!user || !ok || user.status !== 'active') {
+    throw new AppError('UNAUTHENTICATED', 'the email or password is wrong')
+  }
+  return issueSession(deps, user)
+}
+
+/**
+ * Creates a user in a tenant: with a password it is active at once, otherwise an invitation token
+ * (single use, expiring) is returned for `accept-invite`. Admins manage their own tenant; the
+ * operator any tenant.
+ */
+export async function createUser(
+  deps: AuthDeps,
+  actor: Actor,
+  input: { tenant_id: string; email: string; role: Role; password?: string | undefined },
+) {
+  const tenantId = tenantFor(actor, assertTenantId(input.tenant_id))
+  if (tenantId === PLATFORM_TENANT && !isOperator(actor)) throw new Forbidden()
+  const email = normaliseEmail(input.email)
+  const taken = deps.db.orm.select({ id: users.id }).from(users).where(eq(users.email, email)).get()
+  if (taken) throw new Conflict(`a user with email ${email} already exists`)
+  const id = newId('usr')
+  const now = deps.clock.now()
+  const hash = input.password ? await hashPassword(input.password) : null
+  const invite = input.password ? null : randomToken()
+  const expiresAt = new Date(now.getTime() + deps.inviteTtlSeconds * 1000).toISOString()
+  deps.db.write((orm) => {
+    orm
+      .insert(users)
+      .values({
+        id,
+        tenantId,
+        email,
+        passwordHash: hash,
+        role: input.role,
+        status: invite ? 'invited' : 'active',
+        createdAt: now.toISOString(),
+        updatedAt: now.toISOString(),
+      })
+      .run()
+    if (invite) {
+      orm
+        .insert(invites)
+        .values({
+          tokenHash: hashToken(invite),
+          userId: id,
+          expiresAt,
+          createdAt: now.toISOString(),
+        })
+        .run()
+    }
+  })
+  return {
+    id,
+    tenant_id: tenantId,
+    email,
+    role: input.role,
+    status: invite ? 'invited' : 'active',
+    ...(invite ? { invite_token: invite, expires_at: expiresAt } : {}),
+  }
+}
+
+export function findUser(deps: AuthDeps, tenantId: string, id: string) {
+  return deps.db.orm
+    .select()
+    .from(users)
+    .where(and(eq(users.id, id), eq(users.tenantId, tenantId)))
+    .get()
+}

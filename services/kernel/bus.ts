@@ -1,0 +1,120 @@
+import mqtt, { type MqttClient } from 'mqtt'
+import type { EventEnvelope } from '../../schema/events.ts'
+import type { Logger } from './log.ts'
+
+export type EventHandler = (event: EventEnvelope) => Promise<void> | void
+
+/**
+ * Transport for events. The broker is transport only: durability comes from the outbox and inbox
+ * (DESIGN §7, §13).
+ *
+ * @example
+ * await bus.subscribe('mobilemoney.transactions.raw', (e) => handle(e))
+ * await bus.publish('mobilemoney.transactions.raw', envelope)
+ */
+export interface EventBus {
+  publish(topic: string, event: EventEnvelope): Promise<void>
+  subscribe(topic: string, handler: EventHandler): Promise<void>
+  close(): Promise<void>
+}
+
+export interface MqttBusOptions {
+  url: string
+  username?: string | undefined
+  password?: string | undefined
+  /** A stable client id gives a persistent session on brokers that keep them. */
+  clientId: string
+  log: Logger
+}
+
+/**
+ * MQTT QoS 1. A message is acknowledged only after its handler finished (`handleMessage`), so a
+ * broker that keeps sessions redelivers what a crashed consumer did not finish.
+ */
+export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
+  const handlers = new Map<string, EventHandler[]>()
+  const client: MqttClient = await mqtt.connectAsync(opts.url, {
+    clientId: opts.clientId,
+    clean: false,
+    username: opts.username,
+    password: opts.password,
+    reconnectPeriod: 500,
+    connectTimeout: 5000,
+    protocolVersion: 4,
+  })
+  client.on('error', (err) => opts.log.warn('broker connection error', { error: err.message }))
+  client.handleMessage = (packet, done) => {
+    const list = handlers.get(packet.topic)
+    if (!list) return done()
+    let event: EventEnvelope
+    try {
+      event = JSON.parse(packet.payload.toString())
+    } catch {
+      opts.log.warn('dropped a message that is not JSON', { topic: packet.topic })
+      return done()
+    }
+    Promise.all(list.map((h) => runWithRetry(h, event, opts.log, packet.topic))).then(
+      () => done(),
+      () => done(),
+    )
+  }
+  return {
+    async publish(topic, event) {
+      await client.publishAsync(topic, JSON.stringify(event), { qos: 1 })
+    },
+    async subscribe(topic, handler) {
+      const list = handlers.get(topic) ?? []
+      list.push(handler)
+      handlers.set(topic, list)
+      if (list.length === 1) await client.subscribeAsync(topic, { qos: 1 })
+    },
+    async close() {
+      await client.endAsync()
+    },
+  }
+}
+
+async function runWithRetry(
+  handler: EventHandler,
+  event: EventEnvelope,
+  log: Logger,
+  topic: string,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await handler(event)
+      return
+    } catch (err) {
+      if (attempt >= 5) {
+        log.error('event handler failed; the event stays in the outbox for replay', {
+          topic,
+          event_id: event.id,
+          error: (err as Error).message,
+        })
+        return
+      }
+      await Bun.sleep(50 * 2 ** attempt)
+    }
+  }
+}
+
+/** In-process bus for unit tests and benchmarks: delivery is immediate and in order. */
+export function createMemoryBus(log?: Logger): EventBus & { published: EventEnvelope[] } {
+  const handlers = new Map<string, EventHandler[]>()
+  const published: EventEnvelope[] = []
+  return {
+    published,
+    async publish(topic, event) {
+      published.push(event)
+      const copy = JSON.parse(JSON.stringify(event)) as EventEnvelope
+      for (const h of handlers.get(topic) ?? []) {
+        if (log) await runWithRetry(h, copy, log, topic)
+        else await h(copy)
+      }
+    },
+    async subscribe(topic, handler) {
+      handlers.set(topic, [...(handlers.get(topic) ?? []), handler])
+    },
+    async close() {},
+  }
+}

@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { migrations } from '../../schema/auth/migrations.ts'
+import { createMemoryBus } from './bus.ts'
+import { openDatabase } from './db.ts'
+import { createRelay, emitEvent, handleOnce } from './events.ts'
+import { createLogger } from './log.ts'
+
+const dirs: string[] = []
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+const tempDb = () => {
+  const d = mkdtempSync(join(tmpdir(), 'mmp-events-'))
+  dirs.push(d)
+  return openDatabase(join(d, 'x.db'), { migrations })
+}
+const log = createLogger('test')
+log.level = -999
+
+describe('outbox and relay', () => {
+  it('publishes an event only after its transaction commits, in order, once', async () => {
+    const db = tempDb()
+    const bus = createMemoryBus()
+    const relay = createRelay({ bus, log })
+    relay.watch(db)
+    db.write(() => {
+      emitEvent(db, { topic: 't.a', tenantId: 'acme', data: { n: 1 } })
+      emitEvent(db, { topic: 't.a', tenantId: 'acme', data: { n: 2 } })
+    })
+    await relay.flush()
+    expect(bus.published.map((e) => e.data.n)).toEqual([1, 2])
+    await relay.flush()
+    expect(bus.published).toHaveLength(2)
+  })
+
+  it('publishes nothing from a transaction that rolled back', async () => {
+    const db = tempDb()
+    const bus = createMemoryBus()
+    const relay = createRelay({ bus, log })
+    relay.watch(db)
+    expect(() =>
+      db.write(() => {
+        emitEvent(db, { topic: 't.a', tenantId: 'acme', data: {} })
+        throw new Error('boom')
+      }),
+    ).toThrow('boom')
+    await relay.flush()
+    expect(bus.published).toHaveLength(0)
+    expect(db.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM outbox').get()?.n).toBe(0)
+  })
+
+  it('keeps events in the outbox while paused and sends them when a relay watches again', async () => {
+    const db = tempDb()
+    const bus = createMemoryBus()
+    createRelay({ bus, log, paused: true }).watch(db)
+    db.write(() => emitEvent(db, { topic: 't.a', tenantId: 'acme', data: { n: 1 } }))
+    await Bun.sleep(5)
+    expect(bus.published).toHaveLength(0)
+    const relay = createRelay({ bus, log })
+    relay.watch(db)
+    await relay.flush()
+    expect(bus.published).toHaveLength(1)
+  })
+})
+
+describe('handleOnce', () => {
+  it('applies an event once per consumer however often it arrives', () => {
+    const db = tempDb()
+    let applied = 0
+    expect(handleOnce(db, 'c1', 'evt_1', () => applied++)).toBe(true)
+    expect(handleOnce(db, 'c1', 'evt_1', () => applied++)).toBe(false)
+    expect(handleOnce(db, 'c2', 'evt_1', () => applied++)).toBe(true)
+    expect(applied).toBe(2)
+  })
+
+  it('forgets the inbox record when the effect fails, so a redelivery retries', () => {
+    const db = tempDb()
+    expect(() =>
+      handleOnce(db, 'c1', 'evt_1', () => {
+        throw new Error('fail')
+      }),
+    ).toThrow('fail')
+    let applied = 0
+    expect(handleOnce(db, 'c1', 'evt_1', () => applied++)).toBe(true)
+    expect(applied).toBe(1)
+  })
+})

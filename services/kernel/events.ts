@@ -1,0 +1,180 @@
+import { and, asc, eq, gt, isNull } from 'drizzle-orm'
+import type { EventEnvelope } from '../../schema/events.ts'
+import { outbox } from '../../schema/kernel.ts'
+import type { EventBus } from './bus.ts'
+import type { Clock } from './clock.ts'
+import type { Db } from './db.ts'
+import { newId } from './ids.ts'
+import type { Logger } from './log.ts'
+
+/**
+ * Writes an event to the database's outbox. Call it inside `db.write(...)` together with the state
+ * change it reports: both commit or neither does. The relay publishes it after the commit.
+ *
+ * @example
+ * db.write((orm) => {
+ *   orm.update(payments).set({ status: 'success' }).where(...).run()
+ *   emitEvent(db, { topic: topics.transactionsSuccess, tenantId, data })
+ * })
+ */
+export function emitEvent(
+  db: Db,
+  e: {
+    topic: string
+    tenantId: string
+    data: Record<string, unknown>
+    id?: string
+    version?: number
+  },
+  clock?: Clock,
+): EventEnvelope {
+  const envelope: EventEnvelope = {
+    id: e.id ?? newId('evt'),
+    type: e.topic,
+    version: e.version ?? 1,
+    tenant_id: e.tenantId,
+    occurred_at: (clock?.now() ?? new Date()).toISOString(),
+    data: e.data,
+  }
+  db.orm
+    .insert(outbox)
+    .values({
+      id: envelope.id,
+      topic: e.topic,
+      tenantId: e.tenantId,
+      payload: JSON.stringify(envelope),
+      createdAt: new Date().toISOString(),
+    })
+    .run()
+  db.markEvents()
+  return envelope
+}
+
+/**
+ * Runs `apply` once per (consumer, event id) in one transaction with the inbox record, so a
+ * redelivered event is a no-op. Returns false when the event was handled before.
+ *
+ * @example
+ * handleOnce(db, 'analytics', event.id, (orm) => insertTransaction(orm, event.data))
+ */
+export function handleOnce(
+  db: Db,
+  consumer: string,
+  eventId: string,
+  apply: (orm: Db['orm']) => void,
+): boolean {
+  return db.write((orm) => {
+    const res = db.sqlite
+      .query('INSERT OR IGNORE INTO inbox (consumer, event_id, handled_at) VALUES (?, ?, ?)')
+      .run(consumer, eventId, new Date().toISOString())
+    if (res.changes === 0) return false
+    apply(orm)
+    return true
+  })
+}
+
+export interface Relay {
+  /** Starts relaying a database's outbox: drains what is unsent now and after each commit. */
+  watch(db: Db, opts?: { replaySinceMs?: number }): void
+  /** Publishes everything unsent in every watched database. */
+  flush(): Promise<void>
+  stop(): Promise<void>
+}
+
+/**
+ * The outbox relay: publishes unsent rows in order and marks them sent once the broker acked.
+ * On first watch after a start it also republishes what was sent within `replaySinceMs`, because an
+ * embedded broker loses what it held when the process died; consumers' inboxes drop the repeats.
+ */
+export function createRelay(opts: {
+  bus: EventBus
+  log: Logger
+  batchSize?: number
+  retryMs?: number
+  paused?: boolean
+}): Relay {
+  const watched = new Set<Db>()
+  const running = new Map<Db, Promise<void>>()
+  const again = new Set<Db>()
+  let stopped = false
+  const batch = opts.batchSize ?? 500
+
+  const drainOnce = async (db: Db): Promise<void> => {
+    while (!stopped && !db.closed) {
+      const rows = db.orm
+        .select({ seq: outbox.seq, topic: outbox.topic, payload: outbox.payload })
+        .from(outbox)
+        .where(isNull(outbox.sentAt))
+        .orderBy(asc(outbox.seq))
+        .limit(batch)
+        .all()
+      if (rows.length === 0) return
+      for (const row of rows) {
+        await opts.bus.publish(row.topic, JSON.parse(row.payload))
+        if (db.closed) return
+        db.orm
+          .update(outbox)
+          .set({ sentAt: new Date().toISOString() })
+          .where(eq(outbox.seq, row.seq))
+          .run()
+      }
+    }
+  }
+
+  const drain = (db: Db): Promise<void> => {
+    if (opts.paused || stopped) return Promise.resolve()
+    const current = running.get(db)
+    if (current) {
+      again.add(db)
+      return current
+    }
+    const p = (async () => {
+      try {
+        do {
+          again.delete(db)
+          await drainOnce(db)
+        } while (again.has(db))
+      } catch (err) {
+        opts.log.warn('outbox relay failed; retrying', {
+          db: db.path,
+          error: (err as Error).message,
+        })
+        setTimeout(() => drain(db), opts.retryMs ?? 1000).unref?.()
+      } finally {
+        running.delete(db)
+      }
+    })()
+    running.set(db, p)
+    return p
+  }
+
+  const replay = async (db: Db, sinceMs: number) => {
+    const since = new Date(Date.now() - sinceMs).toISOString()
+    const rows = db.orm
+      .select({ topic: outbox.topic, payload: outbox.payload })
+      .from(outbox)
+      .where(and(gt(outbox.sentAt, since)))
+      .orderBy(asc(outbox.seq))
+      .all()
+    for (const row of rows) await opts.bus.publish(row.topic, JSON.parse(row.payload))
+  }
+
+  return {
+    watch(db, wopts) {
+      if (watched.has(db)) return
+      watched.add(db)
+      db.onEvents(() => void drain(db))
+      if (opts.paused) return
+      const since = wopts?.replaySinceMs ?? 0
+      const start = since > 0 ? replay(db, since).catch(() => {}) : Promise.resolve()
+      void start.then(() => drain(db))
+    },
+    async flush() {
+      await Promise.all([...watched].filter((db) => !db.closed).map((db) => drain(db)))
+    },
+    async stop() {
+      stopped = true
+      await Promise.all(running.values())
+    },
+  }
+}

@@ -1,0 +1,96 @@
+import { AppError, type FieldError, statusOf } from './errors.ts'
+
+const titles: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+}
+
+export interface Problem {
+  type: string
+  title: string
+  status: number
+  detail: string
+  code: string
+  request_id: string | undefined
+  errors?: FieldError[]
+  [key: string]: unknown
+}
+
+/**
+ * Builds an RFC 9457 problem+json response.
+ *
+ * @example
+ * return problemResponse({ status: 404, code: 'NOT_FOUND', detail: 'no such route' }, requestId)
+ */
+export function problemResponse(
+  p: {
+    status: number
+    code: string
+    detail: string
+    errors?: FieldError[]
+    extra?: Record<string, unknown>
+  },
+  requestId: string | undefined,
+  headers: Record<string, string> = {},
+): Response {
+  const body: Problem = {
+    type: `https://mmp.dev/problems/${p.code.toLowerCase().replaceAll('_', '-')}`,
+    title: titles[p.status] ?? 'Error',
+    status: p.status,
+    detail: p.detail,
+    code: p.code,
+    request_id: requestId,
+    ...(p.errors ? { errors: p.errors } : {}),
+    ...(p.extra ?? {}),
+  }
+  const h = new Headers(headers)
+  h.set('content-type', 'application/problem+json')
+  if (requestId) h.set('x-request-id', requestId)
+  return new Response(JSON.stringify(body), { status: p.status, headers: h })
+}
+
+export function appErrorResponse(err: AppError, requestId: string | undefined): Response {
+  return problemResponse(
+    {
+      status: statusOf[err.code],
+      code: err.code,
+      detail: err.detail,
+      ...(err.errors ? { errors: err.errors } : {}),
+      ...(err.extra ? { extra: err.extra } : {}),
+    },
+    requestId,
+    err.headers ?? {},
+  )
+}
+
+/** Turns an Elysia validation error's list into field errors with JSON-pointer-ish paths. */
+export function fieldErrorsOf(
+  all: Array<{ path?: string; message?: string; summary?: string }>,
+): FieldError[] {
+  const seen = new Set<string>()
+  const out: FieldError[] = []
+  for (const e of all) {
+    const field = (e.path ?? '').replace(/^\//, '').replaceAll('/', '.') || '(body)'
+    const message = e.summary ?? e.message ?? 'is invalid'
+    const key = `${field}:${message}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    out.push({ field, message })
+  }
+  return out
+}
+
+export { AppError }

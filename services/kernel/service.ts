@@ -1,0 +1,176 @@
+import { openapi } from '@elysiajs/openapi'
+import { Elysia } from 'elysia'
+import type { ServiceContext } from './context.ts'
+import { AppError, Forbidden } from './errors.ts'
+import { isValidRequestId, newRequestId } from './ids.ts'
+import { appErrorResponse, fieldErrorsOf, problemResponse } from './problem.ts'
+import { type Action, type Actor, assertCan } from './roles.ts'
+import { bearerToken } from './tokens.ts'
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024
+
+function requestIdOf(request: Request): string {
+  const given = request.headers.get('x-request-id')
+  return isValidRequestId(given) ? given : newRequestId()
+}
+
+/**
+ * The base every service's Elysia app starts from: request id, problem+json errors (including
+ * Elysia's validation, parse and not-found errors), `/health`, `/openapi.json`, and the `auth`
+ * macro that verifies the bearer token again and checks the role (DESIGN §4–6).
+ *
+ * @example
+ * export const createPaymentApp = (ctx: ServiceContext) =>
+ *   createServiceApp(ctx, { title: 'Payments' })
+ *     .get('/api/v1/payments/status/:id', ({ actor }) => ..., { auth: 'read' })
+ */
+export function createServiceApp(
+  ctx: ServiceContext<unknown>,
+  opts: { title: string; description?: string; bodyLimit?: number },
+) {
+  const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT
+  return new Elysia({ name: `mmp-${ctx.name}` })
+    .use(
+      openapi({
+        path: '/docs',
+        specPath: '/openapi.json',
+        provider: null,
+        documentation: {
+          info: {
+            title: `mmp ${opts.title}`,
+            version: ctx.version,
+            description: opts.description ?? '',
+          },
+          components: {
+            securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+          },
+        },
+        exclude: { paths: ['/health', '/openapi.json'] },
+      }),
+    )
+    .derive({ as: 'global' }, ({ request }) => ({ requestId: requestIdOf(request) }))
+    .onRequest(({ request }) => {
+      const length = Number(request.headers.get('content-length') ?? 0)
+      if (length > bodyLimit) {
+        return problemResponse(
+          {
+            status: 413,
+            code: 'PAYLOAD_TOO_LARGE',
+            detail: `the body is larger than ${bodyLimit} bytes`,
+          },
+          requestIdOf(request),
+        )
+      }
+    })
+    .onAfterHandle({ as: 'global' }, ({ set, requestId }) => {
+      set.headers['x-request-id'] = requestId
+    })
+    .onError({ as: 'global' }, ({ code, error, request, ...rest }) => {
+      const requestId = (rest as { requestId?: string }).requestId ?? requestIdOf(request)
+      if (error instanceof AppError) return appErrorResponse(error, requestId)
+      switch (code) {
+        case 'VALIDATION': {
+          const errors = fieldErrorsOf(
+            (
+              error as unknown as {
+                all: Array<{ path?: string; message?: string; summary?: string }>
+              }
+            ).all ?? [],
+          )
+          return problemResponse(
+            {
+              status: 422,
+              code: 'VALIDATION_FAILED',
+              detail:
+                errors.map((e) => `${e.field}: ${e.message}`).join('; ') ||
+                'the request is invalid',
+              errors,
+            },
+            requestId,
+          )
+        }
+        case 'PARSE':
+          return problemResponse(
+            { status: 400, code: 'MALFORMED_BODY', detail: 'the request body could not be parsed' },
+            requestId,
+          )
+        case 'NOT_FOUND':
+          return problemResponse(
+            {
+              status: 404,
+              code: 'NOT_FOUND',
+              detail: `no route for ${request.method} ${new URL(request.url).pathname}`,
+            },
+            requestId,
+          )
+        default: {
+          const status = (error as { status?: number }).status
+          if (typeof status === 'number' && status >= 400 && status < 500) {
+            return problemResponse(
+              {
+                status,
+                code: status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST',
+                detail: String((error as Error).message ?? 'bad request'),
+              },
+              requestId,
+            )
+          }
+          ctx.log.error('unhandled error', {
+            request_id: requestId,
+            path: new URL(request.url).pathname,
+            error: (error as Error)?.message,
+            stack: (error as Error)?.stack,
+          })
+          return problemResponse(
+            { status: 500, code: 'INTERNAL', detail: 'an internal error occurred' },
+            requestId,
+          )
+        }
+      }
+    })
+    .macro({
+      auth: (action: Action) => ({
+        async resolve({ request }: { request: Request }): Promise<{ actor: Actor }> {
+          const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
+          assertHeadersAgree(request.headers, actor)
+          assertCan(actor, action)
+          return { actor }
+        },
+      }),
+    })
+    .get(
+      '/health',
+      async () => {
+        const checks: Record<string, { status: string; detail?: string }> = {}
+        let status: 'ok' | 'degraded' | 'down' = 'ok'
+        for (const [name, check] of ctx.checks) {
+          try {
+            checks[name] = await check()
+          } catch (err) {
+            checks[name] = { status: 'down', detail: (err as Error).message }
+          }
+          if (checks[name]!.status !== 'ok') status = 'degraded'
+        }
+        return { service: ctx.name, version: ctx.version, status, checks }
+      },
+      { detail: { hide: true } },
+    )
+}
+
+/**
+ * Zero trust (DESIGN §5): the gateway sets X-Tenant-ID, X-User-ID and X-User-Role from the token;
+ * a request whose copies disagree with the token it carries is refused.
+ */
+function assertHeadersAgree(headers: Headers, actor: Actor): void {
+  const checks: Array<[string, string]> = [
+    ['x-tenant-id', actor.tenantId],
+    ['x-user-id', actor.userId],
+    ['x-user-role', actor.role],
+  ]
+  for (const [name, expected] of checks) {
+    const given = headers.get(name)
+    if (given !== null && given !== expected) {
+      throw new Forbidden(`the ${name} header disagrees with the token`)
+    }
+  }
+}

@@ -1,0 +1,7 @@
+import { defineService } from '../kernel/context.ts'
+import { createParserApp } from './routes.ts'
+
+export default defineService({
+  name: 'parser',
+  create: (ctx) => ({ app: createParserApp(ctx) }),
+})

@@ -1,0 +1,169 @@
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
+import { isAbsolute, join, resolve } from 'node:path'
+import type { Db, Migration } from '../services/kernel/db.ts'
+import { openDatabase } from '../services/kernel/db.ts'
+import { assertTenantId } from '../services/kernel/tenant-id.ts'
+
+/**
+ * Where a tenant's data lives (DESIGN §3): Free tenants share `tenants/_shared/<service>.db`, Pro
+ * tenants own `tenants/<id>/`, Enterprise tenants a dedicated location. No placement file means
+ * shared.
+ */
+export type Isolation = 'shared' | 'schema' | 'database'
+
+export interface Placement {
+  isolation: Isolation
+  /** For 'database': the folder holding the tenant's database files. */
+  database_path?: string
+}
+
+export interface RegistryOptions {
+  dataDir: string
+  /** Migrations of each service's databases. */
+  migrations: (service: string) => readonly Migration[]
+  /** `FULL` for money (payment, billing), `NORMAL` elsewhere. */
+  synchronous?: (service: string) => 'FULL' | 'NORMAL'
+  /** Open handles kept at most; the least recently used is closed beyond it. */
+  maxOpen?: number
+  /** Called once for every database the first time it is opened (the relay watches it). */
+  onOpen?: (
+    db: Db,
+    info: { service: string; tenantId: string | null; firstInProcess: boolean },
+  ) => void
+}
+
+/**
+ * Resolves (service, tenant) to an open database by the tenant's isolation tier and keeps a
+ * bounded LRU of handles. Every entry point passes tenant ids through `assertTenantId` here, so a
+ * bad id never becomes a path.
+ *
+ * @example
+ * const db = registry.tenant('analytics', actor.tenantId)
+ * const control = registry.platform('payment')
+ */
+export interface TenantRegistry {
+  readonly dataDir: string
+  platform(service: string): Db
+  tenant(service: string, tenantId: string): Db
+  /** The database file a (service, tenant) pair lives in right now. */
+  pathOf(service: string, tenantId: string): string
+  placement(tenantId: string): Placement
+  setPlacement(tenantId: string, placement: Placement): void
+  /** The database of a given placement, for moving a tenant between tiers. */
+  openAt(service: string, placement: Placement, tenantId: string): Db
+  /** Every tenant database file of a service that exists on disk (shared and own). */
+  existingTenantDatabases(service: string): string[]
+  /** Opens a file by path (used for startup scans), through the same LRU. */
+  openPath(service: string, path: string, tenantId: string | null): Db
+  closeAll(): void
+}
+
+export const SHARED = '_shared'
+
+export function createRegistry(opts: RegistryOptions): TenantRegistry {
+  const dataDir = resolve(opts.dataDir)
+  const tenantsDir = join(dataDir, 'tenants')
+  const max = opts.maxOpen ?? 256
+  const open = new Map<string, Db>()
+  const seen = new Set<string>()
+  const placements = new Map<string, { p: Placement; at: number }>()
+
+  const placementFile = (tenantId: string) => join(tenantsDir, tenantId, 'placement.json')
+
+  const readPlacement = (tenantId: string): Placement => {
+    const cached = placements.get(tenantId)
+    if (cached && Date.now() - cached.at < 1000) return cached.p
+    const file = placementFile(tenantId)
+    let p: Placement = { isolation: 'shared' }
+    if (existsSync(file)) p = JSON.parse(readFileSync(file, 'utf8')) as Placement
+    placements.set(tenantId, { p, at: Date.now() })
+    return p
+  }
+
+  const folderOf = (placement: Placement, tenantId: string): string => {
+    if (placement.isolation === 'shared') return join(tenantsDir, SHARED)
+    if (placement.isolation === 'database' && placement.database_path) {
+      return isAbsolute(placement.database_path)
+        ? placement.database_path
+        : join(dataDir, placement.database_path)
+    }
+    return join(tenantsDir, tenantId)
+  }
+
+  const openPath = (service: string, path: string, tenantId: string | null): Db => {
+    const hit = open.get(path)
+    if (hit && !hit.closed) {
+      open.delete(path)
+      open.set(path, hit)
+      return hit
+    }
+    const db = openDatabase(path, {
+      migrations: opts.migrations(service),
+      synchronous: opts.synchronous?.(service) ?? 'NORMAL',
+    })
+    open.set(path, db)
+    const firstInProcess = !seen.has(path)
+    seen.add(path)
+    opts.onOpen?.(db, { service, tenantId, firstInProcess })
+    while (open.size > max) {
+      const [oldest, handle] = open.entries().next().value as [string, Db]
+      open.delete(oldest)
+      handle.close()
+    }
+    return db
+  }
+
+  return {
+    dataDir,
+    platform: (service) => openPath(service, join(dataDir, 'platform', `${service}.db`), null),
+    tenant(service, tenantId) {
+      assertTenantId(tenantId)
+      return openPath(service, this.pathOf(service, tenantId), tenantId)
+    },
+    pathOf(service, tenantId) {
+      assertTenantId(tenantId)
+      return join(folderOf(readPlacement(tenantId), tenantId), `${service}.db`)
+    },
+    placement: (tenantId) => readPlacement(assertTenantId(tenantId)),
+    setPlacement(tenantId, placement) {
+      assertTenantId(tenantId)
+      const file = placementFile(tenantId)
+      mkdirSync(join(tenantsDir, tenantId), { recursive: true })
+      writeFileSync(`${file}.tmp`, JSON.stringify(placement))
+      renameSync(`${file}.tmp`, file)
+      placements.set(tenantId, { p: placement, at: Date.now() })
+    },
+    openAt(service, placement, tenantId) {
+      assertTenantId(tenantId)
+      return openPath(service, join(folderOf(placement, tenantId), `${service}.db`), tenantId)
+    },
+    existingTenantDatabases(service) {
+      if (!existsSync(tenantsDir)) return []
+      const out: string[] = []
+      for (const entry of readdirSync(tenantsDir)) {
+        const own = join(tenantsDir, entry, `${service}.db`)
+        if (existsSync(own)) out.push(own)
+        if (entry === SHARED) continue
+        const p = readPlacement(entry)
+        if (p.isolation === 'database') {
+          const file = join(folderOf(p, entry), `${service}.db`)
+          if (existsSync(file) && statSync(file).isFile()) out.push(file)
+        }
+      }
+      return out
+    },
+    openPath,
+    closeAll() {
+      for (const db of open.values()) db.close()
+      open.clear()
+    },
+  }
+}

@@ -1,0 +1,209 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type Subprocess, spawn } from 'bun'
+
+const root = join(import.meta.dir, '..', '..')
+export const OPERATOR = { email: 'operator@mmp.test', password: 'operator-test-password' }
+
+const basePorts: Record<string, number> = {
+  gateway: 9000,
+  analytics: 8000,
+  auth: 8001,
+  tenant: 8002,
+  parser: 8003,
+  cashflow: 8005,
+  payment: 8007,
+  billing: 8008,
+  categorizer: 8009,
+  webhook: 8010,
+  simulator: 8099,
+  broker: 1883,
+}
+
+export interface TestPlatform {
+  offset: number
+  dataDir: string
+  gateway: string
+  /** Base URL of one part (service, simulator) on this platform. */
+  url(part: string): string
+  /** Everything the process wrote to stdout and stderr so far. */
+  logs(): string
+  /** SIGTERM and wait; resolves to the exit code. */
+  stop(): Promise<number>
+  /** SIGKILL and wait. */
+  kill(): Promise<void>
+  /** Start again on the same data dir and ports (after stop or kill). */
+  restart(env?: Record<string, string>): Promise<void>
+  /** Stop and delete the data dir. */
+  dispose(): Promise<void>
+  /** Log in through the gateway; returns the access token. */
+  login(email?: string, password?: string): Promise<string>
+}
+
+async function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer()
+    s.once('error', () => resolve(false))
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)))
+  })
+}
+
+async function pickOffset(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const offset = 20000 + 200 * Math.floor(Math.random() * 150)
+    const checks = await Promise.all(Object.values(basePorts).map((p) => portFree(p + offset)))
+    if (checks.every(Boolean)) return offset
+  }
+  throw new Error('no free port range for a test platform')
+}
+
+/**
+ * Starts `mmp serve` as a child process on an offset port in a temp data dir and waits until
+ * every part it runs answers `/health`.
+ *
+ * @example
+ * const p = await startTestPlatform()
+ * const token = await p.login()
+ * await p.dispose()
+ */
+export async function startTestPlatform(
+  opts: { env?: Record<string, string>; only?: string; dataDir?: string } = {},
+): Promise<TestPlatform> {
+  const offset = await pickOffset()
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'mmp-e2e-'))
+  let out = ''
+  let proc: Subprocess | null = null
+  const parts = (opts.only ?? Object.keys(basePorts).join(',')).split(',')
+  const url = (part: string) => `http://127.0.0.1:${basePorts[part]! + offset}`
+
+  const launch = async (extraEnv: Record<string, string> = {}) => {
+    proc = spawn(
+      [
+        process.execPath,
+        join(root, 'cmd/main.ts'),
+        'serve',
+        ...(opts.only ? ['--only', opts.only] : []),
+      ],
+      {
+        cwd: root,
+        env: {
+          ...process.env,
+          MMP_PORT_OFFSET: String(offset),
+          MMP_DATA_DIR: dataDir,
+          MMP_OPERATOR_EMAIL: OPERATOR.email,
+          MMP_OPERATOR_PASSWORD: OPERATOR.password,
+          MMP_LOG_FORMAT: 'json',
+          MMP_SIMULATOR_DELAY_MS: '50',
+          MMP_WEBHOOK_ALLOW_INSECURE: '1',
+          MMP_WEBHOOK_RETRY_SCHEDULE: '0s,200ms,400ms',
+          ...(opts.env ?? {}),
+          ...extraEnv,
+        },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      },
+    )
+    const pump = async (stream: ReadableStream<Uint8Array>) => {
+      const dec = new TextDecoder()
+      for await (const chunk of stream) out += dec.decode(chunk)
+    }
+    void pump(proc.stdout as ReadableStream<Uint8Array>)
+    void pump(proc.stderr as ReadableStream<Uint8Array>)
+    const deadline = Date.now() + 20_000
+    const healthParts = parts.filter(
+      (p) => p !== 'broker' && !(p === 'simulator' && opts.env?.MMP_MPESA_BASE_URL),
+    )
+    for (const part of healthParts) {
+      for (;;) {
+        if (proc.exitCode !== null)
+          throw new Error(`mmp serve exited with ${proc.exitCode}:\n${out}`)
+        try {
+          const res = await fetch(`${url(part)}/health`)
+          if (res.ok) break
+        } catch {}
+        if (Date.now() > deadline) throw new Error(`${part} did not become healthy:\n${out}`)
+        await Bun.sleep(50)
+      }
+    }
+  }
+
+  await launch()
+  const platform: TestPlatform = {
+    offset,
+    dataDir,
+    gateway: url('gateway'),
+    url,
+    logs: () => out,
+    async stop() {
+      if (!proc || proc.exitCode !== null) return proc?.exitCode ?? 0
+      proc.kill('SIGTERM')
+      return await proc.exited
+    },
+    async kill() {
+      if (!proc || proc.exitCode !== null) return
+      proc.kill('SIGKILL')
+      await proc.exited
+    },
+    async restart(env) {
+      await launch(env)
+    },
+    async dispose() {
+      await platform.kill()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+    async login(email = OPERATOR.email, password = OPERATOR.password) {
+      const res = await fetch(`${url('gateway')}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password }),
+      })
+      const body = (await res.json()) as { access_token?: string }
+      if (!res.ok || !body.access_token)
+        throw new Error(`login failed: ${res.status} ${JSON.stringify(body)}`)
+      return body.access_token
+    },
+  }
+  return platform
+}
+
+/** A small JSON client: `await api(p.gateway, token).post('/api/v1/...', body)`. */
+export function api(base: string, token?: string, headers: Record<string, string> = {}) {
+  const call = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    extra: Record<string, string> = {},
+  ) => {
+    const res = await fetch(base + path, {
+      method,
+      headers: {
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...headers,
+        ...extra,
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    })
+    const text = await res.text()
+    let json: any = null
+    try {
+      json = text ? JSON.parse(text) : null
+    } catch {
+      json = text
+    }
+    return { status: res.status, body: json, headers: res.headers }
+  }
+  return {
+    get: (path: string, extra?: Record<string, string>) => call('GET', path, undefined, extra),
+    post: (path: string, body?: unknown, extra?: Record<string, string>) =>
+      call('POST', path, body ?? {}, extra),
+    put: (path: string, body?: unknown, extra?: Record<string, string>) =>
+      call('PUT', path, body ?? {}, extra),
+    patch: (path: string, body?: unknown, extra?: Record<string, string>) =>
+      call('PATCH', path, body ?? {}, extra),
+    delete: (path: string, extra?: Record<string, string>) =>
+      call('DELETE', path, undefined, extra),
+  }
+}
