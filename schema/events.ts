@@ -56,6 +56,9 @@ export const TransactionEvent = t.Object({
   category_confidence: t.Optional(t.Number()),
   category_source: t.Optional(t.String()),
   rule_id: t.Optional(t.Nullable(t.String())),
+  /** Set on payment-sourced transactions. */
+  checkout_request_id: t.Optional(t.String()),
+  account_reference: t.Optional(t.String()),
 })
 export type TransactionEvent = typeof TransactionEvent.static
 
@@ -71,11 +74,62 @@ export const UsageEvent = t.Object({
 })
 export type UsageEvent = typeof UsageEvent.static
 
-/** `mobilemoney.tenants.changed`: tier, isolation, status or features of a tenant changed. */
+/** `mobilemoney.tenants.changed` (tenant service): a tenant was created, changed, suspended or deleted. */
 export const TenantChangedEvent = t.Object({
+  change: t.Union([
+    t.Literal('created'),
+    t.Literal('updated'),
+    t.Literal('suspended'),
+    t.Literal('deleted'),
+  ]),
+  name: t.String(),
   plan: t.String(),
   isolation: t.String(),
   status: t.String(),
   features: t.Record(t.String(), t.Boolean()),
+  timezone: t.String(),
 })
 export type TenantChangedEvent = typeof TenantChangedEvent.static
+
+/** `mobilemoney.subscriptions.changed` (billing): the tenant's plan or subscription status changed. */
+export const SubscriptionChangedEvent = t.Object({
+  plan: t.String(),
+  previous_plan: t.Nullable(t.String()),
+  status: t.String(),
+  previous_status: t.Nullable(t.String()),
+  reason: t.String(),
+  current_period_start: t.String(),
+  current_period_end: t.String(),
+})
+export type SubscriptionChangedEvent = typeof SubscriptionChangedEvent.static
+
+/** `mobilemoney.statements.processed` (parser): one statement import finished. */
+export const StatementProcessedEvent = t.Object({
+  import_id: t.String(),
+  file_name: t.Nullable(t.String()),
+  accepted: t.Integer(),
+  duplicates: t.Integer(),
+  rejected: t.Integer(),
+})
+export type StatementProcessedEvent = typeof StatementProcessedEvent.static
+
+/** `mobilemoney.balance.low` (cashflow): the balance or its forecast crossed the tenant threshold. */
+export const BalanceLowEvent = t.Object({
+  balance: t.Nullable(t.Number()),
+  threshold: t.Number(),
+  forecast_date: t.Nullable(t.String()),
+  reason: t.String(),
+})
+export type BalanceLowEvent = typeof BalanceLowEvent.static
+
+/** `mobilemoney.transactions.failed` (payment): a payment request ended without money moving. */
+export const PaymentFailedEvent = t.Object({
+  checkout_request_id: t.String(),
+  status: t.String(),
+  result_code: t.Nullable(t.Integer()),
+  result_desc: t.Nullable(t.String()),
+  amount: t.Number(),
+  phone_number: t.String(),
+  account_reference: t.String(),
+})
+export type PaymentFailedEvent = typeof PaymentFailedEvent.static

@@ -23,6 +23,14 @@ export interface Placement {
   isolation: Isolation
   /** For 'database': the folder holding the tenant's database files. */
   database_path?: string
+  /**
+   * The tenant's profile as the tenant service last wrote it, readable by every service without a
+   * call: plan id, status, effective feature flags, IANA time zone.
+   */
+  plan?: string
+  status?: string
+  features?: Record<string, boolean>
+  timezone?: string
 }
 
 export interface RegistryOptions {
@@ -55,8 +63,12 @@ export interface TenantRegistry {
   tenant(service: string, tenantId: string): Db
   /** The database file a (service, tenant) pair lives in right now. */
   pathOf(service: string, tenantId: string): string
+  /** The tenant's placement and profile (no file: shared, Free, active, Africa/Nairobi). */
   placement(tenantId: string): Placement
+  /** Written by the tenant service only; atomically replaces the file. */
   setPlacement(tenantId: string, placement: Placement): void
+  /** Folder for a tenant's small JSON state files (placement, entitlements). */
+  tenantDir(tenantId: string): string
   /** The database of a given placement, for moving a tenant between tiers. */
   openAt(service: string, placement: Placement, tenantId: string): Db
   /** Every tenant database file of a service that exists on disk (shared and own). */
@@ -141,6 +153,7 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
       renameSync(`${file}.tmp`, file)
       placements.set(tenantId, { p: placement, at: Date.now() })
     },
+    tenantDir: (tenantId) => join(tenantsDir, assertTenantId(tenantId)),
     openAt(service, placement, tenantId) {
       assertTenantId(tenantId)
       return openPath(service, join(folderOf(placement, tenantId), `${service}.db`), tenantId)

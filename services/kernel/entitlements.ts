@@ -1,0 +1,85 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { TenantRegistry } from '../../tenants/registry.ts'
+import { AppError, LimitExceeded } from './errors.ts'
+
+export type Metric =
+  | 'transactions'
+  | 'statements'
+  | 'payments'
+  | 'api_calls'
+  | 'users'
+  | 'webhook_endpoints'
+
+/**
+ * What a tenant may do right now, written by the billing service to
+ * `tenants/<id>/entitlements.json` whenever a subscription, its status or its usage changes, and
+ * read by every service that does metered work through `assertEntitled`.
+ */
+export interface Entitlements {
+  plan: string
+  status: 'trialing' | 'active' | 'past_due' | 'suspended' | 'canceled'
+  period_start: string
+  period_end: string
+  /** null: unlimited. */
+  limits: Partial<Record<Metric, number | null>>
+  used: Partial<Record<Metric, number>>
+  updated_at: string
+}
+
+const cache = new Map<string, { e: Entitlements | null; at: number }>()
+
+export function readEntitlements(registry: TenantRegistry, tenantId: string): Entitlements | null {
+  const hit = cache.get(tenantId)
+  if (hit && Date.now() - hit.at < 1000) return hit.e
+  const file = join(registry.tenantDir(tenantId), 'entitlements.json')
+  const e = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Entitlements) : null
+  cache.set(tenantId, { e, at: Date.now() })
+  return e
+}
+
+/** Billing only: atomically replaces the tenant's entitlements file. */
+export function writeEntitlements(
+  registry: TenantRegistry,
+  tenantId: string,
+  e: Entitlements,
+): void {
+  const dir = registry.tenantDir(tenantId)
+  mkdirSync(dir, { recursive: true })
+  const file = join(dir, 'entitlements.json')
+  writeFileSync(`${file}.tmp`, JSON.stringify(e))
+  renameSync(`${file}.tmp`, file)
+  cache.set(tenantId, { e, at: Date.now() })
+}
+
+/**
+ * The one shared plan check (DESIGN §10): a suspended subscription refuses writes with 402, and
+ * adding `adding` of a metric past its hard limit is a 402 naming the limit. Reads pass while
+ * suspended. Tenants billing has not written anything for yet pass.
+ *
+ * @example
+ * assertEntitled(ctx.registry, tenantId, { write: true, metric: 'transactions', adding: rows.length })
+ */
+export function assertEntitled(
+  registry: TenantRegistry,
+  tenantId: string,
+  need: { write?: boolean; metric?: Metric; adding?: number },
+): void {
+  const e = readEntitlements(registry, tenantId)
+  if (!e) return
+  if (need.write && (e.status === 'suspended' || e.status === 'canceled')) {
+    throw new AppError(
+      'SUBSCRIPTION_SUSPENDED',
+      `the subscription of tenant ${tenantId} is ${e.status}; reads still work`,
+      {
+        extra: { subscription_status: e.status },
+      },
+    )
+  }
+  if (need.metric) {
+    const limit = e.limits[need.metric]
+    if (limit === null || limit === undefined) return
+    const used = e.used[need.metric] ?? 0
+    if (used + (need.adding ?? 1) > limit) throw new LimitExceeded(need.metric, limit, used)
+  }
+}
