@@ -62,6 +62,15 @@ export const TransactionEvent = t.Object({
 })
 export type TransactionEvent = typeof TransactionEvent.static
 
+/**
+ * `mobilemoney.transactions.raw` (parser) and `mobilemoney.transactions.categorized` (categorizer)
+ * carry batches (1 to 1000 transactions per message), so a 100,000-row statement is 100 messages.
+ * `mobilemoney.transactions.success` (payment) carries one TransactionEvent as its data.
+ * A category override is a new categorized message with the same transaction_id.
+ */
+export const TransactionBatch = t.Object({ transactions: t.Array(TransactionEvent) })
+export type TransactionBatch = typeof TransactionBatch.static
+
 /** `mobilemoney.usage`: one metered quantity, idempotent by the envelope id. */
 export const UsageEvent = t.Object({
   metric: t.Union([

@@ -43,3 +43,21 @@ export const CreatedUser = t.Object({
   invite_token: t.Optional(t.String()),
   expires_at: t.Optional(t.String()),
 })
+
+export const AcceptInviteBody = t.Object({
+  token: t.String({ minLength: 16, maxLength: 200 }),
+  password: t.String({ minLength: 8, maxLength: 1024 }),
+})
+
+export const UserList = t.Object({
+  data: t.Array(
+    t.Object({
+      id: t.String(),
+      tenant_id: t.String(),
+      email: t.String(),
+      role: Role,
+      status: t.String(),
+      created_at: t.String(),
+    }),
+  ),
+})

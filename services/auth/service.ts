@@ -192,3 +192,74 @@ export function findUser(deps: AuthDeps, tenantId: string, id: string) {
     .where(and(eq(users.id, id), eq(users.tenantId, tenantId)))
     .get()
 }
+
+export function listUsers(deps: AuthDeps, actor: Actor, tenantIdParam: string | undefined) {
+  const tenantId = tenantFor(actor, tenantIdParam ? assertTenantId(tenantIdParam) : undefined)
+  return deps.db.orm.select().from(users).where(eq(users.tenantId, tenantId)).all().map(publicUser)
+}
+
+export function publicUser(u: typeof users.$inferSelect) {
+  return {
+    id: u.id,
+    tenant_id: u.tenantId,
+    email: u.email,
+    role: u.role as Role,
+    status: u.status,
+    created_at: u.createdAt,
+  }
+}
+
+/** Removes a user of the actor's tenant (the operator: of any tenant) and ends its sessions. */
+export function removeUser(deps: AuthDeps, actor: Actor, id: string): void {
+  const user = deps.db.orm.select().from(users).where(eq(users.id, id)).get()
+  if (!user || (user.tenantId !== actor.tenantId && !isOperator(actor)))
+    throw new AppError('NOT_FOUND', `user ${id} was not found`)
+  if (user.id === actor.userId) throw new Conflict('you cannot remove yourself')
+  deps.db.write((orm) => orm.delete(users).where(eq(users.id, id)).run())
+}
+
+/** Removes every user of a tenant (tenant deletion; operator only). Returns how many. */
+export function removeTenantUsers(deps: AuthDeps, tenantId: string): number {
+  return deps.db.write((orm) => {
+    const n = orm
+      .select({ id: users.id })
+      .from(users)
+      .where(eq(users.tenantId, assertTenantId(tenantId)))
+      .all().length
+    orm.delete(users).where(eq(users.tenantId, tenantId)).run()
+    return n
+  })
+}
+
+/** Redeems a single-use invitation: sets the password, activates the user, returns a session. */
+export async function acceptInvite(
+  deps: AuthDeps,
+  token: string,
+  password: string,
+): Promise<Session> {
+  const invite = deps.db.orm
+    .select()
+    .from(invites)
+    .where(eq(invites.tokenHash, hashToken(token)))
+    .get()
+  const now = deps.clock.now()
+  if (!invite || invite.usedAt || new Date(invite.expiresAt) <= now) {
+    throw new AppError('UNAUTHENTICATED', 'the invitation is invalid, used or expired')
+  }
+  const hash = await hashPassword(password)
+  const user = deps.db.write((orm) => {
+    const claimed = deps.db.sqlite
+      .query('UPDATE invites SET used_at = ? WHERE token_hash = ? AND used_at IS NULL')
+      .run(now.toISOString(), invite.tokenHash)
+    if (claimed.changes === 0)
+      throw new AppError('UNAUTHENTICATED', 'the invitation is invalid, used or expired')
+    orm
+      .update(users)
+      .set({ passwordHash: hash, status: 'active', updatedAt: now.toISOString() })
+      .where(eq(users.id, invite.userId))
+      .run()
+    return orm.select().from(users).where(eq(users.id, invite.userId)).get()
+  })
+  if (!user) throw new AppError('UNAUTHENTICATED', 'the invitation is invalid, used or expired')
+  return issueSession(deps, user)
+}

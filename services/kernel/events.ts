@@ -92,6 +92,11 @@ export function createRelay(opts: {
   batchSize?: number
   retryMs?: number
   paused?: boolean
+  /**
+   * How often every watched database is checked for unsent rows, so events written by another
+   * process on the same file (a CLI command) go out too. 0 disables.
+   */
+  pollMs?: number
 }): Relay {
   const watched = new Set<Db>()
   const running = new Map<Db, Promise<void>>()
@@ -159,6 +164,18 @@ export function createRelay(opts: {
     for (const row of rows) await opts.bus.publish(row.topic, JSON.parse(row.payload))
   }
 
+  const pollMs = opts.pollMs ?? 1000
+  const poller =
+    pollMs > 0 && !opts.paused
+      ? setInterval(() => {
+          for (const db of watched) {
+            if (db.closed) watched.delete(db)
+            else if (!running.has(db) && hasUnsent(db)) void drain(db)
+          }
+        }, pollMs)
+      : null
+  ;(poller as { unref?: () => void } | null)?.unref?.()
+
   return {
     watch(db, wopts) {
       if (watched.has(db)) return
@@ -174,7 +191,12 @@ export function createRelay(opts: {
     },
     async stop() {
       stopped = true
+      if (poller) clearInterval(poller)
       await Promise.all(running.values())
     },
   }
+}
+
+function hasUnsent(db: Db): boolean {
+  return !!db.sqlite.query('SELECT 1 FROM outbox WHERE sent_at IS NULL LIMIT 1').get()
 }
