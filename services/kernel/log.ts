@@ -12,7 +12,7 @@ export type Logger = ConsolaInstance
 const levels: Record<string, number> = { silent: -999, error: 0, warn: 1, info: 3, debug: 4 }
 
 let jsonLines = !process.stdout.isTTY
-let level = levels[process.env.MMP_LOG_LEVEL ?? 'info'] ?? 3
+let level = 3
 const loggers: Logger[] = []
 
 function jsonReporter(obj: LogObject): void {

@@ -1,0 +1,105 @@
+import { afterAll, describe, expect, it } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startBroker } from '../daemon/broker.ts'
+import { migrations } from '../schema/auth/migrations.ts'
+import { createMqttBus } from '../services/kernel/bus.ts'
+import { openDatabase } from '../services/kernel/db.ts'
+import { createRelay, handleOnce } from '../services/kernel/events.ts'
+import { createLogger } from '../services/kernel/log.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'mmp-crash-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const log = createLogger('crash-test')
+log.level = -999
+
+async function until(check: () => boolean, ms = 5000) {
+  const end = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out waiting')
+    await Bun.sleep(10)
+  }
+}
+
+describe('an event committed before a crash', () => {
+  it('reaches its consumer exactly once after a SIGKILL and two restarts', async () => {
+    const producerPath = join(dir, 'producer.db')
+    const writer = Bun.spawn(
+      [process.execPath, join(import.meta.dir, 'fixtures', 'crash-writer.ts'), producerPath],
+      { stdout: 'pipe' },
+    )
+    const reader = (writer.stdout as ReadableStream<Uint8Array>).getReader()
+    const first = new TextDecoder().decode((await reader.read()).value)
+    const eventId = /committed (\S+)/.exec(first)?.[1]
+    expect(eventId).toMatch(/^evt_/)
+    writer.kill('SIGKILL')
+    await writer.exited
+    expect(writer.signalCode).toBe('SIGKILL')
+
+    const port = 21000 + Math.floor(Math.random() * 2000)
+    const broker = await startBroker({ host: '127.0.0.1', port, username: 'u', password: 'p', log })
+    const url = `mqtt://127.0.0.1:${port}`
+    const consumerDb = openDatabase(join(dir, 'consumer.db'), { migrations })
+    consumerDb.sqlite.run(
+      'CREATE TABLE IF NOT EXISTS seen (event_id TEXT NOT NULL, item TEXT NOT NULL)',
+    )
+    const consumerBus = await createMqttBus({
+      url,
+      username: 'u',
+      password: 'p',
+      clientId: 'consumer',
+      log,
+    })
+    await consumerBus.subscribe('mobilemoney.test.crash', (e) => {
+      handleOnce(consumerDb, 'crash-test', e.id, () => {
+        consumerDb.sqlite
+          .query('INSERT INTO seen (event_id, item) VALUES (?, ?)')
+          .run(e.id, String(e.data.item))
+      })
+    })
+    const seen = () =>
+      consumerDb.sqlite.query<{ event_id: string; item: string }, []>('SELECT * FROM seen').all()
+
+    // First restart: the relay finds the unsent row and publishes it.
+    const producer = openDatabase(producerPath, { migrations })
+    expect(
+      producer.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM items').get()?.n,
+    ).toBe(1)
+    const bus1 = await createMqttBus({
+      url,
+      username: 'u',
+      password: 'p',
+      clientId: 'producer-1',
+      log,
+    })
+    const relay1 = createRelay({ bus: bus1, log })
+    relay1.watch(producer, { replaySinceMs: 60_000 })
+    await until(() => seen().length === 1)
+    await relay1.stop()
+    await bus1.close()
+    expect(
+      producer.sqlite.query<{ sent_at: string | null }, []>('SELECT sent_at FROM outbox').get()
+        ?.sent_at,
+    ).not.toBeNull()
+
+    // Second restart: the relay republishes recently sent events; the inbox drops the repeat.
+    const bus2 = await createMqttBus({
+      url,
+      username: 'u',
+      password: 'p',
+      clientId: 'producer-2',
+      log,
+    })
+    const relay2 = createRelay({ bus: bus2, log })
+    const reopened = openDatabase(producerPath, { migrations })
+    relay2.watch(reopened, { replaySinceMs: 60_000 })
+    await relay2.flush()
+    await Bun.sleep(200)
+    expect(seen()).toEqual([{ event_id: eventId!, item: 'item-1' }])
+    await relay2.stop()
+    await bus2.close()
+    await consumerBus.close()
+    await broker.close()
+  })
+})
