@@ -17,15 +17,19 @@ export default defineCommand({
       only: args.only,
       portOffset: args['port-offset'] !== undefined ? Number(args['port-offset']) : undefined,
     })
-    const platform = await startPlatform(config)
+    // Handlers go in before anything listens, so a signal during start-up still shuts down cleanly.
     let stopping = false
+    let started: ReturnType<typeof startPlatform> | null = null
     const shutdown = async () => {
       if (stopping) return
       stopping = true
-      await platform.stop()
+      const platform = await started
+      await platform?.stop()
       process.exit(0)
     }
     process.on('SIGTERM', shutdown)
     process.on('SIGINT', shutdown)
+    started = startPlatform(config)
+    await started
   },
 })

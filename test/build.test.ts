@@ -1,0 +1,58 @@
+import { afterAll, describe, expect, it } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const root = join(import.meta.dir, '..')
+const dir = mkdtempSync(join(tmpdir(), 'mmp-build-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe('the single executable', () => {
+  it('runs with no source folder beside it: migrations and all parts are inside', async () => {
+    const out = join(dir, 'mmp')
+    const build = Bun.spawnSync(
+      [process.execPath, 'build', '--compile', join(root, 'cmd/main.ts'), '--outfile', out],
+      { cwd: root, stderr: 'pipe' },
+    )
+    expect(build.exitCode).toBe(0)
+    const version = Bun.spawnSync([out, 'version'], { cwd: dir })
+    expect(version.stdout.toString().trim()).toMatch(/^\d+\.\d+\.\d+/)
+
+    const offset = 24000 + Math.floor(Math.random() * 500) * 2
+    const proc = Bun.spawn([out, 'serve', '--data-dir', join(dir, 'data')], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH ?? '',
+        MMP_PORT_OFFSET: String(offset),
+        MMP_OPERATOR_PASSWORD: 'binary-test-pass',
+        MMP_LOG_LEVEL: 'warn',
+      },
+      stdout: 'ignore',
+      stderr: 'pipe',
+    })
+    try {
+      const deadline = Date.now() + 15_000
+      let healthy = false
+      while (!healthy && Date.now() < deadline) {
+        const checks = [9000, 8010].map((port) =>
+          fetch(`http://127.0.0.1:${port + offset}/health`).then(
+            (r) => r.ok,
+            () => false,
+          ),
+        )
+        healthy = (await Promise.all(checks)).every(Boolean)
+        if (!healthy) await Bun.sleep(50)
+      }
+      expect(healthy).toBe(true)
+      const login = await fetch(`http://127.0.0.1:${9000 + offset}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'operator@mmp.local', password: 'binary-test-pass' }),
+      })
+      expect(login.status).toBe(200)
+    } finally {
+      proc.kill('SIGTERM')
+      expect(await proc.exited).toBe(0)
+    }
+  }, 60_000)
+})
