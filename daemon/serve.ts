@@ -9,6 +9,7 @@ import { configureLogging, createLogger } from '../services/kernel/log.ts'
 import { createTokenVerifier } from '../services/kernel/tokens.ts'
 import { createSimulator } from '../services/simulator/index.ts'
 import { createRegistry } from '../tenants/registry.ts'
+import { dashboardRoutes } from '../web/routes.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import { migrationsOf } from './migrations.ts'
@@ -148,6 +149,9 @@ export async function startPlatform(config: Config): Promise<Platform> {
     const server = Bun.serve({
       port: config.ports.gateway,
       hostname: config.gatewayHost,
+      development: false,
+      // The dashboard at `/`; everything else is the API.
+      routes: dashboardRoutes,
       fetch: gateway.fetch,
       maxRequestBodySize: 20 * 1024 * 1024,
     })

@@ -1,0 +1,72 @@
+import uPlot from 'uplot'
+import 'uplot/dist/uPlot.min.css'
+
+export interface DailyPoint {
+  date: string
+  inflow: number
+  outflow: number
+  net: number
+}
+export interface ForecastPoint {
+  date: string
+  net: number
+  lower_80: number
+  upper_80: number
+  lower_95: number
+  upper_95: number
+}
+
+const ts = (d: string) => Date.parse(`${d.slice(0, 10)}T00:00:00Z`) / 1000
+
+/**
+ * Daily inflow and outflow with net, continued by the forecast's net and its 80 % and 95 % bands.
+ */
+export function cashflowChart(
+  target: HTMLElement,
+  daily: DailyPoint[],
+  forecast: ForecastPoint[],
+): uPlot {
+  const xs = [...daily.map((d) => ts(d.date)), ...forecast.map((f) => ts(f.date))]
+  const pad = (n: number) => Array<number | null>(n).fill(null)
+  const hist = <K extends keyof DailyPoint>(k: K) => [
+    ...daily.map((d) => d[k] as number),
+    ...pad(forecast.length),
+  ]
+  const fc = <K extends keyof ForecastPoint>(k: K) => [
+    ...pad(daily.length),
+    ...forecast.map((f) => f[k] as number),
+  ]
+  const data: uPlot.AlignedData = [
+    xs,
+    hist('inflow'),
+    hist('outflow'),
+    hist('net'),
+    fc('net'),
+    fc('lower_80'),
+    fc('upper_80'),
+    fc('lower_95'),
+    fc('upper_95'),
+  ]
+  const width = Math.max(280, target.clientWidth || 600)
+  const opts: uPlot.Options = {
+    width,
+    height: 280,
+    series: [
+      {},
+      { label: 'Inflow', stroke: '#1b873f', width: 1.5 },
+      { label: 'Outflow', stroke: '#c62828', width: 1.5 },
+      { label: 'Net', stroke: '#1f4e99', width: 2 },
+      { label: 'Forecast net', stroke: '#1f4e99', dash: [6, 4], width: 2 },
+      { label: '80 % low', stroke: 'transparent', show: true },
+      { label: '80 % high', stroke: 'transparent' },
+      { label: '95 % low', stroke: 'transparent' },
+      { label: '95 % high', stroke: 'transparent' },
+    ],
+    bands: [
+      { series: [6, 5], fill: 'rgba(31,78,153,0.18)' },
+      { series: [8, 7], fill: 'rgba(31,78,153,0.08)' },
+    ],
+    axes: [{}, { size: 70 }],
+  }
+  return new uPlot(opts, data, target)
+}

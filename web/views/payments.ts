@@ -1,0 +1,116 @@
+import { api, can, currentSession } from '../api.ts'
+import { date, formValues, h, money, showError, table } from '../ui.ts'
+
+export async function paymentsView(root: HTMLElement): Promise<void> {
+  const tenantId = currentSession()!.user.tenant_id
+  const status = h('div', { id: 'payment-status', role: 'status' })
+  const recent = h('div', { id: 'recent-payments' })
+  if (can('pay')) {
+    const form = h(
+      'form',
+      { class: 'stack', id: 'stk-form', 'aria-label': 'Request a payment' },
+      h(
+        'label',
+        {},
+        'Customer phone',
+        h('input', {
+          name: 'phone_number',
+          required: true,
+          placeholder: '2547XXXXXXXX',
+          inputmode: 'numeric',
+          pattern: '254[17][0-9]{8}',
+        }),
+      ),
+      h(
+        'label',
+        {},
+        'Amount (KES)',
+        h('input', { name: 'amount', type: 'number', min: 1, step: 1, required: true }),
+      ),
+      h(
+        'label',
+        {},
+        'Reference',
+        h('input', { name: 'account_reference', maxlength: 12, required: true }),
+      ),
+      h(
+        'label',
+        {},
+        'Description',
+        h('input', { name: 'transaction_desc', maxlength: 13, required: true, value: 'Payment' }),
+      ),
+      h('button', { type: 'submit', class: 'primary', id: 'stk-submit' }, 'Request payment'),
+    ) as HTMLFormElement
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault()
+      const v = formValues(form)
+      try {
+        const res = await api.send('POST', '/api/v1/payments/stkpush', {
+          tenant_id: tenantId,
+          phone_number: v.phone_number,
+          amount: Number(v.amount),
+          account_reference: v.account_reference,
+          transaction_desc: v.transaction_desc,
+        })
+        void watch(res.checkout_request_id)
+      } catch (err) {
+        showError(err)
+      }
+    })
+    root.append(
+      h('section', { class: 'panel' }, h('h2', {}, 'Request an M-Pesa payment'), form, status),
+    )
+  }
+  root.append(h('section', { class: 'panel' }, h('h2', {}, 'Recent payments'), recent))
+
+  const watch = async (id: string) => {
+    for (let i = 0; i < 120; i++) {
+      try {
+        const s = await api.get(`/api/v1/payments/status/${id}`)
+        status.replaceChildren(
+          h(
+            'p',
+            {},
+            'Payment ',
+            h('code', {}, id),
+            ': ',
+            h('strong', { class: `status-${s.status}`, 'data-status': s.status }, s.status),
+            s.result_desc ? ` — ${s.result_desc}` : '',
+          ),
+        )
+        if (s.status !== 'pending') {
+          void loadRecent()
+          return
+        }
+      } catch (err) {
+        showError(err)
+        return
+      }
+      await new Promise((r) => setTimeout(r, 1000))
+    }
+  }
+
+  const loadRecent = async () => {
+    try {
+      const page = await api.get('/api/v1/payments?limit=20')
+      const rows: any[] = page.data ?? []
+      recent.replaceChildren(
+        rows.length
+          ? table(
+              ['When', 'Phone', 'Amount', 'Reference', 'Status'],
+              rows.map((p) => [
+                date(p.updated_at ?? p.created_at),
+                p.phone_number,
+                money(p.amount),
+                p.account_reference,
+                p.status,
+              ]),
+            )
+          : h('p', { class: 'muted' }, 'No payments yet.'),
+      )
+    } catch {
+      recent.replaceChildren(h('p', { class: 'muted' }, 'The payment list is not available.'))
+    }
+  }
+  await loadRecent()
+}

@@ -1,0 +1,150 @@
+import { api, can } from '../api.ts'
+import { date, formValues, h, money, showError, table } from '../ui.ts'
+
+export const categories = [
+  'Revenue',
+  'Inventory',
+  'Rent',
+  'Salaries',
+  'Transport',
+  'Utilities',
+  'Other',
+]
+
+export async function transactionsView(root: HTMLElement): Promise<void> {
+  const filters = h(
+    'form',
+    { class: 'filters', 'aria-label': 'Filter transactions' },
+    h('label', {}, 'From', h('input', { type: 'date', name: 'from' })),
+    h('label', {}, 'To', h('input', { type: 'date', name: 'to' })),
+    h(
+      'label',
+      {},
+      'Direction',
+      h(
+        'select',
+        { name: 'direction' },
+        h('option', { value: '' }, 'Any'),
+        h('option', { value: 'in' }, 'In'),
+        h('option', { value: 'out' }, 'Out'),
+      ),
+    ),
+    h(
+      'label',
+      {},
+      'Category',
+      h(
+        'select',
+        { name: 'category' },
+        h('option', { value: '' }, 'Any'),
+        categories.map((c) => h('option', { value: c }, c)),
+      ),
+    ),
+    h('label', {}, 'Search', h('input', { type: 'search', name: 'q' })),
+    h('button', { type: 'submit' }, 'Apply'),
+  ) as HTMLFormElement
+  const list = h('div', { id: 'transactions' })
+  const more = h('button', { type: 'button', hidden: true }, 'Load more')
+  const exports = can('analyze')
+    ? h(
+        'div',
+        { class: 'actions' },
+        h(
+          'button',
+          {
+            type: 'button',
+            id: 'export-csv',
+            onclick: () =>
+              api
+                .download(`/api/v1/analytics/export?format=csv&${query()}`, 'transactions.csv')
+                .catch(showError),
+          },
+          'Export CSV',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            id: 'export-pdf',
+            onclick: () =>
+              api
+                .download(`/api/v1/analytics/export?format=pdf&${query()}`, 'report.pdf')
+                .catch(showError),
+          },
+          'Export PDF',
+        ),
+      )
+    : null
+  root.append(
+    h('section', { class: 'panel' }, h('h2', {}, 'Transactions'), filters, exports, list, more),
+  )
+
+  let cursor: string | null = null
+  const rows: any[] = []
+  const query = () =>
+    new URLSearchParams(Object.entries(formValues(filters)).filter(([, v]) => v)).toString()
+
+  const render = () => {
+    list.replaceChildren(
+      table(
+        ['Date', 'Description', 'Counterparty', 'Amount', 'Category'],
+        rows.map((t) => [
+          date(t.occurred_at),
+          t.description,
+          t.counterparty_name ?? t.counterparty_phone ?? '—',
+          h(
+            'span',
+            { class: t.direction === 'in' ? 'in' : 'out' },
+            `${t.direction === 'in' ? '+' : '−'}${money(t.amount)}`,
+          ),
+          categoryCell(t),
+        ]),
+        { id: 'transactions-table' },
+      ),
+    )
+  }
+
+  const categoryCell = (t: any) => {
+    if (!can('analyze')) return t.category ?? '—'
+    const select = h(
+      'select',
+      { 'aria-label': `Category of ${t.description}`, 'data-transaction': t.id },
+      categories.map((c) => h('option', { value: c, selected: c === t.category }, c)),
+    ) as HTMLSelectElement
+    select.addEventListener('change', async () => {
+      try {
+        await api.send('PUT', `/api/v1/categorize/transactions/${t.id}`, { category: select.value })
+        t.category = select.value
+        select.classList.add('saved')
+      } catch (err) {
+        select.value = t.category
+        showError(err)
+      }
+    })
+    return select
+  }
+
+  const load = async (reset: boolean) => {
+    if (reset) {
+      rows.length = 0
+      cursor = null
+    }
+    try {
+      const page = await api.get(
+        `/api/v1/analytics/transactions?limit=50&${query()}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      )
+      rows.push(...(page.data ?? []))
+      cursor = page.next_cursor ?? null
+      more.hidden = !page.has_more
+      render()
+    } catch (err) {
+      showError(err)
+    }
+  }
+  filters.addEventListener('submit', (e) => {
+    e.preventDefault()
+    void load(true)
+  })
+  more.addEventListener('click', () => void load(false))
+  await load(true)
+}
