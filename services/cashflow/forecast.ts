@@ -1,6 +1,13 @@
 import type { Db } from '../kernel/db.ts'
-import { addDays } from './days.ts'
-import { fitHoltWinters, forecastHoltWinters, seasonalNaive } from './holt-winters.ts'
+import { addDays, dayNumber } from './days.ts'
+import { fitHoltWinters, forecastHoltWinters, type HwFit, seasonalNaive } from './holt-winters.ts'
+import {
+  fallsOn,
+  findRecurring,
+  loadTransactionRows,
+  type RecurringPayment,
+  type TransactionRow,
+} from './recurring.ts'
 import { loadDailySeries, netOf, seriesBounds } from './series.ts'
 import { Z80, Z95 } from './stats.ts'
 
@@ -8,6 +15,10 @@ import { Z80, Z95 } from './stats.ts'
 export const MIN_HISTORY_DAYS = 14
 export const BACKTEST_DAYS = 28
 export const MODEL = 'holt_winters_additive_damped'
+/** How far back monthly scheduled payments are looked for. */
+const SCHEDULE_LOOKBACK_DAYS = 400
+/** A monthly payment not seen for this long is no longer projected. */
+const SCHEDULE_STALE_DAYS = 45
 
 export interface ForecastPoint {
   date: string
@@ -33,12 +44,54 @@ export interface Forecast {
   model: string
   params: { alpha: number; beta: number; gamma: number; phi: number; season_length: number } | null
   history: { from: string | null; to: string | null; days: number }
+  /** Monthly scheduled payments projected on their days (rent, salaries). */
+  scheduled: RecurringPayment[]
   points: ForecastPoint[]
   backtest: (ErrorScores & { holdout_days: number; from: string; to: string }) | null
   baseline: (ErrorScores & { model: 'seasonal_naive' }) | null
 }
 
 const round2 = (v: number) => Math.round(v * 100) / 100
+const round4 = (v: number) => Math.round(v * 10000) / 10000
+
+/**
+ * The model: monthly scheduled payments found in the transactions (same counterparty, similar
+ * amount, about monthly) are taken out of the history, Holt-Winters with a weekly season is fitted
+ * to the rest, and the payments are put back on the days they are due.
+ */
+interface Model {
+  fit: HwFit
+  scheduled: RecurringPayment[]
+  mean: number[]
+  sd: number[]
+}
+
+function fitModel(y: number[], days: string[], rows: TransactionRow[], horizon: number): Model {
+  const last = days[days.length - 1]!
+  const lastNumber = dayNumber(last)
+  const monthly = findRecurring(rows, last).filter(
+    (r) =>
+      r.payment.frequency === 'monthly' &&
+      lastNumber - dayNumber(r.payment.last_date) <= SCHEDULE_STALE_DAYS,
+  )
+  const adjusted = y.slice()
+  if (monthly.length > 0) {
+    const first = dayNumber(days[0]!)
+    for (const r of monthly) {
+      for (const [d, cents] of r.byDay) {
+        const i = d - first
+        if (i >= 0 && i < adjusted.length) adjusted[i]! -= cents / 100
+      }
+    }
+  }
+  const fit = fitHoltWinters(adjusted)
+  const { mean, sd } = forecastHoltWinters(fit, horizon)
+  for (let h = 0; h < horizon; h++) {
+    for (const r of monthly)
+      if (fallsOn(lastNumber + h + 1, r.dayOfMonth)) mean[h]! += r.typical / 100
+  }
+  return { fit, scheduled: monthly.map((r) => r.payment), mean, sd }
+}
 
 /**
  * Errors of a forecast over a held-out stretch. MASE divides the MAE by the in-sample MAE of the
@@ -67,7 +120,6 @@ function scores(actual: number[], predicted: number[], scale: number): ErrorScor
     rmse: round2(Math.sqrt(sq / actual.length)),
   }
 }
-const round4 = (v: number) => Math.round(v * 10000) / 10000
 
 function seasonalNaiveScale(y: number[], m = 7): number {
   let s = 0
@@ -82,19 +134,20 @@ function seasonalNaiveScale(y: number[], m = 7): number {
 export function backtestSeries(
   y: number[],
   days: string[],
+  rows: TransactionRow[],
 ): Pick<Forecast, 'backtest' | 'baseline'> {
   const holdout = Math.min(BACKTEST_DAYS, y.length - 3 * 7)
   if (holdout < 7) return { backtest: null, baseline: null }
-  const train = y.slice(0, y.length - holdout)
-  const actual = y.slice(y.length - holdout)
-  const fit = fitHoltWinters(train)
-  const predicted = forecastHoltWinters(fit, holdout).mean
+  const cut = y.length - holdout
+  const train = y.slice(0, cut)
+  const actual = y.slice(cut)
+  const predicted = fitModel(train, days.slice(0, cut), rows, holdout).mean
   const scale = seasonalNaiveScale(train)
   return {
     backtest: {
       ...scores(actual, predicted, scale),
       holdout_days: holdout,
-      from: days[y.length - holdout]!,
+      from: days[cut]!,
       to: days[y.length - 1]!,
     },
     baseline: { model: 'seasonal_naive', ...scores(actual, seasonalNaive(train, holdout), scale) },
@@ -119,6 +172,7 @@ export function forecastCashflow(
     model: 'insufficient_history',
     params: null,
     history: { from: bounds?.first ?? null, to: bounds?.last ?? null, days: 0 },
+    scheduled: [],
     points: [],
     backtest: null,
     baseline: null,
@@ -128,36 +182,45 @@ export function forecastCashflow(
   empty.history.days = series.days.length
   if (series.days.length < MIN_HISTORY_DAYS) return empty
   const y = netOf(series).map((c) => c / 100)
-  const fit = fitHoltWinters(y)
-  const { mean, sd } = forecastHoltWinters(fit, horizon)
+  const rowsFrom = addDays(bounds.last, -(SCHEDULE_LOOKBACK_DAYS + BACKTEST_DAYS))
+  const rows = loadTransactionRows(
+    db,
+    tenantId,
+    rowsFrom > bounds.first ? rowsFrom : bounds.first,
+    bounds.last,
+  )
+  const model = fitModel(y, series.days, rows, horizon)
   let balance = balanceCents === null ? null : balanceCents / 100
-  const points: ForecastPoint[] = mean.map((net, i) => {
+  const points: ForecastPoint[] = model.mean.map((net, i) => {
+    const sd = model.sd[i]!
     if (balance !== null) balance += net
     return {
       date: addDays(bounds.last, i + 1),
       net: round2(net),
-      lower_80: round2(net - Z80 * sd[i]!),
-      upper_80: round2(net + Z80 * sd[i]!),
-      lower_95: round2(net - Z95 * sd[i]!),
-      upper_95: round2(net + Z95 * sd[i]!),
+      lower_80: round2(net - Z80 * sd),
+      upper_80: round2(net + Z80 * sd),
+      lower_95: round2(net - Z95 * sd),
+      upper_95: round2(net + Z95 * sd),
       balance: balance === null ? null : round2(balance),
     }
   })
+  const p = model.fit.params
   return {
     tenant_id: tenantId,
     horizon,
     model: MODEL,
     params: {
-      alpha: round4(fit.params.alpha),
-      beta: round4(fit.params.beta),
-      gamma: round4(fit.params.gamma),
-      phi: round4(fit.params.phi),
-      season_length: fit.seasonLength,
+      alpha: round4(p.alpha),
+      beta: round4(p.beta),
+      gamma: round4(p.gamma),
+      phi: round4(p.phi),
+      season_length: model.fit.seasonLength,
     },
     history: { from: bounds.first, to: bounds.last, days: series.days.length },
+    scheduled: model.scheduled,
     points,
     ...(opts.backtest === false
       ? { backtest: null, baseline: null }
-      : backtestSeries(y, series.days)),
+      : backtestSeries(y, series.days, rows)),
   }
 }

@@ -90,6 +90,9 @@ export const ForecastResponse = t.Object({
     }),
   ),
   history: t.Object({ from: t.Nullable(Day), to: t.Nullable(Day), days: t.Integer() }),
+  scheduled: t.Array(t.Record(t.String(), t.Unknown()), {
+    description: 'monthly scheduled payments projected on their due days',
+  }),
   points: t.Array(
     t.Object({
       date: Day,

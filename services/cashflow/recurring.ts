@@ -19,6 +19,25 @@ export interface RecurringPayment {
   confidence: number
 }
 
+/** A detected series with its occurrences (day number → cents), for the forecast. */
+export interface RecurringSeries {
+  payment: RecurringPayment
+  /** Signed cents (inflow positive) by day number. */
+  byDay: Map<number, number>
+  /** Day of the month it falls on; 'last' for the month's last day. */
+  dayOfMonth: number | 'last'
+  /** Signed typical amount in cents. */
+  typical: number
+}
+
+export interface TransactionRow {
+  day: string
+  direction: string
+  category: string
+  amount: number
+  counterparty: string
+}
+
 const CADENCES = [
   { frequency: 'weekly', days: 7, tolerance: 1 },
   { frequency: 'biweekly', days: 14, tolerance: 2 },
@@ -30,48 +49,64 @@ const MIN_REGULARITY = 0.75
 const MAX_AMOUNT_VARIATION = 0.2
 const MIN_OCCURRENCES = 3
 
+export function loadTransactionRows(
+  db: Db,
+  tenantId: string,
+  from: string,
+  to: string,
+): TransactionRow[] {
+  return db.sqlite
+    .query<TransactionRow, [string, string, string]>(
+      `SELECT day, direction, category, amount, counterparty FROM cashflow_transactions
+       WHERE tenant_id = ? AND day BETWEEN ? AND ? AND counterparty IS NOT NULL`,
+    )
+    .all(tenantId, from, to)
+}
+
+const lastDayOfMonth = (y: number, m: number) => new Date(Date.UTC(y, m, 0)).getUTCDate()
+
+function typicalDayOfMonth(days: number[]): number | 'last' {
+  let onLast = 0
+  const counts = new Map<number, number>()
+  for (const d of days) {
+    const date = new Date(d * 86_400_000)
+    const dom = date.getUTCDate()
+    if (dom === lastDayOfMonth(date.getUTCFullYear(), date.getUTCMonth() + 1)) onLast++
+    counts.set(dom, (counts.get(dom) ?? 0) + 1)
+  }
+  const [mode, modeCount] = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]!
+  return onLast > modeCount ? 'last' : mode
+}
+
+/** Whether a day number is an occurrence day of a monthly payment. */
+export function fallsOn(dayNumberValue: number, dayOfMonth: number | 'last'): boolean {
+  const date = new Date(dayNumberValue * 86_400_000)
+  const last = lastDayOfMonth(date.getUTCFullYear(), date.getUTCMonth() + 1)
+  const dom = date.getUTCDate()
+  return dayOfMonth === 'last' ? dom === last : dom === Math.min(dayOfMonth, last)
+}
+
 /**
  * Payments that repeat with the same counterparty and category at a weekly, fortnightly or
  * monthly rhythm with similar amounts (rent, salaries, a supplier paid every Monday).
  * Several payments to the same counterparty on one day count as one occurrence.
  */
-export function detectRecurring(
-  db: Db,
-  tenantId: string,
-  from: string,
-  to: string,
-  limit: number,
-): RecurringPayment[] {
-  const rows = db.sqlite
-    .query<
-      { day: string; direction: string; category: string; amount: number; counterparty: string },
-      [string, string, string]
-    >(
-      `SELECT day, direction, category, amount, counterparty FROM cashflow_transactions
-       WHERE tenant_id = ? AND day BETWEEN ? AND ? AND counterparty IS NOT NULL`,
-    )
-    .all(tenantId, from, to)
-  const groups = new Map<string, Map<number, number>>()
+export function findRecurring(rows: readonly TransactionRow[], to?: string): RecurringSeries[] {
+  const groups = new Map<string, { name: string; byDay: Map<number, number> }>()
   for (const r of rows) {
+    if (to && r.day > to) continue
     const key = `${r.direction}\u0000${r.category}\u0000${r.counterparty.toLowerCase()}`
-    let byDay = groups.get(key)
-    if (!byDay) {
-      byDay = new Map()
-      groups.set(key, byDay)
+    let group = groups.get(key)
+    if (!group) {
+      group = { name: r.counterparty, byDay: new Map() }
+      groups.set(key, group)
     }
     const d = dayNumber(r.day)
-    byDay.set(d, (byDay.get(d) ?? 0) + r.amount)
-  }
-  const names = new Map<string, string>()
-  for (const r of rows) {
-    names.set(
-      `${r.direction}\u0000${r.category}\u0000${r.counterparty.toLowerCase()}`,
-      r.counterparty,
-    )
+    group.byDay.set(d, (group.byDay.get(d) ?? 0) + r.amount)
   }
 
-  const found: RecurringPayment[] = []
-  for (const [key, byDay] of groups) {
+  const found: RecurringSeries[] = []
+  for (const [key, { name, byDay }] of groups) {
     if (byDay.size < MIN_OCCURRENCES) continue
     const days = [...byDay.keys()].sort((a, b) => a - b)
     const amounts = days.map((d) => byDay.get(d)!)
@@ -87,34 +122,46 @@ export function detectRecurring(
     const [direction, category] = key.split('\u0000') as ['in' | 'out', string]
     const typical = median(amounts)
     const last = days[days.length - 1]!
+    const dayOfMonth = typicalDayOfMonth(days)
+    let next = last + cadence.days
+    if (cadence.frequency === 'monthly') {
+      next = last + 20
+      while (!fallsOn(next, dayOfMonth)) next++
+    }
+    const sign = direction === 'in' ? 1 : -1
     found.push({
-      counterparty: names.get(key)!,
-      category,
-      direction,
-      frequency: cadence.frequency,
-      interval_days: Math.round(typicalInterval * 10) / 10,
-      typical_amount: Math.round(typical) / 100,
-      amount_variation: Math.round(variation * 1000) / 1000,
-      occurrences: days.length,
-      first_date: dayFromNumber(days[0]!),
-      last_date: dayFromNumber(last),
-      next_expected_date:
-        cadence.frequency === 'monthly'
-          ? addMonth(dayFromNumber(last))
-          : dayFromNumber(last + cadence.days),
-      monthly_amount: Math.round((typical * 30.44) / cadence.days) / 100,
-      confidence:
-        Math.round(regular * (1 - variation) * Math.min(1, days.length / 6) * 1000) / 1000,
+      byDay: new Map(days.map((d) => [d, sign * byDay.get(d)!])),
+      dayOfMonth,
+      typical: sign * typical,
+      payment: {
+        counterparty: name,
+        category,
+        direction,
+        frequency: cadence.frequency,
+        interval_days: Math.round(typicalInterval * 10) / 10,
+        typical_amount: Math.round(typical) / 100,
+        amount_variation: Math.round(variation * 1000) / 1000,
+        occurrences: days.length,
+        first_date: dayFromNumber(days[0]!),
+        last_date: dayFromNumber(last),
+        next_expected_date: dayFromNumber(Math.round(next)),
+        monthly_amount: Math.round((typical * 30.44) / cadence.days) / 100,
+        confidence:
+          Math.round(regular * (1 - variation) * Math.min(1, days.length / 6) * 1000) / 1000,
+      },
     })
   }
-  return found.sort((a, b) => b.monthly_amount - a.monthly_amount).slice(0, limit)
+  return found.sort((a, b) => b.payment.monthly_amount - a.payment.monthly_amount)
 }
 
-/** Same day of the next month, clamped to its last day. */
-function addMonth(day: string): string {
-  const [y, m, d] = day.split('-').map(Number) as [number, number, number]
-  const next = new Date(Date.UTC(y, m, 1))
-  const lastDay = new Date(Date.UTC(y, m + 1, 0)).getUTCDate()
-  next.setUTCDate(Math.min(d, lastDay))
-  return next.toISOString().slice(0, 10)
+export function detectRecurring(
+  db: Db,
+  tenantId: string,
+  from: string,
+  to: string,
+  limit: number,
+): RecurringPayment[] {
+  return findRecurring(loadTransactionRows(db, tenantId, from, to))
+    .slice(0, limit)
+    .map((r) => r.payment)
 }
