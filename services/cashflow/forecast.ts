@@ -182,13 +182,11 @@ export function forecastCashflow(
   empty.history.days = series.days.length
   if (series.days.length < MIN_HISTORY_DAYS) return empty
   const y = netOf(series).map((c) => c / 100)
-  const rowsFrom = addDays(bounds.last, -(SCHEDULE_LOOKBACK_DAYS + BACKTEST_DAYS))
-  const rows = loadTransactionRows(
-    db,
-    tenantId,
-    rowsFrom > bounds.first ? rowsFrom : bounds.first,
-    bounds.last,
-  )
+  // Days are ISO strings, so the later of the two sorts last.
+  const rowsFrom = [addDays(bounds.last, -(SCHEDULE_LOOKBACK_DAYS + BACKTEST_DAYS)), bounds.first]
+    .sort()
+    .at(-1)!
+  const rows = loadTransactionRows(db, tenantId, rowsFrom, bounds.last)
   const model = fitModel(y, series.days, rows, horizon)
   let balance = balanceCents === null ? null : balanceCents / 100
   const points: ForecastPoint[] = model.mean.map((net, i) => {

@@ -71,6 +71,22 @@ export const AnalyzeBody = t.Object({
   ),
 })
 
+export const RecurringPayment = t.Object({
+  counterparty: t.String(),
+  category: t.String(),
+  direction: t.Union([t.Literal('in'), t.Literal('out')]),
+  frequency: t.Union([t.Literal('weekly'), t.Literal('biweekly'), t.Literal('monthly')]),
+  interval_days: t.Number(),
+  typical_amount: Money,
+  amount_variation: t.Number({ description: 'coefficient of variation of the amounts' }),
+  occurrences: t.Integer(),
+  first_date: Day,
+  last_date: Day,
+  next_expected_date: Day,
+  monthly_amount: Money,
+  confidence: t.Number({ minimum: 0, maximum: 1 }),
+})
+
 export const ForecastQuery = t.Object({
   horizon: t.Optional(t.Numeric({ minimum: 1, maximum: 365, multipleOf: 1 })),
   tenant_id: TenantQuery,
@@ -90,7 +106,7 @@ export const ForecastResponse = t.Object({
     }),
   ),
   history: t.Object({ from: t.Nullable(Day), to: t.Nullable(Day), days: t.Integer() }),
-  scheduled: t.Array(t.Record(t.String(), t.Unknown()), {
+  scheduled: t.Array(RecurringPayment, {
     description: 'monthly scheduled payments projected on their due days',
   }),
   points: t.Array(
