@@ -191,7 +191,7 @@ function drivers(db: Db, tenantId: string, from: string, to: string, limit: numb
         return {
           category,
           amount: v[key] / 100,
-          share: total > 0 ? round4(v[key] / total) : 0,
+          share: total > 0 ? Math.round((v[key] / total) * 10000) / 10000 : 0,
           previous_amount: before / 100,
           change: (v[key] - before) / 100,
         }

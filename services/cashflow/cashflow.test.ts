@@ -314,3 +314,63 @@ describe('low balance alert', () => {
     expect(sent[0]!.data.forecast_date).toMatch(/^2026-01-0\d$/)
   })
 })
+
+describe('access and validation', () => {
+  it('needs a token on every route', async () => {
+    for (const [method, path] of [
+      ['GET', '/api/v1/cashflow/summary/burner'],
+      ['GET', '/api/v1/cashflow/daily'],
+      ['POST', '/api/v1/cashflow/analyze'],
+      ['GET', '/api/v1/cashflow/forecast'],
+      ['GET', '/api/v1/cashflow/settings'],
+    ] as const) {
+      const res = await app.handle(new Request(`http://cashflow${path}`, { method }))
+      expect(res.status).toBe(401)
+    }
+  })
+
+  it('lets the platform operator read any tenant and a Viewer read its own', async () => {
+    const op = await call('platform', 'GET', '/api/v1/cashflow/summary/burner')
+    expect(op.status).toBe(200)
+    expect(op.body.balance).toBe(50_000)
+    const daily = await call(
+      'platform',
+      'GET',
+      '/api/v1/cashflow/daily?tenant_id=burner&from=2025-12-31&to=2025-12-31',
+    )
+    expect(daily.body.data[0]).toMatchObject({ inflow: 1000, outflow: 1500 })
+    const viewer = await call('burner', 'GET', '/api/v1/cashflow/forecast', undefined, 'Viewer')
+    expect(viewer.status).toBe(200)
+  })
+
+  it('takes an explicit summary window and refuses malformed parameters', async () => {
+    const res = await call(
+      'burner',
+      'GET',
+      '/api/v1/cashflow/summary/burner?from=2025-12-31&to=2025-12-31',
+    )
+    expect(res.body).toMatchObject({ days: 1, inflow: 1000, outflow: 1500, net: -500 })
+    for (const path of [
+      '/api/v1/cashflow/forecast?horizon=abc',
+      '/api/v1/cashflow/forecast?horizon=2.5',
+      '/api/v1/cashflow/summary/burner?days=0',
+      '/api/v1/cashflow/summary/burner?as_of=2025-13-01',
+      '/api/v1/cashflow/daily?from=yesterday',
+    ]) {
+      expect((await call('burner', 'GET', path)).status).toBe(422)
+    }
+    const analyze = await call('burner', 'POST', '/api/v1/cashflow/analyze', {
+      from: '2025-12-31',
+      to: '2025-01-01',
+    })
+    expect(analyze.status).toBe(422)
+    const negative = await call('burner', 'PUT', '/api/v1/cashflow/settings', {
+      low_balance_threshold: -5,
+    })
+    expect(negative.status).toBe(422)
+    const cents = await call('burner', 'PUT', '/api/v1/cashflow/settings', {
+      low_balance_threshold: 1.234,
+    })
+    expect(cents.status).toBe(422)
+  })
+})

@@ -10,9 +10,16 @@ export const TenantQuery = t.Optional(
 
 export const SummaryQuery = t.Object({
   days: t.Optional(
-    t.Numeric({ minimum: 1, maximum: 3660, description: 'window length, default 30' }),
+    t.Numeric({
+      minimum: 1,
+      maximum: 3660,
+      multipleOf: 1,
+      description: 'window length, default 30',
+    }),
   ),
   as_of: t.Optional(t.String({ description: 'last day of the window (default: today)' })),
+  from: t.Optional(t.String({ description: 'first day of the window (instead of days)' })),
+  to: t.Optional(t.String({ description: 'same as as_of' })),
 })
 
 export const Reason = t.Object({ code: t.String(), message: t.String(), impact: t.Number() })
@@ -150,4 +157,65 @@ export const SettingsBody = t.Object({
 export const SettingsResponse = t.Object({
   tenant_id: t.String(),
   low_balance_threshold: NullableMoney,
+})
+
+const Period = t.Object({ start: Day, end: Day, inflow: Money, outflow: Money, net: Money })
+const NullableNumber = t.Nullable(t.Number())
+
+const Trend = t.Object({
+  period: t.Union([t.Literal('day'), t.Literal('week'), t.Literal('month')]),
+  slope: t.Number({ description: 'change of net per period (currency per period)' }),
+  intercept: t.Number(),
+  slope_std_error: NullableNumber,
+  t_stat: NullableNumber,
+  p_value: NullableNumber,
+  r_squared: NullableNumber,
+  n: t.Integer(),
+  significant: t.Boolean(),
+  direction: t.Union([t.Literal('up'), t.Literal('down'), t.Literal('flat')]),
+  inflow_slope: t.Number(),
+  outflow_slope: t.Number(),
+  periods: t.Array(Period),
+})
+
+const SeasonalIndex = t.Object({
+  group: t.Integer(),
+  effect: NullableNumber,
+  inflow_index: NullableNumber,
+  outflow_index: NullableNumber,
+  days: t.Integer(),
+})
+
+const Seasonality = t.Object({
+  indices: t.Array(SeasonalIndex),
+  f_stat: NullableNumber,
+  p_value: NullableNumber,
+  significant: t.Boolean(),
+  strength: NullableNumber,
+})
+
+const Driver = t.Object({
+  category: t.String(),
+  amount: Money,
+  share: t.Number(),
+  previous_amount: Money,
+  change: Money,
+})
+
+export const AnalyzeResponse = t.Object({
+  tenant_id: t.String(),
+  from: Day,
+  to: Day,
+  days: t.Integer(),
+  totals: t.Object({ inflow: Money, outflow: Money, net: Money }),
+  trend: t.Object({ daily: Trend, weekly: Trend, monthly: Trend }),
+  seasonality: t.Object({
+    day_of_week: t.Object({
+      ...Seasonality.properties,
+      indices: t.Array(t.Object({ day: t.String(), ...SeasonalIndex.properties })),
+    }),
+    day_of_month: Seasonality,
+  }),
+  drivers: t.Object({ inflow: t.Array(Driver), outflow: t.Array(Driver) }),
+  recurring: t.Array(RecurringPayment),
 })

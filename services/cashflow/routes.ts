@@ -4,6 +4,7 @@ import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
 import {
   AnalyzeBody,
+  AnalyzeResponse,
   DailyQuery,
   DailyResponse,
   ForecastQuery,
@@ -51,6 +52,7 @@ export function createCashflowApp(ctx: ServiceContext) {
       {
         auth: 'read',
         body: AnalyzeBody,
+        response: { 200: AnalyzeResponse },
         detail: doc('Trends, seasonality, category drivers and recurring payments'),
       },
     )

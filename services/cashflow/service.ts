@@ -49,11 +49,17 @@ export function ingestBatch(
 export function getSummary(
   ctx: ServiceContext,
   tenantId: string,
-  query: { days?: number; as_of?: string },
+  query: { days?: number; as_of?: string; from?: string; to?: string },
 ) {
   const db = dbOf(ctx, tenantId)
-  const to = dayParam(query.as_of, 'as_of') ?? todayOf(ctx, tenantId)
-  return summarizeCashflow(db, tenantId, to, query.days ?? 30, readState(db, tenantId))
+  const to = dayParam(query.to, 'to') ?? dayParam(query.as_of, 'as_of') ?? todayOf(ctx, tenantId)
+  const from = dayParam(query.from, 'from')
+  let days = query.days ?? 30
+  if (from) {
+    checkRange(from, to)
+    days = daysBetween(from, to) + 1
+  }
+  return summarizeCashflow(db, tenantId, to, days, readState(db, tenantId))
 }
 
 export function getDaily(
