@@ -80,6 +80,7 @@ describe('cashflow ingest and daily series', () => {
       categories: { misc: { inflow: 100.5, outflow: 0, net: 100.5 } },
     })
     await publish('tz-shop', [{ ...late, category: 'sales' }], 'evt_tz_2')
+    await publish('tz-shop', [{ ...late, category: 'sales' }], 'evt_tz_3')
     daily = await call('tz-shop', 'GET', '/api/v1/cashflow/daily?from=2025-03-02&to=2025-03-02')
     expect(daily.body.data[0]).toMatchObject({ inflow: 100.5, net: 100.5 })
     expect(daily.body.data[0].categories).toEqual({
