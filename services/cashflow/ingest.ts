@@ -1,0 +1,124 @@
+import type { TransactionEvent } from '../../schema/events.ts'
+import type { Db } from '../kernel/db.ts'
+import { dayIn } from './days.ts'
+
+interface StoredTransaction {
+  day: string
+  direction: string
+  category: string
+  amount: number
+}
+
+const cents = (value: number) => Math.round(value * 100)
+
+/**
+ * Applies one categorized batch to the tenant's daily series. Call inside the inbox transaction
+ * (`handleOnce`). A transaction id seen before is a re-categorization (or correction): its old
+ * contribution is taken out of the series and the new one put in, so amounts move between
+ * categories and nothing is counted twice.
+ */
+export function applyTransactions(
+  db: Db,
+  tenantId: string,
+  timeZone: string,
+  transactions: readonly TransactionEvent[],
+  now: Date,
+): void {
+  const sqlite = db.sqlite
+  const find = sqlite.query<StoredTransaction, [string, string]>(
+    'SELECT day, direction, category, amount FROM cashflow_transactions WHERE tenant_id = ? AND id = ?',
+  )
+  const upsertTxn = sqlite.query(
+    `INSERT INTO cashflow_transactions
+       (tenant_id, id, day, occurred_at, direction, category, amount, balance, counterparty)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (tenant_id, id) DO UPDATE SET day = excluded.day,
+       occurred_at = excluded.occurred_at, direction = excluded.direction,
+       category = excluded.category, amount = excluded.amount,
+       balance = coalesce(excluded.balance, balance),
+       counterparty = coalesce(excluded.counterparty, counterparty)`,
+  )
+  const addDaily = sqlite.query(
+    `INSERT INTO cashflow_daily (tenant_id, day, category, inflow, outflow, count)
+     VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (tenant_id, day, category) DO UPDATE SET inflow = inflow + excluded.inflow,
+       outflow = outflow + excluded.outflow, count = count + excluded.count`,
+  )
+  const dropEmpty = sqlite.query(
+    'DELETE FROM cashflow_daily WHERE tenant_id = ? AND day = ? AND category = ? AND count <= 0',
+  )
+
+  let latest: { at: string; ms: number; balance: number } | null = null
+  for (const txn of transactions) {
+    const occurredMs = Date.parse(txn.occurred_at)
+    if (!Number.isFinite(occurredMs) || !Number.isFinite(txn.amount)) continue
+    const amount = Math.abs(cents(txn.amount))
+    const direction = txn.direction === 'in' ? 'in' : 'out'
+    const category = txn.category?.trim() || 'uncategorized'
+    const day = dayIn(timeZone, new Date(occurredMs))
+    const previous = find.get(tenantId, txn.transaction_id)
+    const changed =
+      !previous ||
+      previous.day !== day ||
+      previous.direction !== direction ||
+      previous.category !== category ||
+      previous.amount !== amount
+    if (previous && changed) {
+      const inflow = previous.direction === 'in' ? -previous.amount : 0
+      const outflow = previous.direction === 'out' ? -previous.amount : 0
+      addDaily.run(tenantId, previous.day, previous.category, inflow, outflow, -1)
+      dropEmpty.run(tenantId, previous.day, previous.category)
+    }
+    if (changed) {
+      const inflow = direction === 'in' ? amount : 0
+      addDaily.run(tenantId, day, category, inflow, direction === 'out' ? amount : 0, 1)
+    }
+    const balance = txn.balance == null || !Number.isFinite(txn.balance) ? null : cents(txn.balance)
+    const counterparty = counterpartyKey(txn)
+    upsertTxn.run(
+      tenantId,
+      txn.transaction_id,
+      day,
+      new Date(occurredMs).toISOString(),
+      direction,
+      category,
+      amount,
+      balance,
+      counterparty,
+    )
+    if (balance !== null && (!latest || occurredMs >= latest.ms)) {
+      latest = { at: new Date(occurredMs).toISOString(), ms: occurredMs, balance }
+    }
+  }
+  if (latest) recordBalance(db, tenantId, latest.balance, latest.at, now)
+}
+
+/** Keeps the balance of the latest transaction that carried one (later occurred_at wins). */
+function recordBalance(db: Db, tenantId: string, balance: number, at: string, now: Date): void {
+  db.sqlite
+    .query(
+      `INSERT INTO cashflow_state (tenant_id, balance, balance_at, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (tenant_id) DO UPDATE SET balance = excluded.balance,
+         balance_at = excluded.balance_at, updated_at = excluded.updated_at
+       WHERE balance_at IS NULL OR excluded.balance_at >= balance_at`,
+    )
+    .run(tenantId, balance, at, now.toISOString())
+}
+
+/**
+ * Who a transaction is with, for recurring-payment detection: the name, else the phone, else the
+ * description without its digits (receipt numbers, dates).
+ */
+function counterpartyKey(txn: TransactionEvent): string | null {
+  const name = txn.counterparty_name?.trim()
+  if (name) return name
+  const phone = txn.counterparty_phone?.trim()
+  if (phone) return phone
+  const text = txn.description
+    .toLowerCase()
+    .replace(/[0-9]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 80)
+  return text || null
+}

@@ -1,0 +1,158 @@
+import type { TransactionEvent } from '../../schema/events.ts'
+import type { ServiceContext } from '../kernel/context.ts'
+import { invalidField } from '../kernel/errors.ts'
+import { handleOnce } from '../kernel/events.ts'
+import { toMinor } from '../kernel/money.ts'
+import { evaluateLowBalance, readState, setThreshold } from './alerts.ts'
+import { type AnalyzeOptions, analyzeCashflow } from './analyze.ts'
+import { addDays, daysBetween, isDay } from './days.ts'
+import { forecastCashflow } from './forecast.ts'
+import { applyTransactions } from './ingest.ts'
+import { loadCategoryDays, seriesBounds, timeZoneOf, todayOf } from './series.ts'
+import { summarizeCashflow } from './summary.ts'
+
+export const SERVICE = 'cashflow'
+/** Longest range /daily and /analyze accept, about ten years. */
+const MAX_RANGE_DAYS = 3660
+
+const dbOf = (ctx: ServiceContext, tenantId: string) => ctx.registry.tenant(SERVICE, tenantId)
+
+function dayParam(value: string | undefined, field: string): string | undefined {
+  if (value === undefined || value === '') return undefined
+  const day = value.length > 10 && !Number.isNaN(Date.parse(value)) ? value.slice(0, 10) : value
+  if (!isDay(day)) throw invalidField(field, 'must be a date YYYY-MM-DD')
+  return day
+}
+
+function checkRange(from: string, to: string): void {
+  if (from > to) throw invalidField('from', 'must not be after to')
+  if (daysBetween(from, to) >= MAX_RANGE_DAYS) {
+    throw invalidField('from', `the range may span at most ${MAX_RANGE_DAYS} days`)
+  }
+}
+
+/** Applies one categorized batch once (inbox) and checks the low-balance alert in the same transaction. */
+export function ingestBatch(
+  ctx: ServiceContext,
+  tenantId: string,
+  eventId: string,
+  transactions: readonly TransactionEvent[],
+): boolean {
+  const db = dbOf(ctx, tenantId)
+  const timeZone = timeZoneOf(ctx, tenantId)
+  return handleOnce(db, SERVICE, eventId, () => {
+    applyTransactions(db, tenantId, timeZone, transactions, ctx.clock.now())
+    evaluateLowBalance(db, tenantId, ctx.clock)
+  })
+}
+
+export function getSummary(
+  ctx: ServiceContext,
+  tenantId: string,
+  query: { days?: number; as_of?: string; from?: string; to?: string },
+) {
+  const db = dbOf(ctx, tenantId)
+  const to = dayParam(query.to, 'to') ?? dayParam(query.as_of, 'as_of') ?? todayOf(ctx, tenantId)
+  const from = dayParam(query.from, 'from')
+  let days = query.days ?? 30
+  if (from) {
+    checkRange(from, to)
+    days = daysBetween(from, to) + 1
+  }
+  return summarizeCashflow(db, tenantId, to, days, readState(db, tenantId))
+}
+
+export function getDaily(
+  ctx: ServiceContext,
+  tenantId: string,
+  query: { from?: string; to?: string },
+) {
+  const to = dayParam(query.to, 'to') ?? todayOf(ctx, tenantId)
+  const from = dayParam(query.from, 'from') ?? addDays(to, -29)
+  checkRange(from, to)
+  const byDay = new Map<string, Record<string, { inflow: number; outflow: number; net: number }>>()
+  for (const row of loadCategoryDays(dbOf(ctx, tenantId), tenantId, from, to)) {
+    const categories = byDay.get(row.day) ?? {}
+    categories[row.category] = {
+      inflow: row.inflow / 100,
+      outflow: row.outflow / 100,
+      net: (row.inflow - row.outflow) / 100,
+    }
+    byDay.set(row.day, categories)
+  }
+  const data = []
+  for (let day = from; day <= to; day = addDays(day, 1)) {
+    const categories = byDay.get(day) ?? {}
+    let inflow = 0
+    let outflow = 0
+    for (const c of Object.values(categories)) {
+      inflow += Math.round(c.inflow * 100)
+      outflow += Math.round(c.outflow * 100)
+    }
+    data.push({
+      date: day,
+      inflow: inflow / 100,
+      outflow: outflow / 100,
+      net: (inflow - outflow) / 100,
+      categories,
+    })
+  }
+  return { tenant_id: tenantId, from, to, data }
+}
+
+/**
+ * Default period: the year up to the last day with data (or today without data), never before
+ * the first day with data.
+ */
+export function analyze(
+  ctx: ServiceContext,
+  tenantId: string,
+  body: { from?: string; to?: string; options?: Partial<AnalyzeOptions> },
+) {
+  const db = dbOf(ctx, tenantId)
+  const bounds = seriesBounds(db, tenantId)
+  const to = dayParam(body.to, 'to') ?? bounds?.last ?? todayOf(ctx, tenantId)
+  let from = dayParam(body.from, 'from')
+  if (!from) {
+    from = addDays(to, -364)
+    if (bounds && bounds.first > from && bounds.first <= to) from = bounds.first
+  }
+  checkRange(from, to)
+  return analyzeCashflow(db, tenantId, from, to, {
+    significance: body.options?.significance ?? 0.05,
+    drivers_limit: body.options?.drivers_limit ?? 5,
+    recurring: body.options?.recurring ?? true,
+    recurring_limit: body.options?.recurring_limit ?? 20,
+  })
+}
+
+export function forecast(ctx: ServiceContext, tenantId: string, horizon: number) {
+  const db = dbOf(ctx, tenantId)
+  return forecastCashflow(db, tenantId, horizon, readState(db, tenantId).balance)
+}
+
+export function getSettings(ctx: ServiceContext, tenantId: string) {
+  const state = readState(dbOf(ctx, tenantId), tenantId)
+  return {
+    tenant_id: tenantId,
+    low_balance_threshold: state.threshold === null ? null : state.threshold / 100,
+  }
+}
+
+/** Sets the threshold and checks it at once: a balance already below it alerts (once). */
+export function updateSettings(
+  ctx: ServiceContext,
+  tenantId: string,
+  body: { low_balance_threshold: number | null },
+) {
+  const db = dbOf(ctx, tenantId)
+  const threshold =
+    body.low_balance_threshold === null
+      ? null
+      : toMinor(body.low_balance_threshold, 'low_balance_threshold')
+  db.write(() => {
+    setThreshold(db, tenantId, threshold, ctx.clock.now())
+    evaluateLowBalance(db, tenantId, ctx.clock)
+  })
+  return getSettings(ctx, tenantId)
+}
