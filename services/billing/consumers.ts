@@ -1,0 +1,178 @@
+import { and, eq } from 'drizzle-orm'
+import { invoices, subscriptions } from '../../schema/billing/tables.ts'
+import {
+  type EventEnvelope,
+  type PaymentFailedEvent,
+  type TenantChangedEvent,
+  type TransactionEvent,
+  topics,
+  type UsageEvent,
+} from '../../schema/events.ts'
+import { handleOnce } from '../kernel/events.ts'
+import { isTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
+import type { Billing } from './billing.ts'
+import { markInvoicePaid, notePaymentFailed } from './invoices.ts'
+import { usageMetrics } from './model.ts'
+import { findPlan } from './plans.ts'
+import { cancelSubscription, changePlan, ensureSubscription } from './subscriptions.ts'
+import { recordUsage, syncEntitlements } from './usage.ts'
+
+const INVOICE_NUMBER = /^INV-\d{6,}$/
+
+/**
+ * Subscribes billing to its inputs (DESIGN §7, §10). Each handler is idempotent by event id: usage
+ * through the usage table's (tenant, event id) key, the rest through the inbox.
+ */
+export async function subscribeBilling(b: Billing): Promise<void> {
+  const { bus, log } = b.ctx
+  const guard =
+    (name: string, fn: (e: EventEnvelope<any>) => void) => async (event: EventEnvelope) => {
+      if (!event?.id || !isTenantId(event.tenant_id) || event.tenant_id === PLATFORM_TENANT) {
+        log.warn('ignored an event without a usable tenant', { topic: name, event_id: event?.id })
+        return
+      }
+      fn(event)
+    }
+  await bus.subscribe(
+    topics.tenantsChanged,
+    guard(topics.tenantsChanged, (e) => onTenant(b, e)),
+  )
+  await bus.subscribe(
+    topics.usage,
+    guard(topics.usage, (e) => onUsage(b, e)),
+  )
+  await bus.subscribe(
+    topics.transactionsSuccess,
+    guard(topics.transactionsSuccess, (e) => onPaymentSuccess(b, e)),
+  )
+  await bus.subscribe(
+    topics.transactionsFailed,
+    guard(topics.transactionsFailed, (e) => onPaymentFailed(b, e)),
+  )
+}
+
+function eventTime(b: Billing, occurredAt: string | undefined): Date {
+  const now = b.ctx.clock.now()
+  const t = occurredAt ? new Date(occurredAt) : now
+  return Number.isNaN(t.getTime()) || t > now ? now : t
+}
+
+/** A tenant was created (subscription on its plan), moved to a plan, or deleted (canceled). */
+export function onTenant(b: Billing, e: EventEnvelope<TenantChangedEvent>): void {
+  const tenantId = e.tenant_id
+  const data = e.data
+  let touched = false
+  handleOnce(b.db, 'billing.tenants', e.id, () => {
+    if (data.change === 'deleted') {
+      cancelSubscription(b, tenantId, b.ctx.clock.now())
+      touched = true
+      return
+    }
+    const plan = data.plan && findPlan(b.db, data.plan) ? data.plan : null
+    if (data.plan && !plan)
+      b.ctx.log.warn('tenant event names an unknown plan', { tenant_id: tenantId, plan: data.plan })
+    if (data.change === 'created') {
+      const { created } = ensureSubscription(
+        b,
+        tenantId,
+        eventTime(b, e.occurred_at),
+        plan ?? 'free',
+        data.name ?? null,
+      )
+      touched = true
+      if (created) return
+    }
+    if (data.name)
+      b.db.orm
+        .update(subscriptions)
+        .set({ tenantName: data.name })
+        .where(eq(subscriptions.tenantId, tenantId))
+        .run()
+    const current = b.db.orm
+      .select({ status: subscriptions.status })
+      .from(subscriptions)
+      .where(eq(subscriptions.tenantId, tenantId))
+      .get()
+    if (current?.status === 'canceled') return
+    if (plan && (data.change === 'created' || data.change === 'updated')) {
+      touched = changePlan(b, tenantId, plan, b.ctx.clock.now()).changed || touched
+    }
+  })
+  if (touched) syncEntitlements(b, tenantId, b.ctx.clock.now())
+}
+
+export function onUsage(b: Billing, e: EventEnvelope<UsageEvent>): void {
+  const { metric, quantity } = e.data ?? ({} as UsageEvent)
+  if (!(usageMetrics as readonly string[]).includes(metric) || !Number.isSafeInteger(quantity)) {
+    b.ctx.log.warn('ignored a malformed usage event', { event_id: e.id, metric })
+    return
+  }
+  if (quantity < 0) return
+  recordUsage(
+    b,
+    { tenantId: e.tenant_id, metric, quantity, eventId: e.id, source: 'event' },
+    b.ctx.clock.now(),
+  )
+}
+
+/**
+ * A payment whose account reference is an invoice number of the same tenant pays that invoice
+ * when it covers the total (STK push takes whole shillings, so the amount asked is rounded up).
+ */
+export function onPaymentSuccess(b: Billing, e: EventEnvelope<TransactionEvent>): void {
+  const ref = e.data?.account_reference?.trim().toUpperCase()
+  if (!ref || !INVOICE_NUMBER.test(ref)) return
+  const now = b.ctx.clock.now()
+  let paid = false
+  handleOnce(b.db, 'billing.payments', e.id, () => {
+    const inv = b.db.orm
+      .select()
+      .from(invoices)
+      .where(and(eq(invoices.number, ref), eq(invoices.tenantId, e.tenant_id)))
+      .get()
+    if (!inv) {
+      b.ctx.log.warn('payment names an unknown invoice', { tenant_id: e.tenant_id, ref })
+      return
+    }
+    const amountCents = Math.round(Number(e.data.amount) * 100)
+    if (!(amountCents >= inv.totalCents)) {
+      notePaymentFailed(
+        b,
+        e.tenant_id,
+        {
+          checkout_request_id: e.data.checkout_request_id ?? e.data.transaction_id,
+          status: 'underpaid',
+          result_desc: `paid ${e.data.amount}, invoice total is ${inv.totalCents / 100}`,
+        },
+        ref,
+        amountCents,
+        e.data.counterparty_phone ?? null,
+        now,
+      )
+      return
+    }
+    markInvoicePaid(b, inv, now, e.data.checkout_request_id ?? null)
+    paid = true
+  })
+  if (paid) syncEntitlements(b, e.tenant_id, now)
+}
+
+export function onPaymentFailed(b: Billing, e: EventEnvelope<PaymentFailedEvent>): void {
+  const ref = e.data?.account_reference?.trim().toUpperCase()
+  if (!ref || !INVOICE_NUMBER.test(ref) || !e.data.checkout_request_id) return
+  handleOnce(b.db, 'billing.payments', e.id, () => {
+    notePaymentFailed(
+      b,
+      e.tenant_id,
+      {
+        checkout_request_id: e.data.checkout_request_id,
+        status: e.data.status || 'failed',
+        result_desc: e.data.result_desc ?? null,
+      },
+      ref,
+      Math.round(Number(e.data.amount ?? 0) * 100),
+      e.data.phone_number ?? null,
+      b.ctx.clock.now(),
+    )
+  })
+}
