@@ -496,4 +496,93 @@ describe('billing service', () => {
     const manager = await kit.authFor({ tenantId: 'acme', role: 'Manager' })
     expect((await req('GET', '/api/v1/billing/invoices', manager)).status).toBe(403)
   })
+
+  it('voids an overdue invoice for the operator only and reactivates the tenant', async () => {
+    await tenantCreated('acme', 'pro', '2026-01-01T00:00:00Z')
+    const admin = await kit.authFor({ tenantId: 'acme', role: 'Admin' })
+    const run = await req('POST', '/api/v1/billing/run-cycle', operator, {
+      at: '2026-02-20T00:00:00Z',
+    })
+    expect(run.body).toMatchObject({ past_due: ['acme'], suspended: ['acme'] })
+    const id = run.body.invoices[0]
+    expect((await req('POST', `/api/v1/billing/invoices/${id}/void`, admin)).status).toBe(403)
+    const voided = await req('POST', `/api/v1/billing/invoices/${id}/void`, operator)
+    expect(voided.body).toMatchObject({ status: 'void' })
+    expect((await req('GET', '/api/v1/billing/subscriptions/acme', admin)).body.status).toBe(
+      'active',
+    )
+    expect(
+      (
+        await req('POST', `/api/v1/billing/invoices/${id}/pay`, admin, {
+          phone_number: '254708374149',
+        })
+      ).status,
+    ).toBe(409)
+  })
+
+  it('marks an invoice paid from the checkout id of its STK push', async () => {
+    await tenantCreated('acme', 'pro', '2026-01-01T00:00:00Z')
+    const admin = await kit.authFor({ tenantId: 'acme', role: 'Admin' })
+    const run = await req('POST', '/api/v1/billing/run-cycle', operator, {
+      at: '2026-02-01T00:00:00Z',
+    })
+    const id = run.body.invoices[0]
+    await req('POST', `/api/v1/billing/invoices/${id}/pay`, admin, { phone_number: '254708374149' })
+    const event = (tenant: string, amount: number, eventId: string) => ({
+      id: eventId,
+      type: topics.transactionsSuccess,
+      version: 1,
+      tenant_id: tenant,
+      occurred_at: '2026-02-02T00:00:00Z',
+      data: {
+        transaction_id: 'txn_2',
+        occurred_at: '2026-02-02T00:00:00Z',
+        amount,
+        direction: 'in',
+        description: 'Invoice',
+        source: 'payment',
+        checkout_request_id: 'ws_CO_1',
+        account_reference: 'ACME',
+      },
+    })
+    await kit.bus.publish(topics.transactionsSuccess, event('beta', 2500, 'evt-other-tenant'))
+    await kit.bus.publish(topics.transactionsSuccess, event('acme', 100, 'evt-short'))
+    expect((await req('GET', `/api/v1/billing/invoices/${id}`, admin)).body.status).toBe('open')
+    await kit.bus.publish(topics.transactionsSuccess, event('acme', 2500, 'evt-full'))
+    const inv = (await req('GET', `/api/v1/billing/invoices/${id}`, admin)).body
+    expect(inv.status).toBe('paid')
+    expect(inv.payment_attempts[0]).toMatchObject({
+      checkout_request_id: 'ws_CO_1',
+      status: 'success',
+    })
+  })
+
+  it('cancels the subscription of a deleted tenant and stops billing it', async () => {
+    await tenantCreated('acme', 'pro', '2026-01-01T00:00:00Z')
+    await kit.bus.publish(topics.tenantsChanged, {
+      id: 'evt-acme-deleted',
+      type: topics.tenantsChanged,
+      version: 1,
+      tenant_id: 'acme',
+      occurred_at: '2026-01-05T00:00:00Z',
+      data: {
+        change: 'deleted',
+        name: 'acme Ltd',
+        plan: 'pro',
+        isolation: 'shared',
+        status: 'deleted',
+        features: {},
+        timezone: 'Africa/Nairobi',
+      },
+    })
+    const admin = await kit.authFor({ tenantId: 'acme', role: 'Admin' })
+    expect((await req('GET', '/api/v1/billing/subscriptions/acme', admin)).body.status).toBe(
+      'canceled',
+    )
+    const run = await req('POST', '/api/v1/billing/run-cycle', operator, {
+      at: '2026-03-01T00:00:00Z',
+    })
+    expect(run.body.invoices).toEqual([])
+    expect(() => assertEntitled(kit.registry, 'acme', { write: true })).toThrow()
+  })
 })

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm'
-import { invoices, subscriptions } from '../../schema/billing/tables.ts'
+import { invoicePayments, invoices, subscriptions } from '../../schema/billing/tables.ts'
 import {
   type EventEnvelope,
   type PaymentFailedEvent,
@@ -120,46 +120,81 @@ export function onUsage(b: Billing, e: EventEnvelope<UsageEvent>): void {
  * when it covers the total (STK push takes whole shillings, so the amount asked is rounded up).
  */
 export function onPaymentSuccess(b: Billing, e: EventEnvelope<TransactionEvent>): void {
-  const ref = e.data?.account_reference?.trim().toUpperCase()
-  if (!ref || !INVOICE_NUMBER.test(ref)) return
+  const ref = e.data?.account_reference?.trim()
+  const checkout = e.data?.checkout_request_id
+  if (!ref && !checkout) return
   const now = b.ctx.clock.now()
   let paid = false
   handleOnce(b.db, 'billing.payments', e.id, () => {
-    const inv = b.db.orm
-      .select()
-      .from(invoices)
-      .where(and(eq(invoices.number, ref), eq(invoices.tenantId, e.tenant_id)))
-      .get()
-    if (!inv) {
-      b.ctx.log.warn('payment names an unknown invoice', { tenant_id: e.tenant_id, ref })
-      return
-    }
+    const inv = invoiceOfPayment(b, e.tenant_id, ref, checkout)
+    if (!inv) return
     const amountCents = Math.round(Number(e.data.amount) * 100)
     if (!(amountCents >= inv.totalCents)) {
       notePaymentFailed(
         b,
         e.tenant_id,
         {
-          checkout_request_id: e.data.checkout_request_id ?? e.data.transaction_id,
+          checkout_request_id: checkout ?? e.data.transaction_id,
           status: 'underpaid',
           result_desc: `paid ${e.data.amount}, invoice total is ${inv.totalCents / 100}`,
         },
-        ref,
+        inv.number,
         amountCents,
         e.data.counterparty_phone ?? null,
         now,
       )
       return
     }
-    markInvoicePaid(b, inv, now, e.data.checkout_request_id ?? null)
+    markInvoicePaid(b, inv, now, checkout ?? null)
     paid = true
   })
   if (paid) syncEntitlements(b, e.tenant_id, now)
 }
 
+/**
+ * The invoice a payment of this tenant is for: by account reference (the invoice number, as billing
+ * asks for it; the invoice id is accepted too, as DESIGN §10 words it), else by the checkout
+ * request id of an STK push billing started. Payments for anything else are not billing's.
+ */
+function invoiceOfPayment(
+  b: Billing,
+  tenantId: string,
+  ref: string | undefined,
+  checkout: string | undefined,
+) {
+  const ofTenant = (cond: ReturnType<typeof eq>) =>
+    b.db.orm
+      .select()
+      .from(invoices)
+      .where(and(cond, eq(invoices.tenantId, tenantId)))
+      .get()
+  if (ref && INVOICE_NUMBER.test(ref.toUpperCase())) {
+    const inv = ofTenant(eq(invoices.number, ref.toUpperCase()))
+    if (inv) return inv
+  }
+  if (ref?.startsWith('inv_')) {
+    const inv = ofTenant(eq(invoices.id, ref))
+    if (inv) return inv
+  }
+  if (checkout) {
+    const attempt = b.db.orm
+      .select({ invoiceId: invoicePayments.invoiceId })
+      .from(invoicePayments)
+      .where(
+        and(
+          eq(invoicePayments.checkoutRequestId, checkout),
+          eq(invoicePayments.tenantId, tenantId),
+        ),
+      )
+      .get()
+    if (attempt) return ofTenant(eq(invoices.id, attempt.invoiceId))
+  }
+  return null
+}
+
 export function onPaymentFailed(b: Billing, e: EventEnvelope<PaymentFailedEvent>): void {
-  const ref = e.data?.account_reference?.trim().toUpperCase()
-  if (!ref || !INVOICE_NUMBER.test(ref) || !e.data.checkout_request_id) return
+  const ref = e.data?.account_reference?.trim().toUpperCase() ?? ''
+  if (!e.data?.checkout_request_id) return
   handleOnce(b.db, 'billing.payments', e.id, () => {
     notePaymentFailed(
       b,

@@ -280,21 +280,46 @@ export function markInvoicePaid(
         .set({ status: 'success', updatedAt: iso(at) })
         .where(eq(invoicePayments.checkoutRequestId, checkoutRequestId))
         .run()
-    const sub = b.db.orm
-      .select()
-      .from(subscriptions)
-      .where(eq(subscriptions.tenantId, invoice.tenantId))
-      .get()
-    if (!sub || (sub.status !== 'past_due' && sub.status !== 'suspended'))
-      return { reactivated: false }
-    const graceEnds = graceEndsFor(b, invoice.tenantId)
-    if (graceEnds) {
-      if (graceEnds !== sub.gracePeriodEnds && sub.status === 'past_due')
-        updateSubscription(b, sub, { gracePeriodEnds: graceEnds }, 'invoice_paid', at)
-      return { reactivated: false }
-    }
-    updateSubscription(b, sub, { status: 'active', gracePeriodEnds: null }, 'reactivated', at)
-    return { reactivated: true }
+    return { reactivated: settleSubscription(b, invoice.tenantId, at) }
+  })
+}
+
+/**
+ * After an invoice stopped being owed (paid or void): a past-due or suspended subscription with
+ * nothing else past due is active again; otherwise its grace period follows the earliest unpaid.
+ */
+function settleSubscription(b: Billing, tenantId: string, at: Date): boolean {
+  const sub = b.db.orm
+    .select()
+    .from(subscriptions)
+    .where(eq(subscriptions.tenantId, tenantId))
+    .get()
+  if (!sub || (sub.status !== 'past_due' && sub.status !== 'suspended')) return false
+  const graceEnds = graceEndsFor(b, tenantId)
+  if (graceEnds) {
+    if (graceEnds !== sub.gracePeriodEnds && sub.status === 'past_due')
+      updateSubscription(b, sub, { gracePeriodEnds: graceEnds }, 'grace_period_moved', at)
+    return false
+  }
+  updateSubscription(b, sub, { status: 'active', gracePeriodEnds: null }, 'reactivated', at)
+  return true
+}
+
+/** The operator writes an invoice off: nothing is owed on it any more. */
+export function voidInvoice(b: Billing, invoiceId: string, at: Date): InvoiceRow {
+  return b.db.write(() => {
+    const inv = b.db.orm.select().from(invoices).where(eq(invoices.id, invoiceId)).get()
+    if (!inv) throw new NotFound('invoice', invoiceId)
+    if (inv.status === 'void') return inv
+    if (inv.status === 'paid')
+      throw new Conflict(`invoice ${inv.number} is paid; it cannot be voided`)
+    b.db.orm
+      .update(invoices)
+      .set({ status: 'void', voidedAt: iso(at) })
+      .where(eq(invoices.id, invoiceId))
+      .run()
+    settleSubscription(b, inv.tenantId, at)
+    return { ...inv, status: 'void', voidedAt: iso(at) }
   })
 }
 

@@ -29,9 +29,13 @@ export function renderInvoicePdf(
   doc.setFont('helvetica', 'bold').setFontSize(10).text('Bill to', left, y)
   doc.setFont('helvetica', 'normal').text(tenantName, left, y + 5)
   doc.text(`Tenant ID: ${inv.tenant_id}`, left, y + 10)
+  doc
+    .setFontSize(7)
+    .setTextColor(110)
+    .text(`Invoice ID: ${inv.id}`, left, y + 15)
+  doc.setFontSize(10).setTextColor(0)
   const meta: Array<[string, string]> = [
     ['Invoice number', inv.number],
-    ['Invoice ID', inv.id],
     ['Issue date', date(inv.issued_at)],
     ['Due date', date(inv.due_at)],
     ['Billing period', `${date(inv.period_start)} to ${date(inv.period_end)}`],

@@ -6,7 +6,7 @@ import { createServiceApp } from '../kernel/service.ts'
 import { assertTenantId } from '../kernel/tenant-id.ts'
 import type { Billing } from './billing.ts'
 import { runCycle } from './cycle.ts'
-import { getInvoiceRow, listInvoices, paymentAttempts, toInvoice } from './invoices.ts'
+import { getInvoiceRow, listInvoices, paymentAttempts, toInvoice, voidInvoice } from './invoices.ts'
 import {
   CreatePlanBody,
   CycleReport,
@@ -238,6 +238,21 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
         params: InvoiceParams,
         body: PayBody,
         detail: secured('Pay an invoice by M-Pesa STK push through the payment service'),
+      },
+    )
+    .post(
+      '/api/v1/billing/invoices/:invoice_id/void',
+      ({ params }) => {
+        const now = ctx.clock.now()
+        const inv = voidInvoice(b, params.invoice_id, now)
+        syncEntitlements(b, inv.tenantId, now)
+        return toInvoice(inv)
+      },
+      {
+        auth: 'operator',
+        params: InvoiceParams,
+        response: { 200: Invoice },
+        detail: secured('Void an unpaid invoice (operator only)'),
       },
     )
     .post(

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql } from 'drizzle-orm'
+import { asc, eq, sql } from 'drizzle-orm'
 import { planChanges, subscriptionEvents, subscriptions } from '../../schema/billing/tables.ts'
 import { type SubscriptionChangedEvent, topics } from '../../schema/events.ts'
 import type { Clock } from '../kernel/clock.ts'
@@ -204,15 +204,12 @@ export function cancelSubscription(b: Billing, tenantId: string, at: Date): Subs
   })
 }
 
-export function listSubscriptionEvents(b: Billing, tenantId: string, after?: string) {
+/** Oldest first, in the order the changes were written. */
+export function listSubscriptionEvents(b: Billing, tenantId: string) {
   return b.db.orm
     .select()
     .from(subscriptionEvents)
-    .where(
-      after
-        ? and(eq(subscriptionEvents.tenantId, tenantId), gt(subscriptionEvents.id, after))
-        : eq(subscriptionEvents.tenantId, tenantId),
-    )
+    .where(eq(subscriptionEvents.tenantId, tenantId))
     .orderBy(asc(sql`rowid`))
     .all()
     .map((e) => ({
