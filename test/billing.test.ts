@@ -41,9 +41,13 @@ describe('billing end to end', () => {
   let p: TestPlatform
   let operator: string
   let broker: MqttClient
-  // Both tenants start ten days ago, so the first period ends in about three weeks.
-  const startedAt = new Date(Math.floor((Date.now() - 10 * DAY) / 1000) * 1000)
-  const publish = (topic: string, tenantId: string, id: string, data: Record<string, unknown>) =>
+  const publish = (
+    topic: string,
+    tenantId: string,
+    id: string,
+    data: Record<string, unknown>,
+    occurredAt = new Date(),
+  ) =>
     broker.publishAsync(
       topic,
       JSON.stringify({
@@ -51,21 +55,36 @@ describe('billing end to end', () => {
         type: topic,
         version: 1,
         tenant_id: tenantId,
-        occurred_at: startedAt.toISOString(),
+        occurred_at: occurredAt.toISOString(),
         data,
       }),
       { qos: 1 },
     )
-  const tenantEvent = (tenantId: string, id: string, change: string, plan: string) =>
-    publish(topics.tenantsChanged, tenantId, id, {
-      change,
-      name: `${tenantId.toUpperCase()} Traders`,
-      plan,
-      isolation: 'shared',
-      status: 'active',
-      features: {},
-      timezone: 'Africa/Nairobi',
-    })
+  const tenantEvent = (
+    tenantId: string,
+    id: string,
+    change: string,
+    plan: string,
+    occurredAt?: Date,
+  ) =>
+    publish(
+      topics.tenantsChanged,
+      tenantId,
+      id,
+      {
+        change,
+        name: `${tenantId.toUpperCase()} Traders`,
+        plan,
+        isolation: 'shared',
+        status: 'active',
+        features: {},
+        timezone: 'Africa/Nairobi',
+      },
+      occurredAt,
+    )
+  // kilo was created twelve hours ago, so an upgrade now falls in the middle of its period.
+  const kiloCreated = new Date(Date.now() - 12 * 3600_000)
+  let kiloProration = { periodStart: '', cents: 0 }
   const entitlementsFile = (tenantId: string) =>
     join(p.dataDir, 'tenants', tenantId, 'entitlements.json')
   const entitlements = (tenantId: string) => {
@@ -92,11 +111,12 @@ describe('billing end to end', () => {
     })
     await tenantEvent('acme', 'evt-acme-created', 'created', 'pro')
     await tenantEvent('zeta', 'evt-zeta-created', 'created', 'free')
+    await tenantEvent('kilo', 'evt-kilo-created', 'created', 'free', kiloCreated)
     await until(
       'subscriptions from tenants.changed',
-      async () => entitlements('acme') && entitlements('zeta'),
+      async () => entitlements('acme') && entitlements('zeta') && entitlements('kilo'),
     )
-    for (const t of ['acme', 'zeta'])
+    for (const t of ['acme', 'zeta', 'kilo'])
       await api(p.gateway, operator).post('/api/v1/auth/users', {
         tenant_id: t,
         email: `admin@${t}.test`,
@@ -133,6 +153,36 @@ describe('billing end to end', () => {
     ])
   })
 
+  it('upgrades mid-period when the tenant service announces the new plan, once', async () => {
+    const tenant = api(p.gateway, await p.login('admin@kilo.test', 'kilo-admin-password'))
+    const before = (await tenant.get('/api/v1/billing/subscriptions/kilo')).body
+    expect(before).toMatchObject({ plan: 'free', current_period_start: kiloCreated.toISOString() })
+    await tenantEvent('kilo', 'evt-kilo-upgraded', 'updated', 'pro')
+    const upgraded = await until('the upgrade', async () => {
+      const h = (await tenant.get('/api/v1/billing/subscriptions/kilo/events')).body.data
+      return h.find((e: { reason: string }) => e.reason === 'upgraded')
+    })
+    expect(upgraded).toMatchObject({ plan: 'pro', previous_plan: 'free', status: 'active' })
+    await tenantEvent('kilo', 'evt-kilo-upgraded', 'updated', 'pro')
+    await tenantEvent('kilo', 'evt-kilo-renamed', 'updated', 'pro')
+    await until(
+      'pro limits in the entitlements',
+      async () => entitlements('kilo')?.limits.transactions === 50000,
+    )
+    const history = (await tenant.get('/api/v1/billing/subscriptions/kilo/events')).body.data
+    expect(history.map((e: { reason: string }) => e.reason)).toEqual(['created', 'upgraded'])
+    const start = Date.parse(before.current_period_start)
+    const end = Date.parse(before.current_period_end)
+    const periodSeconds = Math.floor((end - start) / 1000)
+    const remaining = Math.floor((end - Date.parse(upgraded.occurred_at)) / 1000)
+    expect(remaining).toBeLessThan(periodSeconds - 11 * 3600)
+    kiloProration = {
+      periodStart: before.current_period_start,
+      cents: Math.round((250000 * remaining) / periodSeconds),
+    }
+    expect(kiloProration.cents).toBeLessThan(250000)
+  })
+
   it('bills a month: usage without duplicates, invoice lines and totals, PDF, overdue, suspension, payment', async () => {
     const admin = await p.login('admin@acme.test', 'acme-admin-password')
     const tenant = api(p.gateway, admin)
@@ -143,7 +193,12 @@ describe('billing end to end', () => {
       status: 'active',
       grace_period_ends: null,
     })
-    expect(sub.current_period_start).toBe(startedAt.toISOString())
+    const start = Date.parse(sub.current_period_start)
+    expect(Math.abs(start - Date.now())).toBeLessThan(60_000)
+    const end = new Date(start)
+    end.setUTCMonth(end.getUTCMonth() + 1)
+    if (end.getUTCDate() === new Date(start).getUTCDate())
+      expect(sub.current_period_end).toBe(end.toISOString())
 
     const record = (event_id: string, metric: string, quantity: number) =>
       tenant.post('/api/v1/billing/usage/record', { tenant_id: 'acme', metric, quantity, event_id })
@@ -193,7 +248,7 @@ describe('billing end to end', () => {
     )
     expect(cli.exitCode).toBe(0)
     const report = JSON.parse(cli.stdout.toString())
-    expect(report.renewed.sort()).toEqual(['acme', 'zeta'])
+    expect(report.renewed.sort()).toEqual(['acme', 'kilo', 'zeta'])
 
     const list = (await tenant.get('/api/v1/billing/invoices')).body
     expect(list.data).toHaveLength(1)
@@ -252,7 +307,7 @@ describe('billing end to end', () => {
     })
     expect((await tenant.get(`/api/v1/billing/invoices/${inv.id}`)).body.status).toBe('past_due')
     const graceReport = await runCycle(pastDue.grace_period_ends)
-    expect(graceReport.suspended).toEqual(['acme'])
+    expect(graceReport.suspended.sort()).toEqual(['acme', 'kilo'])
     expect((await tenant.get('/api/v1/billing/subscriptions/acme')).body.status).toBe('suspended')
 
     // Other services answer writes with 402 through the shared check and billing's file; reads pass.
@@ -306,40 +361,26 @@ describe('billing end to end', () => {
     ])
   }, 30_000)
 
-  it('prorates a mid-period upgrade to the cent on the next invoice', async () => {
-    const admin = await p.login('admin@zeta.test', 'zeta-admin-password')
-    const tenant = api(p.gateway, admin)
-    // zeta was renewed by the cycle above; its second period is the one being upgraded.
-    const before = (await tenant.get('/api/v1/billing/subscriptions/zeta')).body
-    expect(before.plan).toBe('free')
-    await tenantEvent('zeta', 'evt-zeta-upgraded', 'updated', 'pro')
-    const upgraded = await until('the upgrade', async () => {
-      const h = (await tenant.get('/api/v1/billing/subscriptions/zeta/events')).body.data
-      return h.find((e: { reason: string }) => e.reason === 'upgraded')
-    })
-    expect(upgraded).toMatchObject({ plan: 'pro', previous_plan: 'free' })
-    // Replayed event: no second change.
-    await tenantEvent('zeta', 'evt-zeta-upgraded', 'updated', 'pro')
-    expect(entitlements('zeta').limits.transactions).toBe(50000)
-
-    const start = Date.parse(before.current_period_start)
-    const end = Date.parse(before.current_period_end)
-    const periodSeconds = Math.floor((end - start) / 1000)
-    const remaining = Math.floor((end - Date.parse(upgraded.occurred_at)) / 1000)
-    const expectedCents = Math.round((250000 * Math.min(remaining, periodSeconds)) / periodSeconds)
-
-    const report = await runCycle(new Date(end + 60_000).toISOString())
-    expect(report.invoices.length).toBeGreaterThanOrEqual(1)
-    const invoices = (await tenant.get('/api/v1/billing/invoices')).body.data
-    const inv = invoices.find(
-      (i: { period_start: string }) => i.period_start === before.current_period_start,
+  it('puts the mid-period upgrade on the next invoice, prorated to the cent', async () => {
+    const tenant = api(p.gateway, await p.login('admin@kilo.test', 'kilo-admin-password'))
+    const inv = (await tenant.get('/api/v1/billing/invoices')).body.data.find(
+      (i: { period_start: string }) => i.period_start === kiloProration.periodStart,
     )
     expect(inv.lines).toEqual([
-      expect.objectContaining({ type: 'proration', amount: expectedCents / 100 }),
+      expect.objectContaining({
+        type: 'proration',
+        quantity: 1,
+        amount: kiloProration.cents / 100,
+      }),
     ])
-    expect(inv.total).toBe(expectedCents / 100)
+    expect(inv).toMatchObject({
+      plan: 'pro',
+      subtotal: kiloProration.cents / 100,
+      total: kiloProration.cents / 100,
+      status: 'past_due',
+    })
     expect(inv.number).toMatch(/^INV-\d{6}$/)
-    const history = (await tenant.get('/api/v1/billing/subscriptions/zeta/events')).body.data
-    expect(history.filter((e: { reason: string }) => e.reason === 'upgraded')).toHaveLength(1)
-  }, 30_000)
+    const next = (await tenant.get('/api/v1/billing/subscriptions/kilo')).body
+    expect(next).toMatchObject({ plan: 'pro', current_period_start: inv.period_end })
+  })
 })

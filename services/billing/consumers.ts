@@ -10,7 +10,7 @@ import {
 } from '../../schema/events.ts'
 import { handleOnce } from '../kernel/events.ts'
 import { isTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
-import type { Billing } from './billing.ts'
+import { type Billing, DAY_MS } from './billing.ts'
 import { markInvoicePaid, notePaymentFailed } from './invoices.ts'
 import { usageMetrics } from './model.ts'
 import { findPlan } from './plans.ts'
@@ -51,10 +51,16 @@ export async function subscribeBilling(b: Billing): Promise<void> {
   )
 }
 
+/**
+ * When a subscription starts: the tenant's creation time from the event, unless it lies in the
+ * future or more than a day back (a replay, or an event made by hand), then on arrival, so an old
+ * event never makes the cycle invoice months nobody used.
+ */
 function eventTime(b: Billing, occurredAt: string | undefined): Date {
   const now = b.ctx.clock.now()
   const t = occurredAt ? new Date(occurredAt) : now
-  return Number.isNaN(t.getTime()) || t > now ? now : t
+  const ok = !Number.isNaN(t.getTime()) && t <= now && now.getTime() - t.getTime() <= DAY_MS
+  return ok ? t : now
 }
 
 /** A tenant was created (subscription on its plan), moved to a plan, or deleted (canceled). */
