@@ -129,6 +129,8 @@ export function onPaymentSuccess(b: Billing, e: EventEnvelope<TransactionEvent>)
   const ref = e.data?.account_reference?.trim()
   const checkout = e.data?.checkout_request_id
   if (!ref && !checkout) return
+  // Most payments are not for invoices: leave them without an inbox row.
+  if (!invoiceOfPayment(b, e.tenant_id, ref, checkout)) return
   const now = b.ctx.clock.now()
   let paid = false
   handleOnce(b.db, 'billing.payments', e.id, () => {
