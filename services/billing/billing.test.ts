@@ -585,4 +585,88 @@ describe('billing service', () => {
     expect(run.body.invoices).toEqual([])
     expect(() => assertEntitled(kit.registry, 'acme', { write: true })).toThrow()
   })
+
+  it('runs every route through the security suite: no token, wrong role, other tenant', async () => {
+    await tenantCreated('acme', 'pro', '2026-01-01T00:00:00Z')
+    const run = await req('POST', '/api/v1/billing/run-cycle', operator, {
+      at: '2026-02-01T00:00:00Z',
+    })
+    const inv = run.body.invoices[0]
+    const routes: Array<{
+      method: string
+      path: string
+      body?: unknown
+      role: string
+      other?: number
+    }> = [
+      { method: 'GET', path: '/api/v1/billing/plans', role: 'read' },
+      {
+        method: 'POST',
+        path: '/api/v1/billing/plans',
+        role: 'operator',
+        body: {
+          name: 'X',
+          price: 1,
+          limits: { transactions: 1, statements: 1, users: 1, webhook_endpoints: 1 },
+        },
+      },
+      { method: 'GET', path: '/api/v1/billing/subscriptions/acme', role: 'read', other: 403 },
+      {
+        method: 'GET',
+        path: '/api/v1/billing/subscriptions/acme/events',
+        role: 'read',
+        other: 403,
+      },
+      {
+        method: 'POST',
+        path: '/api/v1/billing/subscriptions/upgrade',
+        role: 'admin',
+        body: { tenant_id: 'acme', plan: 'enterprise' },
+        other: 403,
+      },
+      {
+        method: 'POST',
+        path: '/api/v1/billing/usage/record',
+        role: 'admin',
+        body: { tenant_id: 'acme', metric: 'payments', quantity: 1, event_id: 's-1' },
+        other: 403,
+      },
+      { method: 'GET', path: '/api/v1/billing/usage/acme', role: 'read', other: 403 },
+      { method: 'GET', path: '/api/v1/billing/invoices', role: 'admin' },
+      { method: 'GET', path: `/api/v1/billing/invoices/${inv}`, role: 'admin', other: 404 },
+      { method: 'GET', path: `/api/v1/billing/invoices/${inv}/pdf`, role: 'admin', other: 404 },
+      {
+        method: 'POST',
+        path: `/api/v1/billing/invoices/${inv}/pay`,
+        role: 'admin',
+        body: { phone_number: '254708374149' },
+        other: 404,
+      },
+      { method: 'POST', path: `/api/v1/billing/invoices/${inv}/void`, role: 'operator' },
+      { method: 'POST', path: '/api/v1/billing/run-cycle', role: 'operator', body: {} },
+    ]
+    const viewer = await kit.authFor({ tenantId: 'acme', role: 'Viewer' })
+    const acmeAdmin = await kit.authFor({ tenantId: 'acme', role: 'Admin' })
+    const betaAdmin = await kit.authFor({ tenantId: 'beta', role: 'Admin' })
+    for (const r of routes) {
+      const label = `${r.method} ${r.path}`
+      const anon = await req(r.method, r.path, {}, r.body)
+      expect([label, anon.status]).toEqual([label, 401])
+      const spoofed = await req(r.method, r.path, { ...viewer, 'x-tenant-id': 'beta' }, r.body)
+      expect([label, spoofed.status]).toEqual([label, 403])
+      if (r.role === 'admin' || r.role === 'operator') {
+        const weak = await req(r.method, r.path, viewer, r.body)
+        expect([label, weak.status]).toEqual([label, 403])
+      }
+      if (r.role === 'operator') {
+        const admin = await req(r.method, r.path, acmeAdmin, r.body)
+        expect([label, admin.status]).toEqual([label, 403])
+      }
+      if (r.other) {
+        const other = await req(r.method, r.path, betaAdmin, r.body)
+        expect([label, other.status]).toEqual([label, r.other])
+      }
+    }
+    expect(calls).toEqual([])
+  })
 })
