@@ -11,9 +11,9 @@ import {
 import { handleOnce } from '../kernel/events.ts'
 import { isTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { type Billing, DAY_MS } from './billing.ts'
-import { markInvoicePaid, notePaymentFailed } from './invoices.ts'
 import { usageMetrics } from './model.ts'
 import { findPlan } from './plans.ts'
+import { markInvoicePaid, notePaymentFailed } from './settle.ts'
 import { cancelSubscription, changePlan, ensureSubscription } from './subscriptions.ts'
 import { recordUsage, syncEntitlements } from './usage.ts'
 

@@ -6,7 +6,7 @@ import { createServiceApp } from '../kernel/service.ts'
 import { assertTenantId } from '../kernel/tenant-id.ts'
 import type { Billing } from './billing.ts'
 import { runCycle } from './cycle.ts'
-import { getInvoiceRow, listInvoices, paymentAttempts, toInvoice, voidInvoice } from './invoices.ts'
+import { getInvoiceRow, listInvoices, paymentAttempts, toInvoice } from './invoices.ts'
 import {
   CreatePlanBody,
   CycleReport,
@@ -26,6 +26,7 @@ import {
 import { payInvoice, upgradeSubscription } from './pay.ts'
 import { renderInvoicePdf } from './pdf.ts'
 import { createPlan, listPlans, toPlan } from './plans.ts'
+import { voidInvoice } from './settle.ts'
 import { ensureSubscription, listSubscriptionEvents, toSubscription } from './subscriptions.ts'
 import { recordUsage, syncEntitlements, usageStats } from './usage.ts'
 
