@@ -332,4 +332,19 @@ export const settings: readonly Setting[] = [
     default: false,
     help: 'hold every event in the outbox (maintenance, tests)',
   },
+  // billing service
+  {
+    key: 'billing.due_days',
+    env: 'MMP_BILLING_DUE_DAYS',
+    kind: int(0, 90),
+    default: 7,
+    help: 'days from an invoice being issued to its due date',
+  },
+  {
+    key: 'billing.cycle_interval_s',
+    env: 'MMP_BILLING_CYCLE_INTERVAL',
+    kind: int(0, 86400),
+    default: 60,
+    help: 'how often the billing cycle runs (0: only on demand)',
+  },
 ]

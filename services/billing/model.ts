@@ -1,0 +1,209 @@
+import { t } from 'elysia'
+
+/** Request and response schemas of the billing API (DESIGN §11). Money is decimal KES. */
+
+const Limit = t.Nullable(t.Integer({ minimum: 0, description: 'null: unlimited' }))
+
+export const PlanLimits = t.Object({
+  transactions: Limit,
+  statements: Limit,
+  users: Limit,
+  webhook_endpoints: Limit,
+})
+
+export const PlanFeatures = t.Object({
+  advanced_analytics: t.Boolean(),
+  bulk_upload: t.Boolean(),
+  api_access: t.Boolean(),
+})
+
+export const PlanOverage = t.Object(
+  {
+    transactions: t.Optional(t.Number({ minimum: 0 })),
+    statements: t.Optional(t.Number({ minimum: 0 })),
+  },
+  { description: 'price per unit used past a limit (decimal KES)' },
+)
+
+export const Plan = t.Object({
+  id: t.String(),
+  name: t.String(),
+  price: t.Number(),
+  currency: t.String(),
+  interval: t.Literal('month'),
+  limits: PlanLimits,
+  features: PlanFeatures,
+  overage: PlanOverage,
+})
+export type Plan = typeof Plan.static
+
+export const CreatePlanBody = t.Object({
+  id: t.Optional(t.String({ pattern: '^[a-z0-9][a-z0-9_-]{1,62}$' })),
+  name: t.String({ minLength: 1, maxLength: 100 }),
+  price: t.Number({ minimum: 0 }),
+  currency: t.Optional(t.Literal('KES')),
+  interval: t.Optional(t.Literal('month')),
+  limits: PlanLimits,
+  features: t.Optional(t.Partial(PlanFeatures)),
+  overage: t.Optional(PlanOverage),
+})
+export type CreatePlanBody = typeof CreatePlanBody.static
+
+export const subscriptionStatuses = [
+  'trialing',
+  'active',
+  'past_due',
+  'suspended',
+  'canceled',
+] as const
+export type SubscriptionStatus = (typeof subscriptionStatuses)[number]
+
+export const Subscription = t.Object({
+  id: t.String(),
+  tenant_id: t.String(),
+  plan: t.String(),
+  status: t.Union([
+    t.Literal('trialing'),
+    t.Literal('active'),
+    t.Literal('past_due'),
+    t.Literal('suspended'),
+    t.Literal('canceled'),
+  ]),
+  current_period_start: t.String(),
+  current_period_end: t.String(),
+  grace_period_ends: t.Nullable(t.String()),
+  cancel_at_period_end: t.Boolean(),
+  credit: t.Number({ description: 'credit (KES) carried to the next invoice' }),
+  created_at: t.String(),
+  updated_at: t.String(),
+})
+export type Subscription = typeof Subscription.static
+
+export const SubscriptionEvent = t.Object({
+  id: t.String(),
+  tenant_id: t.String(),
+  reason: t.String(),
+  plan: t.String(),
+  previous_plan: t.Nullable(t.String()),
+  status: t.String(),
+  previous_status: t.Nullable(t.String()),
+  current_period_start: t.String(),
+  current_period_end: t.String(),
+  occurred_at: t.String(),
+})
+
+export const UpgradeBody = t.Object({
+  tenant_id: t.String(),
+  plan: t.String({ minLength: 1 }),
+})
+
+export const usageMetrics = ['transactions', 'statements', 'payments', 'api_calls'] as const
+export type UsageMetric = (typeof usageMetrics)[number]
+
+export const UsageRecordBody = t.Object({
+  tenant_id: t.String(),
+  metric: t.Union([
+    t.Literal('transactions'),
+    t.Literal('statements'),
+    t.Literal('payments'),
+    t.Literal('api_calls'),
+  ]),
+  quantity: t.Integer({ minimum: 0, maximum: 1_000_000_000 }),
+  event_id: t.String({ minLength: 1, maxLength: 200 }),
+})
+
+export const UsageRecord = t.Object({
+  id: t.String(),
+  tenant_id: t.String(),
+  metric: t.String(),
+  quantity: t.Integer(),
+  event_id: t.String(),
+  period_start: t.String(),
+  recorded_at: t.String(),
+  duplicate: t.Boolean({ description: 'true when this event_id was recorded before (ignored)' }),
+})
+
+const MetricUsage = t.Object({ used: t.Nullable(t.Integer()), limit: t.Nullable(t.Integer()) })
+export const UsageStats = t.Object({
+  tenant_id: t.String(),
+  plan: t.String(),
+  status: t.String(),
+  period_start: t.String(),
+  period_end: t.String(),
+  metrics: t.Record(t.String(), MetricUsage),
+})
+
+export const InvoiceLine = t.Object({
+  type: t.Union([
+    t.Literal('base'),
+    t.Literal('overage'),
+    t.Literal('proration'),
+    t.Literal('credit'),
+  ]),
+  description: t.String(),
+  quantity: t.Number(),
+  unit_amount: t.Number(),
+  amount: t.Number(),
+  metric: t.Optional(t.String()),
+})
+export type InvoiceLine = typeof InvoiceLine.static
+
+export const InvoiceStatus = t.Union([
+  t.Literal('open'),
+  t.Literal('paid'),
+  t.Literal('past_due'),
+  t.Literal('void'),
+])
+
+export const PaymentAttempt = t.Object({
+  id: t.String(),
+  checkout_request_id: t.Nullable(t.String()),
+  amount: t.Number(),
+  phone_number: t.Nullable(t.String()),
+  status: t.String(),
+  result_desc: t.Nullable(t.String()),
+  created_at: t.String(),
+  updated_at: t.String(),
+})
+
+export const Invoice = t.Object({
+  id: t.String(),
+  number: t.String(),
+  tenant_id: t.String(),
+  status: InvoiceStatus,
+  plan: t.String(),
+  period_start: t.String(),
+  period_end: t.String(),
+  lines: t.Array(InvoiceLine),
+  subtotal: t.Number(),
+  total: t.Number(),
+  currency: t.String(),
+  issued_at: t.String(),
+  due_at: t.String(),
+  paid_at: t.Nullable(t.String()),
+  payment_attempts: t.Optional(t.Array(PaymentAttempt)),
+})
+export type Invoice = typeof Invoice.static
+
+export const InvoiceList = t.Object({
+  data: t.Array(Invoice),
+  next_cursor: t.Nullable(t.String()),
+  has_more: t.Boolean(),
+})
+
+export const PayBody = t.Object({
+  phone_number: t.String({ pattern: '^[0-9]{9,15}$', description: 'digits with country prefix' }),
+})
+
+export const RunCycleBody = t.Object({
+  at: t.Optional(t.String({ description: 'ISO 8601 time the cycle runs as of (default now)' })),
+})
+
+export const CycleReport = t.Object({
+  at: t.String(),
+  invoices: t.Array(t.String()),
+  renewed: t.Array(t.String()),
+  past_due: t.Array(t.String()),
+  suspended: t.Array(t.String()),
+})
+export type CycleReport = typeof CycleReport.static
