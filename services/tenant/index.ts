@@ -1,7 +1,13 @@
 import { defineService } from '../kernel/context.ts'
 import { createTenantsApp } from './routes.ts'
+import { resumeMoves } from './service.ts'
 
 export default defineService({
   name: 'tenant',
-  create: (ctx) => ({ app: createTenantsApp(ctx) }),
+  create: (ctx) => ({
+    app: createTenantsApp(ctx),
+    start() {
+      resumeMoves(ctx)
+    },
+  }),
 })
