@@ -12,4 +12,6 @@ export const commands: Record<string, Lazy> = {
   init: lazy(() => import('./init.ts')),
   migrate: lazy(() => import('./migrate.ts')),
   version: lazy(() => import('./version.ts')),
+  tenant: lazy(() => import('./tenant.ts')),
+  user: lazy(() => import('./user.ts')),
 }
