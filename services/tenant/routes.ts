@@ -15,6 +15,7 @@ import {
   UpgradeResult,
   UserList,
 } from './model.ts'
+import { upgradeTenant } from './plan.ts'
 import { viewOf } from './profile.ts'
 import {
   createTenant,
@@ -23,10 +24,9 @@ import {
   listTenants,
   setFeatures,
   setStatus,
-  tenantInPath,
   updateTenant,
-  upgradeTenant,
 } from './service.ts'
+import { tenantInPath } from './store.ts'
 import {
   type CallInfo,
   inviteUser,
