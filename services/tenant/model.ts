@@ -1,12 +1,17 @@
 import { t } from 'elysia'
 
-export const PlanId = t.Union([t.Literal('free'), t.Literal('pro'), t.Literal('enterprise')])
-export const RoleName = t.Union([
-  t.Literal('Admin'),
-  t.Literal('Manager'),
-  t.Literal('Analyst'),
-  t.Literal('Viewer'),
-])
+/** Plan ids are `free`, `pro`, `enterprise`; the SPEC's capitalised tier names are accepted too. */
+export const PlanId = t.String({
+  maxLength: 20,
+  description: 'free | pro | enterprise (case-insensitive)',
+  examples: ['pro'],
+})
+/** Admin, Manager, Analyst or Viewer (case-insensitive). */
+export const RoleName = t.String({
+  maxLength: 20,
+  description: 'Admin | Manager | Analyst | Viewer (case-insensitive)',
+  examples: ['Analyst'],
+})
 const Features = t.Record(t.String(), t.Boolean())
 const Settings = t.Record(t.String(), t.Unknown())
 

@@ -15,6 +15,7 @@ import {
   findTenant,
   parseJson,
   placementOf,
+  planFrom,
   type TenantRow,
   viewOf,
 } from './profile.ts'
@@ -50,13 +51,14 @@ export function upgradeTenant(
   ctx: ServiceContext,
   actor: Actor,
   id: string,
-  input: { plan: PlanId; database_path?: string | undefined },
+  input: { plan: string; database_path?: string | undefined },
 ) {
   const row = tenantInPath(ctx, actor, id)
+  const plan = planFrom(input.plan)
   if (input.database_path !== undefined && !isOperator(actor)) {
     throw new Forbidden('only the platform operator chooses a database_path')
   }
-  return applyPlan(ctx, row, input.plan, input.database_path)
+  return applyPlan(ctx, row, plan, input.database_path)
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Clock } from '../kernel/clock.ts'
 import type { Db } from '../kernel/db.ts'
 import { invalidField, NotFound } from '../kernel/errors.ts'
 import { emitEvent } from '../kernel/events.ts'
+import { type Role, roles } from '../kernel/roles.ts'
 import type { TenantView } from './model.ts'
 
 export type TenantRow = typeof tenants.$inferSelect
@@ -97,6 +98,20 @@ export function emitTenantChanged(
     },
     clock,
   )
+}
+
+/** A plan id from `free|pro|enterprise` in any case, or a 422. */
+export function planFrom(value: string, field = 'plan'): PlanId {
+  const id = value.trim().toLowerCase()
+  if (!isPlanId(id)) throw invalidField(field, 'must be one of free, pro, enterprise')
+  return id
+}
+
+/** A role name in any case, in its canonical spelling, or a 422. */
+export function roleFrom(value: string, field = 'role'): Role {
+  const found = roles.find((r) => r.toLowerCase() === value.trim().toLowerCase())
+  if (!found) throw invalidField(field, `must be one of ${roles.join(', ')}`)
+  return found
 }
 
 /** An IANA time zone Intl knows, or a 422. */

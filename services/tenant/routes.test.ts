@@ -204,12 +204,10 @@ describe('tenant service', () => {
 
   it('upgrades Free to Pro: isolation, feature defaults, placement and an updated event', async () => {
     await create({ id: 'acme', name: 'Acme' })
-    const res = await req(
-      'PUT',
-      '/api/v1/tenants/acme/upgrade',
-      { tenantId: 'acme' },
-      { plan: 'pro' },
-    )
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    const bad = await req('PUT', '/api/v1/tenants/acme/upgrade', admin, { plan: 'gold' })
+    expect(bad.status).toBe(422)
+    const res = await req('PUT', '/api/v1/tenants/acme/upgrade', admin, { plan: 'Pro' })
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({
       plan: 'pro',
@@ -273,7 +271,7 @@ describe('tenant service', () => {
     const admin = { tenantId: 'acme', role: 'Admin' as Role }
     const inv = await req('POST', '/api/v1/tenants/acme/users', admin, {
       email: 'ann@acme.test',
-      role: 'Analyst',
+      role: 'analyst',
     })
     expect(inv.status).toBe(201)
     expect(inv.body).toMatchObject({

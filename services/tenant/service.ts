@@ -19,11 +19,12 @@ import {
   mergeSettings,
   parseJson,
   placementOf,
+  planFrom,
   type TenantRow,
   viewOf,
 } from './profile.ts'
 import { assertWritable, saveRow, tenantDb, tenantInPath } from './store.ts'
-import { type CallInfo, createAuthUser, removeAllUsers } from './users.ts'
+import { type CallInfo, createAuthUser, removeAllUsers, removeAuthUser } from './users.ts'
 
 export function slugOf(name: string): string {
   return name
@@ -39,7 +40,7 @@ export function slugOf(name: string): string {
 /** Creates a tenant, its placement profile and its first Admin (invited unless a password is given). */
 export async function createTenant(ctx: ServiceContext, call: CallInfo, input: CreateTenantInput) {
   const id = assertNewTenantId(input.id ?? slugOf(input.name), 'id')
-  const plan = input.plan ?? 'free'
+  const plan = planFrom(input.plan ?? 'free')
   const timezone = assertTimezone(input.timezone ?? DEFAULT_TIMEZONE)
   const settings = mergeSettings({}, input.settings ?? {})
   const db = tenantDb(ctx)
@@ -74,7 +75,7 @@ export async function createTenant(ctx: ServiceContext, call: CallInfo, input: C
       emitTenantChanged(db, ctx.clock, row, 'created')
     })
   } catch (err) {
-    await removeAllUsers(ctx, call, id).catch(() => {})
+    await removeAuthUser(ctx, call, admin.id).catch(() => {})
     if (/UNIQUE/.test((err as Error).message)) throw new Conflict(`tenant ${id} already exists`)
     throw err
   }

@@ -3,7 +3,7 @@ import type { ServiceContext } from '../kernel/context.ts'
 import { assertEntitled } from '../kernel/entitlements.ts'
 import { Forbidden, LimitExceeded, NotFound } from '../kernel/errors.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
-import { planOf, type TenantRow } from './profile.ts'
+import { planOf, roleFrom, type TenantRow } from './profile.ts'
 
 /** What a downstream call forwards: the caller's token, request id and deadline. */
 export interface CallInfo {
@@ -61,6 +61,7 @@ export async function inviteUser(
   row: TenantRow,
   input: { email: string; role: string; password?: string | undefined },
 ): Promise<AuthUser> {
+  const role = roleFrom(input.role)
   if (row.status === 'suspended' && !isOperator(actor)) {
     throw new Forbidden(`tenant ${row.id} is suspended; only reads are allowed`)
   }
@@ -73,7 +74,7 @@ export async function inviteUser(
   return createAuthUser(ctx, call, {
     tenant_id: row.id,
     email: input.email,
-    role: input.role,
+    role,
     ...(input.password ? { password: input.password } : {}),
   })
 }
@@ -87,6 +88,14 @@ export async function removeTenantUser(
 ): Promise<void> {
   const users = await listTenantUsers(ctx, call, tenantId)
   if (!users.some((u) => u.id === userId)) throw new NotFound('user', userId)
+  await removeAuthUser(ctx, call, userId)
+}
+
+export async function removeAuthUser(
+  ctx: ServiceContext,
+  call: CallInfo,
+  userId: string,
+): Promise<void> {
   await ctx.client.call('auth', `/api/v1/auth/users/${encodeURIComponent(userId)}`, {
     ...opts(call),
     method: 'DELETE',
