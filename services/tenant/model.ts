@@ -112,8 +112,6 @@ export const UserList = t.Object({
   ),
 })
 
-export const TenantIdParams = t.Object({ id: t.String({ maxLength: 200 }) })
-
 export type CreateTenantInput = typeof CreateTenantBody.static
 export type UpdateTenantInput = typeof UpdateTenantBody.static
 export type TenantView = typeof Tenant.static

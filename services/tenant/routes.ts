@@ -72,8 +72,8 @@ export function createTenantsApp(ctx: ServiceContext) {
       detail: secured('List every tenant (operator)'),
     })
     .get(
-      '/api/v1/tenants/:id',
-      ({ params, actor }) => viewOf(tenantInPath(ctx, actor, params.id)),
+      '/api/v1/tenants/:tenant_id',
+      ({ params, actor }) => viewOf(tenantInPath(ctx, actor, params.tenant_id)),
       {
         auth: 'read',
         response: { 200: Tenant },
@@ -81,8 +81,8 @@ export function createTenantsApp(ctx: ServiceContext) {
       },
     )
     .patch(
-      '/api/v1/tenants/:id',
-      ({ params, actor, body }) => updateTenant(ctx, actor, params.id, body),
+      '/api/v1/tenants/:tenant_id',
+      ({ params, actor, body }) => updateTenant(ctx, actor, params.tenant_id, body),
       {
         auth: 'admin',
         body: UpdateTenantBody,
@@ -91,8 +91,8 @@ export function createTenantsApp(ctx: ServiceContext) {
       },
     )
     .put(
-      '/api/v1/tenants/:id',
-      ({ params, actor, body }) => updateTenant(ctx, actor, params.id, body),
+      '/api/v1/tenants/:tenant_id',
+      ({ params, actor, body }) => updateTenant(ctx, actor, params.tenant_id, body),
       {
         auth: 'admin',
         body: UpdateTenantBody,
@@ -101,9 +101,9 @@ export function createTenantsApp(ctx: ServiceContext) {
       },
     )
     .delete(
-      '/api/v1/tenants/:id',
+      '/api/v1/tenants/:tenant_id',
       ({ params, query, actor, requestId, request }) =>
-        deleteTenant(ctx, callOf(actor, requestId, request), params.id, query.confirm),
+        deleteTenant(ctx, callOf(actor, requestId, request), params.tenant_id, query.confirm),
       {
         auth: 'operator',
         query: t.Object({ confirm: t.Optional(t.String()) }),
@@ -111,8 +111,8 @@ export function createTenantsApp(ctx: ServiceContext) {
       },
     )
     .put(
-      '/api/v1/tenants/:id/upgrade',
-      ({ params, actor, body }) => upgradeTenant(ctx, actor, params.id, body),
+      '/api/v1/tenants/:tenant_id/upgrade',
+      ({ params, actor, body }) => upgradeTenant(ctx, actor, params.tenant_id, body),
       {
         auth: 'admin',
         body: UpgradeBody,
@@ -120,19 +120,27 @@ export function createTenantsApp(ctx: ServiceContext) {
         detail: secured('Change the plan: isolation tier, feature defaults, data moved'),
       },
     )
-    .post('/api/v1/tenants/:id/suspend', ({ params }) => setStatus(ctx, params.id, 'suspended'), {
-      auth: 'operator',
-      response: { 200: Tenant },
-      detail: secured('Suspend a tenant (operator)'),
-    })
-    .post('/api/v1/tenants/:id/resume', ({ params }) => setStatus(ctx, params.id, 'active'), {
-      auth: 'operator',
-      response: { 200: Tenant },
-      detail: secured('Resume a suspended tenant (operator)'),
-    })
+    .post(
+      '/api/v1/tenants/:tenant_id/suspend',
+      ({ params }) => setStatus(ctx, params.tenant_id, 'suspended'),
+      {
+        auth: 'operator',
+        response: { 200: Tenant },
+        detail: secured('Suspend a tenant (operator)'),
+      },
+    )
+    .post(
+      '/api/v1/tenants/:tenant_id/resume',
+      ({ params }) => setStatus(ctx, params.tenant_id, 'active'),
+      {
+        auth: 'operator',
+        response: { 200: Tenant },
+        detail: secured('Resume a suspended tenant (operator)'),
+      },
+    )
     .get(
-      '/api/v1/tenants/:id/features',
-      ({ params, actor }) => featureState(tenantInPath(ctx, actor, params.id)),
+      '/api/v1/tenants/:tenant_id/features',
+      ({ params, actor }) => featureState(tenantInPath(ctx, actor, params.tenant_id)),
       {
         auth: 'read',
         response: { 200: FeatureState },
@@ -140,8 +148,8 @@ export function createTenantsApp(ctx: ServiceContext) {
       },
     )
     .put(
-      '/api/v1/tenants/:id/features',
-      ({ params, actor, body }) => setFeatures(ctx, actor, params.id, body),
+      '/api/v1/tenants/:tenant_id/features',
+      ({ params, actor, body }) => setFeatures(ctx, actor, params.tenant_id, body),
       {
         auth: 'admin',
         body: t.Record(t.String(), t.Unknown()),
@@ -150,9 +158,9 @@ export function createTenantsApp(ctx: ServiceContext) {
       },
     )
     .post(
-      '/api/v1/tenants/:id/users',
+      '/api/v1/tenants/:tenant_id/users',
       async ({ params, actor, body, requestId, request, set }) => {
-        const row = tenantInPath(ctx, actor, params.id)
+        const row = tenantInPath(ctx, actor, params.tenant_id)
         const user = await inviteUser(ctx, callOf(actor, requestId, request), actor, row, body)
         set.status = 201
         return user
@@ -165,9 +173,9 @@ export function createTenantsApp(ctx: ServiceContext) {
       },
     )
     .get(
-      '/api/v1/tenants/:id/users',
+      '/api/v1/tenants/:tenant_id/users',
       async ({ params, actor, requestId, request }) => {
-        const row = tenantInPath(ctx, actor, params.id)
+        const row = tenantInPath(ctx, actor, params.tenant_id)
         return { data: await listTenantUsers(ctx, callOf(actor, requestId, request), row.id) }
       },
       {
@@ -177,18 +185,22 @@ export function createTenantsApp(ctx: ServiceContext) {
       },
     )
     .delete(
-      '/api/v1/tenants/:id/users/:user_id',
+      '/api/v1/tenants/:tenant_id/users/:user_id',
       async ({ params, actor, requestId, request, set }) => {
-        const row = tenantInPath(ctx, actor, params.id)
+        const row = tenantInPath(ctx, actor, params.tenant_id)
         await removeTenantUser(ctx, callOf(actor, requestId, request), row.id, params.user_id)
         set.status = 204
       },
       { auth: 'admin', detail: secured('Remove a user from a tenant') },
     )
     .get(
-      '/api/v1/tenants/:id/usage',
+      '/api/v1/tenants/:tenant_id/usage',
       ({ params, actor, requestId, request }) =>
-        tenantUsage(ctx, callOf(actor, requestId, request), tenantInPath(ctx, actor, params.id)),
+        tenantUsage(
+          ctx,
+          callOf(actor, requestId, request),
+          tenantInPath(ctx, actor, params.tenant_id),
+        ),
       { auth: 'read', detail: secured('Current usage and limits (from billing)') },
     )
 }

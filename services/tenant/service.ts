@@ -1,6 +1,6 @@
 import { asc, eq } from 'drizzle-orm'
 import { plans } from '../../schema/plans.ts'
-import { tenants } from '../../schema/tenant/tables.ts'
+import { tenantMoves, tenants } from '../../schema/tenant/tables.ts'
 import { eraseTenantData } from '../../tenants/move.ts'
 import { type ServiceContext, serviceNames } from '../kernel/context.ts'
 import { AppError, Conflict, invalidField } from '../kernel/errors.ts'
@@ -178,6 +178,7 @@ export async function deleteTenant(
   })
   db.write((orm) => {
     orm.delete(tenants).where(eq(tenants.id, tenantId)).run()
+    orm.delete(tenantMoves).where(eq(tenantMoves.tenantId, tenantId)).run()
     emitTenantChanged(db, ctx.clock, { ...row, status: 'deleted' }, 'deleted')
   })
   ctx.log.info('tenant erased', { tenant_id: tenantId, ...erased, users })
