@@ -1,4 +1,5 @@
 import { existsSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Db } from '../services/kernel/db.ts'
 import { assertTenantId } from '../services/kernel/tenant-id.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
@@ -106,7 +107,7 @@ export function moveTenantData(
   }
   const pairs: Array<{ service: string; source: Db; tables: TenantTable[] }> = []
   for (const service of opts.services) {
-    if (!existsSync(`${fromDir}/${service}.db`)) continue
+    if (!existsSync(join(fromDir, `${service}.db`))) continue
     const source = registry.openAt(service, opts.from, tenantId)
     const tables = tenantTables(source)
     if (tables.some((t) => countOf(source, t.name, tenantId) > 0)) {
@@ -251,7 +252,7 @@ export function purgeTenantRows(
   const dir = placementFolder(registry.dataDir, opts.placement, tenantId)
   let total = 0
   for (const service of opts.services) {
-    if (!existsSync(`${dir}/${service}.db`)) continue
+    if (!existsSync(join(dir, `${service}.db`))) continue
     const db = registry.openAt(service, opts.placement, tenantId)
     db.write(() => {
       db.sqlite.run('PRAGMA defer_foreign_keys = ON')
@@ -296,8 +297,8 @@ export function eraseTenantData(
       ? placementFolder(registry.dataDir, opts.placement, tenantId)
       : null
   for (const service of opts.services) {
-    removeDb(`${own}/${service}.db`)
-    if (dedicated && dedicated !== own) removeDb(`${dedicated}/${service}.db`)
+    removeDb(join(own, `${service}.db`))
+    if (dedicated && dedicated !== own) removeDb(join(dedicated, `${service}.db`))
   }
   if (existsSync(own)) {
     rmSync(own, { recursive: true, force: true })

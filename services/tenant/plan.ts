@@ -19,7 +19,7 @@ import {
   type TenantRow,
   viewOf,
 } from './profile.ts'
-import { saveRow, tenantDb, tenantInPath } from './store.ts'
+import { assertWritable, saveRow, tenantDb, tenantInPath } from './store.ts'
 
 /** The isolation a plan puts a tenant in, and for Enterprise its checked database folder. */
 export function placementFor(
@@ -54,6 +54,7 @@ export function upgradeTenant(
   input: { plan: string; database_path?: string | undefined },
 ) {
   const row = tenantInPath(ctx, actor, id)
+  assertWritable(actor, row)
   const plan = planFrom(input.plan)
   if (input.database_path !== undefined && !isOperator(actor)) {
     throw new Forbidden('only the platform operator chooses a database_path')

@@ -344,6 +344,9 @@ describe('tenant service', () => {
     expect(kit.registry.placement('acme').status).toBe('suspended')
     expect((await req('GET', '/api/v1/tenants/acme', admin)).status).toBe(200)
     expect((await req('PATCH', '/api/v1/tenants/acme', admin, { name: 'x' })).status).toBe(403)
+    expect((await req('PUT', '/api/v1/tenants/acme/upgrade', admin, { plan: 'pro' })).status).toBe(
+      403,
+    )
     const r = await req('POST', '/api/v1/tenants/acme/resume', operator)
     expect(r.body.status).toBe('active')
     await kit.ctx.relay.flush()
