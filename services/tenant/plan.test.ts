@@ -126,4 +126,43 @@ describe('plan changes outside the upgrade route', () => {
     const row = tenantDb(kit.ctx).sqlite.query("SELECT plan FROM tenants WHERE id = 'acme'").get()
     expect(row).toEqual({ plan: 'pro' })
   })
+
+  it('clears partial copies of a move interrupted before the switch; the old placement stands', () => {
+    const shared = kit.registry.tenant('analytics', 'acme')
+    seedOutbox(shared, 'acme', 12)
+    const from = kit.registry.placement('acme')
+    const to = { ...from, isolation: 'schema' as const, plan: 'pro' }
+    tenantDb(kit.ctx).write((orm) =>
+      orm
+        .insert(tenantMoves)
+        .values({
+          id: 'req_early',
+          tenantId: 'acme',
+          fromPlacement: JSON.stringify(from),
+          toPlacement: JSON.stringify(to),
+          state: 'moving',
+          startedAt: kit.ctx.clock.now().toISOString(),
+        })
+        .run(),
+    )
+    expect(() =>
+      moveTenantData(kit.registry, {
+        tenantId: 'acme',
+        from,
+        to,
+        services: ['analytics'],
+        switchPlacement: () => {
+          throw new Error('crash before the switch')
+        },
+      }),
+    ).toThrow(/crash/)
+    const own = kit.registry.openAt('analytics', to, 'acme')
+    expect(countOf(own, 'acme')).toBe(12)
+    resumeMoves(kit.ctx)
+    expect(countOf(own, 'acme')).toBe(0)
+    expect(countOf(shared, 'acme')).toBe(12)
+    expect(kit.registry.placement('acme').isolation).toBe('shared')
+    const row = tenantDb(kit.ctx).sqlite.query("SELECT plan FROM tenants WHERE id = 'acme'").get()
+    expect(row).toEqual({ plan: 'free' })
+  })
 })

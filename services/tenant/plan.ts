@@ -3,7 +3,7 @@ import type { EventEnvelope, SubscriptionChangedEvent } from '../../schema/event
 import { isPlanId, type PlanId, plans } from '../../schema/plans.ts'
 import { tenantMoves, tenants } from '../../schema/tenant/tables.ts'
 import { moveTenantData, purgeTenantRows } from '../../tenants/move.ts'
-import type { Placement } from '../../tenants/registry.ts'
+import { type Placement, placementFolder } from '../../tenants/registry.ts'
 import { type ServiceContext, serviceNames } from '../kernel/context.ts'
 import { AppError, Conflict, Forbidden, invalidField } from '../kernel/errors.ts'
 import { handleOnce } from '../kernel/events.ts'
@@ -102,32 +102,43 @@ export function applyPlan(
       })
       .run(),
   )
-  let report: ReturnType<typeof moveTenantData>
+  let switched = false
+  let report: ReturnType<typeof moveTenantData> = { moved: {}, total: 0 }
   try {
     report = moveTenantData(ctx.registry, {
       tenantId: row.id,
       from,
       to,
       services: serviceNames,
-      switchPlacement: () => ctx.registry.setPlacement(row.id, to),
+      switchPlacement: () => {
+        ctx.registry.setPlacement(row.id, to)
+        switched = true
+      },
       now: ctx.clock.now(),
     })
   } catch (err) {
-    db.write((orm) =>
-      orm
-        .update(tenantMoves)
-        .set({ state: 'failed', finishedAt: at() })
-        .where(eq(tenantMoves.id, moveId))
-        .run(),
-    )
-    ctx.log.error('tenant move failed; the old placement stays', {
-      tenant_id: row.id,
-      error: (err as Error).message,
-    })
-    throw new AppError(
-      'CONFLICT',
-      `the data of ${row.id} could not be moved: ${(err as Error).message}`,
-    )
+    const error = (err as Error).message
+    if (switched) {
+      // The new placement already holds every row; only the old copies could not be deleted.
+      ctx.log.warn('tenant moved; stale rows left in the old databases are purged again', {
+        tenant_id: row.id,
+        error,
+      })
+      purgeTenantRows(ctx.registry, { tenantId: row.id, placement: from, services: serviceNames })
+    } else {
+      ctx.log.error('tenant move failed; the old placement stays', { tenant_id: row.id, error })
+      if (!sameFolder(ctx, from, to, row.id)) {
+        purgeTenantRows(ctx.registry, { tenantId: row.id, placement: to, services: serviceNames })
+      }
+      db.write((orm) =>
+        orm
+          .update(tenantMoves)
+          .set({ state: 'failed', finishedAt: at() })
+          .where(eq(tenantMoves.id, moveId))
+          .run(),
+      )
+      throw new AppError('CONFLICT', `the data of ${row.id} could not be moved: ${error}`)
+    }
   }
   const saved = saveRow(ctx, next, 'updated', (d) =>
     d.orm
@@ -145,9 +156,16 @@ export function applyPlan(
   return { ...viewOf(saved), previous_plan: row.plan, moved_rows: report.total }
 }
 
+/** Whether two placements keep a tenant's files in the same folder (then nothing moves). */
+function sameFolder(ctx: ServiceContext, a: Placement, b: Placement, tenantId: string): boolean {
+  const dir = ctx.registry.dataDir
+  return placementFolder(dir, a, tenantId) === placementFolder(dir, b, tenantId)
+}
+
 /**
  * Finishes moves a crash interrupted: when the placement already switched, the rows left in the
- * old databases are purged and the tenant row catches up; otherwise the old placement stands.
+ * old databases are purged and the tenant row catches up; otherwise the old placement stands and
+ * partial copies in the new databases are purged.
  */
 export function resumeMoves(ctx: ServiceContext): number {
   const db = tenantDb(ctx)
@@ -158,12 +176,15 @@ export function resumeMoves(ctx: ServiceContext): number {
     const now = ctx.registry.placement(m.tenantId)
     const switched =
       now.isolation === to.isolation && (now.database_path ?? null) === (to.database_path ?? null)
+    const same = sameFolder(ctx, from, to, m.tenantId)
     if (switched) {
-      purgeTenantRows(ctx.registry, {
-        tenantId: m.tenantId,
-        placement: from,
-        services: serviceNames,
-      })
+      if (!same) {
+        purgeTenantRows(ctx.registry, {
+          tenantId: m.tenantId,
+          placement: from,
+          services: serviceNames,
+        })
+      }
       const row = findTenant(db, m.tenantId)
       if (row && to.plan) {
         const next = {
@@ -174,6 +195,10 @@ export function resumeMoves(ctx: ServiceContext): number {
         }
         saveRow(ctx, next, 'updated')
       }
+    } else if (!same) {
+      // The old placement stands; copies that reached the new databases are cleared so no row
+      // exists twice (the next attempt clears them too).
+      purgeTenantRows(ctx.registry, { tenantId: m.tenantId, placement: to, services: serviceNames })
     }
     db.write((orm) =>
       orm
