@@ -41,3 +41,12 @@ export const tenantMoves = sqliteTable(
   },
   (t) => [index('tenant_moves_state').on(t.state)],
 )
+
+/**
+ * Ids of erased tenants (nothing else is kept), so a token issued before the erasure cannot bring
+ * the tenant back as an implied tenant. Creating the id again removes its tombstone.
+ */
+export const tenantTombstones = sqliteTable('tenant_tombstones', {
+  id: text('id').primaryKey(),
+  deletedAt: text('deleted_at').notNull(),
+})

@@ -373,4 +373,36 @@ describe('tenant service', () => {
     expect((await req('GET', '/api/v1/tenants/acme', operator)).status).toBe(404)
     expect(client.users.map((u) => u.tenant_id)).toEqual(['beta'])
   })
+
+  it('adopts a tenant known only from its users on first use, but never an erased one', async () => {
+    const legacyAdmin = { tenantId: 'legacy', role: 'Admin' as Role }
+    const up = await req('PUT', '/api/v1/tenants/legacy/upgrade', legacyAdmin, { plan: 'pro' })
+    expect(up.status).toBe(200)
+    expect(up.body).toMatchObject({
+      id: 'legacy',
+      name: 'legacy',
+      plan: 'pro',
+      previous_plan: 'free',
+    })
+    expect(kit.registry.placement('legacy')).toMatchObject({ plan: 'pro', isolation: 'schema' })
+
+    expect((await req('GET', '/api/v1/tenants/nobody', operator)).status).toBe(404)
+    client.users.push({
+      id: 'usr_old',
+      tenant_id: 'old-co',
+      email: 'o@old.test',
+      role: 'Admin',
+      status: 'active',
+    })
+    const seen = await req('GET', '/api/v1/tenants/old-co', operator)
+    expect(seen.body).toMatchObject({ id: 'old-co', plan: 'free', isolation: 'shared' })
+
+    const del = await req('DELETE', '/api/v1/tenants/old-co?confirm=old-co', operator)
+    expect(del.status).toBe(200)
+    const stale = await req('GET', '/api/v1/tenants/old-co', { tenantId: 'old-co' })
+    expect(stale.status).toBe(404)
+    expect(
+      (await create({ id: 'old-co', name: 'Old Co again', admin_email: 'n@old.test' })).status,
+    ).toBe(201)
+  })
 })

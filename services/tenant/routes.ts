@@ -2,6 +2,7 @@ import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Actor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
+import { adoptImpliedTenant } from './adopt.ts'
 import {
   CreatedTenant,
   CreateTenantBody,
@@ -48,6 +49,8 @@ function callOf(actor: Actor, requestId: string, request: Request): CallInfo {
 
 /** The tenant service's HTTP controller (DESIGN §10–11). */
 export function createTenantsApp(ctx: ServiceContext) {
+  const adopt = (actor: Actor, requestId: string, request: Request, id: string) =>
+    adoptImpliedTenant(ctx, callOf(actor, requestId, request), actor, id)
   return createServiceApp(ctx, {
     title: 'Tenants',
     description: 'Tenants, their users, plans, isolation tiers and feature flags',
@@ -73,7 +76,10 @@ export function createTenantsApp(ctx: ServiceContext) {
     })
     .get(
       '/api/v1/tenants/:tenant_id',
-      ({ params, actor }) => viewOf(tenantInPath(ctx, actor, params.tenant_id)),
+      async ({ params, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return viewOf(tenantInPath(ctx, actor, params.tenant_id))
+      },
       {
         auth: 'read',
         response: { 200: Tenant },
@@ -82,7 +88,10 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .patch(
       '/api/v1/tenants/:tenant_id',
-      ({ params, actor, body }) => updateTenant(ctx, actor, params.tenant_id, body),
+      async ({ params, actor, body, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return updateTenant(ctx, actor, params.tenant_id, body)
+      },
       {
         auth: 'admin',
         body: UpdateTenantBody,
@@ -92,7 +101,10 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .put(
       '/api/v1/tenants/:tenant_id',
-      ({ params, actor, body }) => updateTenant(ctx, actor, params.tenant_id, body),
+      async ({ params, actor, body, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return updateTenant(ctx, actor, params.tenant_id, body)
+      },
       {
         auth: 'admin',
         body: UpdateTenantBody,
@@ -102,8 +114,10 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .delete(
       '/api/v1/tenants/:tenant_id',
-      ({ params, query, actor, requestId, request }) =>
-        deleteTenant(ctx, callOf(actor, requestId, request), params.tenant_id, query.confirm),
+      async ({ params, query, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return deleteTenant(ctx, callOf(actor, requestId, request), params.tenant_id, query.confirm)
+      },
       {
         auth: 'operator',
         query: t.Object({ confirm: t.Optional(t.String()) }),
@@ -112,7 +126,10 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .put(
       '/api/v1/tenants/:tenant_id/upgrade',
-      ({ params, actor, body }) => upgradeTenant(ctx, actor, params.tenant_id, body),
+      async ({ params, actor, body, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return upgradeTenant(ctx, actor, params.tenant_id, body)
+      },
       {
         auth: 'admin',
         body: UpgradeBody,
@@ -122,7 +139,10 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .post(
       '/api/v1/tenants/:tenant_id/suspend',
-      ({ params }) => setStatus(ctx, params.tenant_id, 'suspended'),
+      async ({ params, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return setStatus(ctx, params.tenant_id, 'suspended')
+      },
       {
         auth: 'operator',
         response: { 200: Tenant },
@@ -131,7 +151,10 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .post(
       '/api/v1/tenants/:tenant_id/resume',
-      ({ params }) => setStatus(ctx, params.tenant_id, 'active'),
+      async ({ params, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return setStatus(ctx, params.tenant_id, 'active')
+      },
       {
         auth: 'operator',
         response: { 200: Tenant },
@@ -140,7 +163,10 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .get(
       '/api/v1/tenants/:tenant_id/features',
-      ({ params, actor }) => featureState(tenantInPath(ctx, actor, params.tenant_id)),
+      async ({ params, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return featureState(tenantInPath(ctx, actor, params.tenant_id))
+      },
       {
         auth: 'read',
         response: { 200: FeatureState },
@@ -149,7 +175,10 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .put(
       '/api/v1/tenants/:tenant_id/features',
-      ({ params, actor, body }) => setFeatures(ctx, actor, params.tenant_id, body),
+      async ({ params, actor, body, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return setFeatures(ctx, actor, params.tenant_id, body)
+      },
       {
         auth: 'admin',
         body: t.Record(t.String(), t.Unknown()),
@@ -160,6 +189,7 @@ export function createTenantsApp(ctx: ServiceContext) {
     .post(
       '/api/v1/tenants/:tenant_id/users',
       async ({ params, actor, body, requestId, request, set }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
         const row = tenantInPath(ctx, actor, params.tenant_id)
         const user = await inviteUser(ctx, callOf(actor, requestId, request), actor, row, body)
         set.status = 201
@@ -175,6 +205,7 @@ export function createTenantsApp(ctx: ServiceContext) {
     .get(
       '/api/v1/tenants/:tenant_id/users',
       async ({ params, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
         const row = tenantInPath(ctx, actor, params.tenant_id)
         return { data: await listTenantUsers(ctx, callOf(actor, requestId, request), row.id) }
       },
@@ -187,6 +218,7 @@ export function createTenantsApp(ctx: ServiceContext) {
     .delete(
       '/api/v1/tenants/:tenant_id/users/:user_id',
       async ({ params, actor, requestId, request, set }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
         const row = tenantInPath(ctx, actor, params.tenant_id)
         await removeTenantUser(ctx, callOf(actor, requestId, request), row.id, params.user_id)
         set.status = 204
@@ -195,12 +227,14 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .get(
       '/api/v1/tenants/:tenant_id/usage',
-      ({ params, actor, requestId, request }) =>
-        tenantUsage(
+      async ({ params, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return tenantUsage(
           ctx,
           callOf(actor, requestId, request),
           tenantInPath(ctx, actor, params.tenant_id),
-        ),
+        )
+      },
       { auth: 'read', detail: secured('Current usage and limits (from billing)') },
     )
 }

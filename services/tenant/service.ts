@@ -1,6 +1,6 @@
 import { asc, eq } from 'drizzle-orm'
 import { plans } from '../../schema/plans.ts'
-import { tenantMoves, tenants } from '../../schema/tenant/tables.ts'
+import { tenantMoves, tenants, tenantTombstones } from '../../schema/tenant/tables.ts'
 import { eraseTenantData } from '../../tenants/move.ts'
 import { type ServiceContext, serviceNames } from '../kernel/context.ts'
 import { AppError, Conflict, invalidField } from '../kernel/errors.ts'
@@ -72,6 +72,7 @@ export async function createTenant(ctx: ServiceContext, call: CallInfo, input: C
   try {
     db.write((orm) => {
       orm.insert(tenants).values(row).run()
+      orm.delete(tenantTombstones).where(eq(tenantTombstones.id, id)).run()
       emitTenantChanged(db, ctx.clock, row, 'created')
     })
   } catch (err) {
@@ -179,6 +180,11 @@ export async function deleteTenant(
   db.write((orm) => {
     orm.delete(tenants).where(eq(tenants.id, tenantId)).run()
     orm.delete(tenantMoves).where(eq(tenantMoves.tenantId, tenantId)).run()
+    orm
+      .insert(tenantTombstones)
+      .values({ id: tenantId, deletedAt: ctx.clock.now().toISOString() })
+      .onConflictDoNothing()
+      .run()
     emitTenantChanged(db, ctx.clock, { ...row, status: 'deleted' }, 'deleted')
   })
   ctx.log.info('tenant erased', { tenant_id: tenantId, ...erased, users })
