@@ -13,4 +13,6 @@ export const commands: Record<string, Lazy> = {
   migrate: lazy(() => import('./migrate.ts')),
   version: lazy(() => import('./version.ts')),
   billing: lazy(() => import('./billing.ts')),
+  tenant: lazy(() => import('./tenant.ts')),
+  user: lazy(() => import('./user.ts')),
 }

@@ -76,4 +76,17 @@ describe('tenant registry', () => {
       .map((t) => t.name)
     expect(tables).toEqual(expect.arrayContaining(['users', 'outbox', 'inbox', '__migrations']))
   })
+
+  it('lists an Enterprise database kept in the tenant folder once', () => {
+    const dataDir = fresh()
+    const r = createRegistry({ dataDir, migrations: () => migrations })
+    r.setPlacement('big-co', { isolation: 'database', database_path: 'tenants/big-co' })
+    r.tenant('auth', 'big-co')
+    expect(r.existingTenantDatabases('auth')).toEqual([
+      join(dataDir, 'tenants', 'big-co', 'auth.db'),
+    ])
+    expect(r.pathAt?.('auth', { isolation: 'shared' }, 'big-co')).toBe(
+      join(dataDir, 'tenants', '_shared', 'auth.db'),
+    )
+  })
 })

@@ -75,10 +75,32 @@ export interface TenantRegistry {
   existingTenantDatabases(service: string): string[]
   /** Opens a file by path (used for startup scans), through the same LRU. */
   openPath(service: string, path: string, tenantId: string | null): Db
+  /** The database file a (service, tenant) pair would use under a given placement; opens nothing. */
+  pathAt?(service: string, placement: Placement, tenantId: string): string
+  /** Closes the open handle of one file, if any (before its file is deleted). */
+  closePath?(path: string): void
+  /** Forgets the cached placement of a tenant (after its folder is erased). */
+  evictPlacement?(tenantId: string): void
   closeAll(): void
 }
 
 export const SHARED = '_shared'
+
+/**
+ * The folder a tenant's databases live in under a placement: `tenants/_shared` (Free), `tenants/<id>`
+ * (Pro, and Enterprise without a path), or the Enterprise `database_path` (relative to the data dir
+ * unless absolute).
+ */
+export function placementFolder(dataDir: string, placement: Placement, tenantId: string): string {
+  const root = resolve(dataDir)
+  if (placement.isolation === 'shared') return join(root, 'tenants', SHARED)
+  if (placement.isolation === 'database' && placement.database_path) {
+    return isAbsolute(placement.database_path)
+      ? placement.database_path
+      : join(root, placement.database_path)
+  }
+  return join(root, 'tenants', assertTenantId(tenantId))
+}
 
 export function createRegistry(opts: RegistryOptions): TenantRegistry {
   const dataDir = resolve(opts.dataDir)
@@ -100,15 +122,8 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
     return p
   }
 
-  const folderOf = (placement: Placement, tenantId: string): string => {
-    if (placement.isolation === 'shared') return join(tenantsDir, SHARED)
-    if (placement.isolation === 'database' && placement.database_path) {
-      return isAbsolute(placement.database_path)
-        ? placement.database_path
-        : join(dataDir, placement.database_path)
-    }
-    return join(tenantsDir, tenantId)
-  }
+  const folderOf = (placement: Placement, tenantId: string): string =>
+    placementFolder(dataDir, placement, tenantId)
 
   const openPath = (service: string, path: string, tenantId: string | null): Db => {
     const hit = open.get(path)
@@ -168,12 +183,22 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
         const p = readPlacement(entry)
         if (p.isolation === 'database') {
           const file = join(folderOf(p, entry), `${service}.db`)
-          if (existsSync(file) && statSync(file).isFile()) out.push(file)
+          if (file !== own && existsSync(file) && statSync(file).isFile()) out.push(file)
         }
       }
       return out
     },
     openPath,
+    pathAt: (service, placement, tenantId) =>
+      join(folderOf(placement, assertTenantId(tenantId)), `${service}.db`),
+    closePath(path) {
+      const db = open.get(path)
+      open.delete(path)
+      db?.close()
+    },
+    evictPlacement(tenantId) {
+      placements.delete(tenantId)
+    },
     closeAll() {
       for (const db of open.values()) db.close()
       open.clear()

@@ -1,7 +1,240 @@
+import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
+import type { Actor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
+import { adoptImpliedTenant } from './adopt.ts'
+import {
+  CreatedTenant,
+  CreateTenantBody,
+  FeatureState,
+  Invitation,
+  InviteBody,
+  Tenant,
+  TenantList,
+  UpdateTenantBody,
+  UpgradeBody,
+  UpgradeResult,
+  UserList,
+} from './model.ts'
+import { upgradeTenant } from './plan.ts'
+import { viewOf } from './profile.ts'
+import {
+  createTenant,
+  deleteTenant,
+  featureState,
+  listTenants,
+  setFeatures,
+  setStatus,
+  updateTenant,
+} from './service.ts'
+import { tenantInPath } from './store.ts'
+import {
+  type CallInfo,
+  inviteUser,
+  listTenantUsers,
+  removeTenantUser,
+  tenantUsage,
+} from './users.ts'
 
-/** The tenant service's HTTP controller. */
+const secured = (summary: string) => ({ summary, tags: ['tenants'], security: [{ bearer: [] }] })
+
+function callOf(actor: Actor, requestId: string, request: Request): CallInfo {
+  const deadline = Number(request.headers.get('x-request-deadline'))
+  return {
+    token: actor.token,
+    requestId,
+    deadline: Number.isFinite(deadline) && deadline > 0 ? deadline : undefined,
+  }
+}
+
+/** The tenant service's HTTP controller (DESIGN §10–11). */
 export function createTenantsApp(ctx: ServiceContext) {
-  return createServiceApp(ctx, { title: 'Tenants' })
+  const adopt = (actor: Actor, requestId: string, request: Request, id: string) =>
+    adoptImpliedTenant(ctx, callOf(actor, requestId, request), actor, id)
+  return createServiceApp(ctx, {
+    title: 'Tenants',
+    description: 'Tenants, their users, plans, isolation tiers and feature flags',
+  })
+    .post(
+      '/api/v1/tenants',
+      async ({ body, actor, requestId, request, set }) => {
+        const created = await createTenant(ctx, callOf(actor, requestId, request), body)
+        set.status = 201
+        return created
+      },
+      {
+        auth: 'operator',
+        body: CreateTenantBody,
+        response: { 201: CreatedTenant },
+        detail: secured('Create a tenant and invite its first Admin (operator)'),
+      },
+    )
+    .get('/api/v1/tenants', () => ({ data: listTenants(ctx) }), {
+      auth: 'operator',
+      response: { 200: TenantList },
+      detail: secured('List every tenant (operator)'),
+    })
+    .get(
+      '/api/v1/tenants/:tenant_id',
+      async ({ params, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return viewOf(tenantInPath(ctx, actor, params.tenant_id))
+      },
+      {
+        auth: 'read',
+        response: { 200: Tenant },
+        detail: secured('Get a tenant'),
+      },
+    )
+    .patch(
+      '/api/v1/tenants/:tenant_id',
+      async ({ params, actor, body, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return updateTenant(ctx, actor, params.tenant_id, body)
+      },
+      {
+        auth: 'admin',
+        body: UpdateTenantBody,
+        response: { 200: Tenant },
+        detail: secured('Update name, time zone or settings'),
+      },
+    )
+    .put(
+      '/api/v1/tenants/:tenant_id',
+      async ({ params, actor, body, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return updateTenant(ctx, actor, params.tenant_id, body)
+      },
+      {
+        auth: 'admin',
+        body: UpdateTenantBody,
+        response: { 200: Tenant },
+        detail: secured('Update name, time zone or settings'),
+      },
+    )
+    .delete(
+      '/api/v1/tenants/:tenant_id',
+      async ({ params, query, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return deleteTenant(ctx, callOf(actor, requestId, request), params.tenant_id, query.confirm)
+      },
+      {
+        auth: 'operator',
+        query: t.Object({ confirm: t.Optional(t.String()) }),
+        detail: secured('Erase a tenant, its data and its users; ?confirm=<id> (operator)'),
+      },
+    )
+    .put(
+      '/api/v1/tenants/:tenant_id/upgrade',
+      async ({ params, actor, body, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return upgradeTenant(ctx, actor, params.tenant_id, body)
+      },
+      {
+        auth: 'admin',
+        body: UpgradeBody,
+        response: { 200: UpgradeResult },
+        detail: secured('Change the plan: isolation tier, feature defaults, data moved'),
+      },
+    )
+    .post(
+      '/api/v1/tenants/:tenant_id/suspend',
+      async ({ params, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return setStatus(ctx, params.tenant_id, 'suspended')
+      },
+      {
+        auth: 'operator',
+        response: { 200: Tenant },
+        detail: secured('Suspend a tenant (operator)'),
+      },
+    )
+    .post(
+      '/api/v1/tenants/:tenant_id/resume',
+      async ({ params, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return setStatus(ctx, params.tenant_id, 'active')
+      },
+      {
+        auth: 'operator',
+        response: { 200: Tenant },
+        detail: secured('Resume a suspended tenant (operator)'),
+      },
+    )
+    .get(
+      '/api/v1/tenants/:tenant_id/features',
+      async ({ params, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return featureState(tenantInPath(ctx, actor, params.tenant_id))
+      },
+      {
+        auth: 'read',
+        response: { 200: FeatureState },
+        detail: secured('Effective feature flags: plan defaults and tenant overrides'),
+      },
+    )
+    .put(
+      '/api/v1/tenants/:tenant_id/features',
+      async ({ params, actor, body, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return setFeatures(ctx, actor, params.tenant_id, body)
+      },
+      {
+        auth: 'admin',
+        body: t.Record(t.String(), t.Unknown()),
+        response: { 200: FeatureState },
+        detail: secured('Override feature flags ({flag: true|false|null} or {features: {...}})'),
+      },
+    )
+    .post(
+      '/api/v1/tenants/:tenant_id/users',
+      async ({ params, actor, body, requestId, request, set }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        const row = tenantInPath(ctx, actor, params.tenant_id)
+        const user = await inviteUser(ctx, callOf(actor, requestId, request), actor, row, body)
+        set.status = 201
+        return user
+      },
+      {
+        auth: 'admin',
+        body: InviteBody,
+        response: { 201: Invitation },
+        detail: secured('Invite a user (the token is accepted at /auth/accept-invite)'),
+      },
+    )
+    .get(
+      '/api/v1/tenants/:tenant_id/users',
+      async ({ params, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        const row = tenantInPath(ctx, actor, params.tenant_id)
+        return { data: await listTenantUsers(ctx, callOf(actor, requestId, request), row.id) }
+      },
+      {
+        auth: 'admin',
+        response: { 200: UserList },
+        detail: secured("List a tenant's users"),
+      },
+    )
+    .delete(
+      '/api/v1/tenants/:tenant_id/users/:user_id',
+      async ({ params, actor, requestId, request, set }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        const row = tenantInPath(ctx, actor, params.tenant_id)
+        await removeTenantUser(ctx, callOf(actor, requestId, request), row.id, params.user_id)
+        set.status = 204
+      },
+      { auth: 'admin', detail: secured('Remove a user from a tenant') },
+    )
+    .get(
+      '/api/v1/tenants/:tenant_id/usage',
+      async ({ params, actor, requestId, request }) => {
+        await adopt(actor, requestId, request, params.tenant_id)
+        return tenantUsage(
+          ctx,
+          callOf(actor, requestId, request),
+          tenantInPath(ctx, actor, params.tenant_id),
+        )
+      },
+      { auth: 'read', detail: secured('Current usage and limits (from billing)') },
+    )
 }

@@ -1,0 +1,183 @@
+import { defineCommand } from 'citty'
+import { consola } from 'consola'
+import { clientArgs, fail, operatorApi } from './client.ts'
+import { configArgs, configFromArgs } from './shared.ts'
+
+const common = {
+  ...configArgs,
+  ...clientArgs,
+  json: { type: 'boolean', description: 'print JSON' },
+} as const
+type Common = { config?: string; 'data-dir'?: string; url?: string; json?: boolean }
+
+const api = (args: Common) => operatorApi(configFromArgs(args), args.url)
+const id = { type: 'positional', description: 'tenant id', required: true } as const
+
+interface TenantOut {
+  id: string
+  name: string
+  plan: string
+  isolation: string
+  status: string
+  timezone: string
+  features: Record<string, boolean>
+  invite_token?: string
+  moved_rows?: number
+}
+
+function show(args: Common, t: TenantOut) {
+  if (args.json) return console.log(JSON.stringify(t, null, 2))
+  const flags = Object.entries(t.features)
+    .map(([k, v]) => `${k}=${v ? 'on' : 'off'}`)
+    .join(' ')
+  console.log(
+    `${t.id}  ${t.name}\n  plan ${t.plan}, isolation ${t.isolation}, status ${t.status}, ${t.timezone}\n  features ${flags}`,
+  )
+  if (t.invite_token) console.log(`  admin invitation token: ${t.invite_token}`)
+}
+
+const create = defineCommand({
+  meta: { name: 'create', description: 'Create a tenant and its first Admin' },
+  args: {
+    ...common,
+    name: { type: 'string', description: 'organisation name', required: true },
+    'admin-email': { type: 'string', description: 'first Admin email', required: true },
+    'admin-password': { type: 'string', description: 'set a password instead of an invitation' },
+    id: { type: 'string', description: 'tenant id (default: a slug of the name)' },
+    plan: { type: 'string', description: 'free | pro | enterprise', default: 'free' },
+    timezone: { type: 'string', description: 'IANA time zone (default Africa/Nairobi)' },
+    'database-path': { type: 'string', description: 'enterprise: dedicated database folder' },
+  },
+  async run({ args }) {
+    const t = await (await api(args)).call<TenantOut>('POST', '/api/v1/tenants', {
+      name: args.name,
+      admin_email: args['admin-email'],
+      plan: args.plan,
+      ...(args.id ? { id: args.id } : {}),
+      ...(args['admin-password'] ? { admin_password: args['admin-password'] } : {}),
+      ...(args.timezone ? { timezone: args.timezone } : {}),
+      ...(args['database-path'] ? { database_path: args['database-path'] } : {}),
+    })
+    if (!args.json) consola.success(`tenant ${t.id} created`)
+    show(args, t)
+  },
+})
+
+const list = defineCommand({
+  meta: { name: 'list', description: 'List every tenant' },
+  args: { ...common },
+  async run({ args }) {
+    const { data } = await (await api(args)).call<{ data: TenantOut[] }>('GET', '/api/v1/tenants')
+    if (args.json) return console.log(JSON.stringify(data, null, 2))
+    if (data.length === 0) return consola.info('no tenants yet')
+    const w = Math.max(2, ...data.map((t) => t.id.length))
+    console.log(`${'ID'.padEnd(w)}  PLAN        STATUS     NAME`)
+    for (const t of data) {
+      console.log(`${t.id.padEnd(w)}  ${t.plan.padEnd(10)}  ${t.status.padEnd(9)}  ${t.name}`)
+    }
+  },
+})
+
+const showCmd = defineCommand({
+  meta: { name: 'show', description: 'Show one tenant' },
+  args: { ...common, id },
+  async run({ args }) {
+    show(args, await (await api(args)).call<TenantOut>('GET', `/api/v1/tenants/${args.id}`))
+  },
+})
+
+const upgrade = defineCommand({
+  meta: { name: 'upgrade', description: "Change a tenant's plan (moves its data between tiers)" },
+  args: {
+    ...common,
+    id,
+    plan: { type: 'positional', description: 'free | pro | enterprise', required: true },
+    'database-path': { type: 'string', description: 'enterprise: dedicated database folder' },
+  },
+  async run({ args }) {
+    const client = await api(args)
+    consola.start(`moving ${args.id} to the ${args.plan} plan…`)
+    const t = await client.call<TenantOut>('PUT', `/api/v1/tenants/${args.id}/upgrade`, {
+      plan: args.plan,
+      ...(args['database-path'] ? { database_path: args['database-path'] } : {}),
+    })
+    consola.success(`${t.id} is on ${t.plan} (${t.isolation}); ${t.moved_rows ?? 0} rows moved`)
+    show(args, t)
+  },
+})
+
+const status = (verb: 'suspend' | 'resume', description: string) =>
+  defineCommand({
+    meta: { name: verb, description },
+    args: { ...common, id },
+    async run({ args }) {
+      const t = await (await api(args)).call<TenantOut>(
+        'POST',
+        `/api/v1/tenants/${args.id}/${verb}`,
+      )
+      consola.success(`${t.id} is ${t.status}`)
+    },
+  })
+
+const features = defineCommand({
+  meta: { name: 'features', description: 'Show or set feature flags (flag=on|off|default)' },
+  args: {
+    ...common,
+    id,
+    set: { type: 'positional', description: 'e.g. advanced_analytics=on', required: false },
+  },
+  async run({ args, rawArgs }) {
+    const client = await api(args)
+    const sets = rawArgs.filter((a) => /^[a-z][a-z0-9_]*=(on|off|default)$/.test(a))
+    const path = `/api/v1/tenants/${args.id}/features`
+    const body = Object.fromEntries(
+      sets.map((s) => {
+        const [k, v] = s.split('=') as [string, string]
+        return [k, v === 'default' ? null : v === 'on']
+      }),
+    )
+    const out = await client.call<{ features: Record<string, boolean> }>(
+      sets.length ? 'PUT' : 'GET',
+      path,
+      sets.length ? body : undefined,
+    )
+    if (args.json) return console.log(JSON.stringify(out, null, 2))
+    for (const [k, v] of Object.entries(out.features))
+      console.log(`${k.padEnd(20)} ${v ? 'on' : 'off'}`)
+  },
+})
+
+const remove = defineCommand({
+  meta: { name: 'delete', description: 'Erase a tenant: its data, folder and users' },
+  args: {
+    ...common,
+    id,
+    confirm: { type: 'string', description: 'repeat the tenant id to confirm', required: true },
+  },
+  async run({ args }) {
+    if (args.confirm !== args.id) fail(`--confirm must repeat the tenant id (${args.id})`)
+    const client = await api(args)
+    consola.start(`erasing ${args.id}…`)
+    const out = await client.call<{ rows_erased: number; users_removed: number }>(
+      'DELETE',
+      `/api/v1/tenants/${args.id}?confirm=${encodeURIComponent(args.confirm)}`,
+    )
+    consola.success(
+      `${args.id} erased (${out.rows_erased} shared rows, ${out.users_removed} users)`,
+    )
+  },
+})
+
+export default defineCommand({
+  meta: { name: 'tenant', description: 'Manage tenants through the running platform (operator)' },
+  subCommands: {
+    create,
+    list,
+    show: showCmd,
+    upgrade,
+    suspend: status('suspend', 'Suspend a tenant (reads keep working)'),
+    resume: status('resume', 'Resume a suspended tenant'),
+    features,
+    delete: remove,
+  },
+})

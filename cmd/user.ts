@@ -1,0 +1,76 @@
+import { defineCommand } from 'citty'
+import { consola } from 'consola'
+import { clientArgs, operatorApi } from './client.ts'
+import { configArgs, configFromArgs } from './shared.ts'
+
+const common = {
+  ...configArgs,
+  ...clientArgs,
+  tenant: { type: 'string', description: 'tenant id', required: true },
+  json: { type: 'boolean', description: 'print JSON' },
+} as const
+
+interface UserOut {
+  id: string
+  email: string
+  role: string
+  status: string
+  invite_token?: string
+  expires_at?: string
+}
+
+const invite = defineCommand({
+  meta: { name: 'invite', description: 'Invite a user into a tenant' },
+  args: {
+    ...common,
+    email: { type: 'positional', description: 'email address', required: true },
+    role: { type: 'string', description: 'Admin | Manager | Analyst | Viewer', default: 'Viewer' },
+  },
+  async run({ args }) {
+    const api = await operatorApi(configFromArgs(args), args.url)
+    const u = await api.call<UserOut>('POST', `/api/v1/tenants/${args.tenant}/users`, {
+      email: args.email,
+      role: args.role,
+    })
+    if (args.json) return console.log(JSON.stringify(u, null, 2))
+    consola.success(`${u.email} invited as ${u.role} (${u.id})`)
+    if (u.invite_token) {
+      console.log(`invitation token: ${u.invite_token}\nexpires at: ${u.expires_at}`)
+      console.log('accept with POST /api/v1/auth/accept-invite {token, password}')
+    }
+  },
+})
+
+const list = defineCommand({
+  meta: { name: 'list', description: "List a tenant's users" },
+  args: { ...common },
+  async run({ args }) {
+    const api = await operatorApi(configFromArgs(args), args.url)
+    const { data } = await api.call<{ data: UserOut[] }>(
+      'GET',
+      `/api/v1/tenants/${args.tenant}/users`,
+    )
+    if (args.json) return console.log(JSON.stringify(data, null, 2))
+    if (data.length === 0) return consola.info(`${args.tenant} has no users`)
+    for (const u of data)
+      console.log(`${u.id}  ${u.role.padEnd(8)} ${u.status.padEnd(8)} ${u.email}`)
+  },
+})
+
+const remove = defineCommand({
+  meta: { name: 'remove', description: 'Remove a user from a tenant' },
+  args: { ...common, id: { type: 'positional', description: 'user id (usr_…)', required: true } },
+  async run({ args }) {
+    const api = await operatorApi(configFromArgs(args), args.url)
+    await api.call('DELETE', `/api/v1/tenants/${args.tenant}/users/${args.id}`)
+    consola.success(`${args.id} removed from ${args.tenant}`)
+  },
+})
+
+export default defineCommand({
+  meta: {
+    name: 'user',
+    description: "Manage a tenant's users through the running platform (operator)",
+  },
+  subCommands: { invite, list, remove },
+})

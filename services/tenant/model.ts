@@ -1,0 +1,117 @@
+import { t } from 'elysia'
+
+/** Plan ids are `free`, `pro`, `enterprise`; the SPEC's capitalised tier names are accepted too. */
+export const PlanId = t.String({
+  maxLength: 20,
+  description: 'free | pro | enterprise (case-insensitive)',
+  examples: ['pro'],
+})
+/** Admin, Manager, Analyst or Viewer (case-insensitive). */
+export const RoleName = t.String({
+  maxLength: 20,
+  description: 'Admin | Manager | Analyst | Viewer (case-insensitive)',
+  examples: ['Analyst'],
+})
+const Features = t.Record(t.String(), t.Boolean())
+const Settings = t.Record(t.String(), t.Unknown())
+
+export const Tenant = t.Object({
+  id: t.String(),
+  name: t.String(),
+  plan: t.String(),
+  isolation: t.String(),
+  status: t.String(),
+  features: Features,
+  timezone: t.String(),
+  settings: Settings,
+  database_path: t.Optional(t.Nullable(t.String())),
+  created_at: t.String(),
+  updated_at: t.String(),
+})
+
+export const CreatedTenant = t.Composite([
+  Tenant,
+  t.Object({
+    admin_user_id: t.String(),
+    invite_token: t.Optional(t.String()),
+    invite_expires_at: t.Optional(t.String()),
+  }),
+])
+
+export const CreateTenantBody = t.Object({
+  id: t.Optional(t.String({ maxLength: 100 })),
+  name: t.String({ minLength: 1, maxLength: 200 }),
+  plan: t.Optional(PlanId),
+  admin_email: t.String({ format: 'email', maxLength: 254 }),
+  admin_password: t.Optional(t.String({ minLength: 8, maxLength: 1024 })),
+  timezone: t.Optional(t.String({ maxLength: 64 })),
+  database_path: t.Optional(t.String({ minLength: 1, maxLength: 500 })),
+  settings: t.Optional(Settings),
+})
+
+export const UpdateTenantBody = t.Object({
+  name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+  timezone: t.Optional(t.String({ maxLength: 64 })),
+  settings: t.Optional(Settings),
+})
+
+export const UpgradeBody = t.Object({
+  plan: PlanId,
+  database_path: t.Optional(t.String({ minLength: 1, maxLength: 500 })),
+})
+
+export const UpgradeResult = t.Composite([
+  Tenant,
+  t.Object({
+    previous_plan: t.String(),
+    moved_rows: t.Integer(),
+  }),
+])
+
+export const TenantList = t.Object({ data: t.Array(Tenant) })
+
+export const FeatureState = t.Object(
+  {
+    tenant_id: t.String(),
+    plan: t.String(),
+    features: Features,
+    defaults: Features,
+    overrides: Features,
+  },
+  { additionalProperties: true },
+)
+
+export const InviteBody = t.Object({
+  email: t.String({ format: 'email', maxLength: 254 }),
+  role: RoleName,
+  password: t.Optional(t.String({ minLength: 8, maxLength: 1024 })),
+})
+
+export const Invitation = t.Object({
+  id: t.String(),
+  tenant_id: t.String(),
+  email: t.String(),
+  role: t.String(),
+  status: t.String(),
+  invite_token: t.Optional(t.String()),
+  expires_at: t.Optional(t.String()),
+})
+
+export const UserList = t.Object({
+  data: t.Array(
+    t.Object(
+      {
+        id: t.String(),
+        tenant_id: t.String(),
+        email: t.String(),
+        role: t.String(),
+        status: t.String(),
+      },
+      { additionalProperties: true },
+    ),
+  ),
+})
+
+export type CreateTenantInput = typeof CreateTenantBody.static
+export type UpdateTenantInput = typeof UpdateTenantBody.static
+export type TenantView = typeof Tenant.static

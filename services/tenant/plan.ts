@@ -1,0 +1,238 @@
+import { and, desc, eq } from 'drizzle-orm'
+import type { EventEnvelope, SubscriptionChangedEvent } from '../../schema/events.ts'
+import { isPlanId, type PlanId, plans } from '../../schema/plans.ts'
+import { tenantMoves, tenants } from '../../schema/tenant/tables.ts'
+import { moveTenantData, purgeTenantRows } from '../../tenants/move.ts'
+import { type Placement, placementFolder } from '../../tenants/registry.ts'
+import { type ServiceContext, serviceNames } from '../kernel/context.ts'
+import { AppError, Conflict, Forbidden, invalidField } from '../kernel/errors.ts'
+import { handleOnce } from '../kernel/events.ts'
+import { newId } from '../kernel/ids.ts'
+import { type Actor, isOperator } from '../kernel/roles.ts'
+import { isTenantId } from '../kernel/tenant-id.ts'
+import {
+  assertDatabasePath,
+  findTenant,
+  parseJson,
+  placementOf,
+  planFrom,
+  type TenantRow,
+  viewOf,
+} from './profile.ts'
+import { assertWritable, saveRow, tenantDb, tenantInPath } from './store.ts'
+
+/** The isolation a plan puts a tenant in, and for Enterprise its checked database folder. */
+export function placementFor(
+  ctx: ServiceContext,
+  tenantId: string,
+  plan: PlanId,
+  databasePath: string | undefined,
+): { isolation: Placement['isolation']; databasePath: string | null } {
+  const isolation = plans[plan].isolation
+  if (isolation !== 'database') return { isolation, databasePath: null }
+  const path = databasePath
+    ? assertDatabasePath(ctx.registry.dataDir, databasePath, tenantId)
+    : `tenants/${tenantId}`
+  const taken = tenantDb(ctx)
+    .orm.select({ id: tenants.id })
+    .from(tenants)
+    .where(eq(tenants.databasePath, path))
+    .all()
+    .filter((r) => r.id !== tenantId)
+  if (taken.length) throw new Conflict(`database_path ${path} is used by another tenant`)
+  return { isolation, databasePath: path }
+}
+
+/**
+ * `PUT /tenants/{id}/upgrade`: a tenant Admin (or the operator, who alone may choose an Enterprise
+ * `database_path`) changes the plan.
+ */
+export function upgradeTenant(
+  ctx: ServiceContext,
+  actor: Actor,
+  id: string,
+  input: { plan: string; database_path?: string | undefined },
+) {
+  const row = tenantInPath(ctx, actor, id)
+  assertWritable(actor, row)
+  const plan = planFrom(input.plan)
+  if (input.database_path !== undefined && !isOperator(actor)) {
+    throw new Forbidden('only the platform operator chooses a database_path')
+  }
+  return applyPlan(ctx, row, plan, input.database_path)
+}
+
+/**
+ * Changes a tenant's plan and, with it, its isolation tier and feature defaults; the tenant's rows
+ * move to the new tier's databases before the placement switches (tenants/move.ts). Billing
+ * follows the `tenants.changed` event to prorate.
+ */
+export function applyPlan(
+  ctx: ServiceContext,
+  row: TenantRow,
+  plan: PlanId,
+  databasePath: string | undefined,
+) {
+  if (databasePath && plans[plan].isolation !== 'database') {
+    throw invalidField('database_path', 'only the enterprise plan has a dedicated location')
+  }
+  const keepPath = plan === row.plan ? (row.databasePath ?? undefined) : undefined
+  const where = placementFor(ctx, row.id, plan, databasePath ?? keepPath)
+  const next: TenantRow = {
+    ...row,
+    plan,
+    isolation: where.isolation,
+    databasePath: where.databasePath,
+  }
+  const from = placementOf(row)
+  const to = placementOf(next)
+  const db = tenantDb(ctx)
+  const moveId = newId('req')
+  const at = () => ctx.clock.now().toISOString()
+  db.write((orm) =>
+    orm
+      .insert(tenantMoves)
+      .values({
+        id: moveId,
+        tenantId: row.id,
+        fromPlacement: JSON.stringify(from),
+        toPlacement: JSON.stringify(to),
+        state: 'moving',
+        startedAt: at(),
+      })
+      .run(),
+  )
+  let switched = false
+  let report: ReturnType<typeof moveTenantData> = { moved: {}, total: 0 }
+  try {
+    report = moveTenantData(ctx.registry, {
+      tenantId: row.id,
+      from,
+      to,
+      services: serviceNames,
+      switchPlacement: () => {
+        ctx.registry.setPlacement(row.id, to)
+        switched = true
+      },
+      now: ctx.clock.now(),
+    })
+  } catch (err) {
+    const error = (err as Error).message
+    if (switched) {
+      // The new placement already holds every row; only the old copies could not be deleted.
+      ctx.log.warn('tenant moved; stale rows left in the old databases are purged again', {
+        tenant_id: row.id,
+        error,
+      })
+      purgeTenantRows(ctx.registry, { tenantId: row.id, placement: from, services: serviceNames })
+    } else {
+      ctx.log.error('tenant move failed; the old placement stays', { tenant_id: row.id, error })
+      if (!sameFolder(ctx, from, to, row.id)) {
+        purgeTenantRows(ctx.registry, { tenantId: row.id, placement: to, services: serviceNames })
+      }
+      db.write((orm) =>
+        orm
+          .update(tenantMoves)
+          .set({ state: 'failed', finishedAt: at() })
+          .where(eq(tenantMoves.id, moveId))
+          .run(),
+      )
+      throw new AppError('CONFLICT', `the data of ${row.id} could not be moved: ${error}`)
+    }
+  }
+  const saved = saveRow(ctx, next, 'updated', (d) =>
+    d.orm
+      .update(tenantMoves)
+      .set({ state: 'done', rows: JSON.stringify(report.moved), finishedAt: at() })
+      .where(eq(tenantMoves.id, moveId))
+      .run(),
+  )
+  ctx.log.info('tenant plan changed', {
+    tenant_id: row.id,
+    from: row.plan,
+    to: next.plan,
+    moved_rows: report.total,
+  })
+  return { ...viewOf(saved), previous_plan: row.plan, moved_rows: report.total }
+}
+
+/** Whether two placements keep a tenant's files in the same folder (then nothing moves). */
+function sameFolder(ctx: ServiceContext, a: Placement, b: Placement, tenantId: string): boolean {
+  const dir = ctx.registry.dataDir
+  return placementFolder(dir, a, tenantId) === placementFolder(dir, b, tenantId)
+}
+
+/**
+ * Finishes moves a crash interrupted: when the placement already switched, the rows left in the
+ * old databases are purged and the tenant row catches up; otherwise the old placement stands and
+ * partial copies in the new databases are purged.
+ */
+export function resumeMoves(ctx: ServiceContext): number {
+  const db = tenantDb(ctx)
+  const pending = db.orm.select().from(tenantMoves).where(eq(tenantMoves.state, 'moving')).all()
+  for (const m of pending) {
+    const from = parseJson<Placement>(m.fromPlacement, { isolation: 'shared' })
+    const to = parseJson<Placement>(m.toPlacement, { isolation: 'shared' })
+    const now = ctx.registry.placement(m.tenantId)
+    const switched =
+      now.isolation === to.isolation && (now.database_path ?? null) === (to.database_path ?? null)
+    const same = sameFolder(ctx, from, to, m.tenantId)
+    if (switched) {
+      if (!same) {
+        purgeTenantRows(ctx.registry, {
+          tenantId: m.tenantId,
+          placement: from,
+          services: serviceNames,
+        })
+      }
+      const row = findTenant(db, m.tenantId)
+      if (row && to.plan) {
+        const next = {
+          ...row,
+          plan: to.plan,
+          isolation: to.isolation,
+          databasePath: to.database_path ?? null,
+        }
+        saveRow(ctx, next, 'updated')
+      }
+    } else if (!same) {
+      // The old placement stands; copies that reached the new databases are cleared so no row
+      // exists twice (the next attempt clears them too).
+      purgeTenantRows(ctx.registry, { tenantId: m.tenantId, placement: to, services: serviceNames })
+    }
+    db.write((orm) =>
+      orm
+        .update(tenantMoves)
+        .set({ state: switched ? 'done' : 'failed', finishedAt: ctx.clock.now().toISOString() })
+        .where(eq(tenantMoves.id, m.id))
+        .run(),
+    )
+    ctx.log.warn('finished an interrupted tenant move', { tenant_id: m.tenantId, switched })
+  }
+  return pending.length
+}
+
+/**
+ * `mobilemoney.subscriptions.changed` (DESIGN §10: the tier follows the subscription): when
+ * billing reports a plan the tenant is not on, the plan is applied here as an upgrade would.
+ * Billing's own upgrade door calls `PUT /upgrade` first, so its event usually finds the plan
+ * already applied. An event older than the tenant's last plan change is stale and ignored.
+ */
+export function applySubscriptionChange(ctx: ServiceContext, event: EventEnvelope): void {
+  const data = event.data as Partial<SubscriptionChangedEvent>
+  if (!isTenantId(event.tenant_id) || !isPlanId(data.plan)) return
+  const plan = data.plan
+  const db = tenantDb(ctx)
+  handleOnce(db, 'tenant', event.id, () => {
+    const row = findTenant(db, event.tenant_id)
+    if (!row || row.plan === plan) return
+    const last = db.orm
+      .select({ at: tenantMoves.startedAt })
+      .from(tenantMoves)
+      .where(and(eq(tenantMoves.tenantId, row.id), eq(tenantMoves.state, 'done')))
+      .orderBy(desc(tenantMoves.startedAt))
+      .get()
+    if (event.occurred_at < (last?.at ?? row.createdAt)) return
+    applyPlan(ctx, row, plan, undefined)
+  })
+}

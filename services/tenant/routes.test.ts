@@ -1,0 +1,408 @@
+import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { topics } from '../../schema/events.ts'
+import { migrations } from '../../schema/tenant/migrations.ts'
+import type { Role } from '../kernel/roles.ts'
+import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { type FakeUser, fakeClient } from './fake-client.ts'
+import { createTenantsApp } from './routes.ts'
+
+describe('tenant service', () => {
+  let kit: TestKit
+  let client: ReturnType<typeof fakeClient>
+  let app: ReturnType<typeof createTenantsApp>
+
+  beforeEach(async () => {
+    kit = await createTestKit('tenant', { migrations })
+    client = fakeClient()
+    kit.ctx.client = client
+    app = createTenantsApp(kit.ctx)
+  })
+  afterEach(() => kit.cleanup())
+
+  const req = async (
+    method: string,
+    path: string,
+    who: { tenantId: string; role?: Role } | null,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
+    const auth = who ? await kit.authFor(who) : {}
+    const res = await app.handle(
+      new Request(`http://tenant${path}`, {
+        method,
+        headers: {
+          ...auth,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+      }),
+    )
+    const text = await res.text()
+    return { status: res.status, body: text ? JSON.parse(text) : null }
+  }
+  const operator = { tenantId: 'platform', role: 'Admin' as Role }
+  const create = (body: Record<string, unknown>) =>
+    req('POST', '/api/v1/tenants', operator, { admin_email: 'boss@acme.test', ...body })
+
+  it('creates a Free tenant with a slug id, tier features, a placement profile and an event', async () => {
+    const res = await create({ name: 'Acme Trading Ltd' })
+    expect(res.status).toBe(201)
+    expect(res.body).toMatchObject({
+      id: 'acme-trading-ltd',
+      name: 'Acme Trading Ltd',
+      plan: 'free',
+      isolation: 'shared',
+      status: 'active',
+      timezone: 'Africa/Nairobi',
+      features: { advanced_analytics: false, bulk_upload: true, api_access: true },
+      invite_token: 'inv-1',
+    })
+    expect(typeof res.body.created_at).toBe('string')
+    expect(client.users[0]).toMatchObject({
+      tenant_id: 'acme-trading-ltd',
+      email: 'boss@acme.test',
+      role: 'Admin',
+    })
+    const call = client.calls[0]!
+    expect(call.opts.token).toBeString()
+    expect(call.opts.requestId).toBeString()
+    expect(kit.registry.placement('acme-trading-ltd')).toEqual({
+      isolation: 'shared',
+      plan: 'free',
+      status: 'active',
+      features: { advanced_analytics: false, bulk_upload: true, api_access: true },
+      timezone: 'Africa/Nairobi',
+    })
+    await kit.ctx.relay.flush()
+    const event = kit.bus.published.find((e) => e.type === topics.tenantsChanged)
+    expect(event).toMatchObject({
+      tenant_id: 'acme-trading-ltd',
+      data: { change: 'created', plan: 'free', isolation: 'shared', status: 'active' },
+    })
+  })
+
+  it('answers 409 for a duplicate id and 422 for malformed or reserved ids', async () => {
+    expect((await create({ id: 'acme', name: 'A' })).status).toBe(201)
+    expect((await create({ id: 'acme', name: 'B', admin_email: 'x@acme.test' })).status).toBe(409)
+    for (const id of ['../evil', 'Upper', 'a', '_shared', 'platform', 'a/b', '-x']) {
+      const res = await create({ id, name: 'Bad', admin_email: `${id.length}@x.test` })
+      expect(res.status).toBe(422)
+    }
+    expect((await create({ name: '!!!', admin_email: 'y@x.test' })).status).toBe(422)
+    expect(
+      (await create({ name: 'Tz', timezone: 'Mars/Base', admin_email: 'z@x.test' })).status,
+    ).toBe(422)
+    expect(existsSync(join(kit.dataDir, 'evil'))).toBe(false)
+  })
+
+  it('lets only the operator create and list tenants', async () => {
+    await create({ id: 'acme', name: 'Acme' })
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    expect(
+      (await req('POST', '/api/v1/tenants', admin, { name: 'X', admin_email: 'a@b.test' })).status,
+    ).toBe(403)
+    expect((await req('GET', '/api/v1/tenants', admin)).status).toBe(403)
+    const list = await req('GET', '/api/v1/tenants', operator)
+    expect(list.body.data.map((t: { id: string }) => t.id)).toEqual(['acme'])
+    expect((await req('GET', '/api/v1/tenants', null)).status).toBe(401)
+  })
+
+  it('shows a tenant to its own users only; other tenants get 403, unknown 404', async () => {
+    await create({ id: 'acme', name: 'Acme' })
+    await create({ id: 'beta', name: 'Beta', admin_email: 'b@beta.test' })
+    const viewer = { tenantId: 'acme', role: 'Viewer' as Role }
+    expect((await req('GET', '/api/v1/tenants/acme', viewer)).body).toMatchObject({ id: 'acme' })
+    expect((await req('GET', '/api/v1/tenants/beta', viewer)).status).toBe(403)
+    expect((await req('GET', '/api/v1/tenants/beta/users', { tenantId: 'acme' })).status).toBe(403)
+    expect((await req('GET', '/api/v1/tenants/nope', operator)).status).toBe(404)
+    expect((await req('GET', '/api/v1/tenants/..%2Fetc', operator)).status).toBe(422)
+    expect(
+      (await req('GET', '/api/v1/tenants/acme', viewer, undefined, { 'x-tenant-id': 'beta' }))
+        .status,
+    ).toBe(403)
+  })
+
+  it('updates name, time zone and settings (Admin), mirrored to the placement', async () => {
+    await create({ id: 'acme', name: 'Acme' })
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    const res = await req('PATCH', '/api/v1/tenants/acme', admin, {
+      name: 'Acme Ltd',
+      timezone: 'Europe/London',
+      settings: { currency: 'KES', low_balance_threshold: 500 },
+    })
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({
+      name: 'Acme Ltd',
+      timezone: 'Europe/London',
+      settings: { currency: 'KES', low_balance_threshold: 500 },
+    })
+    const put = await req('PUT', '/api/v1/tenants/acme', admin, { settings: { currency: null } })
+    expect(put.body.settings).toEqual({ low_balance_threshold: 500 })
+    expect(kit.registry.placement('acme').timezone).toBe('Europe/London')
+    expect(
+      (
+        await req(
+          'PATCH',
+          '/api/v1/tenants/acme',
+          { tenantId: 'acme', role: 'Manager' },
+          { name: 'x' },
+        )
+      ).status,
+    ).toBe(403)
+    expect(
+      (await req('PATCH', '/api/v1/tenants/acme', admin, { timezone: 'Nowhere' })).status,
+    ).toBe(422)
+  })
+
+  it('overrides features over the tier defaults and writes the effective flags to the placement', async () => {
+    await create({ id: 'acme', name: 'Acme' })
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    const off = await req('PUT', '/api/v1/tenants/acme/features', admin, { bulk_upload: false })
+    expect(off.status).toBe(200)
+    expect(off.body).toMatchObject({
+      features: { advanced_analytics: false, bulk_upload: false, api_access: true },
+      overrides: { bulk_upload: false },
+      bulk_upload: false,
+    })
+    expect(kit.registry.placement('acme').features?.bulk_upload).toBe(false)
+    const beyond = await req('PUT', '/api/v1/tenants/acme/features', admin, {
+      advanced_analytics: true,
+    })
+    expect(beyond.status).toBe(402)
+    const granted = await req('PUT', '/api/v1/tenants/acme/features', operator, {
+      features: { advanced_analytics: true },
+    })
+    expect(granted.body.features.advanced_analytics).toBe(true)
+    const got = await req('GET', '/api/v1/tenants/acme/features', {
+      tenantId: 'acme',
+      role: 'Viewer',
+    })
+    expect(got.body.features).toEqual({
+      advanced_analytics: true,
+      bulk_upload: false,
+      api_access: true,
+    })
+    expect(
+      (
+        await req(
+          'PUT',
+          '/api/v1/tenants/acme/features',
+          { tenantId: 'acme', role: 'Manager' },
+          { bulk_upload: true },
+        )
+      ).status,
+    ).toBe(403)
+    expect(
+      (await req('PUT', '/api/v1/tenants/acme/features', admin, { bulk_upload: 'yes' })).status,
+    ).toBe(422)
+    const reset = await req('PUT', '/api/v1/tenants/acme/features', admin, { bulk_upload: null })
+    expect(reset.body.overrides).toEqual({ advanced_analytics: true })
+  })
+
+  it('upgrades Free to Pro: isolation, feature defaults, placement and an updated event', async () => {
+    await create({ id: 'acme', name: 'Acme' })
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    const bad = await req('PUT', '/api/v1/tenants/acme/upgrade', admin, { plan: 'gold' })
+    expect(bad.status).toBe(422)
+    const res = await req('PUT', '/api/v1/tenants/acme/upgrade', admin, { plan: 'Pro' })
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({
+      plan: 'pro',
+      isolation: 'schema',
+      previous_plan: 'free',
+      features: { advanced_analytics: true },
+    })
+    expect(kit.registry.placement('acme')).toMatchObject({ isolation: 'schema', plan: 'pro' })
+    expect(kit.registry.pathOf('analytics', 'acme')).toBe(
+      join(kit.dataDir, 'tenants', 'acme', 'analytics.db'),
+    )
+    const ent = await req('PUT', '/api/v1/tenants/acme/upgrade', operator, { plan: 'enterprise' })
+    expect(ent.body).toMatchObject({ isolation: 'database', database_path: 'tenants/acme' })
+    const placement = JSON.parse(
+      readFileSync(join(kit.dataDir, 'tenants', 'acme', 'placement.json'), 'utf8'),
+    )
+    expect(placement).toMatchObject({ isolation: 'database', database_path: 'tenants/acme' })
+    await kit.ctx.relay.flush()
+    const changes = kit.bus.published
+      .filter((e) => e.type === topics.tenantsChanged)
+      .map((e) => e.data as { change: string; plan: string })
+    expect(changes.map((c) => `${c.change}:${c.plan}`)).toEqual([
+      'created:free',
+      'updated:pro',
+      'updated:enterprise',
+    ])
+  })
+
+  it('refuses a database_path from a tenant Admin and paths that escape', async () => {
+    await create({ id: 'acme', name: 'Acme' })
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    expect(
+      (
+        await req('PUT', '/api/v1/tenants/acme/upgrade', admin, {
+          plan: 'enterprise',
+          database_path: 'x',
+        })
+      ).status,
+    ).toBe(403)
+    for (const database_path of ['../outside', 'tenants/other', 'platform', 'a/../../b']) {
+      const res = await req('PUT', '/api/v1/tenants/acme/upgrade', operator, {
+        plan: 'enterprise',
+        database_path,
+      })
+      expect(res.status).toBe(422)
+    }
+    expect(existsSync(join(kit.dataDir, '..', 'outside'))).toBe(false)
+    const ok = await req('PUT', '/api/v1/tenants/acme/upgrade', operator, {
+      plan: 'enterprise',
+      database_path: 'volumes/acme',
+    })
+    expect(ok.body.database_path).toBe('volumes/acme')
+    expect(kit.registry.pathOf('analytics', 'acme')).toBe(
+      join(kit.dataDir, 'volumes', 'acme', 'analytics.db'),
+    )
+  })
+
+  it('invites, lists and removes users of the tenant in the path only', async () => {
+    await create({ id: 'acme', name: 'Acme' })
+    await create({ id: 'beta', name: 'Beta', admin_email: 'b@beta.test' })
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    const inv = await req('POST', '/api/v1/tenants/acme/users', admin, {
+      email: 'ann@acme.test',
+      role: 'analyst',
+    })
+    expect(inv.status).toBe(201)
+    expect(inv.body).toMatchObject({
+      email: 'ann@acme.test',
+      role: 'Analyst',
+      invite_token: 'inv-3',
+      expires_at: '2026-12-01T00:00:00.000Z',
+    })
+    const list = await req('GET', '/api/v1/tenants/acme/users', admin)
+    expect(list.body.data.map((u: FakeUser) => u.email).sort()).toEqual([
+      'ann@acme.test',
+      'boss@acme.test',
+    ])
+    const betaUser = client.users.find((u) => u.tenant_id === 'beta')!
+    expect((await req('DELETE', `/api/v1/tenants/acme/users/${betaUser.id}`, admin)).status).toBe(
+      404,
+    )
+    expect((await req('DELETE', `/api/v1/tenants/acme/users/${inv.body.id}`, admin)).status).toBe(
+      204,
+    )
+    expect(client.users.some((u) => u.id === inv.body.id)).toBe(false)
+    expect(
+      (
+        await req('POST', '/api/v1/tenants/acme/users', admin, {
+          email: 'x@acme.test',
+          role: 'Owner',
+        })
+      ).status,
+    ).toBe(422)
+  })
+
+  it('stops inviting at the plan user limit with a 402 naming it', async () => {
+    await create({ id: 'acme', name: 'Acme' })
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    for (const who of ['a', 'b']) {
+      const r = await req('POST', '/api/v1/tenants/acme/users', admin, {
+        email: `${who}@acme.test`,
+        role: 'Viewer',
+      })
+      expect(r.status).toBe(201)
+    }
+    const over = await req('POST', '/api/v1/tenants/acme/users', admin, {
+      email: 'c@acme.test',
+      role: 'Viewer',
+    })
+    expect(over.status).toBe(402)
+    expect(over.body).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'users', max: 3 })
+  })
+
+  it('proxies usage to billing with the caller token', async () => {
+    await create({ id: 'acme', name: 'Acme' })
+    const res = await req('GET', '/api/v1/tenants/acme/usage', { tenantId: 'acme', role: 'Viewer' })
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({
+      tenant_id: 'acme',
+      plan: 'free',
+      metrics: { transactions: { used: 12, limit: 1000 } },
+    })
+    const call = client.calls.at(-1)!
+    expect(call).toMatchObject({ service: 'billing', path: '/api/v1/billing/usage/acme' })
+    expect(call.opts.token).toBeString()
+  })
+
+  it('suspends and resumes (operator); a suspended tenant reads but does not change', async () => {
+    await create({ id: 'acme', name: 'Acme' })
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    expect((await req('POST', '/api/v1/tenants/acme/suspend', admin)).status).toBe(403)
+    const s = await req('POST', '/api/v1/tenants/acme/suspend', operator)
+    expect(s.body.status).toBe('suspended')
+    expect(kit.registry.placement('acme').status).toBe('suspended')
+    expect((await req('GET', '/api/v1/tenants/acme', admin)).status).toBe(200)
+    expect((await req('PATCH', '/api/v1/tenants/acme', admin, { name: 'x' })).status).toBe(403)
+    expect((await req('PUT', '/api/v1/tenants/acme/upgrade', admin, { plan: 'pro' })).status).toBe(
+      403,
+    )
+    const r = await req('POST', '/api/v1/tenants/acme/resume', operator)
+    expect(r.body.status).toBe('active')
+    await kit.ctx.relay.flush()
+    const changes = kit.bus.published
+      .filter((e) => e.type === topics.tenantsChanged)
+      .map((e) => (e.data as { change: string }).change)
+    expect(changes).toEqual(['created', 'suspended', 'updated'])
+  })
+
+  it('erases a tenant only with ?confirm=<id>: users, folder and record', async () => {
+    await create({ id: 'acme', name: 'Acme', plan: 'pro' })
+    await create({ id: 'beta', name: 'Beta', admin_email: 'b@beta.test' })
+    kit.registry.tenant('analytics', 'acme')
+    expect(existsSync(join(kit.dataDir, 'tenants', 'acme', 'analytics.db'))).toBe(true)
+    expect((await req('DELETE', '/api/v1/tenants/acme', operator)).status).toBe(422)
+    expect((await req('DELETE', '/api/v1/tenants/acme?confirm=beta', operator)).status).toBe(422)
+    expect(
+      (await req('DELETE', '/api/v1/tenants/acme?confirm=acme', { tenantId: 'acme' })).status,
+    ).toBe(403)
+    const del = await req('DELETE', '/api/v1/tenants/acme?confirm=acme', operator)
+    expect(del.status).toBe(200)
+    expect(del.body).toMatchObject({ id: 'acme', deleted: true, users_removed: 1 })
+    expect(existsSync(join(kit.dataDir, 'tenants', 'acme'))).toBe(false)
+    expect((await req('GET', '/api/v1/tenants/acme', operator)).status).toBe(404)
+    expect(client.users.map((u) => u.tenant_id)).toEqual(['beta'])
+  })
+
+  it('adopts a tenant known only from its users on first use, but never an erased one', async () => {
+    const legacyAdmin = { tenantId: 'legacy', role: 'Admin' as Role }
+    const up = await req('PUT', '/api/v1/tenants/legacy/upgrade', legacyAdmin, { plan: 'pro' })
+    expect(up.status).toBe(200)
+    expect(up.body).toMatchObject({
+      id: 'legacy',
+      name: 'legacy',
+      plan: 'pro',
+      previous_plan: 'free',
+    })
+    expect(kit.registry.placement('legacy')).toMatchObject({ plan: 'pro', isolation: 'schema' })
+
+    expect((await req('GET', '/api/v1/tenants/nobody', operator)).status).toBe(404)
+    client.users.push({
+      id: 'usr_old',
+      tenant_id: 'old-co',
+      email: 'o@old.test',
+      role: 'Admin',
+      status: 'active',
+    })
+    const seen = await req('GET', '/api/v1/tenants/old-co', operator)
+    expect(seen.body).toMatchObject({ id: 'old-co', plan: 'free', isolation: 'shared' })
+
+    const del = await req('DELETE', '/api/v1/tenants/old-co?confirm=old-co', operator)
+    expect(del.status).toBe(200)
+    const stale = await req('GET', '/api/v1/tenants/old-co', { tenantId: 'old-co' })
+    expect(stale.status).toBe(404)
+    expect(
+      (await create({ id: 'old-co', name: 'Old Co again', admin_email: 'n@old.test' })).status,
+    ).toBe(201)
+  })
+})

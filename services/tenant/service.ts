@@ -1,0 +1,192 @@
+import { asc, eq } from 'drizzle-orm'
+import { plans } from '../../schema/plans.ts'
+import { tenantMoves, tenants, tenantTombstones } from '../../schema/tenant/tables.ts'
+import { eraseTenantData } from '../../tenants/move.ts'
+import { type ServiceContext, serviceNames } from '../kernel/context.ts'
+import { AppError, Conflict, invalidField } from '../kernel/errors.ts'
+import { type Actor, isOperator } from '../kernel/roles.ts'
+import { assertNewTenantId, assertTenantId } from '../kernel/tenant-id.ts'
+import type { CreateTenantInput, UpdateTenantInput } from './model.ts'
+import { placementFor } from './plan.ts'
+import {
+  assertFlags,
+  assertTimezone,
+  DEFAULT_TIMEZONE,
+  effectiveFeatures,
+  emitTenantChanged,
+  findTenant,
+  getTenantRow,
+  mergeSettings,
+  parseJson,
+  placementOf,
+  planFrom,
+  type TenantRow,
+  viewOf,
+} from './profile.ts'
+import { assertWritable, saveRow, tenantDb, tenantInPath } from './store.ts'
+import { type CallInfo, createAuthUser, removeAllUsers, removeAuthUser } from './users.ts'
+
+export function slugOf(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63)
+    .replace(/-+$/g, '')
+}
+
+/** Creates a tenant, its placement profile and its first Admin (invited unless a password is given). */
+export async function createTenant(ctx: ServiceContext, call: CallInfo, input: CreateTenantInput) {
+  const id = assertNewTenantId(input.id ?? slugOf(input.name), 'id')
+  const plan = planFrom(input.plan ?? 'free')
+  const timezone = assertTimezone(input.timezone ?? DEFAULT_TIMEZONE)
+  const settings = mergeSettings({}, input.settings ?? {})
+  const db = tenantDb(ctx)
+  if (findTenant(db, id)) throw new Conflict(`tenant ${id} already exists`)
+  if (input.database_path && plans[plan].isolation !== 'database') {
+    throw invalidField('database_path', 'only the enterprise plan has a dedicated location')
+  }
+  const where = placementFor(ctx, id, plan, input.database_path)
+  const admin = await createAuthUser(ctx, call, {
+    tenant_id: id,
+    email: input.admin_email,
+    role: 'Admin',
+    ...(input.admin_password ? { password: input.admin_password } : {}),
+  })
+  const now = ctx.clock.now().toISOString()
+  const row: TenantRow = {
+    id,
+    name: input.name.trim(),
+    plan,
+    isolation: where.isolation,
+    databasePath: where.databasePath,
+    status: 'active',
+    timezone,
+    settings: JSON.stringify(settings),
+    featureOverrides: '{}',
+    createdAt: now,
+    updatedAt: now,
+  }
+  try {
+    db.write((orm) => {
+      orm.insert(tenants).values(row).run()
+      orm.delete(tenantTombstones).where(eq(tenantTombstones.id, id)).run()
+      emitTenantChanged(db, ctx.clock, row, 'created')
+    })
+  } catch (err) {
+    await removeAuthUser(ctx, call, admin.id).catch(() => {})
+    if (/UNIQUE/.test((err as Error).message)) throw new Conflict(`tenant ${id} already exists`)
+    throw err
+  }
+  ctx.registry.setPlacement(id, placementOf(row))
+  return {
+    ...viewOf(row),
+    admin_user_id: admin.id,
+    ...(admin.invite_token
+      ? { invite_token: admin.invite_token, invite_expires_at: admin.expires_at }
+      : {}),
+  }
+}
+
+export function listTenants(ctx: ServiceContext) {
+  return tenantDb(ctx).orm.select().from(tenants).orderBy(asc(tenants.createdAt)).all().map(viewOf)
+}
+
+export function updateTenant(
+  ctx: ServiceContext,
+  actor: Actor,
+  id: string,
+  input: UpdateTenantInput,
+) {
+  const row = tenantInPath(ctx, actor, id)
+  assertWritable(actor, row)
+  const next: TenantRow = { ...row }
+  if (input.name !== undefined) next.name = input.name.trim()
+  if (input.timezone !== undefined) next.timezone = assertTimezone(input.timezone)
+  if (input.settings !== undefined) {
+    next.settings = JSON.stringify(mergeSettings(parseJson(row.settings, {}), input.settings))
+  }
+  return viewOf(saveRow(ctx, next, 'updated'))
+}
+
+export function featureState(row: TenantRow) {
+  const f = effectiveFeatures(row)
+  return { ...f.features, tenant_id: row.id, plan: row.plan, ...f }
+}
+
+/**
+ * Sets feature overrides over the plan's defaults (null returns a flag to its default). A tenant
+ * Admin may switch features off, or on within the plan; granting a feature the plan lacks is the
+ * operator's call.
+ */
+export function setFeatures(
+  ctx: ServiceContext,
+  actor: Actor,
+  id: string,
+  body: Record<string, unknown>,
+) {
+  const row = tenantInPath(ctx, actor, id)
+  assertWritable(actor, row)
+  const nested = body.features
+  const flags = assertFlags(
+    nested && typeof nested === 'object' && !Array.isArray(nested)
+      ? (nested as Record<string, unknown>)
+      : body,
+  )
+  const { defaults, overrides } = effectiveFeatures(row)
+  for (const [k, v] of Object.entries(flags)) {
+    if (v === true && defaults[k] !== true && !isOperator(actor)) {
+      throw new AppError(
+        'FEATURE_DISABLED',
+        `the ${row.plan} plan does not include ${k}; upgrade the plan or ask the operator`,
+        { extra: { feature: k, plan: row.plan } },
+      )
+    }
+    if (v === null || defaults[k] === v) delete overrides[k]
+    else overrides[k] = v
+  }
+  return featureState(
+    saveRow(ctx, { ...row, featureOverrides: JSON.stringify(overrides) }, 'updated'),
+  )
+}
+
+export function setStatus(ctx: ServiceContext, id: string, status: 'active' | 'suspended') {
+  const row = getTenantRow(tenantDb(ctx), assertTenantId(id, 'tenant_id'))
+  if (row.status === status) return viewOf(row)
+  return viewOf(saveRow(ctx, { ...row, status }, status === 'suspended' ? 'suspended' : 'updated'))
+}
+
+/** Erases a tenant: its users (auth), its rows and files, then its record, with an event. */
+export async function deleteTenant(
+  ctx: ServiceContext,
+  call: CallInfo,
+  id: string,
+  confirm: string | undefined,
+) {
+  const tenantId = assertTenantId(id, 'tenant_id')
+  const db = tenantDb(ctx)
+  const row = getTenantRow(db, tenantId)
+  if (confirm !== tenantId) {
+    throw invalidField('confirm', `must repeat the tenant id (?confirm=${tenantId}) to erase it`)
+  }
+  const users = await removeAllUsers(ctx, call, tenantId)
+  const erased = eraseTenantData(ctx.registry, {
+    tenantId,
+    placement: placementOf(row),
+    services: serviceNames,
+  })
+  db.write((orm) => {
+    orm.delete(tenants).where(eq(tenants.id, tenantId)).run()
+    orm.delete(tenantMoves).where(eq(tenantMoves.tenantId, tenantId)).run()
+    orm
+      .insert(tenantTombstones)
+      .values({ id: tenantId, deletedAt: ctx.clock.now().toISOString() })
+      .onConflictDoNothing()
+      .run()
+    emitTenantChanged(db, ctx.clock, { ...row, status: 'deleted' }, 'deleted')
+  })
+  ctx.log.info('tenant erased', { tenant_id: tenantId, ...erased, users })
+  return { id: tenantId, deleted: true, users_removed: users, rows_erased: erased.rows }
+}

@@ -1,0 +1,200 @@
+import { afterEach, describe, expect, it } from 'bun:test'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Migration } from '../schema/kernel.ts'
+import { migrations as base } from '../schema/tenant/migrations.ts'
+import type { Db } from '../services/kernel/db.ts'
+import { eraseTenantData, moveTenantData, purgeTenantRows } from './move.ts'
+import { createRegistry, type Placement } from './registry.ts'
+
+const testTable: Migration = {
+  tag: '9000_test_rows',
+  sql: `CREATE TABLE test_rows (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, amount INTEGER NOT NULL, note TEXT);
+--> statement-breakpoint
+CREATE TABLE test_children (id INTEGER PRIMARY KEY, parent_id TEXT NOT NULL REFERENCES test_rows(id), tenant_id TEXT NOT NULL);
+--> statement-breakpoint
+CREATE TABLE test_global (k TEXT PRIMARY KEY, v TEXT)`,
+}
+const migrations = [...base, testTable]
+
+const dirs: string[] = []
+const fresh = () => {
+  const d = mkdtempSync(join(tmpdir(), 'mmp-move-'))
+  dirs.push(d)
+  return d
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+
+const SERVICES = ['analytics', 'payment']
+
+function seed(db: Db, tenantId: string, n: number, prefix = tenantId) {
+  db.write(() => {
+    const ins = db.sqlite.prepare(
+      'INSERT INTO test_rows (id, tenant_id, amount, note) VALUES (?, ?, ?, ?)',
+    )
+    for (let i = 0; i < n; i++) ins.run(`${prefix}-${i}`, tenantId, (i % 997) * 100 + 5, `row ${i}`)
+    const child = db.sqlite.prepare(
+      'INSERT INTO test_children (parent_id, tenant_id) VALUES (?, ?)',
+    )
+    for (let i = 0; i < Math.min(n, 50); i++) child.run(`${prefix}-${i}`, tenantId)
+    db.sqlite.run("INSERT OR IGNORE INTO test_global (k, v) VALUES ('x', 'y')")
+  })
+}
+
+const stats = (db: Db, tenantId: string) =>
+  db.sqlite
+    .query<{ n: number; s: number | null }, [string]>(
+      'SELECT count(*) AS n, sum(amount) AS s FROM test_rows WHERE tenant_id = ?',
+    )
+    .get(tenantId)!
+
+describe('moving a tenant between isolation tiers', () => {
+  it('moves 10,000 shared rows into the tenant folder with the same count and sum, leaving none behind', () => {
+    const dataDir = fresh()
+    const r = createRegistry({ dataDir, migrations: () => migrations })
+    const shared = r.tenant('analytics', 'acme')
+    seed(shared, 'acme', 10_000)
+    seed(shared, 'other', 500)
+    shared.write(() => {
+      shared.sqlite.run(
+        "INSERT INTO outbox (id, topic, tenant_id, payload, created_at) VALUES ('evt_1', 't', 'acme', '{}', '2026-01-01')",
+      )
+      shared.sqlite.run(
+        "INSERT INTO outbox (id, topic, tenant_id, payload, created_at, sent_at) VALUES ('evt_2', 't', 'acme', '{}', '2026-01-01', '2026-01-01')",
+      )
+      shared.sqlite.run(
+        "INSERT INTO inbox (consumer, event_id, handled_at) VALUES ('c', 'evt_9', ?)",
+        [new Date().toISOString()],
+      )
+    })
+    const before = stats(shared, 'acme')
+    const otherBefore = stats(shared, 'other')
+    const to: Placement = { isolation: 'schema', plan: 'pro' }
+
+    const report = moveTenantData(r, {
+      tenantId: 'acme',
+      from: { isolation: 'shared' },
+      to,
+      services: SERVICES,
+      switchPlacement: () => r.setPlacement('acme', to),
+    })
+
+    expect(report.moved.analytics).toEqual({ outbox: 2, test_children: 50, test_rows: 10_000 })
+    expect(report.moved.payment).toBeUndefined()
+    expect(r.placement('acme')).toEqual(to)
+    const own = r.tenant('analytics', 'acme')
+    expect(own.path).toBe(join(dataDir, 'tenants', 'acme', 'analytics.db'))
+    expect(stats(own, 'acme')).toEqual(before)
+    expect(stats(shared, 'acme')).toEqual({ n: 0, s: null })
+    expect(stats(shared, 'other')).toEqual(otherBefore)
+    expect(
+      shared.sqlite.query("SELECT count(*) AS n FROM outbox WHERE tenant_id = 'acme'").get(),
+    ).toEqual({ n: 0 })
+    expect(
+      own.sqlite.query('SELECT id, sent_at FROM outbox ORDER BY seq').all() as unknown[],
+    ).toEqual([
+      { id: 'evt_1', sent_at: null },
+      { id: 'evt_2', sent_at: '2026-01-01' },
+    ])
+    expect(own.sqlite.query("SELECT 1 AS x FROM inbox WHERE event_id = 'evt_9'").get()).toEqual({
+      x: 1,
+    })
+    expect(existsSync(join(dataDir, 'tenants', 'acme', 'payment.db'))).toBe(false)
+  })
+
+  it('moves the rows back on a downgrade so they stay reachable', () => {
+    const dataDir = fresh()
+    const r = createRegistry({ dataDir, migrations: () => migrations })
+    seed(r.tenant('analytics', 'acme'), 'other', 20)
+    r.setPlacement('acme', { isolation: 'schema' })
+    const own = r.tenant('analytics', 'acme')
+    seed(own, 'acme', 300)
+    const before = stats(own, 'acme')
+    moveTenantData(r, {
+      tenantId: 'acme',
+      from: { isolation: 'schema' },
+      to: { isolation: 'shared' },
+      services: SERVICES,
+      switchPlacement: () => r.setPlacement('acme', { isolation: 'shared' }),
+    })
+    const shared = r.tenant('analytics', 'acme')
+    expect(shared.path).toBe(join(dataDir, 'tenants', '_shared', 'analytics.db'))
+    expect(stats(shared, 'acme')).toEqual(before)
+    expect(stats(shared, 'other').n).toBe(20)
+    expect(stats(own, 'acme').n).toBe(0)
+  })
+
+  it('moves a Pro tenant to a dedicated Enterprise location', () => {
+    const dataDir = fresh()
+    const r = createRegistry({ dataDir, migrations: () => migrations })
+    r.setPlacement('acme', { isolation: 'schema' })
+    seed(r.tenant('analytics', 'acme'), 'acme', 100)
+    const to: Placement = { isolation: 'database', database_path: 'volumes/acme' }
+    moveTenantData(r, {
+      tenantId: 'acme',
+      from: { isolation: 'schema' },
+      to,
+      services: SERVICES,
+      switchPlacement: () => r.setPlacement('acme', to),
+    })
+    const db = r.tenant('analytics', 'acme')
+    expect(db.path).toBe(join(dataDir, 'volumes', 'acme', 'analytics.db'))
+    expect(stats(db, 'acme').n).toBe(100)
+  })
+
+  it('keeps the old placement and every row when the copy fails before the switch', () => {
+    const dataDir = fresh()
+    const r = createRegistry({ dataDir, migrations: () => migrations })
+    seed(r.tenant('analytics', 'acme'), 'acme', 100)
+    const broken = createRegistry({ dataDir, migrations: () => base })
+    let switched = false
+    expect(() =>
+      moveTenantData(broken, {
+        tenantId: 'acme',
+        from: { isolation: 'shared' },
+        to: { isolation: 'schema' },
+        services: SERVICES,
+        switchPlacement: () => {
+          switched = true
+        },
+      }),
+    ).toThrow(/does not exist/)
+    expect(switched).toBe(false)
+    broken.closeAll()
+    expect(stats(r.tenant('analytics', 'acme'), 'acme').n).toBe(100)
+    expect(r.placement('acme').isolation).toBe('shared')
+  })
+
+  it('purges rows a crash left behind after the switch', () => {
+    const dataDir = fresh()
+    const r = createRegistry({ dataDir, migrations: () => migrations })
+    seed(r.tenant('analytics', 'acme'), 'acme', 10)
+    seed(r.tenant('analytics', 'acme'), 'other', 10)
+    const n = purgeTenantRows(r, {
+      tenantId: 'acme',
+      placement: { isolation: 'shared' },
+      services: SERVICES,
+    })
+    expect(n).toBe(20)
+    expect(stats(r.tenant('analytics', 'other'), 'other').n).toBe(10)
+  })
+
+  it('erases a tenant: shared rows, own folder and dedicated files, nothing else', () => {
+    const dataDir = fresh()
+    const r = createRegistry({ dataDir, migrations: () => migrations })
+    seed(r.tenant('analytics', 'acme'), 'acme', 10)
+    seed(r.tenant('analytics', 'other'), 'other', 10)
+    const p: Placement = { isolation: 'database', database_path: 'volumes/acme' }
+    r.setPlacement('acme', p)
+    seed(r.tenant('payment', 'acme'), 'acme', 5)
+    const out = eraseTenantData(r, { tenantId: 'acme', placement: p, services: SERVICES })
+    expect(out.rows).toBe(20)
+    expect(existsSync(join(dataDir, 'tenants', 'acme'))).toBe(false)
+    expect(existsSync(join(dataDir, 'volumes', 'acme', 'payment.db'))).toBe(false)
+    expect(r.placement('acme').isolation).toBe('shared')
+    expect(stats(r.tenant('analytics', 'other'), 'other').n).toBe(10)
+  })
+})

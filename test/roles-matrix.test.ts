@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { type Action, can } from '../services/kernel/roles.ts'
+import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
+
+/**
+ * The DESIGN §4 role matrix, checked through the gateway: every role against a representative
+ * route of each service. Add a service by appending rows; `action` is the column of the matrix
+ * the route belongs to, and `otherTenant` marks a route that names a tenant other than the
+ * caller's (only the operator may).
+ */
+interface Row {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  path: string
+  body?: (who: string) => unknown
+  action: Action
+  otherTenant?: boolean
+}
+
+const rows: Row[] = [
+  // tenant service
+  { method: 'GET', path: '/api/v1/tenants/acme', action: 'read' },
+  { method: 'GET', path: '/api/v1/tenants/acme/features', action: 'read' },
+  { method: 'GET', path: '/api/v1/tenants/acme/usage', action: 'read' },
+  {
+    method: 'PATCH',
+    path: '/api/v1/tenants/acme',
+    body: () => ({ settings: { matrix: true } }),
+    action: 'admin',
+  },
+  {
+    method: 'PUT',
+    path: '/api/v1/tenants/acme/features',
+    body: () => ({ bulk_upload: true }),
+    action: 'admin',
+  },
+  { method: 'GET', path: '/api/v1/tenants/acme/users', action: 'admin' },
+  {
+    method: 'POST',
+    path: '/api/v1/tenants/acme/users',
+    body: (who) => ({ email: `invited-by-${who}@acme.test`, role: 'Viewer' }),
+    action: 'admin',
+  },
+  {
+    method: 'PUT',
+    path: '/api/v1/tenants/acme/upgrade',
+    body: () => ({ plan: 'pro' }),
+    action: 'admin',
+  },
+  { method: 'GET', path: '/api/v1/tenants', action: 'operator' },
+  {
+    method: 'POST',
+    path: '/api/v1/tenants',
+    body: (who) => ({ id: `made-by-${who}`, name: 'Matrix', admin_email: `a@${who}.test` }),
+    action: 'operator',
+  },
+  { method: 'POST', path: '/api/v1/tenants/acme/resume', action: 'operator' },
+  {
+    method: 'DELETE',
+    path: '/api/v1/tenants/no-such-tenant?confirm=no-such-tenant',
+    action: 'operator',
+  },
+  { method: 'GET', path: '/api/v1/tenants/beta', action: 'read', otherTenant: true },
+  { method: 'GET', path: '/api/v1/tenants/beta/features', action: 'read', otherTenant: true },
+  // auth service
+  { method: 'GET', path: '/api/v1/auth/users', action: 'admin' },
+  {
+    method: 'POST',
+    path: '/api/v1/auth/users',
+    body: (who) => ({ tenant_id: 'acme', email: `created-by-${who}@acme.test`, role: 'Viewer' }),
+    action: 'admin',
+  },
+  { method: 'DELETE', path: '/api/v1/auth/users/usr_does_not_exist', action: 'admin' },
+  { method: 'GET', path: '/api/v1/auth/users?tenant_id=beta', action: 'admin', otherTenant: true },
+]
+
+const who = [
+  { name: 'Admin', tenantId: 'acme', role: 'Admin' },
+  { name: 'Manager', tenantId: 'acme', role: 'Manager' },
+  { name: 'Analyst', tenantId: 'acme', role: 'Analyst' },
+  { name: 'Viewer', tenantId: 'acme', role: 'Viewer' },
+  { name: 'operator', tenantId: 'platform', role: 'Admin' },
+] as const
+
+const expectedAllowed = (w: (typeof who)[number], row: Row) =>
+  can(w, row.action) && (!row.otherTenant || w.tenantId === 'platform')
+
+describe('role matrix (DESIGN §4) across services', () => {
+  let p: TestPlatform
+  const tokens = new Map<string, string>()
+
+  beforeAll(async () => {
+    p = await startTestPlatform()
+    const operator = await p.login()
+    tokens.set('operator', operator)
+    const op = api(p.gateway, operator)
+    for (const id of ['acme', 'beta']) {
+      const res = await op.post('/api/v1/tenants', {
+        id,
+        name: id,
+        plan: 'pro',
+        admin_email: `admin@${id}.test`,
+        admin_password: 'matrix-password-1',
+      })
+      expect(res.status).toBe(201)
+    }
+    tokens.set('Admin', await p.login('admin@acme.test', 'matrix-password-1'))
+    for (const role of ['Manager', 'Analyst', 'Viewer']) {
+      const email = `${role.toLowerCase()}@acme.test`
+      const res = await op.post('/api/v1/auth/users', {
+        tenant_id: 'acme',
+        email,
+        role,
+        password: 'matrix-password-1',
+      })
+      expect(res.status).toBe(201)
+      tokens.set(role, await p.login(email, 'matrix-password-1'))
+    }
+  }, 60_000)
+  afterAll(() => p.dispose())
+
+  for (const row of rows) {
+    for (const w of who) {
+      const allowed = expectedAllowed(w, row)
+      it(`${allowed ? 'allows' : 'refuses'} ${w.name}: ${row.method} ${row.path}`, async () => {
+        const client = api(p.gateway, tokens.get(w.name))
+        const body = row.body?.(w.name.toLowerCase())
+        const res =
+          row.method === 'GET' || row.method === 'DELETE'
+            ? await client[row.method === 'GET' ? 'get' : 'delete'](row.path)
+            : await client[row.method.toLowerCase() as 'post' | 'put' | 'patch'](row.path, body)
+        const detail = `${res.status} ${JSON.stringify(res.body)}`
+        if (allowed) {
+          expect([401, 403], detail).not.toContain(res.status)
+          expect(res.status, detail).toBeLessThan(500)
+        } else {
+          expect(res.status, detail).toBe(403)
+        }
+      })
+    }
+  }
+})
