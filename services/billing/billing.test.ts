@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { migrations } from '../../schema/billing/migrations.ts'
 import { topics } from '../../schema/events.ts'
 import { assertEntitled, readEntitlements } from '../kernel/entitlements.ts'
@@ -583,7 +585,8 @@ describe('billing service', () => {
       at: '2026-03-01T00:00:00Z',
     })
     expect(run.body.invoices).toEqual([])
-    expect(() => assertEntitled(kit.registry, 'acme', { write: true })).toThrow()
+    // The tenant is gone: its entitlements file is removed rather than rewritten.
+    expect(existsSync(join(kit.registry.tenantDir('acme'), 'entitlements.json'))).toBe(false)
   })
 
   it('runs every route through the security suite: no token, wrong role, other tenant', async () => {

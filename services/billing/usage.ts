@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { usageRecords } from '../../schema/billing/tables.ts'
-import { type Entitlements, writeEntitlements } from '../kernel/entitlements.ts'
+import { type Entitlements, removeEntitlements, writeEntitlements } from '../kernel/entitlements.ts'
 import { newId } from '../kernel/ids.ts'
 import { type Billing, iso } from './billing.ts'
 import { type UsageMetric, usageMetrics } from './model.ts'
@@ -121,6 +121,8 @@ export function usageStats(b: Billing, tenantId: string, at: Date) {
 export function syncEntitlements(b: Billing, tenantId: string, at: Date): void {
   const sub = findSubscription(b, tenantId)
   if (!sub) return
+  // Canceled only follows a tenant's deletion: its folder is gone and must not come back.
+  if (sub.status === 'canceled') return removeEntitlements(b.ctx.registry, tenantId)
   const plan = findPlan(b.db, sub.planId)
   const used = usedIn(b, tenantId, sub.currentPeriodStart)
   const e: Entitlements = {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TenantRegistry } from '../../tenants/registry.ts'
 import { AppError, LimitExceeded } from './errors.ts'
@@ -82,4 +82,10 @@ export function assertEntitled(
     const used = e.used[need.metric] ?? 0
     if (used + (need.adding ?? 1) > limit) throw new LimitExceeded(need.metric, limit, used)
   }
+}
+
+/** Billing only: forgets a tenant's entitlements (the tenant is gone); never creates its folder. */
+export function removeEntitlements(registry: TenantRegistry, tenantId: string): void {
+  rmSync(join(registry.tenantDir(tenantId), 'entitlements.json'), { force: true })
+  cache.delete(tenantId)
 }
