@@ -52,7 +52,9 @@ describe('the single executable', () => {
       expect(login.status).toBe(200)
     } finally {
       proc.kill('SIGTERM')
-      expect(await proc.exited).toBe(0)
+      const code = await proc.exited
+      if (code !== 0) console.error(await new Response(proc.stderr as ReadableStream).text())
+      expect(code).toBe(0)
     }
   }, 60_000)
 })

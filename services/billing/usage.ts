@@ -122,7 +122,10 @@ export function syncEntitlements(b: Billing, tenantId: string, at: Date): void {
   const sub = findSubscription(b, tenantId)
   if (!sub) return
   // Canceled only follows a tenant's deletion: its folder is gone and must not come back.
-  if (sub.status === 'canceled') return removeEntitlements(b.ctx.registry, tenantId)
+  if (sub.status === 'canceled') {
+    removeEntitlements(b.ctx.registry, tenantId)
+    return
+  }
   const plan = findPlan(b.db, sub.planId)
   const used = usedIn(b, tenantId, sub.currentPeriodStart)
   const e: Entitlements = {
