@@ -163,6 +163,16 @@ export async function startPlatform(config: Config): Promise<Platform> {
         halfOpenMs: config.get('gateway.breaker_half_open_ms'),
       },
       accessLog: quiet ? 'off' : json ? 'json' : 'pretty',
+      // Services of this process whose discovery is their own port are called in-process.
+      local: Object.fromEntries(
+        running
+          .filter(
+            (r) =>
+              config.discovery[r.name].length === 1 &&
+              config.discovery[r.name][0] === urls[r.name]?.replace('0.0.0.0', '127.0.0.1'),
+          )
+          .map((r) => [r.name, r.instance.app]),
+      ),
     })
     const server = Bun.serve({
       port: config.ports.gateway,

@@ -27,16 +27,16 @@ import { logout, refreshSession } from './sessions.ts'
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/
 
 /**
- * The client's address for login throttling. Behind the gateway (a loopback peer here) the
- * gateway's X-Forwarded-For names the client; from any other peer the header is ignored so a
- * direct caller cannot pick its own key.
+ * The client's address for login throttling. Behind the gateway (a loopback peer, or no peer at
+ * all when the gateway dispatches in-process) the gateway's X-Forwarded-For names the client;
+ * from any other peer the header is ignored so a direct caller cannot pick its own key.
  */
 function clientIp(
   request: Request,
   server: { requestIP(r: Request): { address: string } | null } | null,
 ): string {
-  const peer = server?.requestIP(request)?.address ?? 'unknown'
-  if (!LOOPBACK.test(peer)) return peer
+  const peer = server?.requestIP(request)?.address ?? 'in-process'
+  if (peer !== 'in-process' && !LOOPBACK.test(peer)) return peer
   const forwarded = request.headers.get('x-forwarded-for')
   return forwarded?.split(',')[0]?.trim() || peer
 }

@@ -126,6 +126,7 @@ describe('gateway handler', () => {
   let upstream: ReturnType<typeof Bun.serve>
   let sign: (claims: Record<string, unknown>) => Promise<string>
   let gateway: ReturnType<typeof createGateway>
+  let keys: Awaited<ReturnType<typeof generateKeyPair>>
   const log = createLogger('gateway-test')
   log.level = -999
   const client = (ip: string) => ({ requestIP: () => ({ address: ip }) })
@@ -144,7 +145,8 @@ describe('gateway handler', () => {
         return Response.json({ ok: true })
       },
     })
-    const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' })
+    keys = await generateKeyPair('EdDSA', { crv: 'Ed25519' })
+    const { privateKey, publicKey } = keys
     const tokens = await createTokenVerifier(await exportSPKI(publicKey), {
       issuer: 'mmp',
       audience: 'mmp',
@@ -259,5 +261,51 @@ describe('gateway handler', () => {
     ).rejects.toMatchObject({
       code: 'TIMEOUT',
     })
+  })
+
+  it('dispatches in-process with the same headers and deadline as over the network', async () => {
+    const seen: Request[] = []
+    const local = createGateway({
+      discovery: staticDiscovery({}),
+      tokens: await createTokenVerifier(await exportSPKI(keys.publicKey), {
+        issuer: 'mmp',
+        audience: 'mmp',
+        clockToleranceSec: 5,
+      }),
+      log,
+      version: 'test',
+      timeoutMs: 1000,
+      accessLog: 'off',
+      local: {
+        payment: {
+          async handle(request) {
+            seen.push(request)
+            if (new URL(request.url).pathname.endsWith('/slow')) await Bun.sleep(500)
+            return Response.json({ ok: true })
+          },
+        },
+      },
+    })
+    const token = await sign({ tenant_id: 'acme', role: 'Viewer' })
+    const ok = await local.fetch(
+      new Request('http://gw/api/v1/payments/status/x?y=1', {
+        headers: { authorization: `Bearer ${token}`, 'x-user-role': 'Admin' },
+      }),
+      client('10.0.0.2'),
+    )
+    expect(ok.status).toBe(200)
+    expect(ok.headers.get('ratelimit-limit')).toBe('40')
+    expect(seen[0]!.url).toBe('http://payment.local/api/v1/payments/status/x?y=1')
+    expect(seen[0]!.headers.get('x-user-role')).toBe('Viewer')
+    expect(Number(seen[0]!.headers.get('x-request-deadline'))).toBeGreaterThan(Date.now())
+    const started = performance.now()
+    const late = await local.fetch(
+      new Request('http://gw/api/v1/payments/slow', {
+        headers: { authorization: `Bearer ${token}`, 'x-request-timeout': '100' },
+      }),
+      client('10.0.0.2'),
+    )
+    expect(late.status).toBe(504)
+    expect(performance.now() - started).toBeLessThan(250)
   })
 })
