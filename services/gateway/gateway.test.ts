@@ -309,3 +309,59 @@ describe('gateway handler', () => {
     expect(performance.now() - started).toBeLessThan(250)
   })
 })
+
+describe('paths and budgets', () => {
+  it('checks the tenant of an escaped or dotted path as the upstream will read it', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' })
+    const log = createLogger('gateway-test')
+    log.level = -999
+    const seen: string[] = []
+    const gw = createGateway({
+      discovery: staticDiscovery({}),
+      tokens: await createTokenVerifier(await exportSPKI(publicKey), {
+        issuer: 'mmp',
+        audience: 'mmp',
+        clockToleranceSec: 5,
+      }),
+      log,
+      version: 'test',
+      timeoutMs: 1000,
+      accessLog: 'off',
+      local: {
+        billing: {
+          handle: async (r) => {
+            seen.push(r.url)
+            return new Response('{}')
+          },
+        },
+      },
+    })
+    const token = await new SignJWT({ tenant_id: 'acme', role: 'Admin' })
+      .setProtectedHeader({ alg: 'EdDSA' })
+      .setIssuer('mmp')
+      .setAudience('mmp')
+      .setSubject('usr_1')
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(privateKey)
+    const get = (path: string) =>
+      gw.fetch(new Request(`http://gw${path}`, { headers: { authorization: `Bearer ${token}` } }))
+    expect((await get('/api/v1/billing/usage/%62eta')).status).toBe(403)
+    expect((await get('/api/v1/billing/x/../usage/beta')).status).toBe(403)
+    expect((await get('/api/v1/billing/plans?tenant%5Fid=beta')).status).toBe(403)
+    expect((await get('/api/v1/billing/usage/%61cme')).status).toBe(200)
+    expect(seen.at(-1)).toBe('http://billing.local/api/v1/billing/usage/%61cme')
+  })
+
+  it('shortens the budget to the client’s timeout or deadline', async () => {
+    const { budgetOf } = await import('./index.ts')
+    expect(budgetOf(null, null, 10_000)).toBe(10_000)
+    expect(budgetOf('200', null, 10_000)).toBe(200)
+    expect(budgetOf('99999', null, 10_000)).toBe(10_000)
+    expect(budgetOf('abc', null, 10_000)).toBe(10_000)
+    const soon = budgetOf(null, String(Date.now() + 500), 10_000)
+    expect(soon).toBeGreaterThan(400)
+    expect(soon).toBeLessThanOrEqual(500)
+    expect(budgetOf(null, '1000', 10_000)).toBeLessThan(0)
+  })
+})

@@ -156,7 +156,14 @@ export function createGateway(opts: GatewayOptions) {
     const url = request.url
     const pathStart = url.indexOf('/', url.indexOf('//') + 2)
     const queryStart = url.indexOf('?', pathStart)
-    const path = queryStart < 0 ? url.slice(pathStart) : url.slice(pathStart, queryStart)
+    let path = queryStart < 0 ? url.slice(pathStart) : url.slice(pathStart, queryStart)
+    // Routing and tenant checks see the path as the upstream will (dot segments resolved,
+    // escapes decoded); the resolved but still escaped form is what is forwarded.
+    let sendPath = path
+    if (path.includes('/.') || path.includes('%')) {
+      sendPath = resolvePath(path)
+      path = decodePath(sendPath)
+    }
     const method = request.method
     let service: ServiceName | undefined
     let actor: Actor | undefined
@@ -200,7 +207,7 @@ export function createGateway(opts: GatewayOptions) {
         }
         if (!isOperator(actor)) {
           assertOwnTenant(actor, tenantInPath(path))
-          if (queryStart >= 0 && url.includes('tenant_id', queryStart)) {
+          if (queryStart >= 0) {
             for (const named of new URLSearchParams(url.slice(queryStart + 1)).getAll('tenant_id'))
               assertOwnTenant(actor, named)
           }
@@ -230,11 +237,16 @@ export function createGateway(opts: GatewayOptions) {
         }
       }
 
-      const budget = budgetOf(request.headers.get('x-request-timeout'), opts.timeoutMs)
+      const budget = budgetOf(
+        request.headers.get('x-request-timeout'),
+        request.headers.get('x-request-deadline'),
+        opts.timeoutMs,
+      )
+      if (budget <= 0) throw new AppError('TIMEOUT', 'the request deadline has already passed')
       headers.set('x-request-deadline', String(Date.now() + budget))
       const breaker = breakers.of(service)
       const upstream = await breaker.execute(() =>
-        forward(service!, path, url, queryStart, method, headers, body, budget),
+        forward(service!, sendPath, url, queryStart, method, headers, body, budget),
       )
       status = upstream.status
       response = withHeaders(upstream, rid, verdict)
@@ -362,11 +374,40 @@ function tenantInBody(bytes: ArrayBuffer): string | undefined {
   return undefined
 }
 
-/** The client's X-Request-Timeout (ms) when it is shorter than the route budget. */
-function budgetOf(asked: string | null, routeBudget: number): number {
-  if (!asked) return routeBudget
-  const ms = Number(asked)
-  return Number.isFinite(ms) && ms >= 1 ? Math.min(Math.floor(ms), routeBudget) : routeBudget
+/**
+ * The time this request may take: the route budget, shortened by the client's
+ * X-Request-Timeout (ms) or X-Request-Deadline (epoch ms) when either is sooner.
+ */
+export function budgetOf(
+  timeout: string | null,
+  deadline: string | null,
+  routeBudget: number,
+): number {
+  let budget = routeBudget
+  if (timeout) {
+    const ms = Number(timeout)
+    if (Number.isFinite(ms) && ms >= 1) budget = Math.min(Math.floor(ms), budget)
+  }
+  if (deadline && /^\d{1,16}$/.test(deadline))
+    budget = Math.min(Number(deadline) - Date.now(), budget)
+  return budget
+}
+
+/** The path with dot segments resolved (WHATWG rules, `%2e` included). */
+function resolvePath(path: string): string {
+  try {
+    return new URL(path, 'http://gateway').pathname
+  } catch {
+    return path
+  }
+}
+
+function decodePath(path: string): string {
+  try {
+    return decodeURIComponent(path)
+  } catch {
+    return path
+  }
 }
 
 function tooLarge(limit: number): AppError {
