@@ -4,13 +4,21 @@ import type { Discovery } from '../kernel/http-client.ts'
 import { isValidRequestId, newRequestId } from '../kernel/ids.ts'
 import type { Logger } from '../kernel/log.ts'
 import { metrics } from '../kernel/metrics.ts'
-import { appErrorResponse, problemResponse } from '../kernel/problem.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
 import { bearerToken, type TokenVerifier } from '../kernel/tokens.ts'
 import { BreakerOpen, type BreakerOptions, createBreakers } from './breaker.ts'
+import {
+  assertOwnTenant,
+  budgetOf,
+  decodePath,
+  resolvePath,
+  tenantInBody,
+  tooLarge,
+} from './checks.ts'
 import { createObserver } from './observe.ts'
 import { createOpenApi, docsPage } from './openapi.ts'
 import { createRateLimiter, type RateVerdict } from './rate-limit.ts'
+import { errorResponse, setRateHeaders, withHeaders } from './respond.ts'
 import {
   isPublicRoute,
   isUploadRoute,
@@ -20,6 +28,7 @@ import {
   tenantInPath,
 } from './routes.ts'
 import { traceIdOf, traceparentFor } from './trace.ts'
+import { createUpstream, type LocalService } from './upstream.ts'
 
 export interface GatewayOptions {
   discovery: Discovery
@@ -41,7 +50,7 @@ export interface GatewayOptions {
    * Services running in this process, dispatched with `handle(request)` instead of a TCP hop
    * (DESIGN §1). Same headers, deadline, breaker and metrics as over the network.
    */
-  local?: Partial<Record<ServiceName, { handle(request: Request): Promise<Response> }>>
+  local?: Partial<Record<ServiceName, LocalService>>
 }
 
 type Server = { requestIP(request: Request): { address: string } | null }
@@ -63,7 +72,6 @@ const DROP = [
   'trailer',
   'host',
 ]
-const RESPONSE_DROP = ['connection', 'keep-alive', 'transfer-encoding']
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -102,6 +110,7 @@ export function createGateway(opts: GatewayOptions) {
   })
   const services = [...new Set(Object.values(routeTable))] as ServiceName[]
   for (const s of services) observe.breaker(s, 'closed')
+  const send = createUpstream({ discovery: opts.discovery, local: opts.local, observe })
   const openapi = createOpenApi({ discovery: opts.discovery, services, version: opts.version })
 
   const tierOf = (tenantId: string): string => {
@@ -246,7 +255,12 @@ export function createGateway(opts: GatewayOptions) {
       headers.set('x-request-deadline', String(Date.now() + budget))
       const breaker = breakers.of(service)
       const upstream = await breaker.execute(() =>
-        forward(service!, sendPath, url, queryStart, method, headers, body, budget),
+        send(service!, sendPath + (queryStart < 0 ? '' : url.slice(queryStart)), {
+          method,
+          headers,
+          body,
+          budget,
+        }),
       )
       status = upstream.status
       response = withHeaders(upstream, rid, verdict)
@@ -274,77 +288,6 @@ export function createGateway(opts: GatewayOptions) {
     return response
   }
 
-  /** Sends the request to one instance; a refused connection is tried once on another. */
-  async function forward(
-    service: ServiceName,
-    path: string,
-    url: string,
-    queryStart: number,
-    method: string,
-    headers: Headers,
-    body: BodyInit | null,
-    budget: number,
-  ): Promise<Response> {
-    const search = queryStart < 0 ? '' : url.slice(queryStart)
-    const local = opts.local?.[service]
-    if (local) return dispatchLocal(local, service, path + search, method, headers, body, budget)
-    const signal = AbortSignal.timeout(budget)
-    const canRetry = body === null || body instanceof ArrayBuffer
-    let base = opts.discovery.pick(service)
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const res = await fetch(base + path + search, {
-          method,
-          headers,
-          body,
-          redirect: 'manual',
-          signal,
-        })
-        opts.discovery.report?.(service, base, true)
-        return res
-      } catch (err) {
-        if (isTimeout(err)) {
-          observe.upstreamError(service, 'timeout')
-          throw new AppError('TIMEOUT', `${service} did not answer within ${budget} ms`)
-        }
-        observe.upstreamError(service, 'connect')
-        opts.discovery.report?.(service, base, false)
-        const next = attempt === 0 && canRetry ? opts.discovery.pick(service) : base
-        if (next === base) throw new AppError('BAD_GATEWAY', `${service} is unreachable`)
-        base = next
-      }
-    }
-  }
-
-  /** In-process dispatch: the handler cannot be aborted, but the caller gets its 504 on time. */
-  async function dispatchLocal(
-    local: { handle(request: Request): Promise<Response> },
-    service: ServiceName,
-    pathAndQuery: string,
-    method: string,
-    headers: Headers,
-    body: BodyInit | null,
-    budget: number,
-  ): Promise<Response> {
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        observe.upstreamError(service, 'timeout')
-        reject(new AppError('TIMEOUT', `${service} did not answer within ${budget} ms`))
-      }, budget)
-    })
-    try {
-      const request = new Request(`http://${service}.local${pathAndQuery}`, {
-        method,
-        headers,
-        body,
-      })
-      return await Promise.race([local.handle(request), expired])
-    } finally {
-      clearTimeout(timer)
-    }
-  }
-
   return {
     fetch: fetchHandler,
     /** Breaker state per upstream, for tests and health pages. */
@@ -352,113 +295,4 @@ export function createGateway(opts: GatewayOptions) {
   }
 }
 
-function assertOwnTenant(actor: Actor, named: string | undefined | null): void {
-  if (named && named !== actor.tenantId) {
-    throw new AppError(
-      'TENANT_MISMATCH',
-      `this token is for tenant '${actor.tenantId}', not '${named}'`,
-    )
-  }
-}
-
-/** The top-level `tenant_id` of a JSON object body; anything unparsable is left to the service. */
-function tenantInBody(bytes: ArrayBuffer): string | undefined {
-  if (bytes.byteLength === 0) return undefined
-  try {
-    const value = JSON.parse(new TextDecoder().decode(bytes)) as unknown
-    if (value && typeof value === 'object' && !Array.isArray(value)) {
-      const named = (value as { tenant_id?: unknown }).tenant_id
-      return typeof named === 'string' ? named : undefined
-    }
-  } catch {}
-  return undefined
-}
-
-/**
- * The time this request may take: the route budget, shortened by the client's
- * X-Request-Timeout (ms) or X-Request-Deadline (epoch ms) when either is sooner.
- */
-export function budgetOf(
-  timeout: string | null,
-  deadline: string | null,
-  routeBudget: number,
-): number {
-  let budget = routeBudget
-  if (timeout) {
-    const ms = Number(timeout)
-    if (Number.isFinite(ms) && ms >= 1) budget = Math.min(Math.floor(ms), budget)
-  }
-  if (deadline && /^\d{1,16}$/.test(deadline))
-    budget = Math.min(Number(deadline) - Date.now(), budget)
-  return budget
-}
-
-/** The path with dot segments resolved (WHATWG rules, `%2e` included). */
-function resolvePath(path: string): string {
-  try {
-    return new URL(path, 'http://gateway').pathname
-  } catch {
-    return path
-  }
-}
-
-function decodePath(path: string): string {
-  try {
-    return decodeURIComponent(path)
-  } catch {
-    return path
-  }
-}
-
-function tooLarge(limit: number): AppError {
-  return new AppError('PAYLOAD_TOO_LARGE', `the body is larger than ${limit} bytes`)
-}
-
-function isTimeout(err: unknown): boolean {
-  const name = (err as Error)?.name
-  return name === 'TimeoutError' || name === 'AbortError'
-}
-
-/** The upstream response with the gateway's headers, in place when its headers are mutable. */
-function withHeaders(upstream: Response, rid: string, verdict: RateVerdict | undefined): Response {
-  let out = upstream
-  try {
-    upstream.headers.set('x-request-id', rid)
-  } catch {
-    out = new Response(upstream.body, {
-      status: upstream.status,
-      statusText: upstream.statusText,
-      headers: new Headers(upstream.headers),
-    })
-    out.headers.set('x-request-id', rid)
-  }
-  for (const h of RESPONSE_DROP) out.headers.delete(h)
-  setRateHeaders(out.headers, verdict)
-  return out
-}
-
-function setRateHeaders(h: Headers, v: RateVerdict | undefined): void {
-  if (!v) return
-  h.set('ratelimit-limit', String(v.limit))
-  h.set('ratelimit-remaining', String(v.remaining))
-  h.set('ratelimit-reset', String(v.reset))
-}
-
-function errorResponse(err: unknown, rid: string, service: string | undefined): Response {
-  if (err instanceof BreakerOpen) {
-    return problemResponse(
-      {
-        status: 503,
-        code: 'SERVICE_UNAVAILABLE',
-        detail: `${service} is failing; its circuit breaker is open`,
-      },
-      rid,
-      { 'retry-after': String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))) },
-    )
-  }
-  if (err instanceof AppError) return appErrorResponse(err, rid)
-  return problemResponse(
-    { status: 500, code: 'INTERNAL', detail: 'an internal error occurred' },
-    rid,
-  )
-}
+export { budgetOf }
