@@ -104,6 +104,26 @@ describe('auth sessions', () => {
     expect((await post('/api/v1/auth/logout', { refresh_token: 'x'.repeat(43) })).status).toBe(204)
   })
 
+  it('ends every session of the bearer when logout names no refresh token', async () => {
+    const a = await login()
+    const b = await login()
+    const anonymous = await app.handle(
+      new Request('http://auth/api/v1/auth/logout', { method: 'POST' }),
+    )
+    expect(anonymous.status).toBe(401)
+    const out = await app.handle(
+      new Request('http://auth/api/v1/auth/logout', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.body.access_token}` },
+      }),
+    )
+    expect(out.status).toBe(204)
+    for (const s of [a, b])
+      expect(
+        (await post('/api/v1/auth/refresh', { refresh_token: s.body.refresh_token })).status,
+      ).toBe(401)
+  })
+
   it('refuses an expired refresh token', async () => {
     const s = await login()
     kit.ctx.clock.advance(3601_000)

@@ -2,12 +2,13 @@ import { t } from 'elysia'
 import { exportJWK, importSPKI } from 'jose'
 import type { ServiceContext } from '../kernel/context.ts'
 import { createServiceApp } from '../kernel/service.ts'
-import { TOKEN_ALGORITHM } from '../kernel/tokens.ts'
+import { bearerToken, TOKEN_ALGORITHM } from '../kernel/tokens.ts'
 import {
   AcceptInviteBody,
   CreatedUser,
   CreateUserBody,
   LoginBody,
+  LogoutBody,
   Me,
   RefreshBody,
   TokenResponse,
@@ -22,7 +23,7 @@ import {
   removeTenantUsers,
   removeUser,
 } from './service.ts'
-import { logout, refreshSession } from './sessions.ts'
+import { logout, logoutEverywhere, refreshSession } from './sessions.ts'
 
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/
 
@@ -79,13 +80,23 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
     })
     .post(
       '/api/v1/auth/logout',
-      ({ body, set }) => {
-        logout(deps, body.refresh_token)
+      async ({ body, request, set }) => {
+        if (body?.refresh_token) logout(deps, body.refresh_token)
+        else {
+          // No refresh token: the bearer's user is signed out of every session.
+          const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
+          logoutEverywhere(deps, actor.userId)
+        }
         set.status = 204
       },
       {
-        body: RefreshBody,
-        detail: { summary: 'End the session of a refresh token', tags: ['auth'] },
+        body: t.Optional(LogoutBody),
+        detail: {
+          summary: 'End the session of a refresh token',
+          description:
+            'With `refresh_token`, that session (its token family) ends. Without it, a bearer token is required and every session of its user ends. Access tokens already issued stay valid until they expire.',
+          tags: ['auth'],
+        },
       },
     )
     .get(

@@ -60,6 +60,15 @@ export function logout(deps: AuthDeps, refreshToken: string): void {
   if (row) revokeFamily(deps, row.familyId, deps.clock.now().toISOString())
 }
 
+/** Ends every session of a user (logout without a refresh token). */
+export function logoutEverywhere(deps: AuthDeps, userId: string): void {
+  deps.db.write(() =>
+    deps.db.sqlite
+      .query('UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL')
+      .run(deps.clock.now().toISOString(), userId),
+  )
+}
+
 function revokeFamily(deps: AuthDeps, familyId: string, at: string): void {
   deps.db.write(() =>
     deps.db.sqlite
