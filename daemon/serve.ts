@@ -139,12 +139,41 @@ export async function startPlatform(config: Config): Promise<Platform> {
   }
 
   if (wants('gateway')) {
+    const json = format === 'auto' ? !process.stdout.isTTY : format === 'json'
+    const quiet = ['silent', 'error', 'warn'].includes(config.get<string>('log.level'))
     const gateway = createGateway({
       discovery,
       tokens,
       log: createLogger('gateway'),
       version,
       timeoutMs: config.get('gateway.timeout_ms'),
+      tierOf: (tenantId) => registry.placement(tenantId).plan,
+      rates: {
+        free: config.get('rate_limit.free'),
+        pro: config.get('rate_limit.pro'),
+        enterprise: config.get('rate_limit.enterprise'),
+        burstFactor: config.get('rate_limit.burst_factor'),
+        perIp: config.get('rate_limit.per_ip'),
+      },
+      bodyLimit: config.get('gateway.body_limit'),
+      uploadLimit: config.get('gateway.upload_limit'),
+      breaker: {
+        threshold: config.get<number>('gateway.breaker_threshold_pct') / 100,
+        minRequests: config.get('gateway.breaker_min_requests'),
+        windowMs: config.get('gateway.breaker_window_ms'),
+        halfOpenMs: config.get('gateway.breaker_half_open_ms'),
+      },
+      accessLog: quiet ? 'off' : json ? 'json' : 'pretty',
+      // Services of this process whose discovery is their own port are called in-process.
+      local: Object.fromEntries(
+        running
+          .filter(
+            (r) =>
+              config.discovery[r.name].length === 1 &&
+              config.discovery[r.name][0] === urls[r.name]?.replace('0.0.0.0', '127.0.0.1'),
+          )
+          .map((r) => [r.name, r.instance.app]),
+      ),
     })
     const server = Bun.serve({
       port: config.ports.gateway,
@@ -153,7 +182,15 @@ export async function startPlatform(config: Config): Promise<Platform> {
       // The dashboard at `/`; everything else is the API.
       routes: dashboardRoutes,
       fetch: gateway.fetch,
-      maxRequestBodySize: 20 * 1024 * 1024,
+      maxRequestBodySize: Math.max(
+        config.get<number>('gateway.upload_limit'),
+        config.get<number>('gateway.body_limit'),
+      ),
+      error: () =>
+        new Response(
+          JSON.stringify({ type: 'about:blank', title: 'Internal Server Error', status: 500 }),
+          { status: 500, headers: { 'content-type': 'application/problem+json' } },
+        ),
     })
     servers.push({ stop: (closeActive) => server.stop(closeActive) })
     urls.gateway = gatewayUrl

@@ -2,6 +2,7 @@ import { defineService } from '../kernel/context.ts'
 import { createIssuer } from './issue.ts'
 import { createAuthApp } from './routes.ts'
 import { bootstrapOperator } from './service.ts'
+import { createLoginThrottle } from './throttle.ts'
 
 export default defineService({
   name: 'auth',
@@ -9,8 +10,13 @@ export default defineService({
     const s = ctx.settings as Record<string, any>
     if (!s.secrets?.jwtPrivatePem)
       throw new Error('the auth service needs the JWT private key (run `mmp init`)')
+    const db = ctx.registry.platform('auth')
     const deps = {
-      db: ctx.registry.platform('auth'),
+      db,
+      throttle: createLoginThrottle(db, {
+        maxFailures: (s['auth.login_max_failures'] as number | undefined) ?? 5,
+        windowMs: ((s['auth.login_window_s'] as number | undefined) ?? 900) * 1000,
+      }),
       clock: ctx.clock,
       log: ctx.log,
       refreshTtlSeconds: s['jwt.refresh_ttl_s'] as number,

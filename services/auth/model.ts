@@ -12,6 +12,16 @@ export const LoginBody = t.Object({
   password: t.String({ minLength: 1, maxLength: 1024 }),
 })
 
+export const RefreshBody = t.Object({
+  refresh_token: t.String({ minLength: 16, maxLength: 200 }),
+})
+
+export const LogoutBody = t.Object({
+  refresh_token: t.Optional(t.String({ minLength: 16, maxLength: 200 })),
+})
+
+export const Me = t.Object({ user_id: t.String(), tenant_id: t.String(), role: Role })
+
 export const User = t.Object({
   id: t.String(),
   email: t.String(),

@@ -2,12 +2,15 @@ import { t } from 'elysia'
 import { exportJWK, importSPKI } from 'jose'
 import type { ServiceContext } from '../kernel/context.ts'
 import { createServiceApp } from '../kernel/service.ts'
-import { TOKEN_ALGORITHM } from '../kernel/tokens.ts'
+import { bearerToken, TOKEN_ALGORITHM } from '../kernel/tokens.ts'
 import {
   AcceptInviteBody,
   CreatedUser,
   CreateUserBody,
   LoginBody,
+  LogoutBody,
+  Me,
+  RefreshBody,
   TokenResponse,
   UserList,
 } from './model.ts'
@@ -20,6 +23,24 @@ import {
   removeTenantUsers,
   removeUser,
 } from './service.ts'
+import { logout, logoutEverywhere, refreshSession } from './sessions.ts'
+
+const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/
+
+/**
+ * The client's address for login throttling. Behind the gateway (a loopback peer, or no peer at
+ * all when the gateway dispatches in-process) the gateway's X-Forwarded-For names the client;
+ * from any other peer the header is ignored so a direct caller cannot pick its own key.
+ */
+function clientIp(
+  request: Request,
+  server: { requestIP(r: Request): { address: string } | null } | null,
+): string {
+  const peer = server?.requestIP(request)?.address ?? 'in-process'
+  if (peer !== 'in-process' && !LOOPBACK.test(peer)) return peer
+  const forwarded = request.headers.get('x-forwarded-for')
+  return forwarded?.split(',')[0]?.trim() || peer
+}
 
 export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicKeyPem: string) {
   const jwk = {
@@ -32,11 +53,65 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
     title: 'Auth',
     description: 'Login, tokens, users and invitations',
   })
-    .post('/api/v1/auth/login', ({ body }) => login(deps, body.email, body.password), {
-      body: LoginBody,
+    .post(
+      '/api/v1/auth/login',
+      ({ body, request, server }) =>
+        login(deps, body.email, body.password, clientIp(request, server)),
+      {
+        body: LoginBody,
+        response: { 200: TokenResponse },
+        detail: {
+          summary: 'Log in with email and password',
+          description:
+            'Repeated failures for one email from one address are refused with 429 and Retry-After.',
+          tags: ['auth'],
+        },
+      },
+    )
+    .post('/api/v1/auth/refresh', ({ body }) => refreshSession(deps, body.refresh_token), {
+      body: RefreshBody,
       response: { 200: TokenResponse },
-      detail: { summary: 'Log in with email and password', tags: ['auth'] },
+      detail: {
+        summary: 'Trade a refresh token for a new session (the old one stops working)',
+        description:
+          'Refresh tokens rotate: each works once. Presenting a used one revokes every token of its session.',
+        tags: ['auth'],
+      },
     })
+    .post(
+      '/api/v1/auth/logout',
+      async ({ body, request, set }) => {
+        if (body?.refresh_token) logout(deps, body.refresh_token)
+        else {
+          // No refresh token: the bearer's user is signed out of every session.
+          const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
+          logoutEverywhere(deps, actor.userId)
+        }
+        set.status = 204
+      },
+      {
+        body: t.Optional(LogoutBody),
+        detail: {
+          summary: 'End the session of a refresh token',
+          description:
+            'With `refresh_token`, that session (its token family) ends. Without it, a bearer token is required and every session of its user ends. Access tokens already issued stay valid until they expire.',
+          tags: ['auth'],
+        },
+      },
+    )
+    .get(
+      '/api/v1/auth/me',
+      ({ actor }) => ({ user_id: actor.userId, tenant_id: actor.tenantId, role: actor.role }),
+      {
+        auth: 'read',
+        response: { 200: Me },
+        detail: {
+          summary: 'Who the bearer token belongs to',
+          tags: ['auth'],
+          security: [{ bearer: [] }],
+        },
+      },
+    )
     .get('/api/v1/auth/.well-known/jwks.json', () => ({ keys: [jwk] }), {
       detail: { summary: 'Public keys that verify access tokens', tags: ['auth'] },
     })

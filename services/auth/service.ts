@@ -10,6 +10,7 @@ import type { Logger } from '../kernel/log.ts'
 import { type Actor, isOperator, type Role, tenantFor } from '../kernel/roles.ts'
 import { assertTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { hashToken, type Issuer, randomToken } from './issue.ts'
+import type { LoginThrottle } from './throttle.ts'
 
 export interface AuthDeps {
   db: Db
@@ -18,6 +19,7 @@ export interface AuthDeps {
   log: Logger
   refreshTtlSeconds: number
   inviteTtlSeconds: number
+  throttle: LoginThrottle
 }
 
 /** A hash verified when the email is unknown, so both failures take the same time. */
@@ -115,17 +117,26 @@ export async function issueSession(
   }
 }
 
-/** Email and password to a session; a wrong email and a wrong password give the same 401. */
-export async function login(deps: AuthDeps, email: string, password: string): Promise<Session> {
-  const user = deps.db.orm
-    .select()
-    .from(users)
-    .where(eq(users.email, normaliseEmail(email)))
-    .get()
+/**
+ * Email and password to a session; a wrong email and a wrong password give the same 401.
+ * Repeated failures from one IP for one email are refused with 429 for a while (throttle.ts),
+ * checked before the password so a locked key reveals nothing.
+ */
+export async function login(
+  deps: AuthDeps,
+  email: string,
+  password: string,
+  ip = 'unknown',
+): Promise<Session> {
+  const normalised = normaliseEmail(email)
+  deps.throttle.assertAllowed(normalised, ip, deps.clock.nowMs())
+  const user = deps.db.orm.select().from(users).where(eq(users.email, normalised)).get()
   const ok = await Bun.password.verify(password, user?.passwordHash ?? DUMMY_HASH)
   if (!user || !ok || user.status !== 'active') {
+    deps.throttle.recordFailure(normalised, ip, deps.clock.nowMs())
     throw new AppError('UNAUTHENTICATED', 'the email or password is wrong')
   }
+  deps.throttle.clear(normalised, ip)
   return issueSession(deps, user)
 }
 

@@ -1,93 +1,298 @@
-import { AppError } from '../kernel/errors.ts'
+import type { ServiceName } from '../kernel/context.ts'
+import { AppError, Forbidden, RateLimited } from '../kernel/errors.ts'
 import type { Discovery } from '../kernel/http-client.ts'
 import { isValidRequestId, newRequestId } from '../kernel/ids.ts'
 import type { Logger } from '../kernel/log.ts'
-import { appErrorResponse, problemResponse } from '../kernel/problem.ts'
+import { metrics } from '../kernel/metrics.ts'
+import { type Actor, isOperator } from '../kernel/roles.ts'
 import { bearerToken, type TokenVerifier } from '../kernel/tokens.ts'
-import { isPublicRoute, serviceFor } from './routes.ts'
+import { BreakerOpen, type BreakerOptions, createBreakers } from './breaker.ts'
+import {
+  assertOwnTenant,
+  budgetOf,
+  decodePath,
+  resolvePath,
+  tenantInBody,
+  tooLarge,
+} from './checks.ts'
+import { createObserver } from './observe.ts'
+import { createOpenApi, docsPage } from './openapi.ts'
+import { createRateLimiter, type RateVerdict } from './rate-limit.ts'
+import { errorResponse, setRateHeaders, withHeaders } from './respond.ts'
+import {
+  isPublicRoute,
+  isUploadRoute,
+  routeLabel,
+  routeTable,
+  serviceFor,
+  tenantInPath,
+} from './routes.ts'
+import { traceIdOf, traceparentFor } from './trace.ts'
+import { createUpstream, type LocalService } from './upstream.ts'
 
 export interface GatewayOptions {
   discovery: Discovery
   tokens: TokenVerifier
   log: Logger
   version: string
+  /** The route budget (ms): the longest any request may take; clients may ask for less. */
   timeoutMs: number
+  /** The tier of a tenant (from its placement); unknown → free. */
+  tierOf?: (tenantId: string) => string | undefined
+  /** Requests per second per tier, the bucket size factor, and per client IP (public routes). */
+  rates?: { free: number; pro: number; enterprise: number; burstFactor: number; perIp: number }
+  bodyLimit?: number
+  uploadLimit?: number
+  breaker?: Partial<BreakerOptions>
+  /** Access log lines: batched JSON, consola's pretty output, or none. */
+  accessLog?: 'json' | 'pretty' | 'off'
+  /**
+   * Services running in this process, dispatched with `handle(request)` instead of a TCP hop
+   * (DESIGN §1). Same headers, deadline, breaker and metrics as over the network.
+   */
+  local?: Partial<Record<ServiceName, LocalService>>
 }
 
-/** Hop-by-hop and identity headers never passed through as the client sent them. */
+type Server = { requestIP(request: Request): { address: string } | null }
+
+/** Identity, hop-by-hop and deadline headers: never passed on as the client sent them. */
 const DROP = [
   'x-tenant-id',
   'x-user-id',
   'x-user-role',
+  'x-request-deadline',
+  'x-request-timeout',
+  'x-forwarded-for',
   'connection',
   'keep-alive',
+  'proxy-connection',
   'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
   'host',
 ]
+const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 /**
- * The gateway's request handler: JWT at the edge, identity headers replaced from the token,
- * request id kept or made, then the request forwarded to the owning service.
+ * The gateway's request handler (a plain Bun.serve fetch, DESIGN §14): JWT at the edge with the
+ * cached verifier, identity headers replaced from the token, tenant checks on path, query and
+ * JSON body, per-tenant token buckets, a breaker per upstream, deadlines, request ids and
+ * traceparent, then the request forwarded to an instance from discovery.
  */
 export function createGateway(opts: GatewayOptions) {
-  return {
-    async fetch(request: Request): Promise<Response> {
-      const given = request.headers.get('x-request-id')
-      const requestId = isValidRequestId(given) ? given : newRequestId()
-      const url = new URL(request.url)
-      try {
-        if (url.pathname === '/health') {
-          return Response.json(
-            { service: 'gateway', version: opts.version, status: 'ok', checks: {} },
-            { headers: { 'x-request-id': requestId } },
-          )
-        }
-        const service = serviceFor(url.pathname)
-        if (!service) {
-          return problemResponse(
-            {
-              status: 404,
-              code: 'NOT_FOUND',
-              detail: `no route for ${request.method} ${url.pathname}`,
-            },
-            requestId,
-          )
-        }
-        const headers = new Headers(request.headers)
-        for (const h of DROP) headers.delete(h)
-        headers.set('x-request-id', requestId)
-        if (!isPublicRoute(request.method, url.pathname)) {
-          const actor = await opts.tokens.verify(bearerToken(request.headers.get('authorization')))
-          headers.set('x-tenant-id', actor.tenantId)
-          headers.set('x-user-id', actor.userId)
-          headers.set('x-user-role', actor.role)
-        }
-        headers.set('x-request-deadline', String(Date.now() + opts.timeoutMs))
-        const base = opts.discovery.pick(service)
-        const upstream = await fetch(base + url.pathname + url.search, {
-          method: request.method,
-          headers,
-          body: request.body,
-          redirect: 'manual',
-          signal: AbortSignal.timeout(opts.timeoutMs),
-        })
-        const out = new Headers(upstream.headers)
-        out.set('x-request-id', requestId)
-        return new Response(upstream.body, { status: upstream.status, headers: out })
-      } catch (err) {
-        if (err instanceof AppError) return appErrorResponse(err, requestId)
-        if ((err as Error).name === 'TimeoutError') {
-          return problemResponse(
-            { status: 504, code: 'TIMEOUT', detail: 'the upstream service did not answer in time' },
-            requestId,
-          )
-        }
-        opts.log.warn('upstream failed', { request_id: requestId, error: (err as Error).message })
-        return problemResponse(
-          { status: 502, code: 'BAD_GATEWAY', detail: 'the upstream service is unreachable' },
-          requestId,
-        )
-      }
+  const rates = opts.rates ?? { free: 20, pro: 100, enterprise: 500, burstFactor: 2, perIp: 20 }
+  const tierRate: Record<string, number> = {
+    free: rates.free,
+    pro: rates.pro,
+    enterprise: rates.enterprise,
+  }
+  const bodyLimit = opts.bodyLimit ?? 1024 * 1024
+  const uploadLimit = opts.uploadLimit ?? 20 * 1024 * 1024
+  const limiter = createRateLimiter()
+  const observe = createObserver({ log: opts.log, accessLog: opts.accessLog ?? 'json' })
+  const breakerOpts: BreakerOptions = {
+    threshold: 0.5,
+    minRequests: 10,
+    windowMs: 10_000,
+    halfOpenMs: 5_000,
+    ...opts.breaker,
+  }
+  const breakers = createBreakers(breakerOpts, {
+    onChange(service, state) {
+      observe.breaker(service, state)
+      opts.log[state === 'closed' ? 'info' : 'warn'](`circuit breaker for ${service} is ${state}`, {
+        upstream: service,
+        state,
+      })
     },
+  })
+  const services = [...new Set(Object.values(routeTable))] as ServiceName[]
+  for (const s of services) observe.breaker(s, 'closed')
+  const send = createUpstream({ discovery: opts.discovery, local: opts.local, observe })
+  const openapi = createOpenApi({ discovery: opts.discovery, services, version: opts.version })
+
+  const tierOf = (tenantId: string): string => {
+    if (tenantId === 'platform') return 'enterprise'
+    const tier = opts.tierOf?.(tenantId)
+    return tier && tier in tierRate ? tier : 'free'
+  }
+
+  const health = () => {
+    const checks: Record<string, unknown> = {}
+    let status: 'ok' | 'degraded' = 'ok'
+    const states = breakers.states()
+    for (const s of services) {
+      const state = states[s] ?? 'closed'
+      const instances = opts.discovery.status?.(s) ?? []
+      const down =
+        state !== 'closed' || (instances.length > 0 && instances.every((i) => !i.healthy))
+      if (down) status = 'degraded'
+      checks[s] = { status: down ? 'down' : 'ok', breaker: state, instances }
+    }
+    return { service: 'gateway', version: opts.version, status, checks }
+  }
+
+  async function own(path: string, request: Request, server: Server | undefined, rid: string) {
+    if (path === '/health') return Response.json(health(), { headers: { 'x-request-id': rid } })
+    if (path === '/openapi.json')
+      return Response.json(await openapi.document(), { headers: { 'x-request-id': rid } })
+    if (path === '/docs')
+      return new Response(docsPage, {
+        headers: {
+          'content-type': 'text/html; charset=utf-8',
+          'content-security-policy':
+            "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'",
+          'x-request-id': rid,
+        },
+      })
+    // /metrics: open to a scraper on this host, otherwise the platform operator only.
+    const peer = server?.requestIP(request)?.address ?? ''
+    if (!LOOPBACK.test(peer)) {
+      const actor = await opts.tokens.verify(bearerToken(request.headers.get('authorization')))
+      if (!isOperator(actor)) throw new Forbidden('only the platform operator may read metrics')
+    }
+    return new Response(await metrics.metrics(), {
+      headers: { 'content-type': metrics.contentType, 'x-request-id': rid },
+    })
+  }
+
+  async function fetchHandler(request: Request, server?: Server): Promise<Response> {
+    const started = performance.now()
+    const given = request.headers.get('x-request-id')
+    const rid = isValidRequestId(given) ? given : newRequestId()
+    const url = request.url
+    const pathStart = url.indexOf('/', url.indexOf('//') + 2)
+    const queryStart = url.indexOf('?', pathStart)
+    let path = queryStart < 0 ? url.slice(pathStart) : url.slice(pathStart, queryStart)
+    // Routing and tenant checks see the path as the upstream will (dot segments resolved,
+    // escapes decoded); the resolved but still escaped form is what is forwarded.
+    let sendPath = path
+    if (path.includes('/.') || path.includes('%')) {
+      sendPath = resolvePath(path)
+      path = decodePath(sendPath)
+    }
+    const method = request.method
+    let service: ServiceName | undefined
+    let actor: Actor | undefined
+    let verdict: RateVerdict | undefined
+    let status = 500
+    let traceparent: string | undefined
+    let response: Response
+    try {
+      if (
+        method === 'GET' &&
+        (path === '/health' || path === '/metrics' || path === '/openapi.json' || path === '/docs')
+      ) {
+        return await own(path, request, server, rid)
+      }
+      service = serviceFor(path)
+      const ip = server?.requestIP(request)?.address ?? 'unknown'
+      if (!service) {
+        verdict = limiter.peek(`ip:${ip}`, rates.perIp, rates.burstFactor)
+        throw new AppError('NOT_FOUND', `no route for ${method} ${path}`)
+      }
+      const headers = new Headers(request.headers)
+      for (const h of DROP) headers.delete(h)
+      if (isPublicRoute(method, path)) {
+        verdict = limiter.take(`ip:${ip}`, rates.perIp, rates.burstFactor)
+        if (!verdict.ok) {
+          observe.limited('ip', 'public')
+          throw new RateLimited(verdict.retryAfter)
+        }
+      } else {
+        try {
+          actor = await opts.tokens.verify(bearerToken(request.headers.get('authorization')))
+        } catch (err) {
+          verdict = limiter.peek(`ip:${ip}`, rates.perIp, rates.burstFactor)
+          throw err
+        }
+        const tier = tierOf(actor.tenantId)
+        verdict = limiter.take(actor.tenantId, tierRate[tier]!, rates.burstFactor)
+        if (!verdict.ok) {
+          observe.limited('tenant', tier)
+          throw new RateLimited(verdict.retryAfter)
+        }
+        if (!isOperator(actor)) {
+          assertOwnTenant(actor, tenantInPath(path))
+          if (queryStart >= 0) {
+            for (const named of new URLSearchParams(url.slice(queryStart + 1)).getAll('tenant_id'))
+              assertOwnTenant(actor, named)
+          }
+        }
+        headers.set('x-tenant-id', actor.tenantId)
+        headers.set('x-user-id', actor.userId)
+        headers.set('x-user-role', actor.role)
+      }
+      headers.set('x-request-id', rid)
+      headers.set('x-forwarded-for', ip)
+      traceparent = traceparentFor(request.headers.get('traceparent'), rid)
+      headers.set('traceparent', traceparent)
+
+      let body: BodyInit | null = null
+      if (BODY_METHODS.has(method) && request.body) {
+        const limit = isUploadRoute(path) ? uploadLimit : bodyLimit
+        const length = Number(request.headers.get('content-length') ?? -1)
+        if (length > limit) throw tooLarge(limit)
+        const isJson = request.headers.get('content-type')?.includes('json') ?? false
+        if (actor && !isOperator(actor) && isJson) {
+          const bytes = await request.arrayBuffer()
+          if (bytes.byteLength > limit) throw tooLarge(limit)
+          assertOwnTenant(actor, tenantInBody(bytes))
+          body = bytes
+        } else {
+          body = request.body
+        }
+      }
+
+      const budget = budgetOf(
+        request.headers.get('x-request-timeout'),
+        request.headers.get('x-request-deadline'),
+        opts.timeoutMs,
+      )
+      if (budget <= 0) throw new AppError('TIMEOUT', 'the request deadline has already passed')
+      headers.set('x-request-deadline', String(Date.now() + budget))
+      const breaker = breakers.of(service)
+      const upstream = await breaker.execute(() =>
+        send(service!, sendPath + (queryStart < 0 ? '' : url.slice(queryStart)), {
+          method,
+          headers,
+          body,
+          budget,
+        }),
+      )
+      status = upstream.status
+      response = withHeaders(upstream, rid, verdict)
+    } catch (err) {
+      if (!(err instanceof AppError) && !(err instanceof BreakerOpen))
+        opts.log.error('gateway failure', { request_id: rid, error: (err as Error)?.message })
+      response = errorResponse(err, rid, service)
+      status = response.status
+      if (verdict) setRateHeaders(response.headers, verdict)
+    }
+    const seconds = (performance.now() - started) / 1000
+    const route = service ? routeLabel(path) : 'unknown'
+    observe.request(service ?? 'none', route, method, status, seconds)
+    observe.access({
+      request_id: rid,
+      trace_id: traceparent ? traceIdOf(traceparent) : undefined,
+      method,
+      path,
+      status,
+      duration_ms: Math.round(seconds * 10_000) / 10,
+      upstream: service,
+      tenant_id: actor?.tenantId,
+      user_id: actor?.userId,
+    })
+    return response
+  }
+
+  return {
+    fetch: fetchHandler,
+    /** Breaker state per upstream, for tests and health pages. */
+    breakerStates: () => breakers.states(),
   }
 }
+
+export { budgetOf }

@@ -2,7 +2,14 @@ import { FetchError, ofetch } from 'ofetch'
 import type { ServiceName } from './context.ts'
 import { AppError } from './errors.ts'
 
-/** Where a service can be reached: the gateway and service clients ask this (DESIGN §1, §5). */
+/**
+ * Where a service can be reached: the gateway and service clients ask this (DESIGN §1, §5).
+ * Static config is one source; anything that can list base URLs (DNS SRV, Consul, a file
+ * watched for changes) can implement the same three methods.
+ *
+ * @example
+ * const discovery: Discovery = { pick: (s) => consulUrl(s), instances: (s) => consulAll(s) }
+ */
 export interface Discovery {
   /** One base URL for the next call (round robin over healthy instances). */
   pick(service: ServiceName): string
@@ -10,35 +17,81 @@ export interface Discovery {
   instances(service: ServiceName): readonly string[]
   /** Report an instance's failure or recovery so it is skipped while unhealthy. */
   report?(service: ServiceName, baseUrl: string, ok: boolean): void
+  /** Each instance and whether it is currently used, for health pages. */
+  status?(service: ServiceName): Array<{ url: string; healthy: boolean }>
 }
 
-/** Static discovery: a fixed list of base URLs per service, rotated round robin. */
-export function staticDiscovery(map: Record<ServiceName, readonly string[]>): Discovery {
+/**
+ * Static discovery: a fixed list of base URLs per service, rotated round robin. An instance
+ * reported failing is skipped for a back-off that doubles with each consecutive failure (1 s up
+ * to 30 s) and is used again after one success. When every instance is down the one that
+ * failed longest ago is tried, so a recovered service is found without a restart.
+ */
+export function staticDiscovery(
+  map: Partial<Record<ServiceName, readonly string[]>>,
+  opts: { now?: () => number; baseBackoffMs?: number; maxBackoffMs?: number } = {},
+): Discovery {
+  const now = opts.now ?? Date.now
+  const base = opts.baseBackoffMs ?? 1000
+  const max = opts.maxBackoffMs ?? 30_000
   const next = new Map<ServiceName, number>()
-  const down = new Map<string, number>()
+  const down = new Map<string, { until: number; failures: number }>()
+  const isUp = (url: string, at: number) => {
+    const d = down.get(url)
+    return d === undefined || d.until <= at
+  }
   return {
     pick(service) {
       const list = map[service]
       if (!list || list.length === 0)
         throw new AppError('SERVICE_UNAVAILABLE', `no instance of ${service} is configured`)
       const start = next.get(service) ?? 0
+      if (list.length === 1 || down.size === 0) {
+        next.set(service, (start + 1) % list.length)
+        return list[start % list.length]!
+      }
+      const at = now()
+      let soonest = start % list.length
       for (let i = 0; i < list.length; i++) {
-        const url = list[(start + i) % list.length]!
-        const until = down.get(url)
-        if (until === undefined || until < Date.now()) {
-          next.set(service, (start + i + 1) % list.length)
+        const idx = (start + i) % list.length
+        const url = list[idx]!
+        if (isUp(url, at)) {
+          next.set(service, (idx + 1) % list.length)
           return url
         }
+        if ((down.get(url)?.until ?? 0) < (down.get(list[soonest]!)?.until ?? 0)) soonest = idx
       }
-      next.set(service, (start + 1) % list.length)
-      return list[start % list.length]!
+      next.set(service, (soonest + 1) % list.length)
+      return list[soonest]!
     },
     instances: (service) => map[service] ?? [],
     report(_service, url, ok) {
-      if (ok) down.delete(url)
-      else down.set(url, Date.now() + 5000)
+      if (ok) {
+        if (down.size) down.delete(url)
+        return
+      }
+      const failures = (down.get(url)?.failures ?? 0) + 1
+      down.set(url, { failures, until: now() + Math.min(max, base * 2 ** (failures - 1)) })
+    },
+    status(service) {
+      const at = now()
+      return (map[service] ?? []).map((url) => ({ url, healthy: isUp(url, at) }))
     },
   }
+}
+
+/**
+ * The deadline a request carries (`X-Request-Deadline`, epoch ms), to pass on to downstream
+ * calls; undefined when absent or malformed.
+ *
+ * @example
+ * await ctx.client.call('billing', path, { token: actor.token, requestId, deadline: deadlineOf(request) })
+ */
+export function deadlineOf(request: Request | Headers): number | undefined {
+  const headers = request instanceof Headers ? request : request.headers
+  const raw = headers.get('x-request-deadline')
+  if (!raw || !/^\d{1,16}$/.test(raw)) return undefined
+  return Number(raw)
 }
 
 export interface CallOptions {
@@ -50,6 +103,11 @@ export interface CallOptions {
   requestId?: string | undefined
   /** Epoch ms after which the call is pointless (X-Request-Deadline). */
   deadline?: number | undefined
+  /**
+   * The request being served: its request id, deadline and traceparent are passed on unless
+   * given explicitly above.
+   */
+  from?: Request | undefined
   headers?: Record<string, string>
 }
 
@@ -70,13 +128,17 @@ export function createServiceClient(
 ): ServiceClient {
   return {
     async call<T>(service: ServiceName, path: string, opts: CallOptions = {}): Promise<T> {
-      const base = discovery.pick(service)
-      const remaining = opts.deadline ? opts.deadline - Date.now() : defaultTimeoutMs
+      const deadline = opts.deadline ?? (opts.from ? deadlineOf(opts.from) : undefined)
+      const requestId = opts.requestId ?? opts.from?.headers.get('x-request-id') ?? undefined
+      const remaining = deadline ? deadline - Date.now() : defaultTimeoutMs
       if (remaining <= 0)
         throw new AppError('TIMEOUT', `the deadline passed before calling ${service}`)
+      const base = discovery.pick(service)
       const headers: Record<string, string> = { ...(opts.headers ?? {}) }
       if (opts.token) headers.authorization = `Bearer ${opts.token}`
-      if (opts.requestId) headers['x-request-id'] = opts.requestId
+      if (requestId) headers['x-request-id'] = requestId
+      const trace = opts.from?.headers.get('traceparent')
+      if (trace && !headers.traceparent) headers.traceparent = trace
       headers['x-request-deadline'] = String(Date.now() + remaining)
       try {
         const res = await ofetch<T>(path, {

@@ -48,7 +48,14 @@ export async function createTokenVerifier(
     async verify(token) {
       const hit = cache.get(token)
       if (hit) {
-        if ((hit.exp ?? 0) * 1000 > now()) return hit
+        if ((hit.exp ?? 0) * 1000 > now()) {
+          // LRU order matters only near the bound; below it a hit costs one lookup.
+          if (cache.size > max / 2) {
+            cache.delete(token)
+            cache.set(token, hit)
+          }
+          return hit
+        }
         cache.delete(token)
       }
       let payload: JWTPayload

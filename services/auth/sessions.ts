@@ -1,0 +1,78 @@
+import { eq } from 'drizzle-orm'
+import { refreshTokens, users } from '../../schema/auth/tables.ts'
+import { AppError } from '../kernel/errors.ts'
+import { hashToken } from './issue.ts'
+import { type AuthDeps, issueSession, type Session } from './service.ts'
+
+const invalid = () => new AppError('UNAUTHENTICATED', 'the refresh token is invalid or expired')
+
+/**
+ * Trades a refresh token for a new session (rotation). Each refresh token works once: it is
+ * marked used and a new member of the same family is issued. Presenting a used token again
+ * means it leaked (or a client raced itself), so the whole family is revoked and every holder
+ * must log in again. Tokens of removed users are gone with them (cascade), tokens of disabled
+ * users are refused.
+ */
+export async function refreshSession(deps: AuthDeps, refreshToken: string): Promise<Session> {
+  const hash = hashToken(refreshToken)
+  const now = deps.clock.now()
+  const nowIso = now.toISOString()
+  const row = deps.db.orm
+    .select()
+    .from(refreshTokens)
+    .where(eq(refreshTokens.tokenHash, hash))
+    .get()
+  if (!row || row.revokedAt) throw invalid()
+  if (row.usedAt) {
+    revokeFamily(deps, row.familyId, nowIso)
+    deps.log.warn('a used refresh token was presented again; its family is revoked', {
+      family_id: row.familyId,
+      user_id: row.userId,
+    })
+    throw invalid()
+  }
+  if (new Date(row.expiresAt) <= now) throw invalid()
+  const user = deps.db.orm.select().from(users).where(eq(users.id, row.userId)).get()
+  if (user?.status !== 'active') throw invalid()
+  const claimed = deps.db.write(
+    () =>
+      deps.db.sqlite
+        .query(
+          'UPDATE refresh_tokens SET used_at = ? WHERE id = ? AND used_at IS NULL AND revoked_at IS NULL',
+        )
+        .run(nowIso, row.id).changes,
+  )
+  if (claimed === 0) {
+    // Another request rotated it first: the same token used twice.
+    revokeFamily(deps, row.familyId, nowIso)
+    throw invalid()
+  }
+  return issueSession(deps, user, row.familyId)
+}
+
+/** Ends the session a refresh token belongs to (its whole family). Unknown tokens are ignored. */
+export function logout(deps: AuthDeps, refreshToken: string): void {
+  const row = deps.db.orm
+    .select({ familyId: refreshTokens.familyId })
+    .from(refreshTokens)
+    .where(eq(refreshTokens.tokenHash, hashToken(refreshToken)))
+    .get()
+  if (row) revokeFamily(deps, row.familyId, deps.clock.now().toISOString())
+}
+
+/** Ends every session of a user (logout without a refresh token). */
+export function logoutEverywhere(deps: AuthDeps, userId: string): void {
+  deps.db.write(() =>
+    deps.db.sqlite
+      .query('UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL')
+      .run(deps.clock.now().toISOString(), userId),
+  )
+}
+
+function revokeFamily(deps: AuthDeps, familyId: string, at: string): void {
+  deps.db.write(() =>
+    deps.db.sqlite
+      .query('UPDATE refresh_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL')
+      .run(at, familyId),
+  )
+}
