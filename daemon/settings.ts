@@ -346,6 +346,7 @@ export const settings: readonly Setting[] = [
     kind: int(0, 86400),
     default: 60,
     help: 'how often the billing cycle runs (0: only on demand)',
+  },
   // auth and gateway (issue 3)
   {
     key: 'auth.login_max_failures',
