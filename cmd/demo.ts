@@ -1,5 +1,4 @@
 import { defineCommand } from 'citty'
-import { consola } from 'consola'
 import { generateDemo } from '../services/parser/demo.ts'
 import { clientArgs, fail, operatorApi } from './client.ts'
 import { progressBar, sendBatch, type Totals } from './import.ts'
