@@ -1,7 +1,7 @@
 import type { NaiveBayes } from './bayes.ts'
 import type { Rule } from './default-rules.ts'
 import { compileSafeRegex } from './regex-safety.ts'
-import { type Category, counterpartyKey, descriptionKey, lessonKey, normalise } from './text.ts'
+import { type Category, counterpartyKey, keyOfNormalised, lessonKey, normalise } from './text.ts'
 
 export interface CategorizeInput {
   transaction_id?: string | null
@@ -76,7 +76,8 @@ export class Categorizer {
         counterparty: rule.counterparty ? ` ${normalise(rule.counterparty)} ` : null,
       }
       if (rule.match === 'regex') {
-        c.regex = compileSafeRegex(rule.pattern)
+        // '.' (any text) is the catch-all: no need to run a regex for it.
+        c.regex = rule.pattern === '.' ? null : compileSafeRegex(rule.pattern)
         this.regexRules.push(c)
         return
       }
@@ -92,26 +93,30 @@ export class Categorizer {
 
   /** The best rule for a transaction, or null. */
   matchRule(t: CategorizeInput): Rule | null {
-    const cp = t.counterparty_name ?? ''
-    const words = normalise(cp ? `${t.description} ${cp}` : t.description).split(' ')
-    const cpNorm = cp ? ` ${normalise(cp)} ` : ''
+    const cp = t.counterparty_name ? normalise(t.counterparty_name) : ''
+    return this.bestRule(t, normalise(t.description), cp)
+  }
+
+  /**
+   * The hot path: one pass over the words of the normalised description and counterparty; the
+   * first word of each keyword phrase finds its rules, and a candidate is checked only when it
+   * would beat the best so far.
+   */
+  private bestRule(t: CategorizeInput, desc: string, cp: string): Rule | null {
+    const words = (cp ? `${desc} ${cp}` : desc).split(' ')
+    const cpPadded = cp ? ` ${cp} ` : ''
     const cents = typeof t.amount === 'number' ? Math.round(t.amount * 100) : null
+    const direction = t.direction ?? null
     let best: Compiled | null = null
-    const fits = (c: Compiled): boolean => {
-      const r = c.rule
-      if (best && best.rank <= c.rank) return false
-      if (r.direction && t.direction && r.direction !== t.direction) return false
-      if (r.direction && !t.direction) return false
-      if (r.minAmount !== null && (cents === null || cents < r.minAmount)) return false
-      if (r.maxAmount !== null && (cents === null || cents > r.maxAmount)) return false
-      if (c.counterparty && !cpNorm.includes(c.counterparty)) return false
-      return true
-    }
     for (let i = 0; i < words.length; i++) {
       const list = this.byWord.get(words[i]!)
-      if (!list) continue
-      for (const { c, rest } of list) {
-        if (!fits(c)) continue
+      if (list === undefined) continue
+      for (let k = 0; k < list.length; k++) {
+        const entry = list[k]!
+        const c = entry.c
+        if (best !== null && best.rank <= c.rank) continue
+        if (!fits(c, direction, cents, cpPadded)) continue
+        const rest = entry.rest
         let ok = true
         for (let j = 0; j < rest.length; j++) {
           if (words[i + 1 + j] !== rest[j]) {
@@ -122,11 +127,19 @@ export class Categorizer {
         if (ok) best = c
       }
     }
-    if (this.regexRules.length > 0) {
-      const text = cp ? `${t.description} ${cp}` : t.description
-      for (const c of this.regexRules) if (fits(c) && c.regex!.test(text)) best = c
+    for (let k = 0; k < this.regexRules.length; k++) {
+      const c = this.regexRules[k]!
+      if (best !== null && best.rank <= c.rank) continue
+      if (!fits(c, direction, cents, cpPadded)) continue
+      if (
+        c.regex === null ||
+        c.regex.test(
+          t.counterparty_name ? `${t.description} ${t.counterparty_name}` : t.description,
+        )
+      )
+        best = c
     }
-    return best?.rule ?? null
+    return best === null ? null : best.rule
   }
 
   /**
@@ -135,21 +148,24 @@ export class Categorizer {
    * sure enough, else Other.
    */
   categorize(t: CategorizeInput): CategorizeResult {
+    const desc = normalise(t.description)
+    const cp = t.counterparty_name ? normalise(t.counterparty_name) : ''
     const l = this.learned
     if (l) {
       const own = t.transaction_id ? l.byTransaction.get(t.transaction_id) : undefined
       if (own) return { category: own, confidence: 1, source: 'override', rule_id: null }
       const directions = t.direction ? [t.direction] : (['out', 'in'] as const)
-      const cpKey = counterpartyKey(t.counterparty_name, t.counterparty_phone)
-      const descKey = l.byDescription.size ? descriptionKey(t.description) : ''
+      const cpKey = cp || counterpartyKey(null, t.counterparty_phone)
+      const descKey = l.byDescription.size ? keyOfNormalised(desc) : ''
       for (const d of directions) {
-        const byCp = cpKey ? l.byCounterparty.get(lessonKey(d, cpKey)) : undefined
+        const byCp =
+          cpKey && l.byCounterparty.size ? l.byCounterparty.get(lessonKey(d, cpKey)) : undefined
         if (byCp) return { category: byCp, confidence: 0.95, source: 'override', rule_id: null }
         const byDesc = descKey ? l.byDescription.get(lessonKey(d, descKey)) : undefined
         if (byDesc) return { category: byDesc, confidence: 0.9, source: 'override', rule_id: null }
       }
     }
-    const rule = this.matchRule(t)
+    const rule = this.bestRule(t, desc, cp)
     if (rule)
       return {
         category: rule.category,
@@ -170,4 +186,18 @@ export class Categorizer {
     }
     return DEFAULT
   }
+}
+
+function fits(
+  c: Compiled,
+  direction: string | null,
+  cents: number | null,
+  cpPadded: string,
+): boolean {
+  const r = c.rule
+  if (r.direction !== null && r.direction !== direction) return false
+  if (r.minAmount !== null && (cents === null || cents < r.minAmount)) return false
+  if (r.maxAmount !== null && (cents === null || cents > r.maxAmount)) return false
+  if (c.counterparty !== null && !cpPadded.includes(c.counterparty)) return false
+  return true
 }

@@ -28,10 +28,15 @@ export function normalise(text: string): string {
  * KPLC PREPAID Acc. 5432" and the next month's bill share one key.
  */
 export function descriptionKey(description: string): string {
-  return normalise(description)
-    .split(' ')
-    .filter((w) => w && !/\d/.test(w))
-    .join(' ')
+  return keyOfNormalised(normalise(description))
+}
+
+/** `descriptionKey` of an already normalised description. */
+export function keyOfNormalised(normalised: string): string {
+  return normalised
+    .replace(/[a-z0-9]*\d[a-z0-9]*/g, ' ')
+    .replace(/ +/g, ' ')
+    .trim()
 }
 
 /** The key a counterparty is remembered by: its normalised name, else its phone number. */

@@ -10,7 +10,7 @@ import { streamStatement } from './statement.ts'
 import { storeTransactions } from './store.ts'
 
 /** Rows stored per transaction while a statement streams in. */
-const WRITE_BATCH = 2000
+const WRITE_BATCH = 5000
 /** Row errors listed in a response at most; the counts stay exact. */
 export const MAX_ERRORS = 1000
 

@@ -4,7 +4,7 @@
  * must not call Intl once per row.
  */
 const formatters = new Map<string, Intl.DateTimeFormat>()
-const offsets = new Map<string, number>()
+const offsets = new Map<string, Map<number, number>>()
 
 function formatterFor(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone)
@@ -56,12 +56,17 @@ export function localToUtc(
   const guess = Date.UTC(year, month - 1, day, hour, minute, second)
   const check = new Date(guess)
   if (check.getUTCDate() !== day) return null
-  const key = `${timeZone}|${year}-${month}-${day}|${hour}`
-  let off = offsets.get(key)
+  let zone = offsets.get(timeZone)
+  if (!zone) {
+    zone = new Map()
+    offsets.set(timeZone, zone)
+  }
+  const key = ((year * 13 + month) * 32 + day) * 24 + hour
+  let off = zone.get(key)
   if (off === undefined) {
     off = offsetAt(timeZone, guess)
-    if (offsets.size > 50_000) offsets.clear()
-    offsets.set(key, off)
+    if (zone.size > 100_000) zone.clear()
+    zone.set(key, off)
   }
   return new Date(guess - off).toISOString()
 }

@@ -69,7 +69,8 @@ export async function streamStatement(
     const withdrawn = cell('withdrawn')
     // Blank lines, footers and disclaimers after the table carry no amount and no receipt.
     if (!paidIn && !withdrawn && !/^[A-Z0-9]{6,20}$/i.test(receipt)) return
-    if (headerOf(cells)) return
+    // A header repeated on every page of a printed statement.
+    if (/^receipt/i.test(receipt)) return
     if (NOT_DONE.test(cell('status'))) {
       out.skipped++
       return
