@@ -344,3 +344,32 @@ describe('broker consumer and overrides', () => {
     expect(res.body.confidence).toBeLessThan(1)
   })
 })
+
+describe('security', () => {
+  const rule = { name: 'x', match: 'keyword', pattern: 'x', category: 'Other' }
+  const routes: Array<[string, string, unknown]> = [
+    ['POST', '/api/v1/categorize', { transactions: [{ description: 'x' }] }],
+    ['POST', '/api/v1/categorize/single', { description: 'x' }],
+    ['GET', '/api/v1/categorize/rules', undefined],
+    ['POST', '/api/v1/categorize/rules', rule],
+    ['PATCH', '/api/v1/categorize/rules/rul_x', { active: false }],
+    ['DELETE', '/api/v1/categorize/rules/rul_x', undefined],
+    ['PUT', '/api/v1/categorize/transactions/txn_x', { category: 'Rent' }],
+  ]
+  for (const [method, path, body] of routes) {
+    it(`answers 401 without a token on ${method} ${path}`, async () => {
+      const res = await app.handle(
+        new Request(`http://localhost${path}`, {
+          method,
+          headers: body ? { 'content-type': 'application/json' } : {},
+          body: body ? JSON.stringify(body) : undefined,
+        }),
+      )
+      expect(res.status).toBe(401)
+    })
+  }
+
+  it("refuses to read another tenant's rules", async () => {
+    expect((await call('GET', '/api/v1/categorize/rules?tenant_id=beta')).status).toBe(403)
+  })
+})

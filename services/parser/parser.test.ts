@@ -282,3 +282,57 @@ describe('JSON transactions', () => {
     expect((await json('/api/v1/parser/transactions', { transactions: [] })).status).toBe(422)
   })
 })
+
+describe('security', () => {
+  const bodies: Record<string, unknown> = {
+    '/api/v1/parser/transactions': {
+      transactions: [
+        { occurred_at: '2024-01-01T00:00:00Z', amount: 1, direction: 'in', description: 'x' },
+      ],
+    },
+    '/api/v1/parser/sms': { messages: ['x'] },
+  }
+  for (const path of Object.keys(bodies)) {
+    it(`answers 401 without a token on POST ${path}`, async () => {
+      const res = await app.handle(
+        new Request(`http://localhost${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(bodies[path]),
+        }),
+      )
+      expect(res.status).toBe(401)
+      expect(res.headers.get('www-authenticate')).toBe('Bearer')
+    })
+  }
+
+  it('refuses a statement for another tenant unless the caller is the operator', async () => {
+    const res = await upload(statement, 'acme', { tenant_id: 'stranger' })
+    expect(res.status).toBe(403)
+  })
+
+  it('answers 401 without a token on a statement upload', async () => {
+    const form = new FormData()
+    form.append('file', new File([statement], 's.csv'))
+    const res = await app.handle(
+      new Request('http://localhost/api/v1/statements', { method: 'POST', body: form }),
+    )
+    expect(res.status).toBe(401)
+  })
+
+  it('answers 413 for a JSON batch over 1 MiB', async () => {
+    const body = JSON.stringify({ transactions: [{ description: 'x'.repeat(1024 * 1024 + 10) }] })
+    const res = await app.handle(
+      new Request('http://localhost/api/v1/parser/transactions', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(body.length),
+          ...(await kit.authFor({ tenantId: 'acme' })),
+        },
+        body,
+      }),
+    )
+    expect(res.status).toBe(413)
+  })
+})
