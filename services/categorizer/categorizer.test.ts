@@ -132,6 +132,27 @@ describe('rules', () => {
     expect((await call('DELETE', `/api/v1/categorize/rules/${low.body.id}`)).status).toBe(404)
   })
 
+  it('creates a rule from just a pattern and a category, as a keyword rule', async () => {
+    const res = await call('POST', '/api/v1/categorize/rules', {
+      pattern: 'java house',
+      category: 'Other',
+    })
+    expect(res.status).toBe(201)
+    expect(res.body).toMatchObject({
+      name: 'java house',
+      match: 'keyword',
+      priority: 100,
+      confidence: 0.9,
+      direction: null,
+      active: true,
+    })
+    const single = await call('POST', '/api/v1/categorize/single', {
+      description: 'Merchant Payment to 7 - JAVA HOUSE ABC PLACE',
+      amount: -850,
+    })
+    expect(single.body).toMatchObject({ category: 'Other', source: 'rule', rule_id: res.body.id })
+  })
+
   it('answers the batch in input order', async () => {
     const res = await call('POST', '/api/v1/categorize', {
       transactions: [

@@ -18,7 +18,9 @@ const Direction = t.Union([t.Literal('in'), t.Literal('out')])
 export const CategorizeItem = t.Object({
   transaction_id: t.Optional(t.Nullable(t.String({ maxLength: 100 }))),
   description: t.String({ minLength: 1, maxLength: 500 }),
-  amount: t.Optional(t.Nullable(t.Number({ minimum: 0 }))),
+  amount: t.Optional(
+    t.Nullable(t.Number({ description: 'a negative amount without a direction means money out' })),
+  ),
   direction: t.Optional(t.Nullable(Direction)),
   counterparty_name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
   counterparty_phone: t.Optional(t.Nullable(t.String({ maxLength: 20 }))),
@@ -62,8 +64,8 @@ const ruleFields = {
 
 export const CreateRuleBody = t.Object({
   tenant_id: t.Optional(t.String()),
-  name: ruleFields.name,
-  match: ruleFields.match,
+  name: t.Optional(ruleFields.name),
+  match: t.Optional(ruleFields.match),
   pattern: ruleFields.pattern,
   category: ruleFields.category,
   priority: t.Optional(ruleFields.priority),

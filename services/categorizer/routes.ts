@@ -3,6 +3,7 @@ import type { ServiceContext } from '../kernel/context.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
 import { overrideCategory } from './consume.ts'
+import type { CategorizeInput } from './engine.ts'
 import {
   BatchBody,
   CategorizeResultT,
@@ -21,6 +22,12 @@ const TenantQuery = t.Object({
   include_inactive: t.Optional(t.Boolean()),
 })
 
+/** A negative amount with no direction is money out (how many ledgers write it). */
+function signed(tx: CategorizeInput): CategorizeInput {
+  if (typeof tx.amount !== 'number' || tx.amount >= 0) return tx
+  return { ...tx, amount: -tx.amount, direction: tx.direction ?? 'out' }
+}
+
 /** The categorizer's HTTP controller (SPEC §4 plus rule update/delete and overrides, DESIGN §11). */
 export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) {
   return createServiceApp(ctx, {
@@ -31,7 +38,7 @@ export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) 
       '/api/v1/categorize',
       ({ body, actor }) => {
         const c = states.get(tenantFor(actor, body.tenant_id))
-        return { results: body.transactions.map((tx) => c.categorize(tx)) }
+        return { results: body.transactions.map((tx) => c.categorize(signed(tx))) }
       },
       {
         auth: 'analyze',
@@ -42,7 +49,7 @@ export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) 
     )
     .post(
       '/api/v1/categorize/single',
-      ({ body, actor }) => states.get(tenantFor(actor, body.tenant_id)).categorize(body),
+      ({ body, actor }) => states.get(tenantFor(actor, body.tenant_id)).categorize(signed(body)),
       {
         auth: 'analyze',
         body: SingleBody,
@@ -54,11 +61,19 @@ export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) 
       '/api/v1/categorize/rules',
       ({ query, actor }) => ({
         data: listRules(ctx, tenantFor(actor, query.tenant_id), query.include_inactive ?? false),
+        next_cursor: null,
+        has_more: false,
       }),
       {
         auth: 'read',
         query: TenantQuery,
-        response: { 200: t.Object({ data: t.Array(RuleT) }) },
+        response: {
+          200: t.Object({
+            data: t.Array(RuleT),
+            next_cursor: t.Null(),
+            has_more: t.Boolean(),
+          }),
+        },
         detail: doc(
           'List the active rules, the built-in defaults included, highest priority first',
         ),

@@ -62,8 +62,8 @@ export function createRule(
   const now = ctx.clock.now().toISOString()
   const rule: Rule = {
     id: newId('rul'),
-    name: body.name,
-    match: body.match,
+    name: body.name ?? body.pattern.slice(0, 100),
+    match: body.match ?? 'keyword',
     pattern: body.pattern,
     category: body.category,
     priority: body.priority ?? 100,

@@ -51,6 +51,8 @@ export function counterpartyOf(details: string): { name: string | null; phone: s
 
 /** Splits "JOHN KAMAU 0712345678" into its name and phone. */
 export function splitNamePhone(text: string): { name: string | null; phone: string | null } {
+  const leading = /^((?:\+?254|0)[17]\d{8})[\s-]+(.+)$/.exec(text.trim())
+  if (leading) return { name: leading[2]!.trim() || null, phone: normalisePhone(leading[1]) }
   const m = /^(.*?)[\s-]*((?:\+?254|0)[17]\d{8}|[17]\d{8})?\s*$/.exec(text.trim())
   const name = m?.[1]?.trim() || null
   return { name, phone: normalisePhone(m?.[2]) }

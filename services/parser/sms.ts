@@ -8,6 +8,7 @@ export type SmsResult =
 
 export type SmsKind =
   | 'received'
+  | 'deposit'
   | 'sent'
   | 'paybill'
   | 'buy_goods'
@@ -26,6 +27,13 @@ const kinds: Array<{ kind: SmsKind; re: RegExp }> = [
     re: /(?:Transaction\s*([A-Z0-9]{10})\s*has\s*been\s*reversed|Reversal\s*of\s*transaction\s*([A-Z0-9]{10}))/i,
   },
   { kind: 'received', re: new RegExp(String.raw`received\s*${AMT}\s*from\s*(.+?)\s*on\s*\d`, 'i') },
+  // Till and pay bill owners: "Ksh500.00 received from 254712345678 JOHN DOE on ...".
+  { kind: 'received', re: new RegExp(String.raw`${AMT}\s*received\s*from\s*(.+?)\s*on\s*\d`, 'i') },
+  // Cash deposited at an agent: "Give Ksh1,000.00 cash to AGENT New M-PESA balance ...".
+  {
+    kind: 'deposit',
+    re: new RegExp(String.raw`Give\s*${AMT}\s*cash\s*to\s*(.+?)\s*New\s*M-?PESA`, 'i'),
+  },
   {
     kind: 'paybill',
     re: new RegExp(String.raw`${AMT}\s*sent\s*to\s*(.+?)\s*for\s*account\s*(.+?)\s*on\s*\d`, 'i'),
@@ -121,6 +129,8 @@ export function parseSms(raw: string, timeZone: string, now: string): SmsResult 
         const p = splitNamePhone(party)
         return t('in', p.name, p.phone, `Received from ${p.name ?? p.phone ?? 'unknown'}`)
       }
+      case 'deposit':
+        return t('in', party, null, `Deposit of funds at agent ${party}`)
       case 'sent': {
         const p = splitNamePhone(party)
         return t('out', p.name, p.phone, `Sent to ${p.name ?? p.phone ?? 'unknown'}`)
