@@ -22,11 +22,6 @@ export const SmsBody = t.Object({
   messages: t.Array(t.String({ maxLength: 2000 }), { minItems: 1, maxItems: 5000 }),
 })
 
-export const StatementBody = t.Object({
-  tenant_id: tenantId,
-  file: t.File({ description: 'an M-Pesa full statement as CSV' }),
-})
-
 const RowError = t.Object({
   row: t.Optional(t.Integer({ description: 'record number in the file (statements)' })),
   index: t.Optional(t.Integer({ description: 'position in the request array' })),

@@ -1,9 +1,11 @@
+import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp, DEFAULT_BODY_LIMIT } from '../kernel/service.ts'
 import { importStatement } from './import-statement.ts'
 import { ingestSms, ingestTransactions } from './ingest.ts'
-import { IngestResult, SmsBody, StatementBody, StatementResult, TransactionsBody } from './model.ts'
+import { IngestResult, SmsBody, StatementResult, TransactionsBody } from './model.ts'
+import { spoolUpload } from './upload.ts'
 
 /** Statement uploads may be 20 MiB (DESIGN §6); JSON batches keep the default 1 MiB. */
 export const UPLOAD_LIMIT = 20 * 1024 * 1024
@@ -68,23 +70,47 @@ export function createParserApp(ctx: ServiceContext) {
     )
     .post(
       '/api/v1/statements',
-      async ({ body, actor, set }) => {
-        const result = await importStatement(ctx, {
-          tenantId: tenantFor(actor, body.tenant_id),
-          userId: actor.userId,
-          file: body.file,
-          fileName: body.file.name || null,
-        })
-        set.status = 201
-        return result
+      async ({ request, query, actor, set }) => {
+        const upload = await spoolUpload(ctx, request, UPLOAD_LIMIT)
+        try {
+          const result = await importStatement(ctx, {
+            tenantId: tenantFor(actor, upload.fields.tenant_id || query.tenant_id),
+            userId: actor.userId,
+            file: Bun.file(upload.path),
+            fileName: upload.fileName,
+          })
+          set.status = 201
+          return result
+        } finally {
+          upload.discard()
+        }
       },
       {
         auth: 'manage',
-        type: 'multipart/form-data',
-        body: StatementBody,
+        // Read as a stream (see upload.ts), not buffered by the framework.
+        parse: 'none',
+        query: t.Object({ tenant_id: t.Optional(t.String()) }),
         response: { 201: StatementResult },
         detail: {
           summary: 'Import an M-Pesa full statement (CSV, multipart field `file`)',
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  required: ['file'],
+                  properties: {
+                    file: { type: 'string', format: 'binary', description: 'M-Pesa statement CSV' },
+                    tenant_id: {
+                      type: 'string',
+                      description: 'tenant to act for (platform operator only)',
+                    },
+                  },
+                },
+              },
+            },
+          },
           ...secured,
         },
       },
