@@ -46,9 +46,11 @@ export async function sendBatch(
   transactions: unknown[],
   totals: Totals,
   rows?: number[],
+  source: 'api' | 'statement' = 'api',
 ) {
   const r = await api.call<Totals>('POST', '/api/v1/parser/transactions', {
     tenant_id: tenant,
+    source,
     transactions,
   })
   totals.accepted += r.accepted
@@ -101,7 +103,7 @@ export default defineCommand({
     let lastRow = 0
     const flush = async () => {
       if (batch.length === 0) return
-      await sendBatch(api, args.tenant, batch, totals, rows)
+      await sendBatch(api, args.tenant, batch, totals, rows, 'statement')
       batch = []
       rows = []
       bar.update(lastRow, `accepted ${totals.accepted}`)

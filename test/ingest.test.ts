@@ -193,6 +193,13 @@ describe('transactions in: parser and categorizer on a running platform', () => 
     const imported = await cli(p, ['import', file, '--tenant', 'clitenant'])
     expect(imported.code).toBe(0)
     expect(imported.output).toContain('9 accepted, 0 duplicates, 3 rejected, 2 failed rows skipped')
+    const fromCli = await until('the imported rows on the broker', () =>
+      rawSeen.find((e) => e.tenant_id === 'clitenant'),
+    )
+    expect(fromCli.data.transactions[0]).toMatchObject({
+      source: 'statement',
+      receipt_number: 'SCLICD2EF1',
+    })
 
     const seeded = await cli(p, [
       'demo',

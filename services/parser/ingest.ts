@@ -44,7 +44,12 @@ function store(
 /** `POST /parser/transactions`: JSON rows, each checked on its own. */
 export function ingestTransactions(
   ctx: ServiceContext,
-  input: { tenantId: string; userId: string; rows: Array<Record<string, unknown>> },
+  input: {
+    tenantId: string
+    userId: string
+    rows: Array<Record<string, unknown>>
+    source: Source
+  },
 ): IngestResult {
   const items: Item[] = []
   const errors: RowError[] = []
@@ -53,7 +58,8 @@ export function ingestTransactions(
     if (r.ok) items.push({ transaction: r.transaction, ref: { index } })
     else errors.push(r.error)
   })
-  return store(ctx, { ...input, source: 'api' }, items, errors, 0)
+  const { tenantId, userId, source } = input
+  return store(ctx, { tenantId, userId, source }, items, errors, 0)
 }
 
 /** `POST /parser/sms`: M-Pesa confirmation messages; failure notices are skipped. */
@@ -72,5 +78,6 @@ export function ingestSms(
     else if (r.skipped) skipped++
     else errors.push({ index, message: r.message })
   })
-  return store(ctx, { ...input, source: 'sms' }, items, errors, skipped)
+  const { tenantId, userId } = input
+  return store(ctx, { tenantId, userId, source: 'sms' }, items, errors, skipped)
 }

@@ -8,6 +8,11 @@ const tenantId = t.Optional(
 
 export const TransactionsBody = t.Object({
   tenant_id: tenantId,
+  source: t.Optional(
+    t.Union([t.Literal('api'), t.Literal('statement'), t.Literal('sms')], {
+      description: "where the rows came from (default 'api'; `mmp import` sends 'statement')",
+    }),
+  ),
   transactions: t.Array(
     t.Record(t.String(), t.Unknown(), {
       description:

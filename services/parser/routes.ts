@@ -42,6 +42,7 @@ export function createParserApp(ctx: ServiceContext) {
           tenantId: tenantFor(actor, body.tenant_id),
           userId: actor.userId,
           rows: body.transactions,
+          source: body.source ?? 'api',
         }),
       {
         auth: 'manage',
