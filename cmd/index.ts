@@ -15,4 +15,6 @@ export const commands: Record<string, Lazy> = {
   billing: lazy(() => import('./billing.ts')),
   tenant: lazy(() => import('./tenant.ts')),
   user: lazy(() => import('./user.ts')),
+  import: lazy(() => import('./import.ts')),
+  demo: lazy(() => import('./demo.ts')),
 }

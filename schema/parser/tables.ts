@@ -1,1 +1,48 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
 export { inbox, outbox } from '../kernel.ts'
+
+/**
+ * Transactions the parser accepted, whatever door they came through (API, SMS, statement).
+ * A receipt number is unique per tenant: that is the duplicate check (DESIGN §11). Amounts in cents.
+ */
+export const transactions = sqliteTable(
+  'transactions',
+  {
+    tenantId: text('tenant_id').notNull(),
+    id: text('id').primaryKey(),
+    receiptNumber: text('receipt_number'),
+    occurredAt: text('occurred_at').notNull(),
+    amount: integer('amount').notNull(),
+    direction: text('direction').notNull(),
+    counterpartyName: text('counterparty_name'),
+    counterpartyPhone: text('counterparty_phone'),
+    description: text('description').notNull(),
+    balance: integer('balance'),
+    source: text('source').notNull(),
+    userId: text('user_id'),
+    importId: text('import_id'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('transactions_receipt').on(t.tenantId, t.receiptNumber),
+    index('transactions_tenant_time').on(t.tenantId, t.occurredAt),
+  ],
+)
+
+/** One statement upload and what came of it. */
+export const imports = sqliteTable(
+  'imports',
+  {
+    tenantId: text('tenant_id').notNull(),
+    id: text('id').primaryKey(),
+    fileName: text('file_name'),
+    accepted: integer('accepted').notNull(),
+    duplicates: integer('duplicates').notNull(),
+    rejected: integer('rejected').notNull(),
+    skipped: integer('skipped').notNull(),
+    userId: text('user_id'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [index('imports_tenant').on(t.tenantId, t.createdAt)],
+)

@@ -1,7 +1,27 @@
+import { readdirSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import { defineService } from '../kernel/context.ts'
 import { createParserApp } from './routes.ts'
 
+/** Uploads a crash left behind in the spool folder are removed after this long. */
+const STALE_UPLOAD_MS = 60 * 60 * 1000
+
 export default defineService({
   name: 'parser',
-  create: (ctx) => ({ app: createParserApp(ctx) }),
+  create: (ctx) => ({
+    app: createParserApp(ctx),
+    start() {
+      const dir = join(ctx.registry.dataDir, 'tmp')
+      let names: string[] = []
+      try {
+        names = readdirSync(dir).filter((n) => n.endsWith('.upload'))
+      } catch {
+        return
+      }
+      for (const name of names) {
+        const path = join(dir, name)
+        if (Date.now() - statSync(path).mtimeMs > STALE_UPLOAD_MS) rmSync(path, { force: true })
+      }
+    },
+  }),
 })

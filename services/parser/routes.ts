@@ -1,7 +1,119 @@
+import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
-import { createServiceApp } from '../kernel/service.ts'
+import { tenantFor } from '../kernel/roles.ts'
+import { createServiceApp, DEFAULT_BODY_LIMIT } from '../kernel/service.ts'
+import { importStatement } from './import-statement.ts'
+import { ingestSms, ingestTransactions } from './ingest.ts'
+import { IngestResult, SmsBody, StatementResult, TransactionsBody } from './model.ts'
+import { spoolUpload } from './upload.ts'
 
-/** The parser service's HTTP controller. */
+/** Statement uploads may be 20 MiB (DESIGN §6); JSON batches keep the default 1 MiB. */
+export const UPLOAD_LIMIT = 20 * 1024 * 1024
+
+const secured = { security: [{ bearer: [] }], tags: ['parser'] }
+
+/** The parser service's HTTP controller: transactions in through JSON, SMS or statement CSV. */
 export function createParserApp(ctx: ServiceContext) {
-  return createServiceApp(ctx, { title: 'Parser' })
+  return createServiceApp(ctx, {
+    title: 'Parser',
+    description: 'Transactions in: JSON batches, M-Pesa SMS and M-Pesa statements',
+    bodyLimit: UPLOAD_LIMIT,
+  })
+    .onRequest(({ request, set }) => {
+      if (new URL(request.url).pathname.startsWith('/api/v1/statements')) return
+      if (Number(request.headers.get('content-length') ?? 0) > DEFAULT_BODY_LIMIT) {
+        set.status = 413
+        return Response.json(
+          {
+            type: 'about:blank',
+            title: 'Payload Too Large',
+            status: 413,
+            code: 'PAYLOAD_TOO_LARGE',
+            detail: `the body is larger than ${DEFAULT_BODY_LIMIT} bytes`,
+          },
+          { status: 413, headers: { 'content-type': 'application/problem+json' } },
+        )
+      }
+    })
+    .post(
+      '/api/v1/parser/transactions',
+      ({ body, actor }) =>
+        ingestTransactions(ctx, {
+          tenantId: tenantFor(actor, body.tenant_id),
+          userId: actor.userId,
+          rows: body.transactions,
+          source: body.source ?? 'api',
+        }),
+      {
+        auth: 'manage',
+        body: TransactionsBody,
+        response: { 200: IngestResult },
+        detail: {
+          summary: 'Add a batch of transactions (duplicates by receipt number are skipped)',
+          ...secured,
+        },
+      },
+    )
+    .post(
+      '/api/v1/parser/sms',
+      ({ body, actor }) =>
+        ingestSms(ctx, {
+          tenantId: tenantFor(actor, body.tenant_id),
+          userId: actor.userId,
+          messages: body.messages,
+        }),
+      {
+        auth: 'manage',
+        body: SmsBody,
+        response: { 200: IngestResult },
+        detail: { summary: 'Add transactions from M-Pesa confirmation messages', ...secured },
+      },
+    )
+    .post(
+      '/api/v1/statements',
+      async ({ request, query, actor, set }) => {
+        const upload = await spoolUpload(ctx, request, UPLOAD_LIMIT)
+        try {
+          const result = await importStatement(ctx, {
+            tenantId: tenantFor(actor, upload.fields.tenant_id || query.tenant_id),
+            userId: actor.userId,
+            file: Bun.file(upload.path),
+            fileName: upload.fileName,
+          })
+          set.status = 201
+          return result
+        } finally {
+          upload.discard()
+        }
+      },
+      {
+        auth: 'manage',
+        // Read as a stream (see upload.ts), not buffered by the framework.
+        parse: 'none',
+        query: t.Object({ tenant_id: t.Optional(t.String()) }),
+        response: { 201: StatementResult },
+        detail: {
+          summary: 'Import an M-Pesa full statement (CSV, multipart field `file`)',
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  required: ['file'],
+                  properties: {
+                    file: { type: 'string', format: 'binary', description: 'M-Pesa statement CSV' },
+                    tenant_id: {
+                      type: 'string',
+                      description: 'tenant to act for (platform operator only)',
+                    },
+                  },
+                },
+              },
+            },
+          },
+          ...secured,
+        },
+      },
+    )
 }

@@ -71,6 +71,19 @@ async function pickOffset(): Promise<number> {
 export async function startTestPlatform(
   opts: { env?: Record<string, string>; only?: string; dataDir?: string } = {},
 ): Promise<TestPlatform> {
+  // Another process may take a port between the check and the listen: try a fresh range.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts)
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE|in use/.test(String(err))) throw err
+    }
+  }
+}
+
+async function startOnce(
+  opts: { env?: Record<string, string>; only?: string; dataDir?: string } = {},
+): Promise<TestPlatform> {
   const offset = await pickOffset()
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'mmp-e2e-'))
   let out = ''

@@ -1,0 +1,146 @@
+import { existsSync, statSync } from 'node:fs'
+import { basename } from 'node:path'
+import { defineCommand } from 'citty'
+import { consola } from 'consola'
+import { toMajor } from '../services/kernel/money.ts'
+import { streamStatement } from '../services/parser/statement.ts'
+import { type CliApi, clientArgs, fail, operatorApi } from './client.ts'
+import { configArgs, configFromArgs } from './shared.ts'
+
+const BATCH = 1000
+
+/** A one-line progress bar on stderr (nothing when stderr is not a terminal but the summary). */
+export function progressBar(label: string, total: number) {
+  const tty = process.stderr.isTTY
+  let last = 0
+  return {
+    update(done: number, extra = '') {
+      const now = performance.now()
+      if (!tty || (now - last < 80 && done < total)) return
+      last = now
+      const ratio = total > 0 ? Math.min(1, done / total) : 0
+      const width = 30
+      const fill = Math.round(ratio * width)
+      process.stderr.write(
+        `\r${label} [${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${(ratio * 100).toFixed(0).padStart(3)}% ${done}/${total} ${extra}`,
+      )
+    },
+    done() {
+      if (tty) process.stderr.write('\n')
+    },
+  }
+}
+
+export interface Totals {
+  accepted: number
+  duplicates: number
+  rejected: number
+  skipped: number
+  errors: Array<{ row?: number; index?: number; field?: string; message: string }>
+}
+
+/** Sends one batch through the gateway as the operator, for the named tenant. */
+export async function sendBatch(
+  api: CliApi,
+  tenant: string,
+  transactions: unknown[],
+  totals: Totals,
+  rows?: number[],
+  source: 'api' | 'statement' = 'api',
+) {
+  const r = await api.call<Totals>('POST', '/api/v1/parser/transactions', {
+    tenant_id: tenant,
+    source,
+    transactions,
+  })
+  totals.accepted += r.accepted
+  totals.duplicates += r.duplicates
+  totals.rejected += r.rejected
+  for (const e of r.errors) {
+    if (totals.errors.length < 20)
+      totals.errors.push(
+        rows && e.index !== undefined
+          ? { row: rows[e.index], field: e.field, message: e.message }
+          : e,
+      )
+  }
+}
+
+async function countLines(path: string): Promise<number> {
+  let n = 0
+  for await (const chunk of Bun.file(path).stream()) {
+    for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) n++
+  }
+  return n
+}
+
+export default defineCommand({
+  meta: {
+    name: 'import',
+    description: 'Import an M-Pesa statement CSV for a tenant through the running platform',
+  },
+  args: {
+    ...configArgs,
+    ...clientArgs,
+    file: { type: 'positional', description: 'M-Pesa full statement (CSV)', required: true },
+    tenant: { type: 'string', description: 'tenant id to import into', required: true },
+    timezone: {
+      type: 'string',
+      description: 'time zone of the statement times',
+      default: 'Africa/Nairobi',
+    },
+  },
+  async run({ args }) {
+    const path = String(args.file)
+    if (!existsSync(path) || !statSync(path).isFile()) fail(`no such file: ${path}`)
+    const config = configFromArgs(args)
+    const api = await operatorApi(config, args.url)
+    const total = Math.max(1, await countLines(path))
+    const bar = progressBar(basename(path), total)
+    const totals: Totals = { accepted: 0, duplicates: 0, rejected: 0, skipped: 0, errors: [] }
+    let batch: unknown[] = []
+    let rows: number[] = []
+    let lastRow = 0
+    const flush = async () => {
+      if (batch.length === 0) return
+      await sendBatch(api, args.tenant, batch, totals, rows, 'statement')
+      batch = []
+      rows = []
+      bar.update(lastRow, `accepted ${totals.accepted}`)
+    }
+    const { headerFound } = await streamStatement(Bun.file(path).stream(), {
+      timeZone: args.timezone,
+      onChunk: async (c) => {
+        totals.skipped += c.skipped
+        totals.rejected += c.errors.length
+        for (const e of c.errors) if (totals.errors.length < 20) totals.errors.push(e)
+        for (const [i, t] of c.transactions.entries()) {
+          batch.push({
+            occurred_at: t.occurredAt,
+            amount: toMajor(t.amount!),
+            direction: t.direction,
+            counterparty_name: t.counterpartyName,
+            counterparty_phone: t.counterpartyPhone,
+            description: t.description,
+            receipt_number: t.receiptNumber,
+            balance: t.balance === null ? null : toMajor(t.balance),
+          })
+          rows.push(c.rows[i]!)
+          lastRow = c.rows[i]!
+          if (batch.length >= BATCH) await flush()
+        }
+      },
+    })
+    await flush()
+    bar.update(total)
+    bar.done()
+    if (!headerFound)
+      fail('no M-Pesa statement header row (Receipt No., Completion Time, ...) found')
+    for (const e of totals.errors)
+      consola.warn(`row ${e.row ?? e.index}: ${e.field ? `${e.field}: ` : ''}${e.message}`)
+    // The summary is the command's output: plain stdout, whatever consola's level.
+    console.log(
+      `${args.tenant}: ${totals.accepted} accepted, ${totals.duplicates} duplicates, ${totals.rejected} rejected, ${totals.skipped} failed rows skipped`,
+    )
+  },
+})

@@ -1,0 +1,151 @@
+import { and, eq } from 'drizzle-orm'
+import { categorized, learned } from '../../schema/categorizer/tables.ts'
+import { type TransactionEvent, topics } from '../../schema/events.ts'
+import type { ServiceContext } from '../kernel/context.ts'
+import type { Db } from '../kernel/db.ts'
+import { NotFound } from '../kernel/errors.ts'
+import { emitEvent, handleOnce } from '../kernel/events.ts'
+import type { TenantStates } from './state.ts'
+import { type Category, counterpartyKey, descriptionKey, lessonKey } from './text.ts'
+
+export const CONSUMER = 'categorizer'
+const EVENT_BATCH = 1000
+
+const UPSERT = `INSERT INTO categorized (tenant_id, id, description, counterparty, amount, direction,
+  category, confidence, source, rule_id, payload, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (tenant_id, id) DO UPDATE SET description = excluded.description,
+  counterparty = excluded.counterparty, amount = excluded.amount, direction = excluded.direction,
+  category = excluded.category, confidence = excluded.confidence, source = excluded.source,
+  rule_id = excluded.rule_id, payload = excluded.payload, updated_at = excluded.updated_at
+  WHERE categorized.source != 'override'`
+
+function emitCategorized(db: Db, ctx: ServiceContext, tenantId: string, out: TransactionEvent[]) {
+  for (let i = 0; i < out.length; i += EVENT_BATCH) {
+    emitEvent(
+      db,
+      {
+        topic: topics.transactionsCategorized,
+        tenantId,
+        data: { transactions: out.slice(i, i + EVENT_BATCH) },
+      },
+      ctx.clock,
+    )
+  }
+}
+
+function isTransaction(t: unknown): t is TransactionEvent {
+  const x = t as TransactionEvent
+  return (
+    !!x &&
+    typeof x.transaction_id === 'string' &&
+    typeof x.description === 'string' &&
+    typeof x.amount === 'number' &&
+    (x.direction === 'in' || x.direction === 'out')
+  )
+}
+
+/**
+ * Categorizes consumed transactions once per event id: stores each with its category and emits
+ * the categorized batch in the same transaction. A transaction a user already overrode keeps its
+ * category when it arrives again.
+ */
+export function consumeTransactions(
+  ctx: ServiceContext,
+  states: TenantStates,
+  event: { id: string; tenant_id: string },
+  transactions: unknown[],
+): boolean {
+  const tenantId = event.tenant_id
+  const good = transactions.filter(isTransaction)
+  if (good.length < transactions.length) {
+    ctx.log.warn('dropped malformed transactions', {
+      event_id: event.id,
+      dropped: transactions.length - good.length,
+    })
+  }
+  const db = ctx.registry.tenant('categorizer', tenantId)
+  const categorizer = states.get(tenantId)
+  return handleOnce(db, CONSUMER, event.id, () => {
+    const upsert = db.sqlite.query(UPSERT)
+    const now = ctx.clock.now().toISOString()
+    const out: TransactionEvent[] = []
+    for (const t of good) {
+      const r = categorizer.categorize(t)
+      upsert.run(
+        tenantId,
+        t.transaction_id,
+        t.description,
+        t.counterparty_name ?? null,
+        Math.round(t.amount * 100),
+        t.direction,
+        r.category,
+        r.confidence,
+        r.source,
+        r.rule_id,
+        JSON.stringify(t),
+        now,
+      )
+      out.push({
+        ...t,
+        category: r.category,
+        category_confidence: r.confidence,
+        category_source: r.source,
+        rule_id: r.rule_id,
+      })
+    }
+    emitCategorized(db, ctx, tenantId, out)
+  })
+}
+
+/**
+ * A manual override: sticks to the transaction, is published as a new categorized message, and
+ * teaches — later transactions of the same counterparty or description follow it, and the
+ * tenant's model is retrained.
+ */
+export function overrideCategory(
+  ctx: ServiceContext,
+  states: TenantStates,
+  input: { tenantId: string; userId: string; transactionId: string; category: Category },
+): TransactionEvent {
+  const { tenantId, transactionId, category } = input
+  const db = ctx.registry.tenant('categorizer', tenantId)
+  const row = db.orm
+    .select()
+    .from(categorized)
+    .where(and(eq(categorized.tenantId, tenantId), eq(categorized.id, transactionId)))
+    .get()
+  if (!row) throw new NotFound('transaction', transactionId)
+  const original = JSON.parse(row.payload) as TransactionEvent
+  const now = ctx.clock.now().toISOString()
+  const updated: TransactionEvent = {
+    ...original,
+    category,
+    category_confidence: 1,
+    category_source: 'override',
+    rule_id: null,
+  }
+  db.write((orm) => {
+    orm
+      .update(categorized)
+      .set({ category, confidence: 1, source: 'override', ruleId: null, updatedAt: now })
+      .where(and(eq(categorized.tenantId, tenantId), eq(categorized.id, transactionId)))
+      .run()
+    const lessons: Array<[string, string | null]> = [
+      ['counterparty', counterpartyKey(original.counterparty_name, original.counterparty_phone)],
+      ['description', descriptionKey(original.description) || null],
+    ]
+    const d = original.direction
+    for (const [kind, key] of lessons) {
+      if (!key) continue
+      const values = { category, transactionId, userId: input.userId, updatedAt: now }
+      orm
+        .insert(learned)
+        .values({ tenantId, kind, key: lessonKey(d, key), ...values })
+        .onConflictDoUpdate({ target: [learned.tenantId, learned.kind, learned.key], set: values })
+        .run()
+    }
+    emitCategorized(db, ctx, tenantId, [updated])
+  })
+  states.invalidate(tenantId, { retrain: true })
+  return updated
+}

@@ -1,0 +1,235 @@
+import { localToUtc } from './local-time.ts'
+
+/** A transaction as `POST /api/v1/parser/transactions` takes it (DESIGN §11). */
+export interface DemoTransaction {
+  occurred_at: string
+  amount: number
+  direction: 'in' | 'out'
+  counterparty_name: string | null
+  counterparty_phone: string | null
+  description: string
+  receipt_number: string
+  balance: number
+}
+
+export interface DemoOptions {
+  days: number
+  seed?: number
+  /** Last day (YYYY-MM-DD, tenant local) of the generated period. */
+  end: string
+  timeZone?: string
+  /** Opening M-Pesa balance in KES. */
+  openingBalance?: number
+}
+
+/** mulberry32: small, fast, deterministic. */
+function prng(seed: number) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const FIRST = [
+  'JOHN',
+  'MARY',
+  'PETER',
+  'GRACE',
+  'JAMES',
+  'ANN',
+  'DAVID',
+  'FAITH',
+  'SAMUEL',
+  'LUCY',
+  'BRIAN',
+  'ESTHER',
+  'KEVIN',
+  'MERCY',
+  'JOSEPH',
+  'SARAH',
+  'DANIEL',
+  'JANE',
+  'PAUL',
+  'RUTH',
+]
+const LAST = [
+  'KAMAU',
+  'WANJIKU',
+  'OTIENO',
+  'AKINYI',
+  'MWANGI',
+  'NJERI',
+  'KIPROTICH',
+  'CHEBET',
+  'ODHIAMBO',
+  'WAIRIMU',
+  'OMONDI',
+  'MUTHONI',
+  'KIBET',
+  'ATIENO',
+  'NJOROGE',
+  'WAMBUI',
+  'MUTUA',
+]
+
+/** Monthly demand: December peak, January dip (school fees), mid-year steady. */
+const SEASON = [0.8, 0.9, 1, 1, 0.95, 0.95, 1, 1.05, 1, 1, 1.1, 1.35]
+/** Sunday..Saturday: Saturday busiest, Sunday quiet. */
+const WEEKDAY = [0.55, 0.9, 0.95, 1, 1, 1.2, 1.45]
+
+/**
+ * A small Nairobi shop's M-Pesa year, deterministic for a seed: repeat customers (a few regulars
+ * pay often), weekly and yearly seasonality, rent on the 1st, salaries on the last day of the
+ * month, weekly supplier payments that follow sales, KPLC, water, internet, fuel, airtime and the
+ * odd cash withdrawal. Pure: the same options give the same transactions, receipts included.
+ *
+ * @example
+ * generateDemo({ days: 365, seed: 7, end: '2024-12-31' }).length // ≈ 12,000
+ */
+export function generateDemo(opts: DemoOptions): DemoTransaction[] {
+  const rnd = prng(opts.seed ?? 1)
+  const tz = opts.timeZone ?? 'Africa/Nairobi'
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!
+  const phone = () => `2547${String(Math.floor(rnd() * 1e8)).padStart(8, '0')}`
+  const ALPHA = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
+  const receipt = (year: number) =>
+    `${String.fromCharCode(65 + ((year - 2010) % 26))}${Array.from({ length: 9 }, () => pick([...ALPHA])).join('')}`
+
+  const customers = Array.from({ length: 120 }, (_, i) => ({
+    name: `${pick(FIRST)} ${pick(LAST)}`,
+    phone: phone(),
+    // Zipf-like: the first customers come back far more often.
+    weight: 1 / (i + 1) ** 0.8,
+    basket: 150 + rnd() * 1500,
+  }))
+  const totalWeight = customers.reduce((s, c) => s + c.weight, 0)
+  const customer = () => {
+    let r = rnd() * totalWeight
+    for (const c of customers) {
+      r -= c.weight
+      if (r <= 0) return c
+    }
+    return customers[0]!
+  }
+  const staff = Array.from({ length: 3 }, () => ({
+    name: `${pick(FIRST)} ${pick(LAST)}`,
+    phone: phone(),
+    pay: Math.round(15000 + rnd() * 10000),
+  }))
+
+  const out: Array<Omit<DemoTransaction, 'balance' | 'receipt_number'> & { year: number }> = []
+  const [ey, em, ed] = opts.end.split('-').map(Number) as [number, number, number]
+  const endUtc = Date.UTC(ey, em - 1, ed)
+  let weekSales = 0
+  for (let d = opts.days - 1; d >= 0; d--) {
+    const day = new Date(endUtc - d * 86_400_000)
+    const year = day.getUTCFullYear()
+    const month = day.getUTCMonth() + 1
+    const date = day.getUTCDate()
+    const weekday = day.getUTCDay()
+    const lastDay = new Date(Date.UTC(year, month, 0)).getUTCDate()
+    const at = (hour: number, minute = Math.floor(rnd() * 60)) =>
+      localToUtc(tz, year, month, date, hour, minute, Math.floor(rnd() * 60))!
+    const add = (
+      hour: number,
+      amount: number,
+      direction: 'in' | 'out',
+      description: string,
+      name: string | null = null,
+      phoneNo: string | null = null,
+    ) =>
+      out.push({
+        occurred_at: at(hour),
+        amount: Math.round(amount * 100) / 100,
+        direction,
+        counterparty_name: name,
+        counterparty_phone: phoneNo,
+        description,
+        year,
+      })
+
+    const demand = SEASON[month - 1]! * WEEKDAY[weekday]!
+    const sales = Math.round(28 * demand * (0.8 + rnd() * 0.4))
+    for (let i = 0; i < sales; i++) {
+      const c = customer()
+      const amount = Math.max(20, Math.round(c.basket * (0.5 + rnd())))
+      weekSales += amount
+      add(
+        7 + Math.floor(rnd() * 14),
+        amount,
+        'in',
+        `Funds received from ${c.phone} - ${c.name}`,
+        c.name,
+        c.phone,
+      )
+    }
+    if (date === 1)
+      add(
+        9,
+        35000,
+        'out',
+        'Pay Bill to 400200 - HASSCONSULT PROPERTIES Acc. SHOP 12',
+        'HASSCONSULT PROPERTIES',
+      )
+    if (date === lastDay) {
+      for (const s of staff) add(17, s.pay, 'out', `Salary - ${s.name}`, s.name, s.phone)
+    }
+    if (weekday === 1 && weekSales > 0) {
+      const supplier = pick(['TWIGA FOODS', 'BIDCO AFRICA', 'WASOKO', 'BROOKSIDE DAIRY'])
+      add(
+        10,
+        Math.round(weekSales * (0.62 + rnd() * 0.1)),
+        'out',
+        `Pay Bill to 522522 - ${supplier} Acc. ORD${Math.floor(rnd() * 9000 + 1000)}`,
+        supplier,
+      )
+      weekSales = 0
+    }
+    if (date === 15)
+      add(
+        11,
+        2500 + Math.round(rnd() * 2500),
+        'out',
+        `Pay Bill to 888880 - KPLC PREPAID Acc. 54321678${Math.floor(rnd() * 10)}`,
+        'KPLC PREPAID',
+      )
+    if (date === 10)
+      add(
+        11,
+        800 + Math.round(rnd() * 700),
+        'out',
+        'Pay Bill to 444400 - NAIROBI WATER Acc. 3021456',
+        'NAIROBI WATER',
+      )
+    if (date === 5) add(12, 2999, 'out', 'Pay Bill to 320320 - ZUKU Acc. 998877', 'ZUKU')
+    if (weekday === 2 || weekday === 5) {
+      const station = pick(['SHELL KAREN', 'TOTALENERGIES THIKA RD', 'RUBIS NGONG RD'])
+      add(
+        8,
+        2000 + Math.round(rnd() * 3000),
+        'out',
+        `Merchant Payment to 123456 - ${station}`,
+        station,
+      )
+    }
+    if (weekday === 3) add(9, pick([100, 200, 250, 500]), 'out', 'Airtime Purchase', 'Safaricom')
+    if (rnd() < 0.08)
+      add(
+        18,
+        1000 * (1 + Math.floor(rnd() * 10)),
+        'out',
+        'Customer Withdrawal At Agent Till 556677 - JANE AGENCIES SHOP 4',
+        'JANE AGENCIES SHOP 4',
+      )
+  }
+  out.sort((a, b) => (a.occurred_at < b.occurred_at ? -1 : a.occurred_at > b.occurred_at ? 1 : 0))
+  let balance = Math.round((opts.openingBalance ?? 50000) * 100)
+  return out.map(({ year, ...t }) => {
+    balance += (t.direction === 'in' ? 1 : -1) * Math.round(t.amount * 100)
+    return { ...t, receipt_number: receipt(year), balance: balance / 100 }
+  })
+}

@@ -1,0 +1,152 @@
+import { topics } from '../../schema/events.ts'
+import { imports } from '../../schema/parser/tables.ts'
+import type { ServiceContext } from '../kernel/context.ts'
+import { assertEntitled, readEntitlements } from '../kernel/entitlements.ts'
+import { AppError, ValidationError } from '../kernel/errors.ts'
+import { emitEvent } from '../kernel/events.ts'
+import { newId } from '../kernel/ids.ts'
+import type { ParsedTransaction, RowError } from './parsed.ts'
+import { streamStatement } from './statement.ts'
+import { storeTransactions } from './store.ts'
+
+/** Rows stored per transaction while a statement streams in. */
+const WRITE_BATCH = 5000
+/** Row errors listed in a response at most; the counts stay exact. */
+export const MAX_ERRORS = 1000
+
+export interface ImportResult {
+  import_id: string
+  accepted: number
+  duplicates: number
+  rejected: number
+  skipped: number
+  errors: RowError[]
+}
+
+export function timeZoneOf(ctx: ServiceContext, tenantId: string): string {
+  return ctx.registry.placement(tenantId).timezone ?? 'Africa/Nairobi'
+}
+
+/**
+ * Imports an M-Pesa statement: stream-parse, store in batches (each with its raw and usage
+ * events), then record the import and publish `statements.processed`. Failed rows are skipped and
+ * counted; reversal rows are kept as the money movement they are. Re-uploading the same statement
+ * accepts nothing twice (receipt numbers).
+ */
+export async function importStatement(
+  ctx: ServiceContext,
+  input: { tenantId: string; userId: string; file: Blob; fileName: string | null },
+): Promise<ImportResult> {
+  const { tenantId } = input
+  if (ctx.registry.placement(tenantId).features?.bulk_upload === false) {
+    throw new AppError(
+      'FEATURE_DISABLED',
+      `statement upload (bulk_upload) is not enabled for tenant ${tenantId}`,
+    )
+  }
+  assertEntitled(ctx.registry, tenantId, { write: true, metric: 'statements', adding: 1 })
+  const db = ctx.registry.tenant('parser', tenantId)
+  const timeZone = timeZoneOf(ctx, tenantId)
+
+  const limit = readEntitlements(ctx.registry, tenantId)?.limits.transactions
+  if (typeof limit === 'number') {
+    // A finite plan: count the new rows first so a statement is refused whole, not cut midway.
+    const known = db.sqlite.query<{ x: number }, [string, string]>(
+      'SELECT 1 AS x FROM transactions WHERE tenant_id = ? AND receipt_number = ?',
+    )
+    let fresh = 0
+    await streamStatement(input.file.stream(), {
+      timeZone,
+      onChunk: (c) => {
+        for (const t of c.transactions) if (!known.get(tenantId, t.receiptNumber!)) fresh++
+      },
+    })
+    assertEntitled(ctx.registry, tenantId, { write: true, metric: 'transactions', adding: fresh })
+  }
+
+  const importId = newId('imp')
+  const result: ImportResult = {
+    import_id: importId,
+    accepted: 0,
+    duplicates: 0,
+    rejected: 0,
+    skipped: 0,
+    errors: [],
+  }
+  const addErrors = (errors: RowError[]) => {
+    result.rejected += errors.length
+    for (const e of errors) if (result.errors.length < MAX_ERRORS) result.errors.push(e)
+  }
+  let pending: Array<{ transaction: ParsedTransaction; ref: { row: number } }> = []
+  const flush = () => {
+    if (pending.length === 0) return
+    const r = storeTransactions(ctx, db, {
+      tenantId,
+      userId: input.userId,
+      source: 'statement',
+      importId,
+      items: pending,
+      checkLimit: false,
+    })
+    pending = []
+    result.accepted += r.accepted
+    result.duplicates += r.duplicates
+    result.rejected += r.rejected
+    for (const e of r.errors) if (result.errors.length < MAX_ERRORS) result.errors.push(e)
+  }
+  const { headerFound } = await streamStatement(input.file.stream(), {
+    timeZone,
+    onChunk: (c) => {
+      result.skipped += c.skipped
+      addErrors(c.errors)
+      for (let i = 0; i < c.transactions.length; i++) {
+        pending.push({ transaction: c.transactions[i]!, ref: { row: c.rows[i]! } })
+      }
+      if (pending.length >= WRITE_BATCH) flush()
+    },
+  })
+  if (!headerFound) {
+    throw new ValidationError(
+      'file: no M-Pesa statement header row (Receipt No., Completion Time, Details, Paid In, Withdrawn) was found',
+      [{ field: 'file', message: 'no M-Pesa statement header row was found' }],
+    )
+  }
+  flush()
+  db.write((orm) => {
+    orm
+      .insert(imports)
+      .values({
+        tenantId,
+        id: importId,
+        fileName: input.fileName,
+        accepted: result.accepted,
+        duplicates: result.duplicates,
+        rejected: result.rejected,
+        skipped: result.skipped,
+        userId: input.userId,
+        createdAt: ctx.clock.now().toISOString(),
+      })
+      .run()
+    emitEvent(
+      db,
+      {
+        topic: topics.statementsProcessed,
+        tenantId,
+        data: {
+          import_id: importId,
+          file_name: input.fileName,
+          accepted: result.accepted,
+          duplicates: result.duplicates,
+          rejected: result.rejected,
+        },
+      },
+      ctx.clock,
+    )
+    emitEvent(
+      db,
+      { topic: topics.usage, tenantId, data: { metric: 'statements', quantity: 1 } },
+      ctx.clock,
+    )
+  })
+  return result
+}

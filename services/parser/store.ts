@@ -1,0 +1,145 @@
+import { type TransactionEvent, topics } from '../../schema/events.ts'
+import type { ServiceContext } from '../kernel/context.ts'
+import type { Db } from '../kernel/db.ts'
+import { assertEntitled } from '../kernel/entitlements.ts'
+import { emitEvent } from '../kernel/events.ts'
+import { newId } from '../kernel/ids.ts'
+import { toMajor } from '../kernel/money.ts'
+import type { ParsedTransaction, RowError } from './parsed.ts'
+
+export type Source = 'api' | 'sms' | 'statement'
+
+/** Raw batches on the broker carry at most this many transactions (schema/events.ts). */
+export const EVENT_BATCH = 1000
+
+export interface StoreInput {
+  tenantId: string
+  userId: string
+  source: Source
+  importId?: string | null
+  items: Array<{ transaction: ParsedTransaction; ref: { row?: number; index?: number } }>
+  /** Check the plan's transaction limit before committing (off when the caller checked). */
+  checkLimit: boolean
+}
+
+export interface StoreResult {
+  accepted: number
+  duplicates: number
+  rejected: number
+  errors: RowError[]
+}
+
+const INSERT = `INSERT OR IGNORE INTO transactions (tenant_id, id, receipt_number, occurred_at, amount,
+  direction, counterparty_name, counterparty_phone, description, balance, source, user_id, import_id,
+  created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+const ORIGINAL = `SELECT amount, direction, counterparty_name, counterparty_phone FROM transactions
+  WHERE tenant_id = ? AND receipt_number = ?`
+
+interface Original {
+  amount: number
+  direction: 'in' | 'out'
+  counterparty_name: string | null
+  counterparty_phone: string | null
+}
+
+/**
+ * Stores parsed transactions and, in the same transaction, the raw batch events and the usage
+ * event (outbox). A receipt number already stored for the tenant is a duplicate, not an error.
+ * One prepared statement for every row: this is the 100,000-row path (DESIGN §14).
+ */
+export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput): StoreResult {
+  const now = ctx.clock.now().toISOString()
+  return db.write(() => {
+    const insert = db.sqlite.query(INSERT)
+    const original = db.sqlite.query<Original, [string, string]>(ORIGINAL)
+    const result: StoreResult = { accepted: 0, duplicates: 0, rejected: 0, errors: [] }
+    const events: TransactionEvent[] = []
+    for (const { transaction: t, ref } of input.items) {
+      let { amount, direction, counterpartyName, counterpartyPhone } = t
+      if (t.reversalOf) {
+        // A reversal moves the reversed amount back the other way, whatever the notice says.
+        const o = original.get(input.tenantId, t.reversalOf)
+        if (o) {
+          amount ??= o.amount
+          direction = o.direction === 'in' ? 'out' : 'in'
+          counterpartyName ??= o.counterparty_name
+          counterpartyPhone ??= o.counterparty_phone
+        }
+      }
+      if (amount === null) {
+        result.rejected++
+        result.errors.push({
+          ...ref,
+          field: 'receipt_number',
+          message: `the reversed transaction ${t.reversalOf} is not known, so its amount is not either`,
+        })
+        continue
+      }
+      const id = newId('txn')
+      const res = insert.run(
+        input.tenantId,
+        id,
+        t.receiptNumber,
+        t.occurredAt,
+        amount,
+        direction,
+        counterpartyName,
+        counterpartyPhone,
+        t.description,
+        t.balance,
+        input.source,
+        input.userId,
+        input.importId ?? null,
+        now,
+      )
+      if (res.changes === 0) {
+        result.duplicates++
+        continue
+      }
+      result.accepted++
+      events.push({
+        transaction_id: id,
+        occurred_at: t.occurredAt,
+        amount: toMajor(amount),
+        direction,
+        counterparty_name: counterpartyName,
+        counterparty_phone: counterpartyPhone,
+        description: t.description,
+        receipt_number: t.receiptNumber,
+        balance: t.balance === null ? null : toMajor(t.balance),
+        source: input.source,
+        user_id: input.userId,
+      })
+    }
+    if (result.accepted === 0) return result
+    if (input.checkLimit) {
+      assertEntitled(ctx.registry, input.tenantId, {
+        write: true,
+        metric: 'transactions',
+        adding: result.accepted,
+      })
+    }
+    for (let i = 0; i < events.length; i += EVENT_BATCH) {
+      emitEvent(
+        db,
+        {
+          topic: topics.transactionsRaw,
+          tenantId: input.tenantId,
+          data: { transactions: events.slice(i, i + EVENT_BATCH) },
+        },
+        ctx.clock,
+      )
+    }
+    emitEvent(
+      db,
+      {
+        topic: topics.usage,
+        tenantId: input.tenantId,
+        data: { metric: 'transactions', quantity: result.accepted },
+      },
+      ctx.clock,
+    )
+    return result
+  })
+}
