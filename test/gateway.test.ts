@@ -64,6 +64,9 @@ describe('gateway edge', () => {
       only: 'gateway,auth,broker,tenant',
       env: {
         MMP_RATE_LIMIT_FREE: '5',
+        MMP_RATE_LIMIT_PRO: '100',
+        MMP_RATE_LIMIT_ENTERPRISE: '500',
+        MMP_RATE_LIMIT_IP: '20',
         MMP_DISCOVERY_WEBHOOK: flaky.url,
         MMP_DISCOVERY_CASHFLOW: slow.url,
         MMP_BREAKER_MIN_REQUESTS: '5',
