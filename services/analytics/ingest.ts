@@ -106,6 +106,11 @@ const DAILY_SQL = `INSERT INTO daily_totals
   (tenant_id, day, user_id, direction, category, tx_count, amount_cents) VALUES (?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (tenant_id, day, user_id, direction, category) DO UPDATE SET
   tx_count = tx_count + excluded.tx_count, amount_cents = amount_cents + excluded.amount_cents`
+const DAY_SQL = `INSERT INTO daily_summaries
+  (tenant_id, day, user_id, in_count, in_cents, out_count, out_cents) VALUES (?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (tenant_id, day, user_id) DO UPDATE SET
+  in_count = in_count + excluded.in_count, in_cents = in_cents + excluded.in_cents,
+  out_count = out_count + excluded.out_count, out_cents = out_cents + excluded.out_cents`
 const DAILY_CP_SQL = `INSERT INTO daily_counterparties
   (tenant_id, day, counterparty_key, direction, tx_count, amount_cents, last_seen)
   VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -142,7 +147,7 @@ export function applyTransactions(
   opts: { onlyNew?: boolean } = {},
 ): ApplyResult {
   const sqlite = db.sqlite
-  const insert = sqlite.query(INSERT_SQL)
+  const { insert } = statementsOf(db)
   const result: ApplyResult = { inserted: 0, updated: 0, unchanged: 0 }
   for (const row of rows) {
     const values = COLUMNS.map((c) => row[c])
@@ -173,54 +178,90 @@ export function applyTransactions(
       old.occurred_at !== row.occurred_at ||
       old.direction !== row.direction
     if (cpMoved) {
-      refreshCounterparty(db, old.tenant_id, old.counterparty_key, old.local_day)
-      refreshCounterparty(db, row.tenant_id, row.counterparty_key, row.local_day)
+      refreshCounterparty(db, old)
+      refreshCounterparty(db, row)
     }
     result.updated++
   }
   return result
 }
 
+type Statement = ReturnType<Db['sqlite']['prepare']>
+const prepared = new WeakMap<Db, Record<'insert' | 'day' | 'daily' | 'dailyCp' | 'cp', Statement>>()
+
+/** Statements prepared once per open database: the insert path runs them for every row. */
+function statementsOf(db: Db) {
+  let s = prepared.get(db)
+  if (!s) {
+    s = {
+      insert: db.sqlite.prepare(INSERT_SQL),
+      day: db.sqlite.prepare(DAY_SQL),
+      daily: db.sqlite.prepare(DAILY_SQL),
+      dailyCp: db.sqlite.prepare(DAILY_CP_SQL),
+      cp: db.sqlite.prepare(CP_SQL),
+    }
+    prepared.set(db, s)
+  }
+  return s
+}
+
 function addToRollups(db: Db, r: StoredTransaction, sign: 1 | -1): void {
-  const sqlite = db.sqlite
+  const st = statementsOf(db)
   const cents = sign * r.amount_cents
-  sqlite
-    .query(DAILY_SQL)
-    .run(
-      r.tenant_id,
-      r.local_day,
-      r.user_id ?? '',
-      r.direction,
-      r.category ?? UNCATEGORIZED,
-      sign,
-      cents,
-    )
+  const isIn = r.direction === 'in'
+  st.day.run(
+    r.tenant_id,
+    r.local_day,
+    r.user_id ?? '',
+    isIn ? sign : 0,
+    isIn ? cents : 0,
+    isIn ? 0 : sign,
+    isIn ? 0 : cents,
+  )
+  st.daily.run(
+    r.tenant_id,
+    r.local_day,
+    r.user_id ?? '',
+    r.direction,
+    r.category ?? UNCATEGORIZED,
+    sign,
+    cents,
+  )
   if (!r.counterparty_key) {
     if (sign < 0) pruneDaily(db, r)
     return
   }
-  sqlite
-    .query(DAILY_CP_SQL)
-    .run(r.tenant_id, r.local_day, r.counterparty_key, r.direction, sign, cents, r.occurred_at)
-  sqlite
-    .query(CP_SQL)
-    .run(
-      r.tenant_id,
-      r.counterparty_key,
-      sign > 0 ? r.counterparty_name : null,
-      sign > 0 ? normalizePhone(r.counterparty_phone) : null,
-      sign,
-      cents,
-      r.direction === 'in' ? cents : 0,
-      r.direction === 'out' ? cents : 0,
-      r.occurred_at,
-      r.occurred_at,
-    )
+  st.dailyCp.run(
+    r.tenant_id,
+    r.local_day,
+    r.counterparty_key,
+    r.direction,
+    sign,
+    cents,
+    r.occurred_at,
+  )
+  st.cp.run(
+    r.tenant_id,
+    r.counterparty_key,
+    sign > 0 ? r.counterparty_name : null,
+    sign > 0 ? normalizePhone(r.counterparty_phone) : null,
+    sign,
+    cents,
+    r.direction === 'in' ? cents : 0,
+    r.direction === 'out' ? cents : 0,
+    r.occurred_at,
+    r.occurred_at,
+  )
   if (sign < 0) pruneDaily(db, r)
 }
 
 /** Rollup rows that fell to zero are removed so `active_days` and customer lists stay exact. */
 function pruneDaily(db: Db, r: StoredTransaction): void {
+  db.sqlite
+    .query(
+      'DELETE FROM daily_summaries WHERE tenant_id = ? AND day = ? AND user_id = ? AND in_count + out_count <= 0',
+    )
+    .run(r.tenant_id, r.local_day, r.user_id ?? '')
   db.sqlite
     .query(
       'DELETE FROM daily_totals WHERE tenant_id = ? AND day = ? AND user_id = ? AND direction = ? AND category = ? AND tx_count <= 0',
@@ -238,11 +279,12 @@ function pruneDaily(db: Db, r: StoredTransaction): void {
 }
 
 /**
- * first/last seen cannot be subtracted: after a row moved, they are read again from the
- * transactions (through the counterparty index, so it costs that counterparty's rows only).
+ * first/last seen cannot be subtracted: after a row moved (a rare correction, never a category
+ * override) they are read again. The daily cell is re-read through the time index (its local day
+ * lies within a day of the instant); the all-time first/last scans that counterparty's rows.
  */
-function refreshCounterparty(db: Db, tenantId: string, key: string | null, day: string): void {
-  if (!key) return
+function refreshCounterparty(db: Db, r: StoredTransaction): void {
+  if (!r.counterparty_key) return
   const sqlite = db.sqlite
   sqlite
     .query(
@@ -251,13 +293,21 @@ function refreshCounterparty(db: Db, tenantId: string, key: string | null, day: 
         last_seen = (SELECT max(occurred_at) FROM transactions WHERE tenant_id = ?1 AND counterparty_key = ?2)
        WHERE tenant_id = ?1 AND key = ?2`,
     )
-    .run(tenantId, key)
+    .run(r.tenant_id, r.counterparty_key)
+  const at = Date.parse(r.occurred_at)
   sqlite
     .query(
       `UPDATE daily_counterparties SET last_seen = (
-         SELECT max(occurred_at) FROM transactions t WHERE t.tenant_id = ?1 AND t.counterparty_key = ?2
-           AND t.local_day = ?3 AND t.direction = daily_counterparties.direction)
+         SELECT max(occurred_at) FROM transactions t WHERE t.tenant_id = ?1
+           AND t.occurred_at >= ?4 AND t.occurred_at < ?5 AND t.local_day = ?3
+           AND t.counterparty_key = ?2 AND t.direction = daily_counterparties.direction)
        WHERE tenant_id = ?1 AND counterparty_key = ?2 AND day = ?3`,
     )
-    .run(tenantId, key, day)
+    .run(
+      r.tenant_id,
+      r.counterparty_key,
+      r.local_day,
+      new Date(at - 2 * 86_400_000).toISOString(),
+      new Date(at + 2 * 86_400_000).toISOString(),
+    )
 }

@@ -21,13 +21,16 @@ const pct = (x: number, of: number) => (of === 0 ? 0 : Math.round((10_000 * x) /
 export function buildInsights(scope: Scope, nowMs: number, advanced: boolean): Insight[] {
   const today = scope.zone.dayOf(nowMs)
   const cellsFor = (fromDay: string, toDay: string) =>
-    readCells({
-      ...scope,
-      range: {
-        fromMs: scope.zone.startOf(fromDay),
-        toMs: scope.zone.startOf(addDays(toDay, 1)),
+    readCells(
+      {
+        ...scope,
+        range: {
+          fromMs: scope.zone.startOf(fromDay),
+          toMs: scope.zone.startOf(addDays(toDay, 1)),
+        },
       },
-    })
+      { byCategory: true },
+    )
   const recent = cellsFor(addDays(today, -89), today)
   const sumIn = (cells: DayCell[], from: string, to: string) =>
     cells

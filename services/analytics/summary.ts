@@ -24,24 +24,49 @@ export interface DayCell {
  * Reads rollup cells for a scope: whole days from `daily_totals`, partial edge days (a date-time
  * `from`/`to` inside a day) from the transactions time index. O(days) plus the edge rows.
  */
-export function readCells(scope: Scope): DayCell[] {
+export function readCells(scope: Scope, opts: { byCategory?: boolean } = {}): DayCell[] {
   const split = splitRange(scope.zone, scope.range)
-  const cells = readWholeDays(scope, split)
+  const cells = opts.byCategory ? readCategoryDays(scope, split) : readDays(scope, split)
   for (const edge of split.edges) cells.push(...readEdge(scope, edge))
   return cells
 }
 
-function readWholeDays(scope: Scope, split: DaySplit): DayCell[] {
-  if (split.fromDay && split.toDay && split.fromDay > split.toDay) return []
+function dayWhere(scope: Scope, split: DaySplit) {
   const where = ['tenant_id = ?']
   const args: (string | number)[] = [scope.tenantId]
   if (split.fromDay) where.push('day >= ?') && args.push(split.fromDay)
   if (split.toDay) where.push('day <= ?') && args.push(split.toDay)
   if (scope.userId !== null) where.push('user_id = ?') && args.push(scope.userId)
+  return { sql: where.join(' AND '), args }
+}
+
+const emptySplit = (s: DaySplit) => !!(s.fromDay && s.toDay && s.fromDay > s.toDay)
+
+/** Whole days from the (day, user) rollup: two cells a day, category '*'. */
+function readDays(scope: Scope, split: DaySplit): DayCell[] {
+  if (emptySplit(split)) return []
+  const { sql, args } = dayWhere(scope, split)
+  const rows = scope.db.sqlite
+    .query(
+      `SELECT day, sum(in_count) AS ic, sum(in_cents) AS ia, sum(out_count) AS oc, sum(out_cents) AS oa
+       FROM daily_summaries WHERE ${sql} GROUP BY day`,
+    )
+    .values(...args) as Array<[string, number, number, number, number]>
+  const cells: DayCell[] = []
+  for (const [day, ic, ia, oc, oa] of rows) {
+    if (ic > 0) cells.push({ day, direction: 'in', category: '*', count: ic, cents: ia })
+    if (oc > 0) cells.push({ day, direction: 'out', category: '*', count: oc, cents: oa })
+  }
+  return cells
+}
+
+function readCategoryDays(scope: Scope, split: DaySplit): DayCell[] {
+  if (emptySplit(split)) return []
+  const { sql, args } = dayWhere(scope, split)
   return scope.db.sqlite
     .query(
       `SELECT day, direction, category, sum(tx_count) AS count, sum(amount_cents) AS cents
-       FROM daily_totals WHERE ${where.join(' AND ')} GROUP BY day, direction, category`,
+       FROM daily_totals WHERE ${sql} GROUP BY day, direction, category`,
     )
     .all(...args) as DayCell[]
 }
