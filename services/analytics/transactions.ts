@@ -127,11 +127,11 @@ export function pageOf(
   after: Cursor | null,
 ): { rows: StoredTransaction[]; next: Cursor | null } {
   const { sql, args } = whereOf(scope, f)
-  const keyset = after ? ' AND (occurred_at < ? OR (occurred_at = ? AND id < ?))' : ''
-  if (after) args.push(after.at, after.at, after.id)
+  const keyset = after ? ' AND (occurred_at, id) < (?, ?)' : ''
+  if (after) args.push(after.at, after.id)
   const rows = scope.db.sqlite
     .query(
-      `SELECT * FROM transactions ${f.phone ? '' : 'INDEXED BY transactions_time'} WHERE ${sql}${keyset}
+      `SELECT * FROM transactions INDEXED BY transactions_time WHERE ${sql}${keyset}
        ORDER BY occurred_at DESC, id DESC LIMIT ?`,
     )
     .all(...(args as never[]), limit + 1) as StoredTransaction[]
