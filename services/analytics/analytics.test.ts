@@ -133,6 +133,35 @@ describe('analytics service', () => {
     expect(mine.body).toEqual(reference(inRange.filter((r) => r.user_id === 'usr_a')))
   })
 
+  it('matches the reference for random ranges of dates and date-times', async () => {
+    let r = 7
+    const rnd = () => {
+      r = (r * 48_271) % 2_147_483_647
+      return r / 2_147_483_647
+    }
+    const base = Date.parse('2026-02-27T00:00:00Z')
+    const pick = () => {
+      const ms = base + Math.floor(rnd() * 32 * 86_400_000)
+      const iso = new Date(ms).toISOString()
+      return rnd() < 0.4 ? iso.slice(0, 10) : iso
+    }
+    const bound = (v: string, end: boolean) =>
+      v.length === 10
+        ? Date.parse(`${v}T00:00:00+03:00`) + (end ? 86_400_000 : 0)
+        : Date.parse(v) + (end ? 1 : 0)
+    for (let i = 0; i < 40; i++) {
+      let [from, to] = [pick(), pick()]
+      if (bound(from, false) > bound(to, true)) [from, to] = [to, from]
+      if (bound(from, false) > bound(to, true)) continue
+      const expected = [...rows.values()].filter((t) => {
+        const at = Date.parse(t.occurred_at)
+        return at >= bound(from, false) && at < bound(to, true)
+      })
+      const { body } = await json(`/api/v1/analytics/summary?from=${from}&to=${to}`)
+      expect({ from, to, ...body }).toEqual({ from, to, ...reference(expected) })
+    }
+  })
+
   it('keeps tenants apart in the shared database', async () => {
     const { body } = await json('/api/v1/analytics/summary', { tenantId: 'beta' })
     expect(body.total_transactions).toBe(1)
@@ -271,5 +300,41 @@ describe('analytics service', () => {
     expect(off.body.code).toBe('FEATURE_DISABLED')
     const basic = await json('/api/v1/analytics/insights', { tenantId: 'beta' })
     expect(basic.status).toBe(200)
+  })
+
+  it('runs every route through the security suite', async () => {
+    const paths = ['summary', 'transactions', 'customers', 'insights', 'trends', 'segments']
+    for (const path of [...paths, 'export?format=csv']) {
+      const url = `http://localhost/api/v1/analytics/${path}`
+      expect((await app.handle(new Request(url))).status).toBe(401)
+      const forged = await app.handle(
+        new Request(url, {
+          headers: { ...(await kit.authFor({ tenantId: 'acme' })), 'x-tenant-id': 'beta' },
+        }),
+      )
+      expect(forged.status).toBe(403)
+      const sep = path.includes('?') ? '&' : '?'
+      expect((await get(`/api/v1/analytics/${path}${sep}tenant_id=beta`)).status).toBe(403)
+      const operator = await get(`/api/v1/analytics/${path}${sep}tenant_id=beta`, {
+        tenantId: 'platform',
+        role: 'Admin',
+      })
+      expect(operator.status).toBeLessThan(500)
+      expect([200, 402]).toContain(operator.status)
+    }
+  })
+
+  it('refuses bad dates, amounts and intervals with 422', async () => {
+    for (const query of [
+      'summary?from=yesterday',
+      'summary?from=2026-03-10&to=2026-03-01',
+      'transactions?max_amount=-1',
+      'trends?interval=year',
+      'transactions?direction=sideways',
+    ]) {
+      const res = await json(`/api/v1/analytics/${query}`)
+      expect(res.status).toBe(422)
+      expect(res.body.code).toBe('VALIDATION_FAILED')
+    }
   })
 })

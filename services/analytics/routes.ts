@@ -17,7 +17,7 @@ import {
   TransactionPage,
   TrendResponse,
 } from './model.ts'
-import { readCells, type Scope, summarize, trendOf } from './summary.ts'
+import { readCells, type Scope, summarize, summaryOf, trendOf } from './summary.ts'
 import { parseRange, timeZone } from './time.ts'
 import { listTransactions } from './transactions.ts'
 
@@ -58,16 +58,12 @@ export function createAnalyticsApp(ctx: ServiceContext) {
     title: 'Analytics',
     description: 'Summaries, trends, customers, insights and exports of mobile-money transactions',
   })
-    .get(
-      '/api/v1/analytics/summary',
-      ({ actor, query }) => summarize(readCells(scopeOf(actor, query))),
-      {
-        auth: 'read',
-        query: t.Object(ScopeQuery),
-        response: { 200: SummaryResponse },
-        detail: secured('Key metrics for the tenant, or the caller with scope=me'),
-      },
-    )
+    .get('/api/v1/analytics/summary', ({ actor, query }) => summaryOf(scopeOf(actor, query)), {
+      auth: 'read',
+      query: t.Object(ScopeQuery),
+      response: { 200: SummaryResponse },
+      detail: secured('Key metrics for the tenant, or the caller with scope=me'),
+    })
     .get(
       '/api/v1/analytics/transactions',
       ({ actor, query }) =>

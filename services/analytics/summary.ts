@@ -99,24 +99,65 @@ export interface Summary {
   net: number
 }
 
-export function summarize(cells: readonly DayCell[]): Summary {
-  let count = 0
-  let inCents = 0
-  let outCents = 0
+/**
+ * The summary of a scope: whole days aggregated inside SQLite over the (day, user) rollup, one
+ * row back; partial edge days added from the time index. Edge days never repeat a whole day.
+ */
+export function summaryOf(scope: Scope): Summary {
+  const split = splitRange(scope.zone, scope.range)
+  let totals: Totals = { count: 0, inCents: 0, outCents: 0, days: 0 }
+  if (!emptySplit(split)) {
+    const { sql, args } = dayWhere(scope, split)
+    const [ic, ia, oc, oa, days] = scope.db.sqlite
+      .query(
+        `SELECT sum(in_count), sum(in_cents), sum(out_count), sum(out_cents), count(DISTINCT day)
+         FROM daily_summaries WHERE ${sql}`,
+      )
+      .values(...args)[0] as Array<number | null>
+    totals = { count: (ic ?? 0) + (oc ?? 0), inCents: ia ?? 0, outCents: oa ?? 0, days: days ?? 0 }
+  }
+  if (split.edges.length === 0) return summaryFrom(totals)
+  const edge = totalsOf(split.edges.flatMap((e) => readEdge(scope, e)))
+  return summaryFrom({
+    count: totals.count + edge.count,
+    inCents: totals.inCents + edge.inCents,
+    outCents: totals.outCents + edge.outCents,
+    days: totals.days + edge.days,
+  })
+}
+
+interface Totals {
+  count: number
+  inCents: number
+  outCents: number
+  days: number
+}
+
+function totalsOf(cells: readonly DayCell[]): Totals {
+  const t: Totals = { count: 0, inCents: 0, outCents: 0, days: 0 }
   const days = new Set<string>()
   for (const c of cells) {
     if (c.count <= 0) continue
-    count += c.count
-    if (c.direction === 'in') inCents += c.cents
-    else outCents += c.cents
+    t.count += c.count
+    if (c.direction === 'in') t.inCents += c.cents
+    else t.outCents += c.cents
     days.add(c.day)
   }
+  t.days = days.size
+  return t
+}
+
+export function summarize(cells: readonly DayCell[]): Summary {
+  return summaryFrom(totalsOf(cells))
+}
+
+function summaryFrom({ count, inCents, outCents, days }: Totals): Summary {
   const total = inCents + outCents
   return {
     total_transactions: count,
     total_amount: toMajor(total),
     average_transaction: count === 0 ? 0 : Math.round(total / count) / 100,
-    active_days: days.size,
+    active_days: days,
     total_in: toMajor(inCents),
     total_out: toMajor(outCents),
     net: toMajor(inCents - outCents),
