@@ -150,6 +150,17 @@ const filtered = await timeRequests(
 )
 line('filtered page p99', p(filtered, 0.99), '≤ 10 ms', p(rawPage, 0.99), 'raw SELECT p99')
 
+// The other reads have no target; printed so a regression shows.
+for (const path of [
+  '/api/v1/analytics/trends?interval=week',
+  '/api/v1/analytics/customers?limit=10',
+  '/api/v1/analytics/segments',
+  '/api/v1/analytics/insights',
+]) {
+  const ts = await timeRequests(() => path, 20)
+  console.log(`${path.padEnd(42)} p50 ${p(ts, 0.5).toFixed(2)} ms (no target)`)
+}
+
 // CSV export of every row, streamed over HTTP to curl (a separate process, so the client's work
 // is not charged to the server's thread); the server's RSS is sampled while it runs.
 Bun.gc(true)
