@@ -2,7 +2,8 @@ import { type EventEnvelope, type TransactionBatch, topics } from '../../schema/
 import type { ServiceContext } from '../kernel/context.ts'
 import { handleOnce } from '../kernel/events.ts'
 import { isTenantId } from '../kernel/tenant-id.ts'
-import { type ApplyResult, applyTransactions, type StoredTransaction, toStored } from './ingest.ts'
+import { type ApplyResult, applyTransactions, toStored } from './ingest.ts'
+import type { StoredTransaction } from './stored.ts'
 import { timeZone } from './time.ts'
 
 export const CONSUMER = 'analytics'

@@ -1,6 +1,6 @@
 import { invalidField } from '../kernel/errors.ts'
 import { toMajor, toMinor } from '../kernel/money.ts'
-import { normalizePhone, type StoredTransaction } from './ingest.ts'
+import { normalizePhone, type StoredTransaction } from './stored.ts'
 import type { Scope } from './summary.ts'
 
 /** Filters of the transactions list and the export (query strings, validated here). */
