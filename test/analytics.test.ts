@@ -330,4 +330,28 @@ describe('analytics end to end', () => {
     expect(off.body.code).toBe('FEATURE_DISABLED')
     expect((await api(p.gateway, beta).get('/api/v1/analytics/insights')).status).toBe(200)
   })
+
+  it('loses and doubles nothing when killed while applying batches', async () => {
+    const batches = Array.from({ length: 16 }, () =>
+      Array.from({ length: 400 }, () => makeTxn(acmeUserId)),
+    )
+    const ids = batches.map(() => `evt_${crypto.randomUUID()}`)
+    for (const b of batches) for (const r of b) rows.set(r.transaction_id, r)
+    for (const [i, b] of batches.entries()) await publish('acme', b, ids[i])
+    await p.kill()
+    await broker.endAsync(true)
+    await p.restart()
+    const secrets = JSON.parse(readFileSync(join(p.dataDir, 'secrets.json'), 'utf8'))
+    broker = await mqtt.connectAsync(`mqtt://127.0.0.1:${1883 + p.offset}`, {
+      username: secrets.mqtt_username,
+      password: secrets.mqtt_password,
+      clientId: `analytics-e2e-${p.offset}-2`,
+    })
+    acme = await p.login('analyst@acme.test', 'a-long-password-1')
+    // What a publisher's outbox relay does after a crash: send everything again, same ids.
+    for (const [i, b] of batches.entries()) await publish('acme', b, ids[i])
+    await waitFor(acme, (s) => s.total_transactions === rows.size)
+    const res = await api(p.gateway, acme).get('/api/v1/analytics/summary')
+    expect(res.body).toEqual(reference([...rows.values()]))
+  }, 60_000)
 })
