@@ -72,6 +72,26 @@ describe('the insert path', () => {
         applyTransactions(db, rows, new Date().toISOString(), { onlyNew: round % 5 === 4 }),
       )
     }
+    const stored = db.sqlite
+      .query('SELECT * FROM transactions WHERE tenant_id = ? ORDER BY id')
+      .all('acme') as Array<Record<string, any>>
+    const overrides = stored.map((t, i) =>
+      toStored('acme', zone, {
+        transaction_id: t.id,
+        occurred_at: t.occurred_at,
+        amount: t.amount_cents / 100,
+        direction: t.direction,
+        counterparty_name: t.counterparty_name,
+        counterparty_phone: t.counterparty_phone,
+        description: t.description,
+        source: t.source,
+        user_id: t.user_id,
+        category: i % 3 === 0 ? undefined : ['Transport', 'Rent'][i % 2],
+        category_source: 'override',
+      }),
+    )
+    const result = db.write(() => applyTransactions(db, overrides, new Date().toISOString()))
+    expect(result.updated).toBeGreaterThan(stored.length / 2)
     const r = recomputed(kit, 'acme')
     expect(r.days).toEqual(r.daysRef)
     expect(r.cells).toEqual(r.cellsRef)

@@ -1,8 +1,8 @@
 import type { TransactionEvent } from '../../schema/events.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMinor } from '../kernel/money.ts'
-import { addToRollups, refreshCounterparty } from './rollups.ts'
-import { counterpartyKey, type StoredTransaction } from './stored.ts'
+import { addToRollups, moveCategory, refreshCounterparty } from './rollups.ts'
+import { counterpartyKey, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
 import { type TimeZone, toIsoInstant } from './time.ts'
 
 /** Validates and converts one broker transaction to its stored row. */
@@ -111,6 +111,20 @@ export function applyTransactions(
     sqlite
       .query(UPDATE_SQL)
       .run(...(COLUMNS.slice(2).map((c) => row[c]) as never[]), now, row.tenant_id, row.id)
+    const sameCell =
+      old.local_day === row.local_day &&
+      old.user_id === row.user_id &&
+      old.direction === row.direction &&
+      old.amount_cents === row.amount_cents &&
+      old.counterparty_key === row.counterparty_key &&
+      old.occurred_at === row.occurred_at
+    if (sameCell) {
+      if ((old.category ?? UNCATEGORIZED) !== (row.category ?? UNCATEGORIZED)) {
+        moveCategory(db, old, row)
+      }
+      result.updated++
+      continue
+    }
     addToRollups(db, old, -1)
     addToRollups(db, row, 1)
     const cpMoved =

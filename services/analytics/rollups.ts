@@ -99,6 +99,37 @@ export function addToRollups(db: Db, r: StoredTransaction, sign: 1 | -1): void {
 }
 
 /** Rollup rows that fell to zero are removed so `active_days` and customer lists stay exact. */
+/**
+ * A change of category only (the usual override, or a raw row getting its category): only the
+ * per-category cell moves; the day, counterparty and customer rollups stay as they are.
+ */
+export function moveCategory(db: Db, old: StoredTransaction, row: StoredTransaction): void {
+  const st = statementsOf(db)
+  const cell = (r: StoredTransaction, sign: 1 | -1) =>
+    st.daily.run(
+      r.tenant_id,
+      r.local_day,
+      r.user_id ?? '',
+      r.direction,
+      r.category ?? UNCATEGORIZED,
+      sign,
+      sign * r.amount_cents,
+    )
+  cell(old, -1)
+  db.sqlite
+    .query(
+      'DELETE FROM daily_totals WHERE tenant_id = ? AND day = ? AND user_id = ? AND direction = ? AND category = ? AND tx_count <= 0',
+    )
+    .run(
+      old.tenant_id,
+      old.local_day,
+      old.user_id ?? '',
+      old.direction,
+      old.category ?? UNCATEGORIZED,
+    )
+  cell(row, 1)
+}
+
 function pruneDaily(db: Db, r: StoredTransaction): void {
   db.sqlite
     .query(
