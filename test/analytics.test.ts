@@ -302,6 +302,7 @@ describe('analytics end to end', () => {
     expect(text).toContain(`Active days: ${summary.active_days}`)
     expect(text).toContain(`Net: ${summary.net.toFixed(2)}`)
     expect(text).toContain('Top customers')
+    expect(text).toContain('Segment')
     expect(text).toContain('2026-01')
   })
 
@@ -329,6 +330,15 @@ describe('analytics end to end', () => {
     expect(off.status).toBe(402)
     expect(off.body.code).toBe('FEATURE_DISABLED')
     expect((await api(p.gateway, beta).get('/api/v1/analytics/insights')).status).toBe(200)
+    const pdf = await fetch(`${p.gateway}/api/v1/analytics/export?format=pdf`, {
+      headers: { authorization: `Bearer ${beta}` },
+    })
+    expect(pdf.status).toBe(200)
+    const file = join(p.dataDir, 'beta.pdf')
+    writeFileSync(file, new Uint8Array(await pdf.arrayBuffer()))
+    const text = Bun.spawnSync(['pdftotext', '-layout', file, '-']).stdout.toString()
+    expect(text).toContain('Total amount: 777.77')
+    expect(text).not.toContain('Segment')
   })
 
   it('loses and doubles nothing when killed while applying batches', async () => {

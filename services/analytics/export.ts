@@ -87,6 +87,8 @@ export interface ReportInput {
   summary: Summary
   customers: CustomerView[]
   months: TrendPoint[]
+  /** RFM segments are advanced analytics: the column is left out without the feature. */
+  withSegments: boolean
 }
 
 const fmt = (n: number) => n.toFixed(2)
@@ -129,7 +131,14 @@ export function exportPdf(input: ReportInput): ArrayBuffer {
   doc.setFontSize(10)
   y += 16
   const cols = [left, left + 190, left + 250, left + 340, left + 430]
-  for (const [i, h] of ['Customer', 'Count', 'Total', 'Last seen', 'Segment'].entries()) {
+  const heads = [
+    'Customer',
+    'Count',
+    'Total',
+    'Last seen',
+    ...(input.withSegments ? ['Segment'] : []),
+  ]
+  for (const [i, h] of heads.entries()) {
     doc.text(h, cols[i]!, y)
   }
   doc.setFont('helvetica', 'normal')
@@ -139,7 +148,7 @@ export function exportPdf(input: ReportInput): ArrayBuffer {
     doc.text(String(c.count), cols[1]!, y)
     doc.text(fmt(c.total), cols[2]!, y)
     doc.text(c.last_seen.slice(0, 10), cols[3]!, y)
-    doc.text(c.segment ?? '-', cols[4]!, y)
+    if (input.withSegments) doc.text(c.segment ?? '-', cols[4]!, y)
   }
   if (input.customers.length === 0) {
     y += 14

@@ -160,8 +160,15 @@ export function createAnalyticsApp(ctx: ServiceContext) {
             },
           })
         }
-        requireAdvanced(scope.tenantId)
-        const cells = readCells(scope)
+        // The report reads rollups: period, scope, direction and category apply; the row-level
+        // filters (amounts, phone, text) are for the CSV. Without advanced analytics it has no
+        // RFM segments.
+        const cells = readCells(scope, { byCategory: !!query.category }).filter(
+          (c) =>
+            (!query.direction || c.direction === query.direction) &&
+            (!query.category || c.category === query.category),
+        )
+        const withRfm = advanced(scope.tenantId)
         const pdf = exportPdf({
           tenantId: scope.tenantId,
           generatedAt: ctx.clock.now().toISOString(),
@@ -170,9 +177,11 @@ export function createAnalyticsApp(ctx: ServiceContext) {
           summary: summarize(cells),
           customers: topCustomers(scope, {
             limit: 10,
-            withRfm: true,
+            direction: query.direction,
+            withRfm,
             nowMs: ctx.clock.nowMs(),
           }),
+          withSegments: withRfm,
           months: trendOf(cells, 'month'),
         })
         return new Response(pdf, {
