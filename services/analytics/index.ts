@@ -1,7 +1,11 @@
 import { defineService } from '../kernel/context.ts'
+import { subscribeTransactions } from './events.ts'
 import { createAnalyticsApp } from './routes.ts'
 
 export default defineService({
   name: 'analytics',
-  create: (ctx) => ({ app: createAnalyticsApp(ctx) }),
+  create: (ctx) => ({
+    app: createAnalyticsApp(ctx),
+    start: () => subscribeTransactions(ctx),
+  }),
 })

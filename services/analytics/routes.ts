@@ -1,7 +1,215 @@
+import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
+import { AppError } from '../kernel/errors.ts'
+import { type Actor, tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
+import { segmentSizes, topCustomers } from './customers.ts'
+import { exportCsv, exportPdf } from './export.ts'
+import { buildInsights } from './insights.ts'
+import {
+  CustomerList,
+  FilterQuery,
+  InsightList,
+  Limit,
+  ScopeQuery,
+  SegmentList,
+  SummaryResponse,
+  TransactionPage,
+  TrendResponse,
+} from './model.ts'
+import { readCells, type Scope, summarize, summaryOf, trendOf } from './summary.ts'
+import { parseRange, timeZone } from './time.ts'
+import { listTransactions } from './transactions.ts'
 
-/** The analytics service's HTTP controller. */
+const secured = (summary: string) => ({
+  summary,
+  tags: ['analytics'],
+  security: [{ bearer: [] }],
+})
+
+/** The analytics service's HTTP controller (SPEC analytics endpoints, DESIGN §11). */
 export function createAnalyticsApp(ctx: ServiceContext) {
-  return createServiceApp(ctx, { title: 'Analytics' })
+  const scopeOf = (
+    actor: Actor,
+    q: { tenant_id?: string; from?: string; to?: string; scope?: 'me' | 'tenant' },
+  ): Scope => {
+    const tenantId = tenantFor(actor, q.tenant_id)
+    const zone = timeZone(ctx.registry.placement(tenantId).timezone)
+    return {
+      db: ctx.registry.tenant('analytics', tenantId),
+      tenantId,
+      userId: q.scope === 'me' ? actor.userId : null,
+      zone,
+      range: parseRange(zone, q.from, q.to),
+    }
+  }
+  const advanced = (tenantId: string) =>
+    ctx.registry.placement(tenantId).features?.advanced_analytics !== false
+  const requireAdvanced = (tenantId: string) => {
+    if (!advanced(tenantId)) {
+      throw new AppError(
+        'FEATURE_DISABLED',
+        "advanced analytics is not enabled for this tenant's plan",
+        { extra: { feature: 'advanced_analytics' } },
+      )
+    }
+  }
+  return createServiceApp(ctx, {
+    title: 'Analytics',
+    description: 'Summaries, trends, customers, insights and exports of mobile-money transactions',
+  })
+    .get('/api/v1/analytics/summary', ({ actor, query }) => summaryOf(scopeOf(actor, query)), {
+      auth: 'read',
+      query: t.Object(ScopeQuery),
+      response: { 200: SummaryResponse },
+      detail: secured('Key metrics for the tenant, or the caller with scope=me'),
+    })
+    .get(
+      '/api/v1/analytics/transactions',
+      ({ actor, query }) =>
+        listTransactions(scopeOf(actor, query), query, query.limit ?? 50, query.cursor),
+      {
+        auth: 'read',
+        query: t.Object({ ...FilterQuery, limit: Limit, cursor: t.Optional(t.String()) }),
+        response: { 200: TransactionPage },
+        detail: secured('Transactions, newest first, with filters and a keyset cursor'),
+      },
+    )
+    .get(
+      '/api/v1/analytics/customers',
+      ({ actor, query }) => {
+        const scope = scopeOf(actor, query)
+        return {
+          data: topCustomers(scope, {
+            limit: query.limit ?? 10,
+            direction: query.direction,
+            withRfm: advanced(scope.tenantId),
+            nowMs: ctx.clock.nowMs(),
+          }),
+        }
+      },
+      {
+        auth: 'read',
+        query: t.Object({
+          ...ScopeQuery,
+          direction: t.Optional(t.Union([t.Literal('in'), t.Literal('out')])),
+          limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500, default: 10 })),
+        }),
+        response: { 200: CustomerList },
+        detail: secured('Top counterparties by volume with count, total, last seen and segment'),
+      },
+    )
+    .get(
+      '/api/v1/analytics/insights',
+      ({ actor, query }) => {
+        const scope = scopeOf(actor, { ...query, from: undefined, to: undefined })
+        return { data: buildInsights(scope, ctx.clock.nowMs(), advanced(scope.tenantId)) }
+      },
+      {
+        auth: 'read',
+        query: t.Object({ tenant_id: ScopeQuery.tenant_id, scope: ScopeQuery.scope }),
+        response: { 200: InsightList },
+        detail: secured('Rule-based insights, each with the numbers behind it'),
+      },
+    )
+    .get(
+      '/api/v1/analytics/trends',
+      ({ actor, query }) => {
+        const interval = query.interval ?? 'day'
+        return { interval, data: trendOf(readCells(scopeOf(actor, query)), interval) }
+      },
+      {
+        auth: 'read',
+        query: t.Object({
+          ...ScopeQuery,
+          interval: t.Optional(t.Union([t.Literal('day'), t.Literal('week'), t.Literal('month')])),
+        }),
+        response: { 200: TrendResponse },
+        detail: secured('Money in and out per day, ISO week or month'),
+      },
+    )
+    .get(
+      '/api/v1/analytics/segments',
+      ({ actor, query }) => {
+        const scope = scopeOf(actor, { tenant_id: query.tenant_id })
+        requireAdvanced(scope.tenantId)
+        return {
+          as_of: ctx.clock.now().toISOString(),
+          data: segmentSizes(scope, ctx.clock.nowMs()),
+        }
+      },
+      {
+        auth: 'read',
+        query: t.Object({ tenant_id: ScopeQuery.tenant_id }),
+        response: { 200: SegmentList },
+        detail: secured('RFM customer segments with their sizes and value (advanced analytics)'),
+      },
+    )
+    .get(
+      '/api/v1/analytics/export',
+      ({ actor, query, requestId }) => {
+        const scope = scopeOf(actor, query)
+        const format = query.format ?? 'csv'
+        const stamp = ctx.clock.now().toISOString().slice(0, 10)
+        if (format === 'csv') {
+          return new Response(exportCsv(scope, query), {
+            headers: {
+              'content-type': 'text/csv; charset=utf-8',
+              'content-disposition': `attachment; filename="transactions-${scope.tenantId}-${stamp}.csv"`,
+              'x-request-id': requestId,
+            },
+          })
+        }
+        // The report reads rollups: period, scope, direction and category apply; the row-level
+        // filters (amounts, phone, text) are for the CSV. Without advanced analytics it has no
+        // RFM segments.
+        const cells = readCells(scope, { byCategory: !!query.category }).filter(
+          (c) =>
+            (!query.direction || c.direction === query.direction) &&
+            (!query.category || c.category === query.category),
+        )
+        const withRfm = advanced(scope.tenantId)
+        const pdf = exportPdf({
+          tenantId: scope.tenantId,
+          generatedAt: ctx.clock.now().toISOString(),
+          from: query.from,
+          to: query.to,
+          summary: summarize(cells),
+          customers: topCustomers(scope, {
+            limit: 10,
+            direction: query.direction,
+            withRfm,
+            nowMs: ctx.clock.nowMs(),
+          }),
+          withSegments: withRfm,
+          months: trendOf(cells, 'month'),
+        })
+        return new Response(pdf, {
+          headers: {
+            'content-type': 'application/pdf',
+            'content-disposition': `attachment; filename="analytics-${scope.tenantId}-${stamp}.pdf"`,
+            'x-request-id': requestId,
+          },
+        })
+      },
+      {
+        auth: 'analyze',
+        query: t.Object({
+          ...FilterQuery,
+          format: t.Optional(t.Union([t.Literal('csv'), t.Literal('pdf')])),
+        }),
+        detail: {
+          ...secured('Export the filtered transactions as CSV (streamed) or a PDF report'),
+          responses: {
+            200: {
+              description: 'text/csv or application/pdf',
+              content: {
+                'text/csv': { schema: { type: 'string' } },
+                'application/pdf': { schema: { type: 'string', format: 'binary' } },
+              },
+            },
+          },
+        },
+      },
+    )
 }

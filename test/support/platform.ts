@@ -111,11 +111,11 @@ async function startOnce(
           MMP_SIMULATOR_DELAY_MS: '50',
           MMP_WEBHOOK_ALLOW_INSECURE: '1',
           MMP_WEBHOOK_RETRY_SCHEDULE: '0s,200ms,400ms',
-        // Tests drive many requests from one address; the rate-limit tests set their own.
-        MMP_RATE_LIMIT_FREE: '100000',
-        MMP_RATE_LIMIT_PRO: '100000',
-        MMP_RATE_LIMIT_ENTERPRISE: '100000',
-        MMP_RATE_LIMIT_IP: '100000',
+          // Tests drive many requests from one address; the rate-limit tests set their own.
+          MMP_RATE_LIMIT_FREE: '100000',
+          MMP_RATE_LIMIT_PRO: '100000',
+          MMP_RATE_LIMIT_ENTERPRISE: '100000',
+          MMP_RATE_LIMIT_IP: '100000',
           ...(opts.env ?? {}),
           ...extraEnv,
         },

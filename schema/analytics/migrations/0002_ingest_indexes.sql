@@ -1,0 +1,2 @@
+DROP INDEX `daily_counterparties_key`;--> statement-breakpoint
+DROP INDEX `transactions_counterparty`;

@@ -1,0 +1,247 @@
+import { toMajor } from '../kernel/money.ts'
+import type { Scope } from './summary.ts'
+import { splitRange } from './time.ts'
+
+/** A counterparty's totals over a period (cents). */
+export interface CounterpartyTotals {
+  key: string
+  name: string | null
+  phone: string | null
+  count: number
+  total: number
+  in_cents: number
+  out_cents: number
+  first_seen: string
+  last_seen: string
+}
+
+/**
+ * Every counterparty's totals for a scope. Without a range or user, one read of the
+ * `counterparties` rollup; with a range, the daily counterparty rollup plus partial edge days;
+ * `scope=me` reads the caller's transactions (the rollups are per tenant, not per user).
+ */
+export function counterpartyTotals(scope: Scope): CounterpartyTotals[] {
+  const { db, tenantId, range } = scope
+  if (scope.userId === null && range.fromMs === null && range.toMs === null) {
+    return db.sqlite
+      .query(
+        `SELECT key, name, phone, tx_count AS count, total_cents AS total, in_cents, out_cents,
+           first_seen, last_seen FROM counterparties WHERE tenant_id = ?`,
+      )
+      .all(tenantId) as CounterpartyTotals[]
+  }
+  const parts: string[] = []
+  const args: unknown[] = []
+  const txnPart = (fromIso: string | null, toIso: string | null) => {
+    const where = ['tenant_id = ?', 'counterparty_key IS NOT NULL']
+    args.push(tenantId)
+    if (fromIso) where.push('occurred_at >= ?') && args.push(fromIso)
+    if (toIso) where.push('occurred_at < ?') && args.push(toIso)
+    if (scope.userId !== null) where.push('user_id = ?') && args.push(scope.userId)
+    parts.push(`SELECT counterparty_key AS key, count(*) AS count, sum(amount_cents) AS total,
+      sum(CASE WHEN direction = 'in' THEN amount_cents ELSE 0 END) AS in_cents,
+      sum(CASE WHEN direction = 'out' THEN amount_cents ELSE 0 END) AS out_cents,
+      min(occurred_at) AS first_seen, max(occurred_at) AS last_seen
+      FROM transactions WHERE ${where.join(' AND ')} GROUP BY counterparty_key`)
+  }
+  if (scope.userId !== null) {
+    const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
+    txnPart(iso(range.fromMs), iso(range.toMs))
+  } else {
+    const split = splitRange(scope.zone, range)
+    if (!(split.fromDay && split.toDay && split.fromDay > split.toDay)) {
+      const where = ['tenant_id = ?']
+      args.push(tenantId)
+      if (split.fromDay) where.push('day >= ?') && args.push(split.fromDay)
+      if (split.toDay) where.push('day <= ?') && args.push(split.toDay)
+      parts.push(`SELECT counterparty_key AS key, sum(tx_count) AS count, sum(amount_cents) AS total,
+        sum(CASE WHEN direction = 'in' THEN amount_cents ELSE 0 END) AS in_cents,
+        sum(CASE WHEN direction = 'out' THEN amount_cents ELSE 0 END) AS out_cents,
+        min(day) AS first_seen, max(last_seen) AS last_seen
+        FROM daily_counterparties WHERE ${where.join(' AND ')} GROUP BY counterparty_key`)
+    }
+    for (const e of split.edges) {
+      txnPart(new Date(e.fromMs).toISOString(), new Date(e.toMs).toISOString())
+    }
+  }
+  if (parts.length === 0) return []
+  return db.sqlite
+    .query(
+      `SELECT p.key, c.name, c.phone, sum(p.count) AS count, sum(p.total) AS total,
+         sum(p.in_cents) AS in_cents, sum(p.out_cents) AS out_cents,
+         min(p.first_seen) AS first_seen, max(p.last_seen) AS last_seen
+       FROM (${parts.join(' UNION ALL ')}) p
+       LEFT JOIN counterparties c ON c.tenant_id = ? AND c.key = p.key
+       GROUP BY p.key`,
+    )
+    .all(...(args as never[]), tenantId) as CounterpartyTotals[]
+}
+
+export const SEGMENTS = [
+  'champions',
+  'loyal',
+  'potential_loyalists',
+  'new',
+  'need_attention',
+  'at_risk',
+  'hibernating',
+] as const
+export type Segment = (typeof SEGMENTS)[number]
+
+export interface Rfm {
+  recency_days: number
+  r: number
+  f: number
+  m: number
+  segment: Segment
+}
+
+/**
+ * RFM scores 1–5 by percentile rank among all the tenant's counterparties (ties share a score):
+ * recency (more recent scores higher), frequency (count) and monetary (total volume).
+ */
+export function scoreRfm(
+  customers: readonly CounterpartyTotals[],
+  nowMs: number,
+): Map<string, Rfm> {
+  const recency = customers.map((c) => Math.max(0, (nowMs - Date.parse(c.last_seen)) / 86_400_000))
+  const rScore = quintiles(recency.map((d) => -d))
+  const fScore = quintiles(customers.map((c) => c.count))
+  const mScore = quintiles(customers.map((c) => c.total))
+  const out = new Map<string, Rfm>()
+  customers.forEach((c, i) => {
+    const r = rScore[i]!
+    const f = fScore[i]!
+    out.set(c.key, {
+      recency_days: Math.floor(recency[i]!),
+      r,
+      f,
+      m: mScore[i]!,
+      segment: segmentOf(r, f, c.count),
+    })
+  })
+  return out
+}
+
+function quintiles(values: readonly number[]): number[] {
+  const sorted = [...values].sort((a, b) => a - b)
+  const n = sorted.length
+  const bound = (v: number, strict: boolean) => {
+    let lo = 0
+    let hi = n
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (sorted[mid]! < v || (!strict && sorted[mid] === v)) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+  return values.map((v) => {
+    const below = bound(v, true)
+    const equal = bound(v, false) - below
+    const pct = (below + equal / 2) / n
+    return Math.min(5, Math.max(1, 1 + Math.floor(pct * 5)))
+  })
+}
+
+function segmentOf(r: number, f: number, count: number): Segment {
+  if (r >= 4 && f >= 4) return 'champions'
+  if (r >= 3 && f >= 3) return 'loyal'
+  if (r >= 4 && count <= 1) return 'new'
+  if (r >= 4) return 'potential_loyalists'
+  if (r <= 2 && f >= 3) return 'at_risk'
+  if (r <= 2) return 'hibernating'
+  return 'need_attention'
+}
+
+export interface CustomerView {
+  counterparty: string
+  counterparty_name: string | null
+  counterparty_phone: string | null
+  count: number
+  total: number
+  total_in: number
+  total_out: number
+  first_seen: string
+  last_seen: string
+  segment: Segment | null
+  rfm: Omit<Rfm, 'segment'> | null
+}
+
+/** Top counterparties by volume (sum of amounts in and out), each with its RFM segment. */
+export function topCustomers(
+  scope: Scope,
+  opts: { limit: number; direction?: 'in' | 'out' | undefined; withRfm: boolean; nowMs: number },
+): CustomerView[] {
+  const inPeriod = counterpartyTotals(scope)
+  const all =
+    scope.userId === null && scope.range.fromMs === null && scope.range.toMs === null
+      ? inPeriod
+      : counterpartyTotals({ ...scope, userId: null, range: { fromMs: null, toMs: null } })
+  const rfm = opts.withRfm ? scoreRfm(all, opts.nowMs) : null
+  const volume = (c: CounterpartyTotals) =>
+    opts.direction === 'in' ? c.in_cents : opts.direction === 'out' ? c.out_cents : c.total
+  return inPeriod
+    .filter((c) => volume(c) > 0)
+    .sort((a, b) => volume(b) - volume(a) || b.count - a.count || (a.key < b.key ? -1 : 1))
+    .slice(0, opts.limit)
+    .map((c) => {
+      const score = rfm?.get(c.key)
+      const { segment, ...numbers } = score ?? { segment: null }
+      return {
+        counterparty: c.name ?? c.phone ?? c.key.replace(/^(tel|name):/, ''),
+        counterparty_name: c.name,
+        counterparty_phone: c.phone,
+        count: c.count,
+        total: toMajor(c.total),
+        total_in: toMajor(c.in_cents),
+        total_out: toMajor(c.out_cents),
+        first_seen: c.first_seen,
+        last_seen: c.last_seen,
+        segment: segment ?? null,
+        rfm: score ? (numbers as Omit<Rfm, 'segment'>) : null,
+      }
+    })
+}
+
+export interface SegmentView {
+  segment: Segment
+  customers: number
+  share_of_customers: number
+  total: number
+  share_of_value: number
+  average_value: number
+  average_frequency: number
+  average_recency_days: number
+}
+
+/** RFM segment sizes and the value (volume) each holds, over all time. */
+export function segmentSizes(scope: Scope, nowMs: number): SegmentView[] {
+  const all = counterpartyTotals({ ...scope, userId: null, range: { fromMs: null, toMs: null } })
+  const rfm = scoreRfm(all, nowMs)
+  const grand = all.reduce((s, c) => s + c.total, 0)
+  const acc = new Map<Segment, { n: number; cents: number; count: number; days: number }>()
+  for (const s of SEGMENTS) acc.set(s, { n: 0, cents: 0, count: 0, days: 0 })
+  for (const c of all) {
+    const score = rfm.get(c.key)!
+    const a = acc.get(score.segment)!
+    a.n++
+    a.cents += c.total
+    a.count += c.count
+    a.days += score.recency_days
+  }
+  const pct = (x: number, of: number) => (of === 0 ? 0 : Math.round((10_000 * x) / of) / 100)
+  return SEGMENTS.map((segment) => {
+    const a = acc.get(segment)!
+    return {
+      segment,
+      customers: a.n,
+      share_of_customers: pct(a.n, all.length),
+      total: toMajor(a.cents),
+      share_of_value: pct(a.cents, grand),
+      average_value: a.n === 0 ? 0 : Math.round(a.cents / a.n) / 100,
+      average_frequency: a.n === 0 ? 0 : Math.round((100 * a.count) / a.n) / 100,
+      average_recency_days: a.n === 0 ? 0 : Math.round((10 * a.days) / a.n) / 10,
+    }
+  })
+}

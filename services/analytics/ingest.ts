@@ -1,0 +1,142 @@
+import type { TransactionEvent } from '../../schema/events.ts'
+import type { Db } from '../kernel/db.ts'
+import { toMinor } from '../kernel/money.ts'
+import { addToRollups, moveCategory, refreshCounterparty } from './rollups.ts'
+import { counterpartyKey, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
+import { type TimeZone, toIsoInstant } from './time.ts'
+
+/** Validates and converts one broker transaction to its stored row. */
+export function toStored(tenantId: string, zone: TimeZone, e: TransactionEvent): StoredTransaction {
+  const occurredAt = toIsoInstant(String(e.occurred_at), 'occurred_at')
+  const amount = toMinor(e.amount, 'amount')
+  if (amount < 0) throw new Error('amount must not be negative')
+  if (e.direction !== 'in' && e.direction !== 'out') throw new Error('direction must be in or out')
+  if (typeof e.transaction_id !== 'string' || e.transaction_id === '') {
+    throw new Error('transaction_id is required')
+  }
+  return {
+    tenant_id: tenantId,
+    id: e.transaction_id,
+    user_id: e.user_id ?? null,
+    occurred_at: occurredAt,
+    local_day: zone.dayOf(Date.parse(occurredAt)),
+    amount_cents: amount,
+    direction: e.direction,
+    counterparty_name: e.counterparty_name ?? null,
+    counterparty_phone: e.counterparty_phone ?? null,
+    counterparty_key: counterpartyKey(e.counterparty_name, e.counterparty_phone),
+    description: e.description ?? '',
+    receipt_number: e.receipt_number ?? null,
+    balance_cents: e.balance == null ? null : Math.round(e.balance * 100),
+    category: e.category ?? null,
+    category_confidence: e.category_confidence ?? null,
+    category_source: e.category_source ?? null,
+    rule_id: e.rule_id ?? null,
+    source: e.source ?? 'api',
+  }
+}
+
+const COLUMNS = [
+  'tenant_id',
+  'id',
+  'user_id',
+  'occurred_at',
+  'local_day',
+  'amount_cents',
+  'direction',
+  'counterparty_name',
+  'counterparty_phone',
+  'counterparty_key',
+  'description',
+  'receipt_number',
+  'balance_cents',
+  'category',
+  'category_confidence',
+  'category_source',
+  'rule_id',
+  'source',
+] as const
+
+const INSERT_SQL = `INSERT OR IGNORE INTO transactions (${COLUMNS.join(', ')}, updated_at)
+  VALUES (${COLUMNS.map(() => '?').join(', ')}, ?)`
+const UPDATE_SQL = `UPDATE transactions SET ${COLUMNS.slice(2)
+  .map((c) => `${c} = ?`)
+  .join(', ')}, updated_at = ? WHERE tenant_id = ? AND id = ?`
+const inserts = new WeakMap<Db, ReturnType<Db['sqlite']['prepare']>>()
+
+/** What an insert or update did; counted for logs and tests. */
+export interface ApplyResult {
+  inserted: number
+  updated: number
+  unchanged: number
+}
+
+/**
+ * Applies stored rows to one tenant database: a new transaction id is inserted, a known one is an
+ * update (a category override): the row changes and the rollups move from the old values to the new
+ * ones. Call inside a write transaction (handleOnce) so rows and rollups commit together.
+ * `onlyNew` skips known ids (raw transactions never overwrite categorized ones).
+ */
+export function applyTransactions(
+  db: Db,
+  rows: readonly StoredTransaction[],
+  now: string,
+  opts: { onlyNew?: boolean } = {},
+): ApplyResult {
+  const sqlite = db.sqlite
+  let insert = inserts.get(db)
+  if (!insert) {
+    insert = sqlite.prepare(INSERT_SQL)
+    inserts.set(db, insert)
+  }
+  const result: ApplyResult = { inserted: 0, updated: 0, unchanged: 0 }
+  for (const row of rows) {
+    const values = COLUMNS.map((c) => row[c])
+    if (insert.run(...(values as never[]), now).changes === 1) {
+      addToRollups(db, row, 1)
+      result.inserted++
+      continue
+    }
+    if (opts.onlyNew) {
+      result.unchanged++
+      continue
+    }
+    const old = sqlite
+      .query('SELECT * FROM transactions WHERE tenant_id = ? AND id = ?')
+      .get(row.tenant_id, row.id) as StoredTransaction
+    if (COLUMNS.every((c) => old[c] === row[c])) {
+      result.unchanged++
+      continue
+    }
+    sqlite
+      .query(UPDATE_SQL)
+      .run(...(COLUMNS.slice(2).map((c) => row[c]) as never[]), now, row.tenant_id, row.id)
+    const sameCell =
+      old.local_day === row.local_day &&
+      old.user_id === row.user_id &&
+      old.direction === row.direction &&
+      old.amount_cents === row.amount_cents &&
+      old.counterparty_key === row.counterparty_key &&
+      old.occurred_at === row.occurred_at
+    if (sameCell) {
+      if ((old.category ?? UNCATEGORIZED) !== (row.category ?? UNCATEGORIZED)) {
+        moveCategory(db, old, row)
+      }
+      result.updated++
+      continue
+    }
+    addToRollups(db, old, -1)
+    addToRollups(db, row, 1)
+    const cpMoved =
+      old.counterparty_key !== row.counterparty_key ||
+      old.local_day !== row.local_day ||
+      old.occurred_at !== row.occurred_at ||
+      old.direction !== row.direction
+    if (cpMoved) {
+      refreshCounterparty(db, old)
+      refreshCounterparty(db, row)
+    }
+    result.updated++
+  }
+  return result
+}

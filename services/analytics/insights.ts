@@ -1,0 +1,214 @@
+import { toMajor } from '../kernel/money.ts'
+import { counterpartyTotals, segmentSizes } from './customers.ts'
+import { type DayCell, readCells, type Scope } from './summary.ts'
+import { addDays } from './time.ts'
+
+export interface Insight {
+  type: string
+  title: string
+  message: string
+  numbers: Record<string, unknown>
+}
+
+const money = (cents: number) => `KES ${toMajor(cents).toFixed(2)}`
+const pct = (x: number, of: number) => (of === 0 ? 0 : Math.round((10_000 * x) / of) / 100)
+
+/**
+ * Rule-based insights, each with the numbers behind it. Periods are whole local days ending today
+ * (the tenant's time zone): a week is the last 7 days against the 7 before, a month the last 30
+ * against the 30 before. RFM-based insights only when `advanced` is on.
+ */
+export function buildInsights(scope: Scope, nowMs: number, advanced: boolean): Insight[] {
+  const today = scope.zone.dayOf(nowMs)
+  const cellsFor = (fromDay: string, toDay: string) =>
+    readCells(
+      {
+        ...scope,
+        range: {
+          fromMs: scope.zone.startOf(fromDay),
+          toMs: scope.zone.startOf(addDays(toDay, 1)),
+        },
+      },
+      { byCategory: true },
+    )
+  const recent = cellsFor(addDays(today, -89), today)
+  const sumIn = (cells: DayCell[], from: string, to: string) =>
+    cells
+      .filter((c) => c.direction === 'in' && c.day >= from && c.day <= to)
+      .reduce((s, c) => s + c.cents, 0)
+  const out: Insight[] = []
+
+  for (const [type, label, days] of [
+    ['revenue_change_wow', 'week', 7],
+    ['revenue_change_mom', 'month', 30],
+  ] as const) {
+    const current = sumIn(recent, addDays(today, 1 - days), today)
+    const previous = sumIn(recent, addDays(today, 1 - 2 * days), addDays(today, -days))
+    const change = current - previous
+    const changePct = previous === 0 ? null : pct(change, previous)
+    out.push({
+      type,
+      title: `Revenue ${change >= 0 ? 'up' : 'down'} ${label} over ${label}`,
+      message:
+        changePct === null
+          ? `Revenue in the last ${days} days was ${money(current)}; there was none in the ${days} days before.`
+          : `Revenue in the last ${days} days was ${money(current)}, ${Math.abs(changePct)}% ${change >= 0 ? 'more' : 'less'} than the ${days} days before (${money(previous)}).`,
+      numbers: {
+        period_days: days,
+        current: toMajor(current),
+        previous: toMajor(previous),
+        change: toMajor(change),
+        change_pct: changePct,
+      },
+    })
+  }
+
+  const period = (days: number) => ({
+    ...scope,
+    range: { fromMs: scope.zone.startOf(addDays(today, 1 - days)), toMs: null },
+  })
+  const customers90 = counterpartyTotals(period(90)).filter((c) => c.in_cents > 0)
+  const revenue90 = customers90.reduce((s, c) => s + c.in_cents, 0)
+  if (customers90.length > 0 && revenue90 > 0) {
+    const top = [...customers90].sort((a, b) => b.in_cents - a.in_cents).slice(0, 5)
+    const topCents = top.reduce((s, c) => s + c.in_cents, 0)
+    const share = pct(topCents, revenue90)
+    out.push({
+      type: 'customer_concentration',
+      title:
+        share >= 50 ? 'Revenue depends on a few customers' : 'Revenue is spread across customers',
+      message: `Your top ${top.length} customers brought ${share}% of revenue in the last 90 days.`,
+      numbers: {
+        period_days: 90,
+        top_customers: top.length,
+        top_revenue: toMajor(topCents),
+        total_revenue: toMajor(revenue90),
+        top_share_pct: share,
+        customers: customers90.length,
+      },
+    })
+  }
+
+  const start30 = new Date(scope.zone.startOf(addDays(today, -29))).toISOString()
+  const active30 = counterpartyTotals(period(30))
+  if (active30.length > 0) {
+    const firstSeen = new Map(
+      counterpartyTotals({ ...scope, range: { fromMs: null, toMs: null } }).map((c) => [
+        c.key,
+        c.first_seen,
+      ]),
+    )
+    const fresh = active30.filter((c) => (firstSeen.get(c.key) ?? c.first_seen) >= start30).length
+    out.push({
+      type: 'new_vs_returning_customers',
+      title: `${fresh} new and ${active30.length - fresh} returning customers`,
+      message: `In the last 30 days ${fresh} customers transacted for the first time and ${active30.length - fresh} came back.`,
+      numbers: {
+        period_days: 30,
+        new: fresh,
+        returning: active30.length - fresh,
+        new_share_pct: pct(fresh, active30.length),
+      },
+    })
+  }
+
+  const from30 = addDays(today, -29)
+  const expenses = new Map<string, number>()
+  for (const c of recent) {
+    if (c.direction === 'out' && c.day >= from30) {
+      expenses.set(c.category, (expenses.get(c.category) ?? 0) + c.cents)
+    }
+  }
+  const totalOut = [...expenses.values()].reduce((s, v) => s + v, 0)
+  if (totalOut > 0) {
+    const top = [...expenses.entries()].sort((a, b) => b[1] - a[1]).slice(0, 3)
+    out.push({
+      type: 'largest_expense_categories',
+      title: `Largest expense: ${top[0]![0]}`,
+      message: `${top[0]![0]} took ${pct(top[0]![1], totalOut)}% of spending in the last 30 days (${money(top[0]![1])}).`,
+      numbers: {
+        period_days: 30,
+        total_out: toMajor(totalOut),
+        categories: top.map(([category, cents]) => ({
+          category,
+          amount: toMajor(cents),
+          share_pct: pct(cents, totalOut),
+        })),
+      },
+    })
+  }
+
+  const unusual = unusualDays(recent)
+  if (unusual) out.push(unusual)
+
+  if (advanced) {
+    const segments = segmentSizes(scope, nowMs)
+    const atRisk = segments.find((s) => s.segment === 'at_risk')!
+    const champions = segments.find((s) => s.segment === 'champions')!
+    if (atRisk.customers > 0) {
+      out.push({
+        type: 'customers_at_risk',
+        title: `${atRisk.customers} valuable customers are slipping away`,
+        message: `${atRisk.customers} customers who used to transact often have not been seen for a while; together they are worth KES ${atRisk.total.toFixed(2)}.`,
+        numbers: {
+          customers: atRisk.customers,
+          total: atRisk.total,
+          share_of_value: atRisk.share_of_value,
+        },
+      })
+    }
+    if (champions.customers > 0) {
+      out.push({
+        type: 'champion_customers',
+        title: `${champions.customers} champion customers`,
+        message: `${champions.customers} recent, frequent customers hold ${champions.share_of_value}% of your transaction value.`,
+        numbers: {
+          customers: champions.customers,
+          total: champions.total,
+          share_of_value: champions.share_of_value,
+        },
+      })
+    }
+  }
+  return out
+}
+
+/**
+ * Days whose volume (in + out) is far from the usual: robust z-score from the median and the
+ * median absolute deviation over the last 90 days, flagged above 3.5. Needs 14 active days.
+ */
+function unusualDays(cells: readonly DayCell[]): Insight | null {
+  const perDay = new Map<string, number>()
+  for (const c of cells) perDay.set(c.day, (perDay.get(c.day) ?? 0) + c.cents)
+  if (perDay.size < 14) return null
+  const values = [...perDay.values()]
+  const med = median(values)
+  const mad = median(values.map((v) => Math.abs(v - med)))
+  if (mad === 0) return null
+  const flagged = [...perDay.entries()]
+    .map(([day, cents]) => ({ day, cents, z: (0.6745 * (cents - med)) / mad }))
+    .filter((d) => Math.abs(d.z) > 3.5)
+    .sort((a, b) => Math.abs(b.z) - Math.abs(a.z))
+  if (flagged.length === 0) return null
+  const first = flagged[0]!
+  return {
+    type: 'unusual_days',
+    title: `${flagged.length} unusual day${flagged.length === 1 ? '' : 's'}`,
+    message: `On ${first.day} volume was ${money(first.cents)} against a typical ${money(med)} a day.`,
+    numbers: {
+      period_days: 90,
+      typical_daily_volume: toMajor(med),
+      days: flagged.slice(0, 10).map((d) => ({
+        date: d.day,
+        volume: toMajor(d.cents),
+        robust_z: Math.round(d.z * 100) / 100,
+      })),
+    },
+  }
+}
+
+function median(values: readonly number[]): number {
+  const s = [...values].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
+}

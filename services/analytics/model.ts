@@ -1,0 +1,131 @@
+import { t } from 'elysia'
+
+const Direction = t.Union([t.Literal('in'), t.Literal('out')])
+const Money = t.Number({ description: 'decimal, at most 2 places' })
+
+/** Who and when: shared by every read. `tenant_id` is for the platform operator only. */
+export const ScopeQuery = {
+  tenant_id: t.Optional(t.String({ description: 'operator only: the tenant to read' })),
+  from: t.Optional(
+    t.String({ description: 'ISO 8601 date (a local day) or date-time, inclusive' }),
+  ),
+  to: t.Optional(
+    t.String({ description: 'ISO 8601 date (whole local day) or date-time, inclusive' }),
+  ),
+  scope: t.Optional(
+    t.Union([t.Literal('me'), t.Literal('tenant')], {
+      description: "'me' narrows to the caller's own transactions",
+    }),
+  ),
+}
+
+export const FilterQuery = {
+  ...ScopeQuery,
+  direction: t.Optional(Direction),
+  category: t.Optional(t.String({ maxLength: 100 })),
+  min_amount: t.Optional(t.Numeric({ minimum: 0 })),
+  max_amount: t.Optional(t.Numeric({ minimum: 0 })),
+  phone: t.Optional(t.String({ maxLength: 32 })),
+  q: t.Optional(t.String({ maxLength: 200, description: 'text in description, name or receipt' })),
+}
+
+export const Limit = t.Optional(t.Numeric({ minimum: 1, maximum: 500, default: 50 }))
+
+export const SummaryResponse = t.Object({
+  total_transactions: t.Integer(),
+  total_amount: Money,
+  average_transaction: Money,
+  active_days: t.Integer(),
+  total_in: Money,
+  total_out: Money,
+  net: Money,
+})
+
+export const Transaction = t.Object({
+  id: t.String(),
+  occurred_at: t.String(),
+  amount: Money,
+  direction: Direction,
+  counterparty_name: t.Nullable(t.String()),
+  counterparty_phone: t.Nullable(t.String()),
+  description: t.String(),
+  receipt_number: t.Nullable(t.String()),
+  balance: t.Nullable(Money),
+  category: t.Nullable(t.String()),
+  category_confidence: t.Nullable(t.Number()),
+  category_source: t.Nullable(t.String()),
+  source: t.String(),
+  user_id: t.Nullable(t.String()),
+})
+
+export const TransactionPage = t.Object({
+  data: t.Array(Transaction),
+  next_cursor: t.Nullable(t.String()),
+  has_more: t.Boolean(),
+})
+
+const Segment = t.String({
+  description:
+    'champions | loyal | potential_loyalists | new | need_attention | at_risk | hibernating',
+})
+
+export const CustomerList = t.Object({
+  data: t.Array(
+    t.Object({
+      counterparty: t.String(),
+      counterparty_name: t.Nullable(t.String()),
+      counterparty_phone: t.Nullable(t.String()),
+      count: t.Integer(),
+      total: Money,
+      total_in: Money,
+      total_out: Money,
+      first_seen: t.String(),
+      last_seen: t.String(),
+      segment: t.Nullable(Segment),
+      rfm: t.Nullable(
+        t.Object({ recency_days: t.Integer(), r: t.Integer(), f: t.Integer(), m: t.Integer() }),
+      ),
+    }),
+  ),
+})
+
+export const InsightList = t.Object({
+  data: t.Array(
+    t.Object({
+      type: t.String(),
+      title: t.String(),
+      message: t.String(),
+      numbers: t.Record(t.String(), t.Unknown()),
+    }),
+  ),
+})
+
+export const TrendResponse = t.Object({
+  interval: t.String(),
+  data: t.Array(
+    t.Object({
+      period: t.String({ description: 'YYYY-MM-DD (day, Monday of the week) or YYYY-MM' }),
+      start: t.String(),
+      transactions: t.Integer(),
+      total_in: Money,
+      total_out: Money,
+      net: Money,
+    }),
+  ),
+})
+
+export const SegmentList = t.Object({
+  as_of: t.String(),
+  data: t.Array(
+    t.Object({
+      segment: Segment,
+      customers: t.Integer(),
+      share_of_customers: t.Number(),
+      total: Money,
+      share_of_value: t.Number(),
+      average_value: Money,
+      average_frequency: t.Number(),
+      average_recency_days: t.Number(),
+    }),
+  ),
+})

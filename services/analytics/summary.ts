@@ -1,0 +1,205 @@
+import type { Db } from '../kernel/db.ts'
+import { toMajor } from '../kernel/money.ts'
+import { type DaySplit, type Range, splitRange, type TimeZone, weekOf } from './time.ts'
+
+/** Who and when a read covers: the tenant, optionally one user (`scope=me`), and a range. */
+export interface Scope {
+  db: Db
+  tenantId: string
+  userId: string | null
+  zone: TimeZone
+  range: Range
+}
+
+/** One rollup cell: a local day, direction and category with its count and cents. */
+export interface DayCell {
+  day: string
+  direction: 'in' | 'out'
+  category: string
+  count: number
+  cents: number
+}
+
+/**
+ * Reads rollup cells for a scope: whole days from `daily_totals`, partial edge days (a date-time
+ * `from`/`to` inside a day) from the transactions time index. O(days) plus the edge rows.
+ */
+export function readCells(scope: Scope, opts: { byCategory?: boolean } = {}): DayCell[] {
+  const split = splitRange(scope.zone, scope.range)
+  const cells = opts.byCategory ? readCategoryDays(scope, split) : readDays(scope, split)
+  for (const edge of split.edges) cells.push(...readEdge(scope, edge))
+  return cells
+}
+
+function dayWhere(scope: Scope, split: DaySplit) {
+  const where = ['tenant_id = ?']
+  const args: (string | number)[] = [scope.tenantId]
+  if (split.fromDay) where.push('day >= ?') && args.push(split.fromDay)
+  if (split.toDay) where.push('day <= ?') && args.push(split.toDay)
+  if (scope.userId !== null) where.push('user_id = ?') && args.push(scope.userId)
+  return { sql: where.join(' AND '), args }
+}
+
+const emptySplit = (s: DaySplit) => !!(s.fromDay && s.toDay && s.fromDay > s.toDay)
+
+/** Whole days from the (day, user) rollup: two cells a day, category '*'. */
+function readDays(scope: Scope, split: DaySplit): DayCell[] {
+  if (emptySplit(split)) return []
+  const { sql, args } = dayWhere(scope, split)
+  const rows = scope.db.sqlite
+    .query(
+      `SELECT day, sum(in_count) AS ic, sum(in_cents) AS ia, sum(out_count) AS oc, sum(out_cents) AS oa
+       FROM daily_summaries WHERE ${sql} GROUP BY day`,
+    )
+    .values(...args) as Array<[string, number, number, number, number]>
+  const cells: DayCell[] = []
+  for (const [day, ic, ia, oc, oa] of rows) {
+    if (ic > 0) cells.push({ day, direction: 'in', category: '*', count: ic, cents: ia })
+    if (oc > 0) cells.push({ day, direction: 'out', category: '*', count: oc, cents: oa })
+  }
+  return cells
+}
+
+function readCategoryDays(scope: Scope, split: DaySplit): DayCell[] {
+  if (emptySplit(split)) return []
+  const { sql, args } = dayWhere(scope, split)
+  return scope.db.sqlite
+    .query(
+      `SELECT day, direction, category, sum(tx_count) AS count, sum(amount_cents) AS cents
+       FROM daily_totals WHERE ${sql} GROUP BY day, direction, category`,
+    )
+    .all(...args) as DayCell[]
+}
+
+function readEdge(scope: Scope, edge: { fromMs: number; toMs: number }): DayCell[] {
+  const args: string[] = [
+    scope.tenantId,
+    new Date(edge.fromMs).toISOString(),
+    new Date(edge.toMs).toISOString(),
+  ]
+  const mine = scope.userId !== null ? 'AND user_id = ?' : ''
+  if (scope.userId !== null) args.push(scope.userId)
+  return scope.db.sqlite
+    .query(
+      `SELECT local_day AS day, direction, coalesce(category, 'Uncategorized') AS category,
+         count(*) AS count, sum(amount_cents) AS cents
+       FROM transactions WHERE tenant_id = ? AND occurred_at >= ? AND occurred_at < ? ${mine}
+       GROUP BY local_day, direction, coalesce(category, 'Uncategorized')`,
+    )
+    .all(...args) as DayCell[]
+}
+
+export interface Summary {
+  total_transactions: number
+  total_amount: number
+  average_transaction: number
+  active_days: number
+  total_in: number
+  total_out: number
+  net: number
+}
+
+/**
+ * The summary of a scope: whole days aggregated inside SQLite over the (day, user) rollup, one
+ * row back; partial edge days added from the time index. Edge days never repeat a whole day.
+ */
+export function summaryOf(scope: Scope): Summary {
+  const split = splitRange(scope.zone, scope.range)
+  let totals: Totals = { count: 0, inCents: 0, outCents: 0, days: 0 }
+  if (!emptySplit(split)) {
+    const { sql, args } = dayWhere(scope, split)
+    const [ic, ia, oc, oa, days] = scope.db.sqlite
+      .query(
+        `SELECT sum(in_count), sum(in_cents), sum(out_count), sum(out_cents), count(DISTINCT day)
+         FROM daily_summaries WHERE ${sql}`,
+      )
+      .values(...args)[0] as Array<number | null>
+    totals = { count: (ic ?? 0) + (oc ?? 0), inCents: ia ?? 0, outCents: oa ?? 0, days: days ?? 0 }
+  }
+  if (split.edges.length === 0) return summaryFrom(totals)
+  const edge = totalsOf(split.edges.flatMap((e) => readEdge(scope, e)))
+  return summaryFrom({
+    count: totals.count + edge.count,
+    inCents: totals.inCents + edge.inCents,
+    outCents: totals.outCents + edge.outCents,
+    days: totals.days + edge.days,
+  })
+}
+
+interface Totals {
+  count: number
+  inCents: number
+  outCents: number
+  days: number
+}
+
+function totalsOf(cells: readonly DayCell[]): Totals {
+  const t: Totals = { count: 0, inCents: 0, outCents: 0, days: 0 }
+  const days = new Set<string>()
+  for (const c of cells) {
+    if (c.count <= 0) continue
+    t.count += c.count
+    if (c.direction === 'in') t.inCents += c.cents
+    else t.outCents += c.cents
+    days.add(c.day)
+  }
+  t.days = days.size
+  return t
+}
+
+export function summarize(cells: readonly DayCell[]): Summary {
+  return summaryFrom(totalsOf(cells))
+}
+
+function summaryFrom({ count, inCents, outCents, days }: Totals): Summary {
+  const total = inCents + outCents
+  return {
+    total_transactions: count,
+    total_amount: toMajor(total),
+    average_transaction: count === 0 ? 0 : Math.round(total / count) / 100,
+    active_days: days,
+    total_in: toMajor(inCents),
+    total_out: toMajor(outCents),
+    net: toMajor(inCents - outCents),
+  }
+}
+
+export type Interval = 'day' | 'week' | 'month'
+
+export interface TrendPoint {
+  period: string
+  start: string
+  transactions: number
+  total_in: number
+  total_out: number
+  net: number
+}
+
+/** Buckets rollup cells by day, ISO week (Monday) or calendar month, oldest first. */
+export function trendOf(cells: readonly DayCell[], interval: Interval): TrendPoint[] {
+  const buckets = new Map<string, { start: string; count: number; inC: number; outC: number }>()
+  for (const c of cells) {
+    if (c.count <= 0) continue
+    const start =
+      interval === 'day' ? c.day : interval === 'week' ? weekOf(c.day) : `${c.day.slice(0, 7)}-01`
+    const period = interval === 'month' ? c.day.slice(0, 7) : start
+    let b = buckets.get(period)
+    if (!b) {
+      b = { start, count: 0, inC: 0, outC: 0 }
+      buckets.set(period, b)
+    }
+    b.count += c.count
+    if (c.direction === 'in') b.inC += c.cents
+    else b.outC += c.cents
+  }
+  return [...buckets.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([period, b]) => ({
+      period,
+      start: b.start,
+      transactions: b.count,
+      total_in: toMajor(b.inC),
+      total_out: toMajor(b.outC),
+      net: toMajor(b.inC - b.outC),
+    }))
+}

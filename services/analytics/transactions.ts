@@ -1,0 +1,156 @@
+import { invalidField } from '../kernel/errors.ts'
+import { toMajor, toMinor } from '../kernel/money.ts'
+import { normalizePhone, type StoredTransaction } from './stored.ts'
+import type { Scope } from './summary.ts'
+
+/** Filters of the transactions list and the export (query strings, validated here). */
+export interface TransactionFilters {
+  direction?: 'in' | 'out' | undefined
+  category?: string | undefined
+  min_amount?: number | undefined
+  max_amount?: number | undefined
+  phone?: string | undefined
+  q?: string | undefined
+}
+
+/** A transaction as read back (DESIGN §11). */
+export interface TransactionView {
+  id: string
+  occurred_at: string
+  amount: number
+  direction: 'in' | 'out'
+  counterparty_name: string | null
+  counterparty_phone: string | null
+  description: string
+  receipt_number: string | null
+  balance: number | null
+  category: string | null
+  category_confidence: number | null
+  category_source: string | null
+  source: string
+  user_id: string | null
+}
+
+export const VIEW_FIELDS = [
+  'id',
+  'occurred_at',
+  'amount',
+  'direction',
+  'counterparty_name',
+  'counterparty_phone',
+  'description',
+  'receipt_number',
+  'balance',
+  'category',
+  'category_confidence',
+  'category_source',
+  'source',
+  'user_id',
+] as const
+
+export function toView(r: StoredTransaction): TransactionView {
+  return {
+    id: r.id,
+    occurred_at: r.occurred_at,
+    amount: toMajor(r.amount_cents),
+    direction: r.direction,
+    counterparty_name: r.counterparty_name,
+    counterparty_phone: r.counterparty_phone,
+    description: r.description,
+    receipt_number: r.receipt_number,
+    balance: r.balance_cents == null ? null : toMajor(r.balance_cents),
+    category: r.category,
+    category_confidence: r.category_confidence,
+    category_source: r.category_source,
+    source: r.source,
+    user_id: r.user_id,
+  }
+}
+
+/** The keyset position after a row: newest first, ties broken by id. */
+interface Cursor {
+  at: string
+  id: string
+}
+
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify([c.at, c.id])).toString('base64url')
+}
+
+export function decodeCursor(text: string): Cursor {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'))
+    if (typeof at === 'string' && typeof id === 'string') return { at, id }
+  } catch {}
+  throw invalidField('cursor', 'is not a cursor this API returned')
+}
+
+/** Builds the WHERE clause shared by the list and the export. Every query starts at tenant_id. */
+export function whereOf(scope: Scope, f: TransactionFilters): { sql: string; args: unknown[] } {
+  const where = ['tenant_id = ?']
+  const args: unknown[] = [scope.tenantId]
+  const add = (clause: string, ...values: unknown[]) => {
+    where.push(clause)
+    args.push(...values)
+  }
+  if (scope.range.fromMs !== null)
+    add('occurred_at >= ?', new Date(scope.range.fromMs).toISOString())
+  if (scope.range.toMs !== null) add('occurred_at < ?', new Date(scope.range.toMs).toISOString())
+  if (scope.userId !== null) add('user_id = ?', scope.userId)
+  if (f.direction) add('direction = ?', f.direction)
+  if (f.category) add('category = ?', f.category)
+  if (f.min_amount !== undefined) add('amount_cents >= ?', toMinor(f.min_amount, 'min_amount'))
+  if (f.max_amount !== undefined) add('amount_cents <= ?', toMinor(f.max_amount, 'max_amount'))
+  if (f.phone) {
+    const digits = normalizePhone(f.phone)
+    if (!digits) throw invalidField('phone', 'must be a phone number')
+    add('counterparty_key = ?', `tel:${digits}`)
+  }
+  if (f.q) {
+    const like = `%${f.q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`
+    const esc = "ESCAPE '\\'"
+    add(
+      `(description LIKE ? ${esc} OR counterparty_name LIKE ? ${esc} OR receipt_number LIKE ? ${esc})`,
+      like,
+      like,
+      like,
+    )
+  }
+  return { sql: where.join(' AND '), args }
+}
+
+/** One keyset page of stored rows, newest first. */
+export function pageOf(
+  scope: Scope,
+  f: TransactionFilters,
+  limit: number,
+  after: Cursor | null,
+): { rows: StoredTransaction[]; next: Cursor | null } {
+  const { sql, args } = whereOf(scope, f)
+  const keyset = after ? ' AND (occurred_at, id) < (?, ?)' : ''
+  if (after) args.push(after.at, after.id)
+  const rows = scope.db.sqlite
+    .query(
+      `SELECT * FROM transactions INDEXED BY transactions_time WHERE ${sql}${keyset}
+       ORDER BY occurred_at DESC, id DESC LIMIT ?`,
+    )
+    .all(...(args as never[]), limit + 1) as StoredTransaction[]
+  const more = rows.length > limit
+  if (more) rows.pop()
+  const last = rows[rows.length - 1]
+  return { rows, next: more && last ? { at: last.occurred_at, id: last.id } : null }
+}
+
+export function listTransactions(
+  scope: Scope,
+  f: TransactionFilters,
+  limit: number,
+  cursor: string | undefined,
+) {
+  const page = pageOf(scope, f, limit, cursor ? decodeCursor(cursor) : null)
+  return {
+    data: page.rows.map(toView),
+    next_cursor: page.next ? encodeCursor(page.next) : null,
+    has_more: page.next !== null,
+  }
+}
