@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pickOffset } from './support/platform.ts'
 
 const root = join(import.meta.dir, '..')
 const dir = mkdtempSync(join(tmpdir(), 'mmp-build-'))
@@ -18,7 +19,7 @@ describe('the single executable', () => {
     const version = Bun.spawnSync([out, 'version'], { cwd: dir })
     expect(version.stdout.toString().trim()).toMatch(/^\d+\.\d+\.\d+/)
 
-    const offset = 24000 + Math.floor(Math.random() * 500) * 2
+    const offset = await pickOffset()
     const proc = Bun.spawn([out, 'serve', '--data-dir', join(dir, 'data')], {
       cwd: dir,
       env: {

@@ -50,7 +50,7 @@ async function portFree(port: number): Promise<boolean> {
   })
 }
 
-async function pickOffset(): Promise<number> {
+export async function pickOffset(): Promise<number> {
   for (let i = 0; i < 50; i++) {
     const offset = 20000 + 200 * Math.floor(Math.random() * 150)
     const checks = await Promise.all(Object.values(basePorts).map((p) => portFree(p + offset)))
