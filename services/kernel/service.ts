@@ -45,7 +45,7 @@ export function createServiceApp(
             securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
           },
         },
-        exclude: { paths: ['/health', '/openapi.json'] },
+        exclude: { paths: ['/health', '/openapi.json'], staticFile: false },
       }),
     )
     .derive({ as: 'global' }, ({ request }) => ({ requestId: requestIdOf(request) }))
@@ -57,6 +57,18 @@ export function createServiceApp(
             status: 413,
             code: 'PAYLOAD_TOO_LARGE',
             detail: `the body is larger than ${bodyLimit} bytes`,
+          },
+          requestIdOf(request),
+        )
+      }
+      // The caller's budget is spent: answering now is pointless (DESIGN §5 deadlines).
+      const deadline = Number(request.headers.get('x-request-deadline') ?? 0)
+      if (deadline > 0 && deadline <= Date.now()) {
+        return problemResponse(
+          {
+            status: 504,
+            code: 'TIMEOUT',
+            detail: 'the request deadline passed before it was served',
           },
           requestIdOf(request),
         )
@@ -130,6 +142,13 @@ export function createServiceApp(
     })
     .macro({
       auth: (action: Action) => ({
+        // Runs before body validation, so a request without a valid token is a 401 whatever
+        // its body; the verified token is cached, so resolve's second look is cheap.
+        async transform({ request }: { request: Request }) {
+          const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
+          assertHeadersAgree(request.headers, actor)
+          assertCan(actor, action)
+        },
         async resolve({ request }: { request: Request }): Promise<{ actor: Actor }> {
           const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
           assertHeadersAgree(request.headers, actor)

@@ -43,7 +43,7 @@ export interface TestKit {
  * @example
  * const kit = await createTestKit('payment', { migrations })
  * const app = createPaymentApp(kit.ctx)
- * const res = await app.handle(new Request('http://x/api/v1/...', { headers: await kit.authFor({ tenantId: 'acme' }) }))
+ * const res = await app.handle(new Request('http://localhost/api/v1/...', { headers: await kit.authFor({ tenantId: 'acme' }) }))
  */
 export async function createTestKit(
   service: ServiceName,

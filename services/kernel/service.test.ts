@@ -1,0 +1,65 @@
+import { afterAll, describe, expect, it } from 'bun:test'
+import { t } from 'elysia'
+import { migrations } from '../../schema/auth/migrations.ts'
+import { createServiceApp } from './service.ts'
+import { createTestKit } from './testing.ts'
+
+const kit = await createTestKit('auth', { migrations })
+afterAll(() => kit.cleanup())
+const app = createServiceApp(kit.ctx, { title: 'Test' })
+  .post('/api/v1/test/things', ({ body, actor }) => ({ name: body.name, tenant: actor.tenantId }), {
+    auth: 'manage',
+    body: t.Object({ name: t.String({ minLength: 1 }) }),
+  })
+  .get('/api/v1/test/static.json', () => ({ ok: true }), { auth: 'read' })
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  app.handle(
+    new Request('http://localhost/api/v1/test/things', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    }),
+  )
+
+describe('the service base', () => {
+  it('answers 401 for a missing token even when the body is invalid', async () => {
+    const res = await post({ name: 5 })
+    expect(res.status).toBe(401)
+    expect(res.headers.get('www-authenticate')).toBe('Bearer')
+  })
+
+  it('answers 403 for a role that may not, before looking at the body', async () => {
+    const res = await post({ name: 5 }, await kit.authFor({ tenantId: 'acme', role: 'Viewer' }))
+    expect(res.status).toBe(403)
+  })
+
+  it('validates the body of an allowed caller with 422 and field errors', async () => {
+    const res = await post({ name: '' }, await kit.authFor({ tenantId: 'acme', role: 'Manager' }))
+    expect(res.status).toBe(422)
+    expect(((await res.json()) as { errors: { field: string }[] }).errors[0]?.field).toBe('name')
+  })
+
+  it('gives the handler the verified actor', async () => {
+    const res = await post({ name: 'x' }, await kit.authFor({ tenantId: 'acme', role: 'Manager' }))
+    expect(await res.json()).toEqual({ name: 'x', tenant: 'acme' })
+  })
+
+  it('refuses a request whose deadline has passed with 504', async () => {
+    const res = await post(
+      { name: 'x' },
+      {
+        ...(await kit.authFor({ tenantId: 'acme' })),
+        'x-request-deadline': String(Date.now() - 1),
+      },
+    )
+    expect(res.status).toBe(504)
+  })
+
+  it('documents routes that look like static files', async () => {
+    const doc = (await (await app.handle(new Request('http://localhost/openapi.json'))).json()) as {
+      paths: Record<string, unknown>
+    }
+    expect(Object.keys(doc.paths)).toContain('/api/v1/test/static.json')
+  })
+})
