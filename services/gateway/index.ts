@@ -1,10 +1,11 @@
 import type { ServiceName } from '../kernel/context.ts'
-import { AppError, Forbidden, RateLimited } from '../kernel/errors.ts'
+import { AppError, Forbidden, invalidField, RateLimited } from '../kernel/errors.ts'
 import type { Discovery } from '../kernel/http-client.ts'
 import { isValidRequestId, newRequestId } from '../kernel/ids.ts'
 import type { Logger } from '../kernel/log.ts'
 import { metrics } from '../kernel/metrics.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
+import { isTenantId } from '../kernel/tenant-id.ts'
 import { bearerToken, type TokenVerifier } from '../kernel/tokens.ts'
 import { BreakerOpen, type BreakerOptions, createBreakers } from './breaker.ts'
 import {
@@ -213,6 +214,12 @@ export function createGateway(opts: GatewayOptions) {
         if (!verdict.ok) {
           observe.limited('tenant', tier)
           throw new RateLimited(verdict.retryAfter)
+        }
+        // Client-sent identity headers are replaced below (DESIGN §5); a malformed tenant id is
+        // still refused, as it is wherever a tenant id enters.
+        const namedTenant = request.headers.get('x-tenant-id')
+        if (namedTenant !== null && !isTenantId(namedTenant)) {
+          throw invalidField('X-Tenant-ID', 'must match ^[a-z0-9][a-z0-9-]{1,62}$')
         }
         if (!isOperator(actor)) {
           assertOwnTenant(actor, tenantInPath(path))
