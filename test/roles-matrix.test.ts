@@ -71,6 +71,94 @@ const rows: Row[] = [
   },
   { method: 'DELETE', path: '/api/v1/auth/users/usr_does_not_exist', action: 'admin' },
   { method: 'GET', path: '/api/v1/auth/users?tenant_id=beta', action: 'admin', otherTenant: true },
+  // analytics
+  { method: 'GET', path: '/api/v1/analytics/summary', action: 'read' },
+  { method: 'GET', path: '/api/v1/analytics/transactions', action: 'read' },
+  { method: 'GET', path: '/api/v1/analytics/customers', action: 'read' },
+  { method: 'GET', path: '/api/v1/analytics/insights', action: 'read' },
+  { method: 'GET', path: '/api/v1/analytics/export?format=csv', action: 'analyze' },
+  {
+    method: 'GET',
+    path: '/api/v1/analytics/summary?tenant_id=beta',
+    action: 'read',
+    otherTenant: true,
+  },
+  // cashflow
+  { method: 'GET', path: '/api/v1/cashflow/summary/acme', action: 'read' },
+  { method: 'GET', path: '/api/v1/cashflow/daily', action: 'read' },
+  { method: 'GET', path: '/api/v1/cashflow/forecast', action: 'read' },
+  { method: 'POST', path: '/api/v1/cashflow/analyze', body: () => ({}), action: 'read' },
+  {
+    method: 'PUT',
+    path: '/api/v1/cashflow/settings',
+    body: () => ({ low_balance_threshold: 100 }),
+    action: 'admin',
+  },
+  { method: 'GET', path: '/api/v1/cashflow/summary/beta', action: 'read', otherTenant: true },
+  // categorizer
+  { method: 'GET', path: '/api/v1/categorize/rules', action: 'read' },
+  {
+    method: 'POST',
+    path: '/api/v1/categorize/single',
+    body: () => ({ description: 'KPLC prepaid token' }),
+    action: 'analyze',
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/categorize',
+    body: () => ({ transactions: [{ description: 'Rent June' }] }),
+    action: 'analyze',
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/categorize/rules',
+    body: (who) => ({
+      name: `rule by ${who}`,
+      match: 'keyword',
+      pattern: `kw-${who}`,
+      category: 'Inventory',
+      priority: 100,
+    }),
+    action: 'manage',
+  },
+  // parser
+  {
+    method: 'POST',
+    path: '/api/v1/parser/transactions',
+    body: (who) => ({
+      transactions: [
+        {
+          occurred_at: '2026-10-01T10:00:00Z',
+          amount: 100,
+          direction: 'in',
+          description: `matrix ${who}`,
+          receipt_number: `MTX${who.toUpperCase()}1`,
+        },
+      ],
+    }),
+    action: 'manage',
+  },
+  { method: 'POST', path: '/api/v1/parser/sms', body: () => ({ messages: [] }), action: 'manage' },
+  // billing
+  { method: 'GET', path: '/api/v1/billing/plans', action: 'read' },
+  { method: 'GET', path: '/api/v1/billing/subscriptions/acme', action: 'read' },
+  { method: 'GET', path: '/api/v1/billing/usage/acme', action: 'read' },
+  { method: 'GET', path: '/api/v1/billing/invoices', action: 'admin' },
+  {
+    method: 'POST',
+    path: '/api/v1/billing/plans',
+    body: (who) => ({
+      id: `plan-${who}`,
+      name: `Plan ${who}`,
+      price: 10,
+      currency: 'KES',
+      limits: { transactions: 10, statements: 1, users: 1, webhook_endpoints: 1 },
+      features: { advanced_analytics: false, bulk_upload: false, api_access: false },
+    }),
+    action: 'operator',
+  },
+  { method: 'GET', path: '/api/v1/billing/subscriptions/beta', action: 'read', otherTenant: true },
+  { method: 'GET', path: '/api/v1/billing/usage/beta', action: 'read', otherTenant: true },
 ]
 
 const who = [
