@@ -131,7 +131,14 @@ export async function startPlatform(config: Config): Promise<Platform> {
   )
 
   if (wants('simulator') && !config.get('mpesa.base_url')) {
-    const sim = createSimulator({ delayMs: config.get('mpesa.simulator_delay_ms'), version })
+    const sim = createSimulator({
+      delayMs: config.get('mpesa.simulator_delay_ms'),
+      version,
+      consumerKey: config.get('mpesa.consumer_key'),
+      consumerSecret: config.get('mpesa.consumer_secret'),
+      shortcode: config.get('mpesa.shortcode'),
+      passkey: config.get('mpesa.passkey'),
+    })
     sim.listen({ port: config.ports.simulator, hostname: '127.0.0.1' })
     servers.push({ stop: async () => void (await sim.stop()) })
     urls.simulator = `http://127.0.0.1:${config.ports.simulator}`
