@@ -12,4 +12,6 @@ export const commands: Record<string, Lazy> = {
   init: lazy(() => import('./init.ts')),
   migrate: lazy(() => import('./migrate.ts')),
   version: lazy(() => import('./version.ts')),
+  payments: lazy(() => import('./payments.ts')),
+  audit: lazy(() => import('./audit.ts')),
 }

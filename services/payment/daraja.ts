@@ -1,4 +1,5 @@
 import pRetry, { AbortError } from 'p-retry'
+import { httpRequest } from './http.ts'
 
 /**
  * The one provider adapter: Safaricom Daraja's HTTP protocol, pointed at the built-in simulator
@@ -126,24 +127,24 @@ export function createDaraja(cfg: DarajaConfig, now: () => Date = () => new Date
     })
 
   /** One HTTP call; 4xx and provider-declared outcomes abort the retry loop. */
-  const call = async (path: string, init: RequestInit): Promise<Record<string, unknown>> => {
-    let res: Response
+  const call = async (
+    path: string,
+    init: { method: string; headers: Record<string, string>; body?: string },
+  ): Promise<Record<string, unknown>> => {
+    let res: { status: number; text: string }
     try {
-      res = await fetch(base + path, {
-        ...init,
-        signal: AbortSignal.timeout(cfg.timeoutMs ?? 10_000),
-      })
+      res = await httpRequest(base + path, { ...init, timeoutMs: cfg.timeoutMs ?? 10_000 })
     } catch (err) {
       throw new ProviderError(0, null, `provider unreachable: ${(err as Error).message}`)
     }
-    const text = await res.text()
+    const text = res.text
     let body: Record<string, unknown> = {}
     try {
       body = text ? (JSON.parse(text) as Record<string, unknown>) : {}
     } catch {
       body = { errorMessage: text.slice(0, 200) }
     }
-    if (res.ok) return body
+    if (res.status >= 200 && res.status < 300) return body
     const e = new ProviderError(
       res.status,
       typeof body.errorCode === 'string' ? body.errorCode : null,
