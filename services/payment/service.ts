@@ -261,7 +261,20 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
   const provider = opts.provider ?? providerFromSettings(ctx, cfg.providerUrl)
   const inflight = new Map<string, Promise<unknown>>()
   const nowIso = () => ctx.clock.now().toISOString()
-  const platform = () => ctx.registry.platform('payment')
+  const tuned = new WeakSet<Db>()
+  /**
+   * The platform index is a lookup aid (checkout id → tenant, open payments to reconcile); the
+   * money itself is in the tenant databases, synced FULL. WAL with synchronous NORMAL survives a
+   * process crash, so the index skips the fsync per commit that FULL costs.
+   */
+  const platform = () => {
+    const db = ctx.registry.platform('payment')
+    if (!tuned.has(db)) {
+      db.sqlite.run('PRAGMA synchronous = NORMAL')
+      tuned.add(db)
+    }
+    return db
+  }
   const tenantDb = (tid: string) => ctx.registry.tenant('payment', tid)
 
   const allowList = cfg.allowedIps.map((entry): [ipaddr.IPv4 | ipaddr.IPv6, number] => {
@@ -341,6 +354,16 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
         db.sqlite
           .query('UPDATE payment_index SET open = ?, updated_at = ? WHERE ref = ?')
           .run(fields.open ? 1 : 0, nowIso(), ref)
+    })
+  }
+
+  const closeIndex = (refs: string[]) => {
+    if (refs.length === 0) return
+    const db = platform()
+    const at = nowIso()
+    db.write(() => {
+      const q = db.sqlite.query('UPDATE payment_index SET open = 0, updated_at = ? WHERE ref = ?')
+      for (const ref of refs) q.run(at, ref)
     })
   }
 
@@ -700,7 +723,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
       }
       return true
     })
-    if (done) setIndex(id, { open: false })
+    // The index row is closed in batches by the reconciliation job, off the hot path.
     return done
   }
 
@@ -744,18 +767,12 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
       settle(db, tid, p.id, code, desc, null, 'callback')
       return { ResultCode: 0, ResultDesc: 'Accepted' }
     }
-    // A success: keep what it says, then count the money only once the provider confirms it
-    // (Daraja does not sign its callbacks).
+    // A success: count the money only once the provider confirms it (Daraja does not sign its
+    // callbacks). When it cannot confirm yet, keep what the callback said for reconciliation.
     const meta = metaOf((cb.CallbackMetadata as { Item?: unknown } | undefined)?.Item)
-    db.write(() =>
-      db.sqlite
-        .query(
-          'UPDATE payments SET callback_body = ?, callback_at = ? WHERE id = ? AND callback_body IS NULL',
-        )
-        .run(JSON.stringify(body), nowIso(), p.id),
-    )
+    let outcome: 'settled' | 'pending' = 'pending'
     try {
-      await confirmByQuery(db, tid, p, meta, 'callback+query')
+      outcome = await confirmByQuery(db, tid, p, meta, 'callback+query')
     } catch (err) {
       ctx.log.warn('could not confirm a payment callback; reconciliation will', {
         request_id: requestId,
@@ -763,6 +780,14 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
         error: (err as Error).message,
       })
     }
+    if (outcome === 'pending')
+      db.write(() =>
+        db.sqlite
+          .query(
+            'UPDATE payments SET callback_body = ?, callback_at = ? WHERE id = ? AND callback_body IS NULL',
+          )
+          .run(JSON.stringify(body), nowIso(), p.id),
+      )
     return { ResultCode: 0, ResultDesc: 'Accepted' }
   }
 
@@ -1036,7 +1061,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     const publicName = param('ReceiverPartyPublicName')
     const receiverName =
       typeof publicName === 'string' ? publicName.split(' - ').slice(1).join(' - ') || null : null
-    const done = db.write(() => {
+    db.write(() => {
       const cur = getDisbursement(db, tid, ref)!
       if (!OPEN.has(cur.status)) return false
       const st = Number.isInteger(code) ? statusOfResult(code) : 'failed'
@@ -1098,7 +1123,6 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
       }
       return true
     })
-    if (done) setIndex(ref, { open: false })
     return { ResultCode: 0, ResultDesc: 'Accepted' }
   }
 
@@ -1134,16 +1158,25 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     const cutoff = new Date(ctx.clock.nowMs() - olderThanS * 1000).toISOString()
     const rows = platform()
       .sqlite.query<{ ref: string; kind: string; tenant_id: string; created_at: string }, [string]>(
-        "SELECT ref, kind, tenant_id, created_at FROM payment_index WHERE open = 1 AND kind = 'stk' AND created_at <= ? ORDER BY created_at LIMIT 1000",
+        'SELECT ref, kind, tenant_id, created_at FROM payment_index WHERE open = 1 AND created_at <= ? ORDER BY created_at LIMIT 1000',
       )
       .all(cutoff)
+    const closed: string[] = []
     for (const row of rows) {
       if (inflight.has(row.ref)) continue
       report.checked++
       const db = tenantDb(row.tenant_id)
+      if (row.kind === 'b2c') {
+        // B2C has no synchronous status query here: its result callback settles it.
+        const d = getDisbursement(db, row.tenant_id, row.ref)
+        report.checked--
+        if (!d || !OPEN.has(d.status)) closed.push(row.ref)
+        continue
+      }
       const p = getPayment(db, row.tenant_id, row.ref)
       if (!p || !OPEN.has(p.status)) {
-        setIndex(row.ref, { open: false })
+        closed.push(row.ref)
+        report.checked--
         continue
       }
       if (p.status === 'initiating') {
@@ -1160,6 +1193,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
             'reconcile',
           )
           report.settled++
+          closed.push(row.ref)
         } else report.still_pending++
         continue
       }
@@ -1174,8 +1208,10 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
       }
       try {
         const r = await confirmByQuery(db, row.tenant_id, p, meta, 'reconcile')
-        if (r === 'settled') report.settled++
-        else report.still_pending++
+        if (r === 'settled') {
+          report.settled++
+          closed.push(row.ref)
+        } else report.still_pending++
       } catch (err) {
         report.failed_to_query++
         ctx.log.warn('reconciliation could not query a payment', {
@@ -1184,6 +1220,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
         })
       }
     }
+    closeIndex(closed)
     if (report.checked) ctx.log.info('reconciliation ran', { ...report })
     return report
   }
