@@ -241,6 +241,12 @@ describe('payments end to end through the gateway', () => {
     // Forged: no token at all.
     const forged = await anon.post('/api/v1/payments/callback', cancel(bId))
     expect(forged.status).toBe(401)
+    const garbage = await fetch(`${p.gateway}/api/v1/payments/callback?tid=acme&ref=x&sig=y`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{not json',
+    })
+    expect(garbage.status).toBe(401)
     // Wrong signature on B's own URL.
     const wrong = new URL(bUrl)
     wrong.searchParams.set('sig', `${bUrl.searchParams.get('sig')!.slice(0, -2)}xx`)

@@ -98,6 +98,7 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
       ({ query, body, request, server, requestId }) =>
         payments.stkCallback(query, body, sourceIp(request, server), requestId),
       {
+        parse: 'text',
         query: CallbackQuery,
         response: { 200: CallbackAck },
         detail: {
@@ -112,6 +113,7 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
       ({ query, body, request, server }) =>
         payments.b2cResult(query, body, sourceIp(request, server)),
       {
+        parse: 'text',
         query: CallbackQuery,
         response: { 200: CallbackAck },
         detail: {

@@ -221,6 +221,18 @@ export function statusOfResult(code: number): Exclude<PaymentStatus, 'initiating
   return 'failed'
 }
 
+/** Callback bodies are read as text so the token is checked before anything is parsed. */
+function jsonBody(raw: unknown): unknown {
+  if (typeof raw !== 'string') return raw
+  try {
+    return JSON.parse(raw)
+  } catch {
+    throw new ValidationError('the callback body is not JSON', [
+      { field: '(body)', message: 'must be JSON' },
+    ])
+  }
+}
+
 class InvalidCallback extends AppError {
   constructor(detail: string) {
     super('INVALID_SIGNATURE', detail)
@@ -750,6 +762,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
   ) {
     const { tid, ref } = checkToken('stk', query)
     checkSource(sourceIp)
+    body = jsonBody(body)
     const cb = (body as { Body?: { stkCallback?: Record<string, unknown> } } | null)?.Body
       ?.stkCallback
     const checkoutId = cb?.CheckoutRequestID
@@ -1032,6 +1045,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
   ) {
     const { tid, ref } = checkToken('b2c', query)
     checkSource(sourceIp)
+    body = jsonBody(body)
     const result = (body as { Result?: Record<string, unknown> } | null)?.Result
     if (!result) throw new InvalidCallback('the result names no transaction')
     const db = tenantDb(tid)
