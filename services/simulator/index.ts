@@ -130,6 +130,7 @@ export function createSimulator(opts: SimulatorOptions) {
   const stk = new Map<string, StkRecord>()
   const b2c = new Map<string, B2cRecord>()
   const timers = new Set<ReturnType<typeof setTimeout>>()
+  let stopped = false
 
   const remember = <T>(map: Map<string, T>, id: string, rec: T) => {
     map.set(id, rec)
@@ -150,22 +151,36 @@ export function createSimulator(opts: SimulatorOptions) {
     timers.add(timer)
   }
 
+  /**
+   * Delivers a callback. A 429 or 5xx answer or a network error is retried a few times with
+   * backoff (honouring Retry-After up to 5 s), so a rate-limited gateway delays a callback instead
+   * of losing it; reconciliation covers whatever still gets lost.
+   */
   const post = async (
     url: string,
     body: unknown,
     rec: { callbackStatus: number | null; callbackError: string | null },
   ) => {
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(10_000),
-      })
-      rec.callbackStatus = res.status
-      await res.arrayBuffer()
-    } catch (err) {
-      rec.callbackError = (err as Error).message
+    for (let attempt = 0; attempt < 6; attempt++) {
+      let wait = 100 * 2 ** attempt
+      try {
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(10_000),
+        })
+        rec.callbackStatus = res.status
+        rec.callbackError = null
+        await res.arrayBuffer()
+        if (res.status !== 429 && res.status < 500) return
+        const retryAfter = Number(res.headers.get('retry-after'))
+        if (Number.isFinite(retryAfter) && retryAfter > 0) wait = Math.min(5000, retryAfter * 1000)
+      } catch (err) {
+        rec.callbackError = (err as Error).message
+      }
+      if (stopped) return
+      await Bun.sleep(wait)
     }
   }
 
@@ -363,6 +378,7 @@ export function createSimulator(opts: SimulatorOptions) {
       b2c: [...b2c.values()].slice(-100),
     }))
     .onStop(() => {
+      stopped = true
       for (const t of timers) clearTimeout(t)
       timers.clear()
     })
