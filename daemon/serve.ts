@@ -138,6 +138,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
       consumerSecret: config.get('mpesa.consumer_secret'),
       shortcode: config.get('mpesa.shortcode'),
       passkey: config.get('mpesa.passkey'),
+      statePath: join(config.dataDir, 'simulator', 'requests.db'),
     })
     sim.listen({ port: config.ports.simulator, hostname: '127.0.0.1' })
     servers.push({ stop: async () => void (await sim.stop()) })

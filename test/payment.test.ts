@@ -388,4 +388,27 @@ describe('payments end to end through the gateway', () => {
     expect(out).toContain('row 7')
     expect(out).toContain(row.id)
   })
+
+  it('keeps a pending payment across a SIGKILL and settles it once after the restart', async () => {
+    const res = await push(acme, '254733339999')
+    expect(res.status).toBe(202)
+    const id = res.body.checkout_request_id as string
+    await p.kill()
+    await p.restart()
+    const final = await finalStatus(acme, id)
+    expect(final.status).toBe('success')
+    await until('the success event after the restart', async () =>
+      events.find(
+        (x) => x.type === 'mobilemoney.transactions.success' && x.data.checkout_request_id === id,
+      ),
+    )
+    const ids = new Set(
+      events
+        .filter(
+          (x) => x.type === 'mobilemoney.transactions.success' && x.data.checkout_request_id === id,
+        )
+        .map((x) => `${x.id}/${x.data.transaction_id}`),
+    )
+    expect(ids.size).toBe(1)
+  }, 60_000)
 })

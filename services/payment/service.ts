@@ -394,6 +394,45 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
       )
       .get(tid, route, key)
 
+  /**
+   * The answer of a request whose process died before storing it: the 202 when the provider had
+   * accepted it, 'retry' when it ended without reaching the provider, null while undecided.
+   */
+  const recoverAnswer = (
+    db: Db,
+    tid: string,
+    route: string,
+    ref: string,
+  ): Answer | 'retry' | null => {
+    if (route === 'stkpush') {
+      const p = getPayment(db, tid, ref)
+      if (!p) return 'retry'
+      if (p.checkout_request_id)
+        return {
+          status: 202,
+          body: {
+            checkout_request_id: p.checkout_request_id,
+            merchant_request_id: p.merchant_request_id ?? '',
+            status: 'pending',
+          },
+        }
+      return p.status === 'initiating' ? null : 'retry'
+    }
+    const d = getDisbursement(db, tid, ref)
+    if (!d) return 'retry'
+    if (d.conversation_id)
+      return {
+        status: 202,
+        body: {
+          id: d.id,
+          originator_conversation_id: d.id,
+          conversation_id: d.conversation_id,
+          status: 'pending',
+        },
+      }
+    return d.status === 'initiating' ? null : 'retry'
+  }
+
   /** A stored answer for this key, waiting briefly for one still being made. */
   const replayIdem = async (
     db: Db,
@@ -414,8 +453,22 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
       if (row.response_status !== null)
         return { status: row.response_status, body: JSON.parse(row.response_body ?? 'null') }
       const pending = inflight.get(row.ref)
-      if (pending) await pending.catch(() => {})
-      else if (Date.now() > deadline)
+      if (pending) {
+        await pending.catch(() => {})
+        continue
+      }
+      // No answer stored and nobody here working on it: the process that was died mid-request.
+      const recovered = recoverAnswer(db, tid, route, row.ref)
+      if (recovered === 'retry') {
+        db.write(() =>
+          db.sqlite
+            .query('DELETE FROM idempotency_keys WHERE tenant_id = ? AND route = ? AND key = ?')
+            .run(tid, route, key),
+        )
+        return null
+      }
+      if (recovered) return recovered
+      if (Date.now() > deadline)
         throw new AppError('CONFLICT', 'a request with this Idempotency-Key is still in progress')
       else await Bun.sleep(20)
     }
@@ -588,31 +641,13 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
       }
       db.write(() => {
         const upd = nowIso()
-        db.sqlite
+        const moved = db.sqlite
           .query(
             `UPDATE payments SET checkout_request_id = ?, merchant_request_id = ?, status = 'pending',
               updated_at = ? WHERE id = ? AND status = 'initiating'`,
           )
           .run(accepted.CheckoutRequestID, accepted.MerchantRequestID, upd, id)
-        appendAudit(db, {
-          tenantId: tid,
-          entity: 'payment',
-          entityId: id,
-          action: 'accepted',
-          fromStatus: 'initiating',
-          toStatus: 'pending',
-          detail: {
-            checkout_request_id: accepted.CheckoutRequestID,
-            merchant_request_id: accepted.MerchantRequestID,
-          },
-          actor: actor.userId,
-          at: upd,
-        })
-        emitEvent(
-          db,
-          { topic: topics.usage, tenantId: tid, data: { metric: 'payments', quantity: 1 } },
-          ctx.clock,
-        )
+        if (moved.changes === 1) markAccepted(db, tid, id, accepted, actor.userId, upd)
         if (key)
           db.sqlite
             .query(
@@ -631,16 +666,41 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     }
   }
 
+  /** The audit row and usage event of a request the provider accepted (inside a write). */
+  const markAccepted = (
+    db: Db,
+    tid: string,
+    id: string,
+    accepted: { CheckoutRequestID: string; MerchantRequestID: string },
+    actorId: string | null,
+    at: string,
+  ) => {
+    appendAudit(db, {
+      tenantId: tid,
+      entity: 'payment',
+      entityId: id,
+      action: 'accepted',
+      fromStatus: 'initiating',
+      toStatus: 'pending',
+      detail: {
+        checkout_request_id: accepted.CheckoutRequestID,
+        merchant_request_id: accepted.MerchantRequestID,
+      },
+      actor: actorId,
+      at,
+    })
+    emitEvent(
+      db,
+      { topic: topics.usage, tenantId: tid, data: { metric: 'payments', quantity: 1 } },
+      ctx.clock,
+    )
+  }
+
   /** Waits for this process's initiation of a payment to finish (the callback can beat it). */
   const awaitInitiated = async (db: Db, tid: string, id: string): Promise<PaymentRow | null> => {
-    const deadline = Date.now() + 10_000
-    for (;;) {
-      const pending = inflight.get(id)
-      if (pending) await pending.catch(() => {})
-      const p = getPayment(db, tid, id)
-      if (p?.status !== 'initiating' || Date.now() > deadline) return p
-      await Bun.sleep(10)
-    }
+    const pending = inflight.get(id)
+    if (pending) await pending.catch(() => {})
+    return getPayment(db, tid, id)
   }
 
   interface SuccessMeta {
@@ -769,7 +829,32 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     if (!cb || typeof checkoutId !== 'string')
       throw new InvalidCallback('the callback names no CheckoutRequestID')
     const db = tenantDb(tid)
-    const p = await awaitInitiated(db, tid, ref)
+    let p = await awaitInitiated(db, tid, ref)
+    if (p?.status === 'initiating' && !p.checkout_request_id && !inflight.has(ref)) {
+      // The process that asked the provider died before recording its answer: the token in the
+      // URL authenticates this callback, so it binds the payment to this checkout id now.
+      const at = nowIso()
+      const merchant = String(cb.MerchantRequestID ?? '')
+      db.write(() => {
+        const moved = db.sqlite
+          .query(
+            `UPDATE payments SET checkout_request_id = ?, merchant_request_id = ?, status = 'pending',
+              updated_at = ? WHERE id = ? AND status = 'initiating' AND checkout_request_id IS NULL`,
+          )
+          .run(checkoutId, merchant, at, ref)
+        if (moved.changes === 1)
+          markAccepted(
+            db,
+            tid,
+            ref,
+            { CheckoutRequestID: checkoutId, MerchantRequestID: merchant },
+            null,
+            at,
+          )
+      })
+      setIndex(ref, { providerId: checkoutId })
+      p = getPayment(db, tid, ref)
+    }
     if (!p || p.checkout_request_id !== checkoutId)
       throw new InvalidCallback('the callback token does not belong to this checkout request')
     const code = Number(cb.ResultCode)
@@ -1049,18 +1134,17 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     const result = (body as { Result?: Record<string, unknown> } | null)?.Result
     if (!result) throw new InvalidCallback('the result names no transaction')
     const db = tenantDb(tid)
-    const deadline = Date.now() + 10_000
-    let d = getDisbursement(db, tid, ref)
-    while (d && d.status === 'initiating' && Date.now() < deadline) {
-      const pending = inflight.get(ref)
-      if (pending) await pending.catch(() => {})
-      else await Bun.sleep(10)
-      d = getDisbursement(db, tid, ref)
-    }
+    const pending = inflight.get(ref)
+    if (pending) await pending.catch(() => {})
+    const d = getDisbursement(db, tid, ref)
+    // OriginatorConversationID is our id; ConversationID must match the provider's answer when we
+    // recorded one (a process that died mid-call recorded none).
     if (
       !d ||
       (result.OriginatorConversationID !== undefined && result.OriginatorConversationID !== d.id) ||
-      (result.ConversationID !== undefined && result.ConversationID !== d.conversation_id)
+      (d.conversation_id !== null &&
+        result.ConversationID !== undefined &&
+        result.ConversationID !== d.conversation_id)
     )
       throw new InvalidCallback('the result token does not belong to this disbursement')
     if (!OPEN.has(d.status)) return { ResultCode: 0, ResultDesc: 'Accepted' }

@@ -1,3 +1,6 @@
+import { Database } from 'bun:sqlite'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { Elysia } from 'elysia'
 
 /**
@@ -29,6 +32,11 @@ export interface SimulatorOptions {
   consumerSecret?: string
   shortcode?: string
   passkey?: string
+  /**
+   * A file that keeps the requests across restarts (like Daraja, which remembers them), so the
+   * STK query still answers for requests made before a crash. In memory only when unset.
+   */
+  statePath?: string
   /** Overrides the outcome (for tests); default by phone number. */
   outcomeOf?: (phone: string) => Outcome
 }
@@ -132,9 +140,36 @@ export function createSimulator(opts: SimulatorOptions) {
   const timers = new Set<ReturnType<typeof setTimeout>>()
   let stopped = false
 
-  const remember = <T>(map: Map<string, T>, id: string, rec: T) => {
+  let store: Database | null = null
+  if (opts.statePath) {
+    mkdirSync(dirname(opts.statePath), { recursive: true })
+    store = new Database(opts.statePath, { create: true })
+    store.run('PRAGMA journal_mode = WAL')
+    store.run('PRAGMA synchronous = NORMAL')
+    store.run('PRAGMA busy_timeout = 5000')
+    store.run(
+      'CREATE TABLE IF NOT EXISTS requests (id TEXT PRIMARY KEY, kind TEXT NOT NULL, record TEXT NOT NULL)',
+    )
+  }
+  const save = store?.query('INSERT OR REPLACE INTO requests (id, kind, record) VALUES (?, ?, ?)')
+  const load = store?.query<{ record: string }, [string, string]>(
+    'SELECT record FROM requests WHERE id = ? AND kind = ?',
+  )
+
+  const remember = <T extends StkRecord | B2cRecord>(map: Map<string, T>, id: string, rec: T) => {
     map.set(id, rec)
     if (map.size > MAX_RECORDS) map.delete(map.keys().next().value as string)
+    save?.run(id, rec.kind, JSON.stringify(rec))
+  }
+  const recall = <T extends StkRecord | B2cRecord>(
+    map: Map<string, T>,
+    kind: T['kind'],
+    id: string,
+  ): T | undefined => {
+    const hit = map.get(id)
+    if (hit) return hit
+    const row = load?.get(id, kind)
+    return row ? (JSON.parse(row.record) as T) : undefined
   }
 
   const bearerOk = (request: Request): boolean => {
@@ -282,7 +317,7 @@ export function createSimulator(opts: SimulatorOptions) {
       const body = await readJson(request)
       if (!body) return darajaError(400, '400.002.05', 'Invalid Request Payload')
       if (!passwordOk(body)) return darajaError(400, '400.002.02', 'Bad Request - Invalid Password')
-      const rec = stk.get(String(body.CheckoutRequestID ?? ''))
+      const rec = recall(stk, 'stk', String(body.CheckoutRequestID ?? ''))
       if (!rec) return darajaError(400, '400.002.02', 'Bad Request - Invalid CheckoutRequestID')
       if (Date.now() < rec.decideAt)
         return darajaError(500, '500.001.1001', 'The transaction is being processed')
@@ -369,7 +404,7 @@ export function createSimulator(opts: SimulatorOptions) {
       }
     })
     .get('/simulator/requests/:id', ({ params }) => {
-      const rec = stk.get(params.id) ?? b2c.get(params.id)
+      const rec = recall(stk, 'stk', params.id) ?? recall(b2c, 'b2c', params.id)
       if (!rec) return darajaError(404, '404.001.01', 'Resource not found')
       return rec
     })
@@ -381,6 +416,7 @@ export function createSimulator(opts: SimulatorOptions) {
       stopped = true
       for (const t of timers) clearTimeout(t)
       timers.clear()
+      store?.close()
     })
   return app
 }
