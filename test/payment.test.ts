@@ -395,7 +395,9 @@ describe('payments end to end through the gateway', () => {
     const id = res.body.checkout_request_id as string
     await p.kill()
     await p.restart()
-    const final = await finalStatus(acme, id)
+    const final = await finalStatus(acme, id).catch((err) => {
+      throw new Error(`${(err as Error).message}\n${p.logs().split('\n').slice(-30).join('\n')}`)
+    })
     expect(final.status).toBe('success')
     await until('the success event after the restart', async () =>
       events.find(

@@ -200,4 +200,45 @@ describe('payment service with the simulator', () => {
     expect(broken.ok).toBe(false)
     expect(broken.broken?.seq).toBe(3)
   })
+
+  it('lists recent payments with a cursor', async () => {
+    const first = await app.handle(
+      new Request(`${base}/api/v1/payments?limit=2`, { headers: auth }),
+    )
+    expect(first.status).toBe(200)
+    const page = (await first.json()) as {
+      data: Array<{ id: string; checkout_request_id: string }>
+      next_cursor: string | null
+      has_more: boolean
+    }
+    expect(page.data).toHaveLength(2)
+    expect(page.has_more).toBe(true)
+    const second = (await (
+      await app.handle(
+        new Request(`${base}/api/v1/payments?limit=2&cursor=${page.next_cursor}`, {
+          headers: auth,
+        }),
+      )
+    ).json()) as { data: Array<{ id: string }> }
+    expect(second.data[0]!.id < page.data[1]!.id).toBe(true)
+    const other = await kit.authFor({ tenantId: 'globex', role: 'Viewer' })
+    const mine = page.data[0]!.checkout_request_id
+    const res = await app.handle(
+      new Request(`${base}/api/v1/payments/status/${mine}`, { headers: other }),
+    )
+    expect(res.status).toBe(404)
+    const viewerPush = await app.handle(
+      new Request(`${base}/api/v1/payments/stkpush`, {
+        method: 'POST',
+        headers: { ...other, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          phone_number: '254712345678',
+          amount: 1,
+          account_reference: 'a',
+          transaction_desc: 'b',
+        }),
+      }),
+    )
+    expect(viewerPush.status).toBe(403)
+  })
 })
