@@ -229,7 +229,8 @@ export function createDaraja(cfg: DarajaConfig, now: () => Date = () => new Date
           TransactionDesc: input.transactionDesc,
         }),
       )
-      if (String(body.ResponseCode) !== '0' || !body.CheckoutRequestID) {
+      const code = body.ResponseCode
+      if ((code !== undefined && String(code) !== '0') || !body.CheckoutRequestID) {
         throw new ProviderError(
           200,
           String(body.ResponseCode ?? ''),
@@ -280,7 +281,10 @@ export function createDaraja(cfg: DarajaConfig, now: () => Date = () => new Date
           Occassion: input.occasion,
         }),
       )
-      if (String(body.ResponseCode) !== '0') {
+      if (
+        (body.ResponseCode !== undefined && String(body.ResponseCode) !== '0') ||
+        !body.ConversationID
+      ) {
         throw new ProviderError(
           200,
           String(body.ResponseCode ?? ''),
