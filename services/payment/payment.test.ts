@@ -241,4 +241,44 @@ describe('payment service with the simulator', () => {
     )
     expect(viewerPush.status).toBe(403)
   })
+
+  it('checks a body signature when the sender adds one', async () => {
+    const res = await push({ phone_number: '254712349999' })
+    const { checkout_request_id } = (await res.json()) as { checkout_request_id: string }
+    const rec = (await (
+      await fetch(`${sim.server!.url}simulator/requests/${checkout_request_id}`)
+    ).json()) as { request: { CallBackURL: string } }
+    const raw = JSON.stringify({
+      Body: {
+        stkCallback: {
+          MerchantRequestID: 'm',
+          CheckoutRequestID: checkout_request_id,
+          ResultCode: 0,
+          ResultDesc: 'The service request is processed successfully.',
+          CallbackMetadata: {
+            Item: [
+              { Name: 'Amount', Value: 10 },
+              { Name: 'MpesaReceiptNumber', Value: 'SIGNED1234' },
+              { Name: 'TransactionDate', Value: 20260102060405 },
+              { Name: 'PhoneNumber', Value: 254712349999 },
+            ],
+          },
+        },
+      },
+    })
+    const post = (sig: string) =>
+      app.handle(
+        new Request(rec.request.CallBackURL, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-callback-signature': sig },
+          body: raw,
+        }),
+      )
+    const good = `sha256=${new Bun.CryptoHasher('sha256', 'test-secret').update(raw).digest('hex')}`
+    expect((await post(`${good.slice(0, -1)}${good.endsWith('0') ? '1' : '0'}`)).status).toBe(401)
+    expect((await status(checkout_request_id)).status).toBe('pending')
+    expect((await post(good)).status).toBe(200)
+    const s = await status(checkout_request_id)
+    expect(s).toMatchObject({ status: 'success', mpesa_receipt_number: 'SIGNED1234' })
+  })
 })

@@ -96,7 +96,13 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
     .post(
       '/api/v1/payments/callback',
       ({ query, body, request, server, requestId }) =>
-        payments.stkCallback(query, body, sourceIp(request, server), requestId),
+        payments.stkCallback(
+          query,
+          body,
+          sourceIp(request, server),
+          requestId,
+          request.headers.get('x-callback-signature'),
+        ),
       {
         parse: 'text',
         query: CallbackQuery,

@@ -326,6 +326,23 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     return { tid, ref }
   }
 
+  /**
+   * A body signature, when the sender adds one: `X-Callback-Signature: sha256=<hex of
+   * HMAC-SHA256(callback_secret, raw body)>`. Wrong → 401; right → the body is authentic and a
+   * success needs no STK query. Daraja itself sends none.
+   */
+  const checkBodySignature = (raw: unknown, header: string | null | undefined): boolean => {
+    if (!header) return false
+    if (typeof raw !== 'string') throw new InvalidCallback('the body signature cannot be checked')
+    const expected = Buffer.from(
+      `sha256=${new Bun.CryptoHasher('sha256', cfg.callbackSecret).update(raw).digest('hex')}`,
+    )
+    const given = Buffer.from(header.trim())
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      throw new InvalidCallback('the body signature is invalid')
+    return true
+  }
+
   /** The optional source-IP allow-list (Safaricom's published ranges in production). */
   const checkSource = (ip: string | null) => {
     if (allowList.length === 0) return
@@ -819,9 +836,11 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     body: unknown,
     sourceIp: string | null,
     requestId?: string,
+    bodySignature?: string | null,
   ) {
     const { tid, ref } = checkToken('stk', query)
     checkSource(sourceIp)
+    const signed = checkBodySignature(body, bodySignature)
     body = jsonBody(body)
     const cb = (body as { Body?: { stkCallback?: Record<string, unknown> } } | null)?.Body
       ?.stkCallback
@@ -868,6 +887,10 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     // A success: count the money only once the provider confirms it (Daraja does not sign its
     // callbacks). When it cannot confirm yet, keep what the callback said for reconciliation.
     const meta = metaOf((cb.CallbackMetadata as { Item?: unknown } | undefined)?.Item)
+    if (signed) {
+      settle(db, tid, p.id, 0, desc, meta, 'signed callback')
+      return { ResultCode: 0, ResultDesc: 'Accepted' }
+    }
     let outcome: 'settled' | 'pending' = 'pending'
     try {
       outcome = await confirmByQuery(db, tid, p, meta, 'callback+query')
