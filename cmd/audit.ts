@@ -28,7 +28,7 @@ const verify = defineCommand({
         if (r.ok) console.log(`ok ${r.path}: ${r.rows} row(s), chain intact`)
         else
           console.log(
-            `BROKEN ${r.path}: chain broken at row ${r.broken!.seq} (${r.broken!.id}): ${r.broken!.reason}`,
+            `BROKEN ${r.path}: audit trail broken at row ${r.broken!.seq} (${r.broken!.id}): ${r.broken!.reason}`,
           )
       }
       if (results.length === 0) console.log('no payment databases found')

@@ -375,6 +375,22 @@ describe('payments end to end through the gateway', () => {
       )
     const ok = verify()
     expect(ok.exitCode).toBe(0)
+    const shared = join(p.dataDir, 'tenants', '_shared', 'payment.db')
+    // Editing a payment (not its audit rows) shows up as a payment that disagrees with its trail.
+    const edit = new Database(shared)
+    edit.run('PRAGMA busy_timeout = 5000')
+    const paid = edit
+      .query<{ id: string; amount_cents: number }, []>(
+        "SELECT id, amount_cents FROM payments WHERE status = 'success' LIMIT 1",
+      )
+      .get()!
+    edit.run('UPDATE payments SET amount_cents = ? WHERE id = ?', [paid.amount_cents * 10, paid.id])
+    const tampered = verify()
+    expect(tampered.exitCode).toBe(1)
+    expect(tampered.stdout.toString()).toContain(paid.id)
+    edit.run('UPDATE payments SET amount_cents = ? WHERE id = ?', [paid.amount_cents, paid.id])
+    edit.close()
+    expect(verify().exitCode).toBe(0)
     const db = new Database(join(p.dataDir, 'tenants', '_shared', 'payment.db'))
     db.run('PRAGMA busy_timeout = 5000')
     const row = db

@@ -117,8 +117,17 @@ export function verifyAuditFile(path: string): VerifyResult {
       .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_log'")
       .get()
     if (!has) return { path, rows: 0, ok: true }
-    return verifyRows(path, sqlite.query<AuditRow, []>('SELECT * FROM audit_log ORDER BY seq'))
+    // One read transaction: the chain and the payments are checked on the same snapshot while the
+    // service keeps writing.
+    sqlite.run('BEGIN')
+    const chain = verifyRows(
+      path,
+      sqlite.query<AuditRow, []>('SELECT * FROM audit_log ORDER BY seq'),
+    )
+    if (!chain.ok) return chain
+    return verifyStates(sqlite, chain)
   } finally {
+    if (sqlite.inTransaction) sqlite.run('COMMIT')
     sqlite.close()
   }
 }
@@ -148,4 +157,73 @@ function verifyRows(
     expectedSeq++
   }
   return { path, rows, ok: true }
+}
+
+/**
+ * Every payment and disbursement must agree with its own audit trail: the status of its last audit
+ * row, the amount and phone of its 'created' row, the checkout id of its 'accepted' row and the
+ * receipt of its 'settled' row. So an edited payment row shows up too, not only an edited audit row.
+ */
+function verifyStates(sqlite: Database, chain: VerifyResult): VerifyResult {
+  const trail = new Map<string, AuditRow[]>()
+  for (const row of sqlite.query<AuditRow, []>('SELECT * FROM audit_log ORDER BY seq').iterate()) {
+    const list = trail.get(row.entity_id)
+    if (list) list.push(row)
+    else trail.set(row.entity_id, [row])
+  }
+  const tables = new Set(
+    sqlite
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .all()
+      .map((r) => r.name),
+  )
+  type Entity = {
+    id: string
+    status: string
+    amount_cents: number
+    phone_number: string
+    provider_id: string | null
+    receipt: string | null
+  }
+  const sources: Array<[string, string]> = []
+  if (tables.has('payments'))
+    sources.push([
+      'payment',
+      'SELECT id, status, amount_cents, phone_number, checkout_request_id AS provider_id, mpesa_receipt_number AS receipt FROM payments ORDER BY id',
+    ])
+  if (tables.has('disbursements'))
+    sources.push([
+      'disbursement',
+      'SELECT id, status, amount_cents, phone_number, conversation_id AS provider_id, transaction_receipt AS receipt FROM disbursements ORDER BY id',
+    ])
+  for (const [kind, sql] of sources) {
+    for (const e of sqlite.query<Entity, []>(sql).iterate()) {
+      const rows = trail.get(e.id) ?? []
+      const last = rows[rows.length - 1]
+      const fail = (reason: string): VerifyResult => ({
+        ...chain,
+        ok: false,
+        broken: { seq: last?.seq ?? 0, id: last?.id ?? e.id, reason: `${kind} ${e.id}: ${reason}` },
+      })
+      if (!last) return fail('has no audit trail')
+      if (last.to_status !== e.status)
+        return fail(`status is '${e.status}' but the audit trail ends at '${last.to_status}'`)
+      const detail = (r: AuditRow | undefined) =>
+        r ? (JSON.parse(r.detail) as Record<string, unknown>) : {}
+      const created = detail(rows.find((r) => r.action === 'created'))
+      if (Number(created.amount) * 100 !== e.amount_cents)
+        return fail(`amount ${e.amount_cents / 100} differs from the audited ${created.amount}`)
+      if (created.phone_number !== e.phone_number)
+        return fail('phone number differs from the audited one')
+      const accepted = detail(rows.find((r) => r.action === 'accepted'))
+      const audited = accepted.checkout_request_id ?? accepted.conversation_id
+      if (audited !== undefined && audited !== e.provider_id)
+        return fail('provider id differs from the audited one')
+      const settled = detail(rows.find((r) => r.action === 'settled'))
+      const receipt = settled.mpesa_receipt_number ?? settled.transaction_receipt
+      if (e.status === 'success' && receipt !== undefined && receipt !== e.receipt)
+        return fail('receipt number differs from the audited one')
+    }
+  }
+  return chain
 }

@@ -199,6 +199,17 @@ describe('payment service with the simulator', () => {
     const broken = verifyAuditFile(copy)
     expect(broken.ok).toBe(false)
     expect(broken.broken?.seq).toBe(3)
+    // Editing a payment itself (not its audit rows) shows up too.
+    const copy2 = `${path}.copy2.db`
+    const src2 = new Database(path)
+    src2.run(`VACUUM INTO '${copy2}'`)
+    src2.close()
+    const db2 = new Database(copy2)
+    db2.run("UPDATE payments SET amount_cents = amount_cents + 100 WHERE status = 'success'")
+    db2.close()
+    const edited = verifyAuditFile(copy2)
+    expect(edited.ok).toBe(false)
+    expect(edited.broken?.reason).toContain('amount')
   })
 
   it('lists recent payments with a cursor', async () => {
