@@ -82,7 +82,8 @@ export const idempotencyKeys = sqliteTable(
 /**
  * Tenant database: append-only, hash-chained audit trail of every payment state change. Each row's
  * `hash` is sha256(prev_hash + canonical row); the first row's prev_hash is 64 zeros. One chain per
- * database file.
+ * tenant (`tenant_seq` 1, 2, 3, ...), so a tenant's rows keep verifying when they move to another
+ * database file with its tier.
  */
 export const auditLog = sqliteTable(
   'audit_log',
@@ -100,8 +101,12 @@ export const auditLog = sqliteTable(
     at: text('at').notNull(),
     prevHash: text('prev_hash').notNull(),
     hash: text('hash').notNull(),
+    tenantSeq: integer('tenant_seq'),
   },
-  (t) => [index('audit_entity').on(t.entityId, t.seq)],
+  (t) => [
+    index('audit_entity').on(t.entityId, t.seq),
+    uniqueIndex('audit_tenant_seq').on(t.tenantId, t.tenantSeq),
+  ],
 )
 
 /**

@@ -5,8 +5,10 @@ import { newId } from '../kernel/ids.ts'
 /**
  * The append-only, hash-chained audit trail (DESIGN §8). Every payment state change appends one
  * row in the same transaction as the change: `hash = sha256(prev_hash + canonical(row))`, where the
- * canonical form is the JSON array of the row's fields in a fixed order and the first row's
- * prev_hash is 64 zeros. Editing, deleting or reordering any row breaks every hash after it.
+ * canonical form is the JSON array of the row's fields in a fixed order (starting with the
+ * tenant's own sequence number) and the first row's prev_hash is 64 zeros. Each tenant has its own
+ * chain, so moving a tenant's rows to another file (tier upgrade) keeps them verifiable. Editing,
+ * deleting or reordering any row breaks every hash after it.
  */
 export const GENESIS = '0'.repeat(64)
 
@@ -24,6 +26,7 @@ export interface AuditEntry {
 
 interface AuditRow {
   seq: number
+  tenant_seq: number | null
   id: string
   tenant_id: string
   entity: string
@@ -38,9 +41,11 @@ interface AuditRow {
   hash: string
 }
 
-export function canonical(row: Omit<AuditRow, 'prev_hash' | 'hash'>): string {
+type Hashed = Omit<AuditRow, 'seq' | 'prev_hash' | 'hash'>
+
+export function canonical(row: Hashed): string {
   return JSON.stringify([
-    row.seq,
+    row.tenant_seq,
     row.id,
     row.tenant_id,
     row.entity,
@@ -54,19 +59,19 @@ export function canonical(row: Omit<AuditRow, 'prev_hash' | 'hash'>): string {
   ])
 }
 
-export function chainHash(prevHash: string, row: Omit<AuditRow, 'prev_hash' | 'hash'>): string {
+export function chainHash(prevHash: string, row: Hashed): string {
   return new Bun.CryptoHasher('sha256').update(prevHash).update(canonical(row)).digest('hex')
 }
 
 /** Appends one row; call inside `db.write(...)` with the state change it records. */
 export function appendAudit(db: Db, e: AuditEntry): void {
   const last = db.sqlite
-    .query<{ seq: number; hash: string }, []>(
-      'SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1',
+    .query<{ tenant_seq: number; hash: string }, [string]>(
+      'SELECT tenant_seq, hash FROM audit_log WHERE tenant_id = ? ORDER BY tenant_seq DESC LIMIT 1',
     )
-    .get()
-  const row = {
-    seq: (last?.seq ?? 0) + 1,
+    .get(e.tenantId)
+  const row: Hashed = {
+    tenant_seq: (last?.tenant_seq ?? 0) + 1,
     id: newId('aud'),
     tenant_id: e.tenantId,
     entity: e.entity,
@@ -81,11 +86,11 @@ export function appendAudit(db: Db, e: AuditEntry): void {
   const prev = last?.hash ?? GENESIS
   db.sqlite
     .query(
-      `INSERT INTO audit_log (seq, id, tenant_id, entity, entity_id, action, from_status, to_status,
-        detail, actor, at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO audit_log (tenant_seq, id, tenant_id, entity, entity_id, action, from_status,
+        to_status, detail, actor, at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(
-      row.seq,
+      row.tenant_seq,
       row.id,
       row.tenant_id,
       row.entity,
@@ -122,7 +127,7 @@ export function verifyAuditFile(path: string): VerifyResult {
     sqlite.run('BEGIN')
     const chain = verifyRows(
       path,
-      sqlite.query<AuditRow, []>('SELECT * FROM audit_log ORDER BY seq'),
+      sqlite.query<AuditRow, []>('SELECT * FROM audit_log ORDER BY tenant_id, tenant_seq, seq'),
     )
     if (!chain.ok) return chain
     return verifyStates(sqlite, chain)
@@ -136,22 +141,30 @@ function verifyRows(
   path: string,
   stmt: { iterate(): IterableIterator<AuditRow> } & object,
 ): VerifyResult {
+  let tenant: string | null = null
   let prev = GENESIS
   let expectedSeq = 1
   let rows = 0
   for (const row of stmt.iterate()) {
     rows++
+    if (row.tenant_id !== tenant) {
+      tenant = row.tenant_id
+      prev = GENESIS
+      expectedSeq = 1
+    }
     const fail = (reason: string): VerifyResult => ({
       path,
       rows,
       ok: false,
-      broken: { seq: row.seq, id: row.id, reason },
+      broken: { seq: row.seq, id: row.id, reason: `tenant ${row.tenant_id}: ${reason}` },
     })
-    if (row.seq !== expectedSeq)
-      return fail(`expected row ${expectedSeq} next, found ${row.seq} (a row was removed)`)
+    if (row.tenant_seq !== expectedSeq)
+      return fail(
+        `expected the tenant's row ${expectedSeq} next, found ${row.tenant_seq} (a row was removed or renumbered)`,
+      )
     if (row.prev_hash !== prev)
       return fail('prev_hash does not match the previous row (a row was removed or replaced)')
-    const { prev_hash: _p, hash: _h, ...rest } = row
+    const { seq: _s, prev_hash: _p, hash: _h, ...rest } = row
     if (chainHash(prev, rest) !== row.hash) return fail('hash does not match the row (edited)')
     prev = row.hash
     expectedSeq++
@@ -166,7 +179,9 @@ function verifyRows(
  */
 function verifyStates(sqlite: Database, chain: VerifyResult): VerifyResult {
   const trail = new Map<string, AuditRow[]>()
-  for (const row of sqlite.query<AuditRow, []>('SELECT * FROM audit_log ORDER BY seq').iterate()) {
+  for (const row of sqlite
+    .query<AuditRow, []>('SELECT * FROM audit_log ORDER BY tenant_id, tenant_seq')
+    .iterate()) {
     const list = trail.get(row.entity_id)
     if (list) list.push(row)
     else trail.set(row.entity_id, [row])
