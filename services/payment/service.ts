@@ -474,7 +474,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
         await pending.catch(() => {})
         continue
       }
-      // No answer stored and nobody here working on it: the process that was died mid-request.
+      // No answer stored and nobody here working on it: the process that took it died mid-request.
       const recovered = recoverAnswer(db, tid, route, row.ref)
       if (recovered === 'retry') {
         db.write(() =>
