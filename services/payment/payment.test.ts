@@ -292,4 +292,17 @@ describe('payment service with the simulator', () => {
     const s = await status(checkout_request_id)
     expect(s).toMatchObject({ status: 'success', mpesa_receipt_number: 'SIGNED1234' })
   })
+
+  it('lets only the operator run reconciliation over HTTP', async () => {
+    const res = await app.handle(
+      new Request(`${base}/api/v1/payments/reconcile`, { method: 'POST', headers: auth }),
+    )
+    expect(res.status).toBe(403)
+    const op = await kit.authFor({ tenantId: 'platform', role: 'Admin' })
+    const ok = await app.handle(
+      new Request(`${base}/api/v1/payments/reconcile`, { method: 'POST', headers: op }),
+    )
+    expect(ok.status).toBe(200)
+    expect(await ok.json()).toMatchObject({ checked: expect.any(Number) })
+  })
 })
