@@ -12,6 +12,7 @@ import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
 import { isTenantId } from '../kernel/tenant-id.ts'
 import { appendAudit } from './audit.ts'
 import { createDaraja, type Daraja, ProviderError, parseDarajaTimestamp } from './daraja.ts'
+import { grouped } from './grouped.ts'
 
 export type PaymentStatus =
   | 'initiating'
@@ -542,7 +543,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
 
     const id = newId('pay')
     const at = nowIso()
-    const inserted = db.write(() => {
+    const inserted = await grouped(db, () => {
       if (key) {
         const res = db.sqlite
           .query(
@@ -656,7 +657,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
         merchant_request_id: accepted.MerchantRequestID,
         status: 'pending' as const,
       }
-      db.write(() => {
+      await grouped(db, () => {
         const upd = nowIso()
         const moved = db.sqlite
           .query(
@@ -742,7 +743,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
   }
 
   /** Moves an open payment to its final state with its audit row and event; false if it was final. */
-  const settle = (
+  const settle = async (
     db: Db,
     tid: string,
     id: string,
@@ -750,8 +751,8 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     desc: string,
     meta: SuccessMeta | null,
     via: string,
-  ): boolean => {
-    const done = db.write(() => {
+  ): Promise<boolean> => {
+    const done = await grouped(db, () => {
       const p = getPayment(db, tid, id)
       if (!p || !OPEN.has(p.status)) return false
       const status = statusOfResult(code)
@@ -827,7 +828,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     if (!p.checkout_request_id) return 'pending'
     const r = await provider.stkQuery(p.checkout_request_id)
     if (r.state === 'processing') return 'pending'
-    settle(db, tid, p.id, r.resultCode, r.resultDesc, r.resultCode === 0 ? meta : null, via)
+    await settle(db, tid, p.id, r.resultCode, r.resultDesc, r.resultCode === 0 ? meta : null, via)
     return 'settled'
   }
 
@@ -881,14 +882,14 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     const desc = String(cb.ResultDesc ?? '')
     if (!OPEN.has(p.status)) return { ResultCode: 0, ResultDesc: 'Accepted' }
     if (code !== 0) {
-      settle(db, tid, p.id, code, desc, null, 'callback')
+      await settle(db, tid, p.id, code, desc, null, 'callback')
       return { ResultCode: 0, ResultDesc: 'Accepted' }
     }
     // A success: count the money only once the provider confirms it (Daraja does not sign its
     // callbacks). When it cannot confirm yet, keep what the callback said for reconciliation.
     const meta = metaOf((cb.CallbackMetadata as { Item?: unknown } | undefined)?.Item)
     if (signed) {
-      settle(db, tid, p.id, 0, desc, meta, 'signed callback')
+      await settle(db, tid, p.id, 0, desc, meta, 'signed callback')
       return { ResultCode: 0, ResultDesc: 'Accepted' }
     }
     let outcome: 'settled' | 'pending' = 'pending'
@@ -997,7 +998,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     assertEntitled(ctx.registry, tid, { write: true, metric: 'payments' })
     const id = newId('b2c')
     const at = nowIso()
-    const inserted = db.write(() => {
+    const inserted = await grouped(db, () => {
       if (key) {
         const res = db.sqlite
           .query(
@@ -1105,7 +1106,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
         conversation_id: accepted.ConversationID,
         status: 'pending' as const,
       }
-      db.write(() => {
+      await grouped(db, () => {
         const upd = nowIso()
         db.sqlite
           .query(
@@ -1182,7 +1183,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     const publicName = param('ReceiverPartyPublicName')
     const receiverName =
       typeof publicName === 'string' ? publicName.split(' - ').slice(1).join(' - ') || null : null
-    db.write(() => {
+    await grouped(db, () => {
       const cur = getDisbursement(db, tid, ref)!
       if (!OPEN.has(cur.status)) return false
       const st = Number.isInteger(code) ? statusOfResult(code) : 'failed'
@@ -1304,7 +1305,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
         // Accepted by nobody (the process died mid-call): it never reached the customer's phone.
         const stale = new Date(ctx.clock.nowMs() - (olderThanS + 60) * 1000).toISOString()
         if (p.created_at <= stale) {
-          settle(
+          await settle(
             db,
             row.tenant_id,
             p.id,
