@@ -1,0 +1,286 @@
+import { counter, gauge, histogram } from '../kernel/metrics.ts'
+import { attemptDelivery } from './attempt.ts'
+import type { WebhookDeps } from './deps.ts'
+import { type EndpointRow, signingKeys } from './endpoints.ts'
+import { type AttemptOutcome, type DeliveryRow, recordAttempt, recoverInFlight } from './queue.ts'
+
+const attemptsTotal = counter('mmp_webhook_attempts_total', 'Webhook delivery attempts by result', [
+  'result',
+])
+const deliveriesTotal = counter(
+  'mmp_webhook_deliveries_total',
+  'Webhook deliveries that reached a final state',
+  ['status'],
+)
+const attemptSeconds = histogram(
+  'mmp_webhook_attempt_duration_seconds',
+  'Duration of webhook delivery attempts',
+)
+const inFlightGauge = gauge('mmp_webhook_in_flight', 'Webhook attempts in flight')
+const pendingGauge = gauge('mmp_webhook_pending', 'Webhook deliveries waiting (pending)')
+const deadGauge = gauge('mmp_webhook_dead', 'Webhook deliveries in the dead-letter state')
+
+type Send = (
+  endpoint: EndpointRow,
+  delivery: Pick<DeliveryRow, 'messageId' | 'payload'>,
+  nowMs: number,
+) => Promise<AttemptOutcome>
+
+interface Lane {
+  inFlight: number
+  tokens: number
+  refilledAt: number
+  /** Epoch ms of the earliest pending delivery, or null when none is known. */
+  nextDue: number | null
+}
+
+/**
+ * The delivery worker. The queue lives in SQLite; memory only holds per-endpoint lanes (in-flight
+ * count, token bucket, next due time) recomputed from indexed queries. A delivery is marked
+ * `delivering` before its request starts and its outcome is committed as soon as the answer
+ * arrives, so after a crash only in-flight deliveries are sent again and a 2xx one never is.
+ */
+export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) {
+  const lanes = new Map<string, Lane>()
+  const endpoints = new Map<string, EndpointRow | null>()
+  const running = new Set<Promise<void>>()
+  let totalInFlight = 0
+  let stopped = true
+  let timer: ReturnType<typeof setTimeout> | null = null
+  let timerAt = Number.POSITIVE_INFINITY
+  let tickQueued = false
+  let sweeper: ReturnType<typeof setInterval> | null = null
+
+  const send: Send =
+    opts.send ??
+    ((endpoint, delivery, nowMs) =>
+      attemptDelivery({
+        url: endpoint.url,
+        messageId: delivery.messageId,
+        body: delivery.payload,
+        keys: signingKeys(endpoint, nowMs),
+        timeoutMs: deps.config.timeoutMs,
+        policy: deps.config,
+        resolve: deps.resolve,
+        nowMs,
+      }))
+
+  const q = {
+    due: deps.db.sqlite.query<DeliveryRow & Record<string, unknown>, [string, number, number]>(
+      `SELECT id, tenant_id AS tenantId, endpoint_id AS endpointId, message_id AS messageId,
+         payload, attempts FROM webhook_deliveries
+       WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
+       ORDER BY next_attempt_at, id LIMIT ?`,
+    ),
+    claim: deps.db.sqlite.query(
+      "UPDATE webhook_deliveries SET status = 'delivering' WHERE id = ? AND status = 'pending'",
+    ),
+    nextDue: deps.db.sqlite.query<{ at: number | null }, [string]>(
+      "SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending'",
+    ),
+    pendingEndpoints: deps.db.sqlite.query<{ endpoint_id: string }, []>(
+      "SELECT DISTINCT endpoint_id FROM webhook_deliveries WHERE status = 'pending'",
+    ),
+    killEndpoint: deps.db.sqlite.query(
+      "UPDATE webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ? WHERE endpoint_id = ? AND status = 'pending'",
+    ),
+    endpoint: deps.db.sqlite.query<EndpointRow & Record<string, unknown>, [string]>(
+      `SELECT id, tenant_id AS tenantId, url, events, secret, previous_secret AS previousSecret,
+         previous_secret_expires_at AS previousSecretExpiresAt, version, rate_limit AS rateLimit,
+         status, disabled_reason AS disabledReason, created_at AS createdAt, updated_at AS updatedAt
+       FROM webhook_endpoints WHERE id = ?`,
+    ),
+    counts: deps.db.sqlite.query<{ status: string; n: number }, []>(
+      "SELECT status, COUNT(*) AS n FROM webhook_deliveries WHERE status IN ('pending', 'dead') GROUP BY status",
+    ),
+  }
+
+  const endpointOf = (id: string): EndpointRow | null => {
+    if (!endpoints.has(id)) endpoints.set(id, (q.endpoint.get(id) as EndpointRow | null) ?? null)
+    return endpoints.get(id) ?? null
+  }
+
+  const laneOf = (id: string): Lane => {
+    let lane = lanes.get(id)
+    if (!lane) {
+      const rate = endpointOf(id)?.rateLimit ?? deps.config.rateLimit
+      lane = { inFlight: 0, tokens: rate, refilledAt: performance.now(), nextDue: null }
+      lanes.set(id, lane)
+    }
+    return lane
+  }
+
+  const refreshDue = (id: string) => {
+    const lane = laneOf(id)
+    lane.nextDue = q.nextDue.get(id)?.at ?? null
+    if (lane.nextDue === null && lane.inFlight === 0) lanes.delete(id)
+  }
+
+  /** Runs a tick at `at` (clock epoch ms) unless one is due earlier. */
+  const schedule = (at: number) => {
+    if (stopped || at >= timerAt) return
+    if (timer) clearTimeout(timer)
+    timerAt = at
+    timer = setTimeout(
+      () => {
+        timer = null
+        timerAt = Number.POSITIVE_INFINITY
+        tick()
+      },
+      Math.max(0, at - deps.clock.nowMs()),
+    )
+  }
+
+  const wake = () => {
+    if (stopped || tickQueued) return
+    tickQueued = true
+    setImmediate(() => {
+      tickQueued = false
+      tick()
+    })
+  }
+
+  /** Tokens available now for an endpoint (token bucket, burst = one second's worth). */
+  const tokensOf = (lane: Lane, rate: number) => {
+    const now = performance.now()
+    lane.tokens = Math.min(rate, lane.tokens + ((now - lane.refilledAt) / 1000) * rate)
+    lane.refilledAt = now
+    return Math.floor(lane.tokens)
+  }
+
+  const pump = (id: string, nowMs: number) => {
+    const endpoint = endpointOf(id)
+    if (endpoint?.status !== 'enabled') {
+      const reason = endpoint ? 'endpoint disabled' : 'endpoint deleted'
+      const ts = new Date(nowMs).toISOString()
+      const killed = deps.db.write(() => q.killEndpoint.run(reason, ts, id).changes)
+      if (killed) deliveriesTotal.inc({ status: 'dead' }, killed)
+      lanes.delete(id)
+      return
+    }
+    const lane = laneOf(id)
+    const rate = endpoint.rateLimit ?? deps.config.rateLimit
+    const room = Math.min(
+      deps.config.maxInFlight - lane.inFlight,
+      deps.config.maxInFlightTotal - totalInFlight,
+    )
+    if (room <= 0) return
+    const tokens = tokensOf(lane, rate)
+    if (tokens <= 0) {
+      schedule(deps.clock.nowMs() + Math.ceil(1000 / rate))
+      return
+    }
+    const rows = q.due.all(id, nowMs, Math.min(room, tokens)) as DeliveryRow[]
+    if (rows.length > 0) {
+      deps.db.write(() => {
+        for (const r of rows) q.claim.run(r.id)
+      })
+      lane.tokens -= rows.length
+      for (const row of rows) launch(endpoint, lane, row)
+    }
+    refreshDue(id)
+  }
+
+  const launch = (endpoint: EndpointRow, lane: Lane, row: DeliveryRow) => {
+    lane.inFlight++
+    totalInFlight++
+    inFlightGauge.set(totalInFlight)
+    const p = (async () => {
+      let outcome: AttemptOutcome
+      try {
+        outcome = await send(endpoint, row, deps.clock.nowMs())
+      } catch (err) {
+        outcome = {
+          at: deps.clock.now().toISOString(),
+          statusCode: null,
+          latencyMs: 0,
+          responseExcerpt: null,
+          error: (err as Error).message,
+          ok: false,
+        }
+      }
+      try {
+        if (deps.db.closed) return
+        const result = recordAttempt(deps, row, outcome)
+        attemptsTotal.inc({ result: outcome.ok ? 'success' : 'failure' })
+        attemptSeconds.observe(outcome.latencyMs / 1000)
+        if (result.status !== 'pending') deliveriesTotal.inc({ status: result.status })
+        if (result.disabled) endpoints.delete(endpoint.id)
+        if (result.nextAttemptAt !== null) {
+          if (lane.nextDue === null || result.nextAttemptAt < lane.nextDue)
+            lane.nextDue = result.nextAttemptAt
+          schedule(result.nextAttemptAt)
+        }
+      } catch (err) {
+        deps.log.error('could not record a webhook attempt', {
+          delivery_id: row.id,
+          error: (err as Error).message,
+        })
+      } finally {
+        lane.inFlight--
+        totalInFlight--
+        inFlightGauge.set(totalInFlight)
+        if (!lanes.has(endpoint.id)) lanes.set(endpoint.id, lane)
+        wake()
+      }
+    })()
+    running.add(p)
+    void p.finally(() => running.delete(p))
+  }
+
+  const tick = () => {
+    if (stopped || deps.db.closed) return
+    const nowMs = deps.clock.nowMs()
+    let earliest = Number.POSITIVE_INFINITY
+    for (const [id, lane] of lanes) {
+      if (lane.nextDue !== null && lane.nextDue <= nowMs) pump(id, nowMs)
+      const l = lanes.get(id)
+      if (l?.nextDue != null && l.nextDue > nowMs) earliest = Math.min(earliest, l.nextDue)
+    }
+    if (earliest < Number.POSITIVE_INFINITY) schedule(earliest)
+  }
+
+  /** Rebuilds every lane from the table (start, and a slow safety sweep). */
+  const sweep = () => {
+    for (const { endpoint_id } of q.pendingEndpoints.all()) refreshDue(endpoint_id)
+    for (const { status, n } of q.counts.all())
+      (status === 'dead' ? deadGauge : pendingGauge).set(n)
+    wake()
+  }
+
+  return {
+    start() {
+      stopped = false
+      const recovered = recoverInFlight(deps)
+      if (recovered)
+        deps.log.info('re-queued webhook deliveries that were in flight', { count: recovered })
+      sweep()
+      sweeper = setInterval(sweep, 5000)
+      sweeper.unref?.()
+    },
+    /** New or replayed deliveries for these endpoints. */
+    enqueued(endpointIds: Iterable<string>) {
+      for (const id of endpointIds) refreshDue(id)
+      wake()
+    },
+    endpointChanged(endpointId: string) {
+      endpoints.delete(endpointId)
+      const lane = lanes.get(endpointId)
+      if (lane) lane.tokens = Math.min(lane.tokens, endpointOf(endpointId)?.rateLimit ?? Infinity)
+      refreshDue(endpointId)
+      wake()
+    },
+    /** Stops taking new work and waits (bounded) for attempts in flight to be recorded. */
+    async stop(waitMs = 5000) {
+      stopped = true
+      if (timer) clearTimeout(timer)
+      if (sweeper) clearInterval(sweeper)
+      await Promise.race([Promise.all(running), Bun.sleep(waitMs)])
+    },
+    get inFlight() {
+      return totalInFlight
+    },
+  }
+}
+
+export type Dispatcher = ReturnType<typeof createDispatcher>
