@@ -12,4 +12,5 @@ export const commands: Record<string, Lazy> = {
   init: lazy(() => import('./init.ts')),
   migrate: lazy(() => import('./migrate.ts')),
   version: lazy(() => import('./version.ts')),
+  replay: lazy(() => import('./replay.ts')),
 }
