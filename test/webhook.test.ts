@@ -79,6 +79,8 @@ describe('webhooks end to end', () => {
           await hold
           return new Response('late', { status: 200 })
         }
+        if (url.pathname === '/redirect')
+          return new Response(null, { status: 302, headers: { location: `${base}/internal` } })
         const left = failFirst.get(url.pathname) ?? 0
         if (url.pathname === '/down' || left > 0) {
           if (left > 0) failFirst.set(url.pathname, left - 1)
@@ -286,6 +288,30 @@ describe('webhooks end to end', () => {
     await Bun.sleep(500)
     expect(at('/slow')).toHaveLength(1000)
   }, 60_000)
+
+  it('counts a redirect as a failure and never follows it', async () => {
+    const ep = await register(acme, '/redirect', ['subscription.renewed'])
+    await publish('mobilemoney.subscriptions.changed', 'acme', {
+      plan: 'pro',
+      previous_plan: 'pro',
+      status: 'active',
+      previous_status: 'active',
+      reason: 'renewed',
+      current_period_start: '2026-04-01T00:00:00Z',
+      current_period_end: '2026-05-01T00:00:00Z',
+    })
+    const dead = await until(async () => {
+      const r = await api(p.gateway, acme).get(
+        `/api/v1/webhooks/deliveries?endpoint_id=${ep.id}&status=dead`,
+      )
+      return r.body.data[0]
+    })
+    expect(dead.event).toBe('subscription.renewed')
+    expect(dead.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([
+      302, 302, 302,
+    ])
+    expect(at('/internal')).toHaveLength(0)
+  })
 
   it('counts deliveries in /metrics', async () => {
     const r = await fetch(`${p.gateway}/metrics`)
