@@ -2,7 +2,7 @@ import { counter, gauge, histogram } from '../kernel/metrics.ts'
 import { attemptDelivery } from './attempt.ts'
 import type { WebhookDeps } from './deps.ts'
 import { type EndpointRow, signingKeys } from './endpoints.ts'
-import { type AttemptOutcome, type DeliveryRow, recordAttempt, recoverInFlight } from './queue.ts'
+import { type AttemptOutcome, type DeliveryRow, recordAttempts, recoverInFlight } from './queue.ts'
 
 const attemptsTotal = counter('mmp_webhook_attempts_total', 'Webhook delivery attempts by result', [
   'result',
@@ -181,10 +181,58 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     refreshDue(id)
   }
 
+  interface Finished {
+    endpoint: EndpointRow
+    lane: Lane
+    row: DeliveryRow
+    outcome: AttemptOutcome
+  }
+  let finished: Finished[] = []
+  let flushQueued = false
+
+  /** Commits every outcome that arrived in this turn of the event loop in one transaction. */
+  const flush = () => {
+    flushQueued = false
+    const batch = finished
+    finished = []
+    if (batch.length === 0) return
+    try {
+      if (deps.db.closed) return
+      const results = recordAttempts(
+        deps,
+        batch.map((f) => ({ delivery: f.row, outcome: f.outcome })),
+      )
+      results.forEach((result, i) => {
+        const { endpoint, lane, outcome } = batch[i]!
+        attemptsTotal.inc({ result: outcome.ok ? 'success' : 'failure' })
+        attemptSeconds.observe(outcome.latencyMs / 1000)
+        if (result.status !== 'pending') deliveriesTotal.inc({ status: result.status })
+        if (result.disabled) endpoints.delete(endpoint.id)
+        if (result.nextAttemptAt !== null) {
+          if (lane.nextDue === null || result.nextAttemptAt < lane.nextDue)
+            lane.nextDue = result.nextAttemptAt
+          schedule(result.nextAttemptAt)
+        }
+      })
+    } catch (err) {
+      deps.log.error('could not record webhook attempts', {
+        deliveries: batch.map((f) => f.row.id),
+        error: (err as Error).message,
+      })
+    } finally {
+      for (const { endpoint, lane } of batch) {
+        lane.inFlight--
+        totalInFlight--
+        if (!lanes.has(endpoint.id)) lanes.set(endpoint.id, lane)
+      }
+      inFlightGauge.set(totalInFlight)
+      wake()
+    }
+  }
+
   const launch = (endpoint: EndpointRow, lane: Lane, row: DeliveryRow) => {
     lane.inFlight++
     totalInFlight++
-    inFlightGauge.set(totalInFlight)
     const p = (async () => {
       let outcome: AttemptOutcome
       try {
@@ -199,29 +247,10 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
           ok: false,
         }
       }
-      try {
-        if (deps.db.closed) return
-        const result = recordAttempt(deps, row, outcome)
-        attemptsTotal.inc({ result: outcome.ok ? 'success' : 'failure' })
-        attemptSeconds.observe(outcome.latencyMs / 1000)
-        if (result.status !== 'pending') deliveriesTotal.inc({ status: result.status })
-        if (result.disabled) endpoints.delete(endpoint.id)
-        if (result.nextAttemptAt !== null) {
-          if (lane.nextDue === null || result.nextAttemptAt < lane.nextDue)
-            lane.nextDue = result.nextAttemptAt
-          schedule(result.nextAttemptAt)
-        }
-      } catch (err) {
-        deps.log.error('could not record a webhook attempt', {
-          delivery_id: row.id,
-          error: (err as Error).message,
-        })
-      } finally {
-        lane.inFlight--
-        totalInFlight--
-        inFlightGauge.set(totalInFlight)
-        if (!lanes.has(endpoint.id)) lanes.set(endpoint.id, lane)
-        wake()
+      finished.push({ endpoint, lane, row, outcome })
+      if (!flushQueued) {
+        flushQueued = true
+        setImmediate(flush)
       }
     })()
     running.add(p)
@@ -276,6 +305,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       if (timer) clearTimeout(timer)
       if (sweeper) clearInterval(sweeper)
       await Promise.race([Promise.all(running), Bun.sleep(waitMs)])
+      flush()
     },
     get inFlight() {
       return totalInFlight

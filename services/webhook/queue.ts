@@ -84,36 +84,50 @@ export interface AttemptOutcome {
   ok: boolean
 }
 
+export type AttemptResult = {
+  status: 'delivered' | 'pending' | 'dead'
+  nextAttemptAt: number | null
+  disabled: boolean
+}
+type AttemptedDelivery = Pick<DeliveryRow, 'id' | 'tenantId' | 'endpointId' | 'attempts'>
+
 /**
- * Records one attempt and decides what comes next in the same transaction: delivered; retried
- * per the schedule; dead after the last attempt; dead with the endpoint disabled on 410 Gone.
+ * Records attempts and decides what comes next, all in one transaction: delivered; retried per
+ * the schedule; dead after the last attempt; dead with the endpoint disabled on 410 Gone.
+ * Batching many outcomes into one commit is what keeps the durable queue fast (DESIGN §14).
  */
-export function recordAttempt(
+export function recordAttempts(
   deps: WebhookDeps,
-  delivery: Pick<DeliveryRow, 'id' | 'tenantId' | 'endpointId' | 'attempts'>,
-  outcome: AttemptOutcome,
-): { status: 'delivered' | 'pending' | 'dead'; nextAttemptAt: number | null; disabled: boolean } {
-  const attempts = delivery.attempts + 1
+  items: ReadonlyArray<{ delivery: AttemptedDelivery; outcome: AttemptOutcome }>,
+): AttemptResult[] {
+  const insert = deps.db.sqlite.query(
+    `INSERT INTO webhook_attempts (delivery_id, tenant_id, at, status_code, latency_ms,
+       response_excerpt, error) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  )
+  const update = deps.db.sqlite.query(
+    `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?,
+       last_status_code = ?, last_error = ?, updated_at = ?, delivered_at = ? WHERE id = ?`,
+  )
+  const disable = deps.db.sqlite.query(
+    "UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ?",
+  )
   const schedule = deps.config.retrySchedule
   const nowMs = deps.clock.nowMs()
   const now = new Date(nowMs).toISOString()
-  let status: 'delivered' | 'pending' | 'dead'
-  let next: number | null = null
-  const gone = outcome.statusCode === 410
-  if (outcome.ok) status = 'delivered'
-  else if (gone || attempts >= schedule.length) status = 'dead'
-  else {
-    status = 'pending'
-    next = nowMs + jittered(schedule[attempts] ?? 0)
-  }
-  const error = gone ? 'the endpoint answered 410 Gone and was disabled' : outcome.error
-  deps.db.write(() => {
-    deps.db.sqlite
-      .query(
-        `INSERT INTO webhook_attempts (delivery_id, tenant_id, at, status_code, latency_ms,
-           response_excerpt, error) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
+  return deps.db.write(() =>
+    items.map(({ delivery, outcome }) => {
+      const attempts = delivery.attempts + 1
+      let status: AttemptResult['status']
+      let next: number | null = null
+      const gone = outcome.statusCode === 410
+      if (outcome.ok) status = 'delivered'
+      else if (gone || attempts >= schedule.length) status = 'dead'
+      else {
+        status = 'pending'
+        next = nowMs + jittered(schedule[attempts] ?? 0)
+      }
+      const error = gone ? 'the endpoint answered 410 Gone and was disabled' : outcome.error
+      insert.run(
         delivery.id,
         delivery.tenantId,
         outcome.at,
@@ -122,12 +136,7 @@ export function recordAttempt(
         outcome.responseExcerpt,
         error,
       )
-    deps.db.sqlite
-      .query(
-        `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?,
-           last_status_code = ?, last_error = ?, updated_at = ?, delivered_at = ? WHERE id = ?`,
-      )
-      .run(
+      update.run(
         status,
         attempts,
         next ?? nowMs,
@@ -137,15 +146,10 @@ export function recordAttempt(
         status === 'delivered' ? now : null,
         delivery.id,
       )
-    if (gone) {
-      deps.db.sqlite
-        .query(
-          "UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ?",
-        )
-        .run('the endpoint answered 410 Gone', now, delivery.endpointId)
-    }
-  })
-  return { status, nextAttemptAt: next, disabled: gone }
+      if (gone) disable.run('the endpoint answered 410 Gone', now, delivery.endpointId)
+      return { status, nextAttemptAt: next, disabled: gone }
+    }),
+  )
 }
 
 /** After a crash: deliveries that were in flight go back to pending, due now. */
