@@ -2,7 +2,13 @@ import { counter, gauge, histogram } from '../kernel/metrics.ts'
 import { attemptDelivery } from './attempt.ts'
 import type { WebhookDeps } from './deps.ts'
 import { type EndpointRow, signingKeys } from './endpoints.ts'
-import { type AttemptOutcome, type DeliveryRow, recordAttempts, recoverInFlight } from './queue.ts'
+import {
+  type AttemptOutcome,
+  type DeliveryRow,
+  purgeDelivered,
+  recordAttempts,
+  recoverInFlight,
+} from './queue.ts'
 
 const attemptsTotal = counter('mmp_webhook_attempts_total', 'Webhook delivery attempts by result', [
   'result',
@@ -269,8 +275,11 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     if (earliest < Number.POSITIVE_INFINITY) schedule(earliest)
   }
 
+  let sweeps = 0
   /** Rebuilds every lane from the table (start, and a slow safety sweep). */
   const sweep = () => {
+    if (deps.db.closed) return
+    if (sweeps++ % 60 === 0) purgeDelivered(deps)
     for (const { endpoint_id } of q.pendingEndpoints.all()) refreshDue(endpoint_id)
     for (const { status, n } of q.counts.all())
       (status === 'dead' ? deadGauge : pendingGauge).set(n)

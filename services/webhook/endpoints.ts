@@ -54,11 +54,11 @@ function checkSecret(secret: string): string {
 
 async function checkUrl(deps: WebhookDeps, url: string): Promise<string> {
   try {
-    const dest = await checkDestination(url, deps.config, {
+    await checkDestination(url.trim(), deps.config, {
       resolve: deps.resolve,
       unresolvable: 'allow',
     })
-    return dest.url.toString()
+    return url.trim()
   } catch (err) {
     if (err instanceof DestinationRefused) throw invalidField('url', err.message)
     throw err
@@ -130,9 +130,10 @@ export function getEndpointRow(deps: WebhookDeps, tenantId: string | null, id: s
   return row
 }
 
+/** `tenantId` null: every tenant's endpoints (platform operator). */
 export function listEndpoints(
   deps: WebhookDeps,
-  tenantId: string,
+  tenantId: string | null,
   page: { limit?: number | undefined; cursor?: string | undefined },
 ) {
   const limit = page.limit ?? 50
@@ -141,7 +142,7 @@ export function listEndpoints(
     .from(webhookEndpoints)
     .where(
       and(
-        eq(webhookEndpoints.tenantId, tenantId),
+        tenantId === null ? undefined : eq(webhookEndpoints.tenantId, tenantId),
         page.cursor ? lt(webhookEndpoints.id, page.cursor) : undefined,
       ),
     )

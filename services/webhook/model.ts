@@ -69,7 +69,7 @@ export const RotatedSecret = t.Object({
 export const TriggerBody = t.Object({
   tenant_id: t.Optional(t.String()),
   event: t.String(),
-  data: t.Record(t.String(), t.Unknown()),
+  data: t.Optional(t.Record(t.String(), t.Unknown())),
 })
 
 export const Attempt = t.Object({

@@ -152,6 +152,35 @@ export function recordAttempts(
   )
 }
 
+/** Delivered deliveries (and their attempts) are kept for this long; dead ones until replayed. */
+export const DELIVERED_RETENTION_MS = 30 * 86_400_000
+
+/** Drops delivered deliveries older than the retention, in bounded batches. */
+export function purgeDelivered(deps: WebhookDeps, retentionMs = DELIVERED_RETENTION_MS): number {
+  const cutoff = deps.clock.nowMs() - retentionMs
+  let total = 0
+  for (let i = 0; i < 20; i++) {
+    const n = deps.db.write(() => {
+      const ids = deps.db.sqlite
+        .query<{ id: string }, [number]>(
+          "SELECT id FROM webhook_deliveries WHERE status = 'delivered' AND next_attempt_at < ? LIMIT 2000",
+        )
+        .all(cutoff)
+        .map((r) => r.id)
+      if (ids.length === 0) return 0
+      const marks = ids.map(() => '?').join(',')
+      deps.db.sqlite
+        .query(`DELETE FROM webhook_attempts WHERE delivery_id IN (${marks})`)
+        .run(...ids)
+      deps.db.sqlite.query(`DELETE FROM webhook_deliveries WHERE id IN (${marks})`).run(...ids)
+      return ids.length
+    })
+    total += n
+    if (n < 2000) break
+  }
+  return total
+}
+
 /** After a crash: deliveries that were in flight go back to pending, due now. */
 export function recoverInFlight(deps: WebhookDeps): number {
   const nowMs = deps.clock.nowMs()

@@ -63,7 +63,7 @@ export function createWebhooksApp(ctx: ServiceContext, deps: WebhookDeps) {
     )
     .get(
       '/api/v1/webhooks',
-      ({ query, actor }) => listEndpoints(deps, tenantFor(actor, query.tenant_id), query),
+      ({ query, actor }) => listEndpoints(deps, scopeOf(actor, query.tenant_id), query),
       {
         auth: 'admin',
         query: t.Object({
@@ -81,7 +81,7 @@ export function createWebhooksApp(ctx: ServiceContext, deps: WebhookDeps) {
         const tenantId = tenantFor(actor, body.tenant_id)
         if (!isWebhookEvent(body.event))
           throw invalidField('event', 'must be one of the supported webhook events')
-        const r = enqueueEvent(deps, tenantId, body.event, body.data)
+        const r = enqueueEvent(deps, tenantId, body.event, body.data ?? {})
         deps.notify.enqueued(r.endpoints)
         set.status = 202
         return { message_id: r.messageId, deliveries: r.deliveries }

@@ -5,6 +5,7 @@ import { migrations } from '../../schema/webhook/migrations.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import service from './index.ts'
+import { purgeDelivered } from './queue.ts'
 
 interface Received {
   path: string
@@ -308,5 +309,34 @@ describe('webhook service', () => {
     expect(new Webhook(SECRET).verify(got.body, got.headers)).toBeTruthy()
     expect(new Webhook(rotated.body.secret).verify(got.body, got.headers)).toBeTruthy()
     await call('DELETE', `/api/v1/webhooks/${ep.body.id}`)
+  })
+
+  it('keeps the url as given, lists across tenants for the operator and deletes with 204', async () => {
+    const created = await call('POST', '/api/v1/webhooks', {
+      url: base,
+      events: ['payment.success'],
+      secret: 'plain-secret',
+    })
+    expect(created.body.url).toBe(base)
+    const all = await call('GET', '/api/v1/webhooks', undefined, 'platform')
+    expect(all.body.data.map((e: { tenant_id: string }) => e.tenant_id)).toContain('acme')
+    const trig = await call('POST', '/api/v1/webhooks/trigger', { event: 'payment.success' })
+    expect(trig.status).toBe(202)
+    expect((await call('DELETE', `/api/v1/webhooks/${created.body.id}`)).status).toBe(204)
+    expect((await call('GET', `/api/v1/webhooks/${created.body.id}`)).status).toBe(404)
+  })
+
+  it('purges delivered deliveries past the retention and keeps dead ones', async () => {
+    const deps = { db: kit.registry.platform('webhook'), clock: kit.ctx.clock } as never
+    const before = (await call('GET', '/api/v1/webhooks/deliveries?status=delivered')).body.data
+    expect(before.length).toBeGreaterThan(0)
+    const dead = (await call('GET', '/api/v1/webhooks/deliveries?status=dead')).body.data.length
+    expect(purgeDelivered(deps, -60_000)).toBeGreaterThanOrEqual(before.length)
+    expect(
+      (await call('GET', '/api/v1/webhooks/deliveries?status=delivered')).body.data,
+    ).toHaveLength(0)
+    expect((await call('GET', '/api/v1/webhooks/deliveries?status=dead')).body.data).toHaveLength(
+      dead,
+    )
   })
 })
