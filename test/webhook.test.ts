@@ -1,3 +1,4 @@
+import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -311,6 +312,55 @@ describe('webhooks end to end', () => {
       302, 302, 302,
     ])
     expect(at('/internal')).toHaveLength(0)
+  })
+
+  it('republishes outbox events with mmp replay events', async () => {
+    await register(acme, '/replayed', ['low.balance.alert'])
+    const envelope = {
+      id: 'evt_outbox_replay_1',
+      type: 'mobilemoney.balance.low',
+      version: 1,
+      tenant_id: 'acme',
+      occurred_at: new Date().toISOString(),
+      data: { balance: 5, threshold: 10, forecast_date: null, reason: 'replayed' },
+    }
+    const db = new Database(join(p.dataDir, 'platform', 'webhook.db'))
+    db.run('PRAGMA busy_timeout = 5000')
+    db.query(
+      'INSERT INTO outbox (id, topic, tenant_id, payload, created_at, sent_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(
+      envelope.id,
+      envelope.type,
+      'acme',
+      JSON.stringify(envelope),
+      envelope.occurred_at,
+      envelope.occurred_at,
+    )
+    db.close()
+    const cli = Bun.spawnSync(
+      [
+        process.execPath,
+        join(root, 'cmd/main.ts'),
+        'replay',
+        'events',
+        '--topic',
+        'mobilemoney.balance.low',
+        '--since',
+        '10m',
+      ],
+      {
+        cwd: root,
+        env: {
+          ...process.env,
+          MMP_DATA_DIR: p.dataDir,
+          MMP_PORT_OFFSET: String(p.offset),
+          NODE_ENV: 'production',
+        },
+      },
+    )
+    expect(cli.stdout.toString() + cli.stderr.toString()).toContain('1 event(s)')
+    const hit = await until(() => at('/replayed')[0], 10_000, 'replayed event delivery')
+    expect(hit.body.data.reason).toBe('replayed')
   })
 
   it('counts deliveries in /metrics', async () => {
