@@ -15,6 +15,11 @@ export interface AttemptInput {
   policy: DestinationPolicy
   resolve: Resolver
   nowMs: number
+  /**
+   * Called as soon as the status line arrives, before the body is read: the dispatcher commits
+   * a 2xx right there, which keeps the window in which a crash could resend it minimal.
+   */
+  onAnswer?: (status: number) => void
 }
 
 /**
@@ -63,7 +68,9 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptOutco
       proxy: false as never,
       tls: original.protocol === 'https:' ? { serverName: host } : undefined,
     } as RequestInit)
-    const text = await readLimited(res)
+    input.onAnswer?.(res.status)
+    // The status decides the outcome; a body that breaks off afterwards changes nothing.
+    const text = await readLimited(res).catch(() => '')
     const excerpt = text.length > EXCERPT_BYTES ? text.slice(0, EXCERPT_BYTES) : text
     const status = res.status
     if (status >= 200 && status < 300)

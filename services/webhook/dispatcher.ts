@@ -30,7 +30,14 @@ type Send = (
   endpoint: EndpointRow,
   delivery: Pick<DeliveryRow, 'messageId' | 'payload'>,
   nowMs: number,
+  onAnswer: (status: number) => void,
 ) => Promise<AttemptOutcome>
+
+/**
+ * Bucket size: 50 ms worth of the rate. A small burst paces deliveries evenly instead of firing a
+ * second's worth at once, which is gentler on receivers and keeps few requests in flight.
+ */
+const burstOf = (rate: number) => Math.max(1, Math.ceil(rate / 20))
 
 interface Lane {
   inFlight: number
@@ -59,8 +66,9 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
 
   const send: Send =
     opts.send ??
-    ((endpoint, delivery, nowMs) =>
+    ((endpoint, delivery, nowMs, onAnswer) =>
       attemptDelivery({
+        onAnswer,
         url: endpoint.url,
         messageId: delivery.messageId,
         body: delivery.payload,
@@ -96,6 +104,10 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
          status, disabled_reason AS disabledReason, created_at AS createdAt, updated_at AS updatedAt
        FROM webhook_endpoints WHERE id = ?`,
     ),
+    /** One autocommit statement: the 2xx is durable before anything else happens. */
+    markDelivered: deps.db.sqlite.query(
+      "UPDATE webhook_deliveries SET status = 'delivered', last_status_code = ?, last_error = NULL, updated_at = ?, delivered_at = ? WHERE id = ?",
+    ),
     counts: deps.db.sqlite.query<{ status: string; n: number }, []>(
       "SELECT status, COUNT(*) AS n FROM webhook_deliveries WHERE status IN ('pending', 'dead') GROUP BY status",
     ),
@@ -110,7 +122,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     let lane = lanes.get(id)
     if (!lane) {
       const rate = endpointOf(id)?.rateLimit ?? deps.config.rateLimit
-      lane = { inFlight: 0, tokens: rate, refilledAt: performance.now(), nextDue: null }
+      lane = { inFlight: 0, tokens: burstOf(rate), refilledAt: performance.now(), nextDue: null }
       lanes.set(id, lane)
     }
     return lane
@@ -146,10 +158,10 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     })
   }
 
-  /** Tokens available now for an endpoint (token bucket, burst = one second's worth). */
+  /** Tokens available now for an endpoint (token bucket). */
   const tokensOf = (lane: Lane, rate: number) => {
     const now = performance.now()
-    lane.tokens = Math.min(rate, lane.tokens + ((now - lane.refilledAt) / 1000) * rate)
+    lane.tokens = Math.min(burstOf(rate), lane.tokens + ((now - lane.refilledAt) / 1000) * rate)
     lane.refilledAt = now
     return Math.floor(lane.tokens)
   }
@@ -242,7 +254,12 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     const p = (async () => {
       let outcome: AttemptOutcome
       try {
-        outcome = await send(endpoint, row, deps.clock.nowMs())
+        outcome = await send(endpoint, row, deps.clock.nowMs(), (status) => {
+          if (status >= 200 && status < 300 && !deps.db.closed) {
+            const at = deps.clock.now().toISOString()
+            q.markDelivered.run(status, at, at, row.id)
+          }
+        })
       } catch (err) {
         outcome = {
           at: deps.clock.now().toISOString(),
@@ -304,7 +321,8 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     endpointChanged(endpointId: string) {
       endpoints.delete(endpointId)
       const lane = lanes.get(endpointId)
-      if (lane) lane.tokens = Math.min(lane.tokens, endpointOf(endpointId)?.rateLimit ?? Infinity)
+      const rate = endpointOf(endpointId)?.rateLimit
+      if (lane && rate) lane.tokens = Math.min(lane.tokens, burstOf(rate))
       refreshDue(endpointId)
       wake()
     },
