@@ -62,4 +62,12 @@ describe('one delivery attempt', () => {
     expect(out).toMatchObject({ ok: false, statusCode: null })
     expect(out.error).toContain('100 ms')
   })
+
+  it('tries the next checked address when one refuses the connection', async () => {
+    const out = await attemptDelivery(
+      input(`http://hooks.localhost:${port}/ok`, ['127.0.0.2', '::1', '127.0.0.1']),
+    )
+    expect(out).toMatchObject({ ok: true, statusCode: 200 })
+    expect(seen.at(-1)).toEqual({ host: `hooks.localhost:${port}`, path: '/ok' })
+  })
 })

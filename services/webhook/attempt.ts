@@ -36,15 +36,22 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptOutco
     latencyMs: Math.round(performance.now() - started),
     ...o,
   })
-  let target: URL
+  let targets: URL[]
   let host: string
   try {
     const dest = await checkDestination(input.url, input.policy, { resolve: input.resolve })
     host = dest.host
-    target = new URL(dest.url)
-    const address = dest.addresses[0]!
-    if (!ipaddr.isValid(host)) {
-      target.hostname = address.includes(':') ? `[${address}]` : address
+    if (ipaddr.isValid(host)) targets = [new URL(dest.url)]
+    else {
+      // IPv4 first; the next checked address is tried only when one refuses the connection.
+      const ordered = [...dest.addresses].sort(
+        (a, b) => Number(a.includes(':')) - Number(b.includes(':')),
+      )
+      targets = ordered.slice(0, 4).map((address) => {
+        const u = new URL(dest.url)
+        u.hostname = address.includes(':') ? `[${address}]` : address
+        return u
+      })
     }
   } catch (err) {
     return done({
@@ -58,16 +65,27 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptOutco
   const headers = signedHeaders(input.keys, input.messageId, timestamp, input.body)
   const original = new URL(input.url)
   headers.host = original.host
-  try {
-    const res = await fetch(target, {
+  const signal = AbortSignal.timeout(input.timeoutMs)
+  const post = (target: URL) =>
+    fetch(target, {
       method: 'POST',
       body: input.body,
       headers,
       redirect: 'manual',
-      signal: AbortSignal.timeout(input.timeoutMs),
+      signal,
       proxy: false as never,
       tls: original.protocol === 'https:' ? { serverName: host } : undefined,
     } as RequestInit)
+  try {
+    let res: Response | null = null
+    for (let i = 0; !res; i++) {
+      try {
+        res = await post(targets[i]!)
+      } catch (err) {
+        const refused = (err as { code?: string }).code === 'ECONNREFUSED'
+        if (!refused || i + 1 >= targets.length) throw err
+      }
+    }
     input.onAnswer?.(res.status)
     // The status decides the outcome; a body that breaks off afterwards changes nothing.
     const text = await readLimited(res).catch(() => '')

@@ -87,6 +87,8 @@ export function addressProblem(
   return `${host} resolves to ${parsed.toString()}, a ${label} address`
 }
 
+const HTTP_LOOPBACK_ONLY = 'must be an https URL (plain http only to a loopback address)'
+
 /** Checks scheme and form of a webhook URL (no network). */
 export function checkUrlShape(raw: string, policy: DestinationPolicy): URL {
   let url: URL
@@ -103,13 +105,8 @@ export function checkUrlShape(raw: string, policy: DestinationPolicy): URL {
   const host = hostOf(url)
   if (!host) throw new DestinationRefused('must name a host')
   if (url.protocol === 'http:') {
-    const loopbackName = host === 'localhost' || (ipaddr.isValid(host) && isLoopback(host))
-    if (!policy.allowInsecure || !loopbackName)
-      throw new DestinationRefused(
-        policy.allowInsecure
-          ? 'must be an https URL (plain http only to a loopback address)'
-          : 'must be an https URL',
-      )
+    if (!policy.allowInsecure) throw new DestinationRefused('must be an https URL')
+    if (ipaddr.isValid(host) && !isLoopback(host)) throw new DestinationRefused(HTTP_LOOPBACK_ONLY)
   }
   return url
 }
@@ -141,10 +138,13 @@ export async function checkDestination(
       addresses = []
     }
     if (addresses.length === 0) {
-      if (opts.unresolvable === 'allow') return { url, host, addresses }
+      if (opts.unresolvable === 'allow' && url.protocol === 'https:')
+        return { url, host, addresses }
       throw new DestinationRefused(`${host} does not resolve`)
     }
   }
+  if (url.protocol === 'http:' && !addresses.every(isLoopback))
+    throw new DestinationRefused(HTTP_LOOPBACK_ONLY)
   for (const address of addresses) {
     const problem = addressProblem(host, address, policy)
     if (problem) throw new DestinationRefused(problem)
