@@ -113,9 +113,18 @@ export function checkUrlShape(raw: string, policy: DestinationPolicy): URL {
 
 export type Resolver = (host: string) => Promise<string[]>
 
+/** The system resolver, given up on after 3 s (a name that does not answer is unresolvable). */
 export const systemResolver: Resolver = async (host) => {
-  const all = await lookup(host, { all: true, verbatim: true })
-  return all.map((a) => a.address)
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`resolving ${host} timed out`)), 3000)
+  })
+  try {
+    const all = await Promise.race([lookup(host, { all: true, verbatim: true }), timeout])
+    return all.map((a) => a.address)
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 /**
