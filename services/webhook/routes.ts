@@ -109,11 +109,11 @@ export function createWebhooksApp(ctx: ServiceContext, deps: WebhookDeps) {
       '/api/v1/webhooks/deliveries/replay',
       ({ body, actor, set }) => {
         set.status = 202
-        return replayDead(deps, scopeOf(actor, body.tenant_id), body.endpoint_id)
+        return replayDead(deps, scopeOf(actor, body?.tenant_id), body?.endpoint_id)
       },
       {
         auth: 'admin',
-        body: ReplayManyBody,
+        body: t.Optional(ReplayManyBody),
         response: { 202: t.Object({ replayed: t.Integer() }) },
         detail: secured('Replay every dead delivery (of a tenant, or of one endpoint)'),
       },
