@@ -1,7 +1,14 @@
-import { counter, gauge, histogram } from '../kernel/metrics.ts'
 import { attemptDelivery } from './attempt.ts'
 import type { WebhookDeps } from './deps.ts'
 import { type EndpointRow, signingKeys } from './endpoints.ts'
+import {
+  attemptSeconds,
+  attemptsTotal,
+  deadGauge,
+  deliveriesTotal,
+  inFlightGauge,
+  pendingGauge,
+} from './metrics.ts'
 import {
   type AttemptOutcome,
   type DeliveryRow,
@@ -9,22 +16,6 @@ import {
   recordAttempts,
   recoverInFlight,
 } from './queue.ts'
-
-const attemptsTotal = counter('mmp_webhook_attempts_total', 'Webhook delivery attempts by result', [
-  'result',
-])
-const deliveriesTotal = counter(
-  'mmp_webhook_deliveries_total',
-  'Webhook deliveries that reached a final state',
-  ['status'],
-)
-const attemptSeconds = histogram(
-  'mmp_webhook_attempt_duration_seconds',
-  'Duration of webhook delivery attempts',
-)
-const inFlightGauge = gauge('mmp_webhook_in_flight', 'Webhook attempts in flight')
-const pendingGauge = gauge('mmp_webhook_pending', 'Webhook deliveries waiting (pending)')
-const deadGauge = gauge('mmp_webhook_dead', 'Webhook deliveries in the dead-letter state')
 
 type Send = (
   endpoint: EndpointRow,

@@ -3,6 +3,7 @@ import type { ServiceContext } from '../kernel/context.ts'
 import { invalidField } from '../kernel/errors.ts'
 import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
+import { getDelivery, listDeliveries, replayDead, replayDelivery } from './delivery-log.ts'
 import type { WebhookDeps } from './deps.ts'
 import {
   createEndpoint,
@@ -25,7 +26,7 @@ import {
   TriggerBody,
   UpdateEndpointBody,
 } from './model.ts'
-import { enqueueEvent, getDelivery, listDeliveries, replayDead, replayDelivery } from './queue.ts'
+import { enqueueEvent } from './queue.ts'
 
 const secured = (summary: string) => ({
   summary,
