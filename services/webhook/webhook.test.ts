@@ -328,6 +328,13 @@ describe('webhook service', () => {
 
   it('purges delivered deliveries past the retention and keeps dead ones', async () => {
     const deps = { db: kit.registry.platform('webhook'), clock: kit.ctx.clock } as never
+    const settled = async () => {
+      for (const status of ['pending', 'delivering'])
+        if ((await call('GET', `/api/v1/webhooks/deliveries?status=${status}`)).body.data.length)
+          return false
+      return true
+    }
+    await until(settled)
     const before = (await call('GET', '/api/v1/webhooks/deliveries?status=delivered')).body.data
     expect(before.length).toBeGreaterThan(0)
     const dead = (await call('GET', '/api/v1/webhooks/deliveries?status=dead')).body.data.length
