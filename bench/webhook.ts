@@ -3,7 +3,6 @@
  * a local receiver (target ≥ 2,000/s), against signed deliveries with no storage at the same
  * concurrency in the same run; then event → delivery p99 at a steady event rate (target ≤ 100 ms).
  */
-import { join } from 'node:path'
 import { topics } from '../schema/events.ts'
 import { migrations } from '../schema/webhook/migrations.ts'
 import { createTestKit } from '../services/kernel/testing.ts'
@@ -18,7 +17,39 @@ const now = () => performance.timeOrigin + performance.now()
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
 
-const proc = Bun.spawn([process.execPath, join(import.meta.dir, 'webhook-receiver.ts')], {
+/** The receiver runs as its own process (its own core): counts deliveries, notes arrival times. */
+const RECEIVER = `
+const now = () => performance.timeOrigin + performance.now()
+let count = 0
+const ids = new Set<string>()
+let arrivals: Record<string, number> = {}
+const server = Bun.serve({
+  port: 0,
+  hostname: '127.0.0.1',
+  async fetch(req) {
+    const url = new URL(req.url)
+    if (url.pathname === '/stats') {
+      const body = JSON.stringify({ count, unique: ids.size, arrivals })
+      return new Response(body)
+    }
+    if (url.pathname === '/reset') {
+      count = 0
+      ids.clear()
+      arrivals = {}
+      return new Response('ok')
+    }
+    const text = await req.text()
+    count++
+    ids.add(req.headers.get('webhook-id') ?? '')
+    const tx = /"transaction_id":"(txn_lat_[0-9]+)"/.exec(text)
+    if (tx) arrivals[tx[1]!] = now()
+    return new Response('ok')
+  },
+})
+console.log(server.port)
+`
+
+const proc = Bun.spawn([process.execPath, '-e', RECEIVER], {
   stdout: 'pipe',
   stderr: 'inherit',
 })
