@@ -51,6 +51,7 @@ function deliveryView(row: DeliveryRow, attempts: Delivery['attempts']): Deliver
     status: row.status,
     attempt_count: row.attempts,
     next_attempt_at: row.status === 'pending' ? new Date(row.nextAttemptAt).toISOString() : null,
+    last_attempt_at: attempts.at(-1)?.at ?? null,
     last_status_code: row.lastStatusCode,
     last_error: row.lastError,
     created_at: row.createdAt,

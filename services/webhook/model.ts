@@ -89,6 +89,7 @@ export const Delivery = t.Object({
   status: t.String(),
   attempt_count: t.Integer(),
   next_attempt_at: t.Nullable(t.String()),
+  last_attempt_at: t.Nullable(t.String()),
   last_status_code: t.Nullable(t.Integer()),
   last_error: t.Nullable(t.String()),
   created_at: t.String(),
