@@ -65,21 +65,26 @@ async function checkUrl(deps: WebhookDeps, url: string): Promise<string> {
   }
 }
 
+/** How many endpoints a tenant has against its plan limit (null: unlimited or not known yet). */
+export function endpointUsage(deps: WebhookDeps, tenantId: string) {
+  const used =
+    deps.db.orm
+      .select({ n: count() })
+      .from(webhookEndpoints)
+      .where(eq(webhookEndpoints.tenantId, tenantId))
+      .get()?.n ?? 0
+  const limit = readEntitlements(deps.registry, tenantId)?.limits.webhook_endpoints ?? null
+  return { tenant_id: tenantId, webhook_endpoints: { used, limit } }
+}
+
 /**
  * The plan limit on endpoints: the shared check (suspension, billing's count) and our own count,
  * since billing learns about endpoints only later.
  */
 function assertEndpointAllowed(deps: WebhookDeps, tenantId: string): void {
   assertEntitled(deps.registry, tenantId, { write: true, metric: 'webhook_endpoints', adding: 1 })
-  const limit = readEntitlements(deps.registry, tenantId)?.limits.webhook_endpoints
-  if (limit === null || limit === undefined) return
-  const own =
-    deps.db.orm
-      .select({ n: count() })
-      .from(webhookEndpoints)
-      .where(eq(webhookEndpoints.tenantId, tenantId))
-      .get()?.n ?? 0
-  if (own + 1 > limit) throw new LimitExceeded('webhook_endpoints', limit, own)
+  const { used, limit } = endpointUsage(deps, tenantId).webhook_endpoints
+  if (limit !== null && used + 1 > limit) throw new LimitExceeded('webhook_endpoints', limit, used)
 }
 
 export async function createEndpoint(

@@ -8,6 +8,7 @@ import type { WebhookDeps } from './deps.ts'
 import {
   createEndpoint,
   deleteEndpoint,
+  endpointUsage,
   endpointView,
   getEndpointRow,
   listEndpoints,
@@ -74,6 +75,21 @@ export function createWebhooksApp(ctx: ServiceContext, deps: WebhookDeps) {
         }),
         response: { 200: Page(Endpoint) },
         detail: secured("List a tenant's webhook endpoints"),
+      },
+    )
+    .get(
+      '/api/v1/webhooks/usage',
+      ({ query, actor }) => endpointUsage(deps, tenantFor(actor, query.tenant_id)),
+      {
+        auth: 'read',
+        query: t.Object({ tenant_id: t.Optional(t.String()) }),
+        response: {
+          200: t.Object({
+            tenant_id: t.String(),
+            webhook_endpoints: t.Object({ used: t.Integer(), limit: t.Nullable(t.Integer()) }),
+          }),
+        },
+        detail: secured('Webhook endpoints used against the plan limit'),
       },
     )
     .post(

@@ -141,5 +141,10 @@ describe('webhook routes security', () => {
     const second = await call('POST', '/api/v1/webhooks', body, gamma)
     expect(second.status).toBe(402)
     expect(second.body.code).toBe('LIMIT_EXCEEDED')
+    const usage = await call('GET', '/api/v1/webhooks/usage', undefined, {
+      tenantId: 'gamma',
+      role: 'Viewer',
+    })
+    expect(usage.body).toEqual({ tenant_id: 'gamma', webhook_endpoints: { used: 1, limit: 1 } })
   })
 })
