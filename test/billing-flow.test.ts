@@ -63,6 +63,23 @@ describe('billing across services', () => {
     expect(invoice.number).toMatch(/^INV-\d{6}$/)
     expect(invoice.total).toBeGreaterThan(0)
 
+    // Unpaid past the grace period: suspended. Reads work, writes anywhere answer 402.
+    const late = new Date(new Date(invoice.due_at).getTime() + 8 * 86_400_000).toISOString()
+    expect((await operator.post('/api/v1/billing/run-cycle', { at: late })).status).toBe(200)
+    expect((await admin.get('/api/v1/billing/subscriptions/shop')).body.status).toBe('suspended')
+    const rule = {
+      name: 'Flour',
+      match: 'keyword',
+      pattern: 'unga',
+      category: 'Inventory',
+      priority: 100,
+    }
+    const refused = await admin.post('/api/v1/categorize/rules', rule)
+    expect(refused.status).toBe(402)
+    expect(refused.body.code).toBe('SUBSCRIPTION_SUSPENDED')
+    expect((await admin.get('/api/v1/analytics/summary')).status).toBe(200)
+
+    // Paying the invoice is still possible, and brings the tenant back.
     const pay = await admin.post(`/api/v1/billing/invoices/${invoice.id}/pay`, {
       phone_number: '254712345678',
     })
@@ -78,5 +95,30 @@ describe('billing across services', () => {
       return i.body.status === 'paid' ? i.body : null
     })
     expect(paid.paid_at).toBeTruthy()
+    await eventually(
+      async () => (await admin.get('/api/v1/billing/subscriptions/shop')).body.status === 'active',
+    )
+    expect((await admin.post('/api/v1/categorize/rules', rule)).status).toBe(201)
+  })
+
+  it('refuses writes of a tenant the operator suspended, in every service, and keeps reads', async () => {
+    expect((await operator.post('/api/v1/tenants/shop/suspend')).status).toBe(200)
+    const push = await admin.post('/api/v1/payments/stkpush', {
+      tenant_id: 'shop',
+      phone_number: '254712345678',
+      amount: 10,
+      account_reference: 'X',
+      transaction_desc: 'X',
+    })
+    expect(push.status).toBe(403)
+    const row = () => ({
+      transactions: [
+        { occurred_at: new Date().toISOString(), amount: 5, direction: 'in', description: 'x' },
+      ],
+    })
+    expect((await admin.post('/api/v1/parser/transactions', row())).status).toBe(403)
+    expect((await admin.get('/api/v1/analytics/summary')).status).toBe(200)
+    expect((await operator.post('/api/v1/tenants/shop/resume')).status).toBe(200)
+    expect((await admin.post('/api/v1/parser/transactions', row())).status).toBe(200)
   })
 })

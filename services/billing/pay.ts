@@ -1,4 +1,5 @@
 import { invoicePayments } from '../../schema/billing/tables.ts'
+import { INVOICE_PAYMENT, PURPOSE_HEADER } from '../kernel/entitlements.ts'
 import { invalidField } from '../kernel/errors.ts'
 import { newId } from '../kernel/ids.ts'
 import type { Actor } from '../kernel/roles.ts'
@@ -72,6 +73,7 @@ export async function payInvoice(
     token: actor.token,
     requestId: fwd.requestId,
     deadline: fwd.deadline,
+    headers: { [PURPOSE_HEADER]: INVOICE_PAYMENT },
   })
   const now = iso(b.ctx.clock.now())
   b.db.write((orm) =>

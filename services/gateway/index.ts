@@ -59,6 +59,7 @@ type Server = { requestIP(request: Request): { address: string } | null }
 
 /** Identity, hop-by-hop and deadline headers: never passed on as the client sent them. */
 const DROP = [
+  'x-mmp-purpose',
   'x-tenant-id',
   'x-user-id',
   'x-user-role',

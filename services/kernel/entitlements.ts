@@ -1,7 +1,14 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TenantRegistry } from '../../tenants/registry.ts'
-import { AppError, LimitExceeded } from './errors.ts'
+import { AppError, Forbidden, LimitExceeded } from './errors.ts'
+
+/**
+ * Set by the billing service on its call to the payment service when a tenant pays an invoice,
+ * so a suspended tenant can still pay its way out. The gateway drops it from client requests.
+ */
+export const PURPOSE_HEADER = 'x-mmp-purpose'
+export const INVOICE_PAYMENT = 'invoice-payment'
 
 export type Metric =
   | 'transactions'
@@ -65,6 +72,11 @@ export function assertEntitled(
   tenantId: string,
   need: { write?: boolean; metric?: Metric; adding?: number },
 ): void {
+  if (need.write && registry.placement(tenantId).status === 'suspended') {
+    throw new Forbidden(
+      `tenant ${tenantId} is suspended by the platform operator; reads still work`,
+    )
+  }
   const e = readEntitlements(registry, tenantId)
   if (!e) return
   if (need.write && (e.status === 'suspended' || e.status === 'canceled')) {

@@ -1,10 +1,11 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import type { ServiceContext } from './context.ts'
+import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.ts'
 import { AppError, Forbidden } from './errors.ts'
 import { isValidRequestId, newRequestId } from './ids.ts'
 import { appErrorResponse, fieldErrorsOf, problemResponse } from './problem.ts'
-import { type Action, type Actor, assertCan } from './roles.ts'
+import { type Action, type Actor, assertCan, isOperator } from './roles.ts'
 import { bearerToken } from './tokens.ts'
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
@@ -148,6 +149,9 @@ export function createServiceApp(
           const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
           assertHeadersAgree(request.headers, actor)
           assertCan(actor, action)
+          if (writesWhileSuspendedRefused(ctx.name, request, actor)) {
+            assertEntitled(ctx.registry, actor.tenantId, { write: true })
+          }
         },
         async resolve({ request }: { request: Request }): Promise<{ actor: Actor }> {
           const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
@@ -174,6 +178,17 @@ export function createServiceApp(
       },
       { detail: { hide: true } },
     )
+}
+
+/**
+ * DESIGN §10: a suspended tenant reads but does not write. Every state-changing request of a
+ * tenant user is checked here, once for all services; billing stays open (it is the way out),
+ * and so does an invoice payment billing makes on the tenant's behalf.
+ */
+function writesWhileSuspendedRefused(service: string, request: Request, actor: Actor): boolean {
+  if (request.method === 'GET' || request.method === 'HEAD' || isOperator(actor)) return false
+  if (service === 'billing') return false
+  return request.headers.get(PURPOSE_HEADER) !== INVOICE_PAYMENT
 }
 
 /**

@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
+import { INVOICE_PAYMENT, PURPOSE_HEADER } from '../kernel/entitlements.ts'
 import { createServiceApp } from '../kernel/service.ts'
 import {
   B2CAccepted,
@@ -38,7 +39,13 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
     .post(
       '/api/v1/payments/stkpush',
       async ({ body, actor, headers, set, requestId }) => {
-        const answer = await payments.stkPush(actor, body, headers['idempotency-key'], requestId)
+        const answer = await payments.stkPush(
+          actor,
+          body,
+          headers['idempotency-key'],
+          requestId,
+          headers[PURPOSE_HEADER] === INVOICE_PAYMENT,
+        )
         set.status = answer.status
         return answer.body as typeof StkPushAccepted.static
       },
