@@ -200,10 +200,9 @@ export async function startPlatform(config: Config): Promise<Platform> {
       // The dashboard at `/`; everything else is the API.
       routes: dashboardRoutes,
       fetch: gateway.fetch,
-      maxRequestBodySize: Math.max(
-        config.get<number>('gateway.upload_limit'),
-        config.get<number>('gateway.body_limit'),
-      ),
+      // The gateway refuses oversized bodies itself, by Content-Length or while streaming, with
+      // a problem+json 413; Bun's own cap (a bare 413) is only a backstop far above the limits.
+      maxRequestBodySize: 1024 * 1024 * 1024,
       error: () =>
         new Response(
           JSON.stringify({ type: 'about:blank', title: 'Internal Server Error', status: 500 }),

@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
+import { problemResponse } from '../kernel/problem.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp, DEFAULT_BODY_LIMIT } from '../kernel/service.ts'
 import { importStatement } from './import-statement.ts'
@@ -19,19 +20,16 @@ export function createParserApp(ctx: ServiceContext) {
     description: 'Transactions in: JSON batches, M-Pesa SMS and M-Pesa statements',
     bodyLimit: UPLOAD_LIMIT,
   })
-    .onRequest(({ request, set }) => {
+    .onRequest(({ request }) => {
       if (new URL(request.url).pathname.startsWith('/api/v1/statements')) return
       if (Number(request.headers.get('content-length') ?? 0) > DEFAULT_BODY_LIMIT) {
-        set.status = 413
-        return Response.json(
+        return problemResponse(
           {
-            type: 'about:blank',
-            title: 'Payload Too Large',
             status: 413,
             code: 'PAYLOAD_TOO_LARGE',
-            detail: `the body is larger than ${DEFAULT_BODY_LIMIT} bytes`,
+            detail: `the body is larger than ${DEFAULT_BODY_LIMIT} bytes; send statements to /api/v1/statements`,
           },
-          { status: 413, headers: { 'content-type': 'application/problem+json' } },
+          request.headers.get('x-request-id') ?? undefined,
         )
       }
     })
