@@ -16,6 +16,10 @@ export interface ForecastPoint {
   upper_95: number
 }
 
+/** Axis labels: 12k, 1.5M. */
+const short = (v: number) =>
+  Math.abs(v) >= 1e6 ? `${v / 1e6}M` : Math.abs(v) >= 1e3 ? `${v / 1e3}k` : String(v)
+
 const ts = (d: string) => Date.parse(`${d.slice(0, 10)}T00:00:00Z`) / 1000
 
 /**
@@ -47,7 +51,7 @@ export function cashflowChart(
     fc('lower_95'),
     fc('upper_95'),
   ]
-  const width = Math.max(280, target.clientWidth || 600)
+  const width = Math.max(240, target.clientWidth || 600)
   const opts: uPlot.Options = {
     width,
     height: 280,
@@ -57,7 +61,7 @@ export function cashflowChart(
       { label: 'Outflow', stroke: '#c62828', width: 1.5 },
       { label: 'Net', stroke: '#1f4e99', width: 2 },
       { label: 'Forecast net', stroke: '#1f4e99', dash: [6, 4], width: 2 },
-      { label: '80 % low', stroke: 'transparent', show: true },
+      { label: '80 % low', stroke: 'transparent' },
       { label: '80 % high', stroke: 'transparent' },
       { label: '95 % low', stroke: 'transparent' },
       { label: '95 % high', stroke: 'transparent' },
@@ -66,7 +70,28 @@ export function cashflowChart(
       { series: [6, 5], fill: 'rgba(31,78,153,0.18)' },
       { series: [8, 7], fill: 'rgba(31,78,153,0.08)' },
     ],
-    axes: [{}, { size: 70 }],
+    axes: [{}, { size: 64, values: (_u, ticks) => ticks.map(short) }],
+    legend: { show: false },
   }
-  return new uPlot(opts, data, target)
+  const chart = new uPlot(opts, data, target)
+  const key = (color: string, text: string, style = '') =>
+    `<li><i style="background:${color};${style}"></i>${text}</li>`
+  const legend = document.createElement('ul')
+  legend.className = 'legend'
+  legend.innerHTML = [
+    key('#1b873f', 'Inflow'),
+    key('#c62828', 'Outflow'),
+    key('#1f4e99', 'Net'),
+    key('#1f4e99', 'Forecast net', 'opacity:.6'),
+    key('rgba(31,78,153,0.35)', '80 % interval', 'height:.7rem'),
+    key('rgba(31,78,153,0.15)', '95 % interval', 'height:.7rem'),
+  ].join('')
+  target.append(legend)
+  const sum = (k: 'inflow' | 'outflow') => daily.reduce((s, d) => s + d[k], 0)
+  target.setAttribute('role', 'img')
+  target.setAttribute(
+    'aria-label',
+    `Daily cashflow from ${daily[0]?.date} to ${daily.at(-1)?.date}: money in ${Math.round(sum('inflow'))}, money out ${Math.round(sum('outflow'))}${forecast.length ? `, with a ${forecast.length}-day forecast` : ''}.`,
+  )
+  return chart
 }

@@ -44,7 +44,7 @@ export function showError(err: unknown): void {
     { class: 'problem', role: 'alert' },
     h('strong', {}, p.status ? `${p.status} ${p.title ?? ''}` : 'Error'),
     h('span', {}, ` ${text}`),
-    p.errors?.length
+    p.errors?.length && !(p.errors.length === 1 && text.includes(p.errors[0]!.message))
       ? h(
           'ul',
           {},
@@ -93,7 +93,7 @@ export function table(
           h(
             'tr',
             {},
-            r.map((c) => h('td', {}, c)),
+            r.map((c, i) => h('td', { 'data-label': headers[i] || null }, c)),
           ),
         ),
       ),

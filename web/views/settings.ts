@@ -1,4 +1,4 @@
-import { api, can, currentSession } from '../api.ts'
+import { api, can, isOperator, scoped } from '../api.ts'
 import { date, formValues, h, money, section, showError, table } from '../ui.ts'
 import { categories } from './transactions.ts'
 
@@ -12,6 +12,7 @@ const webhookEvents = [
   'low.balance.alert',
 ]
 
+/** A form whose submit calls the API and shows any problem it answers. */
 function formWith(
   id: string,
   label: string,
@@ -19,73 +20,89 @@ function formWith(
   submit: string,
   onSubmit: (v: Record<string, string>, form: HTMLFormElement) => Promise<void>,
 ): HTMLFormElement {
+  const button = h('button', { type: 'submit' }, submit) as HTMLButtonElement
   const form = h(
     'form',
     { class: 'inline', id, 'aria-label': label },
     ...fields,
-    h('button', { type: 'submit' }, submit),
+    button,
   ) as HTMLFormElement
   form.addEventListener('submit', async (e) => {
     e.preventDefault()
+    button.disabled = true
     try {
       await onSubmit(formValues(form), form)
       form.reset()
     } catch (err) {
       showError(err)
+    } finally {
+      button.disabled = false
     }
   })
   return form
 }
 
-export async function settingsView(root: HTMLElement): Promise<void> {
-  const tenantId = currentSession()!.user.tenant_id
-  if (can('admin')) {
-    root.append(
-      await usersPanel(tenantId),
-      await webhooksPanel(tenantId),
-      await billingPanel(tenantId),
-    )
-  }
-  if (can('manage')) root.append(await rulesPanel())
+const field = (label: string, input: HTMLElement) => h('label', {}, label, input)
+
+/** Admins: users, webhooks, subscription and invoices, rules. Managers: rules only. */
+export async function settingsView(root: HTMLElement, tenantId: string): Promise<void> {
+  const panels: Promise<HTMLElement>[] = []
+  if (can('admin'))
+    panels.push(usersPanel(tenantId), webhooksPanel(tenantId), billingPanel(tenantId))
+  if (can('manage')) panels.push(rulesPanel(tenantId))
+  root.append(...(await Promise.all(panels)))
 }
 
-function emptyAfterError(err: unknown): { data: never[] } {
-  showError(err)
-  return { data: [] }
+interface User {
+  id: string
+  email: string
+  role: string
+  status: string
 }
 
 async function usersPanel(tenantId: string): Promise<HTMLElement> {
   const list = h('div', { id: 'users' })
   const invited = h('div', { role: 'status' })
   const load = async () => {
-    const res = await api.get(`/api/v1/tenants/${tenantId}/users`).catch(emptyAfterError)
-    list.replaceChildren(
-      table(
-        ['Email', 'Role', 'Status'],
-        (res.data ?? []).map((u: any) => [u.email, u.role, u.status ?? '']),
-      ),
-    )
+    try {
+      const res = await api.get<{ data: User[] }>(
+        `/api/v1/tenants/${encodeURIComponent(tenantId)}/users`,
+      )
+      list.replaceChildren(
+        table(
+          ['Email', 'Role', 'Status'],
+          res.data.map((u) => [u.email, u.role, u.status]),
+          { id: 'users-table' },
+        ),
+      )
+    } catch (err) {
+      showError(err)
+    }
   }
   const form = formWith(
     'invite-form',
     'Invite a user',
     [
-      h('input', {
-        name: 'email',
-        type: 'email',
-        placeholder: 'email',
-        required: true,
-        'aria-label': 'Email',
-      }),
-      h(
-        'select',
-        { name: 'role', 'aria-label': 'Role' },
-        roles.map((r) => h('option', { value: r }, r)),
+      field(
+        'Email',
+        h('input', { name: 'email', type: 'email', required: true, autocomplete: 'off' }),
+      ),
+      field(
+        'Role',
+        h(
+          'select',
+          { name: 'role' },
+          roles.map((r) => h('option', { value: r, selected: r === 'Viewer' }, r)),
+        ),
       ),
     ],
     'Invite',
     async (v) => {
-      const res = await api.send('POST', `/api/v1/tenants/${tenantId}/users`, {
+      const res = await api.send<{
+        email: string
+        invite_token?: string
+        expires_at?: string
+      }>('POST', `/api/v1/tenants/${encodeURIComponent(tenantId)}/users`, {
         email: v.email,
         role: v.role,
       })
@@ -93,9 +110,9 @@ async function usersPanel(tenantId: string): Promise<HTMLElement> {
         h(
           'p',
           {},
-          `Invitation for ${res.email}: `,
-          h('code', {}, res.invite_token ?? ''),
-          ` (expires ${date(res.expires_at)})`,
+          `Invitation for ${res.email}: give them this token to accept at /api/v1/auth/accept-invite `,
+          h('code', { class: 'token' }, res.invite_token ?? ''),
+          res.expires_at ? ` (expires ${date(res.expires_at)})` : '',
         ),
       )
       await load()
@@ -105,76 +122,110 @@ async function usersPanel(tenantId: string): Promise<HTMLElement> {
   return section('Users and roles', form, invited, list)
 }
 
+interface Endpoint {
+  id: string
+  url: string
+  events: string[]
+  status: string
+  disabled_reason: string | null
+}
+interface Delivery {
+  id: string
+  event: string
+  status: string
+  attempt_count: number
+  last_status_code: number | null
+  last_error: string | null
+  updated_at: string
+  endpoint_id: string
+}
+
 async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
   const list = h('div', { id: 'webhooks' })
   const deliveries = h('div', { id: 'deliveries' })
   const load = async () => {
-    const [hooks, dels] = await Promise.all([
-      api.get('/api/v1/webhooks').catch(() => ({ data: [] })),
-      api.get('/api/v1/webhooks/deliveries?limit=20').catch(() => ({ data: [] })),
+    const [hooks, dels] = await Promise.allSettled([
+      api.get<{ data: Endpoint[] }>(scoped('/api/v1/webhooks')),
+      api.get<{ data: Delivery[] }>(scoped('/api/v1/webhooks/deliveries?limit=20')),
     ])
-    list.replaceChildren(
-      table(
-        ['URL', 'Events', 'Status'],
-        (hooks.data ?? []).map((w: any) => [w.url, (w.events ?? []).join(', '), w.status]),
-      ),
-    )
-    deliveries.replaceChildren(
-      table(
-        ['Event', 'Status', 'Attempts', 'Last attempt', ''],
-        (dels.data ?? []).map((d: any) => [
-          d.event,
-          d.status,
-          String(d.attempt_count ?? d.attempts?.length ?? 0),
-          date(d.last_attempt_at ?? d.updated_at),
-          d.status === 'dead'
-            ? h(
-                'button',
-                {
-                  type: 'button',
-                  onclick: () =>
-                    api
-                      .send('POST', `/api/v1/webhooks/deliveries/${d.id}/replay`)
-                      .then(load, showError),
-                },
-                'Replay',
-              )
-            : '',
-        ]),
-      ),
-    )
+    if (hooks.status === 'fulfilled')
+      list.replaceChildren(
+        hooks.value.data.length
+          ? table(
+              ['URL', 'Events', 'Status'],
+              hooks.value.data.map((w) => [
+                h('code', {}, w.url),
+                w.events.join(', '),
+                w.disabled_reason ? `${w.status} (${w.disabled_reason})` : w.status,
+              ]),
+              { id: 'webhooks-table' },
+            )
+          : h('p', { class: 'muted' }, 'No webhook endpoints yet.'),
+      )
+    else showError(hooks.reason)
+    if (dels.status === 'fulfilled')
+      deliveries.replaceChildren(
+        dels.value.data.length
+          ? table(
+              ['Event', 'Status', 'Attempts', 'Last answer', 'Updated', ''],
+              dels.value.data.map((d) => [
+                d.event,
+                h('span', { class: `status-${d.status}` }, d.status),
+                String(d.attempt_count),
+                d.last_status_code ? String(d.last_status_code) : (d.last_error ?? '—'),
+                date(d.updated_at),
+                d.status === 'dead' || d.status === 'delivered'
+                  ? h(
+                      'button',
+                      {
+                        type: 'button',
+                        'aria-label': `Replay ${d.event} delivery ${d.id}`,
+                        onclick: () =>
+                          api
+                            .send('POST', `/api/v1/webhooks/deliveries/${d.id}/replay`)
+                            .then(load, showError),
+                      },
+                      'Replay',
+                    )
+                  : '',
+              ]),
+              { id: 'deliveries-table' },
+            )
+          : h('p', { class: 'muted' }, 'No deliveries yet.'),
+      )
+    else showError(dels.reason)
   }
   const form = formWith(
     'webhook-form',
     'Register a webhook',
     [
-      h('input', {
-        name: 'url',
-        type: 'url',
-        placeholder: 'https://…',
-        required: true,
-        'aria-label': 'URL',
-      }),
-      h('input', {
-        name: 'secret',
-        placeholder: 'signing secret',
-        required: true,
-        'aria-label': 'Secret',
-        minlength: 8,
-      }),
-      h(
-        'select',
-        { name: 'events', 'aria-label': 'Event' },
-        webhookEvents.map((e) => h('option', { value: e }, e)),
+      field(
+        'URL',
+        h('input', { name: 'url', type: 'url', placeholder: 'https://…', required: true }),
+      ),
+      field(
+        'Signing secret',
+        h('input', { name: 'secret', required: true, minlength: 8, autocomplete: 'off' }),
+      ),
+      field(
+        'Events',
+        h(
+          'select',
+          { name: 'events', multiple: true, size: 3, required: true },
+          webhookEvents.map((e) => h('option', { value: e, selected: e === 'payment.success' }, e)),
+        ),
       ),
     ],
     'Register',
-    async (v) => {
+    async (v, form) => {
+      const events = [
+        ...(form.elements.namedItem('events') as HTMLSelectElement).selectedOptions,
+      ].map((o) => o.value)
       await api.send('POST', '/api/v1/webhooks', {
         tenant_id: tenantId,
         url: v.url,
         secret: v.secret,
-        events: [v.events],
+        events,
       })
       await load()
     },
@@ -183,109 +234,200 @@ async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
   return section('Webhooks', form, list, h('h3', {}, 'Recent deliveries'), deliveries)
 }
 
+interface Subscription {
+  plan: string
+  status: string
+  current_period_end: string
+  grace_period_ends: string | null
+  credit: number
+}
+interface Invoice {
+  id: string
+  number: string
+  status: string
+  period_start: string
+  period_end: string
+  total: number
+  currency: string
+  due_at: string
+}
+
 async function billingPanel(tenantId: string): Promise<HTMLElement> {
   const sub = h('div', { id: 'subscription' })
   const invoices = h('div', { id: 'invoices' })
-  const [s, inv] = await Promise.all([
-    api.get(`/api/v1/billing/subscriptions/${tenantId}`).catch(() => null),
-    api.get('/api/v1/billing/invoices').catch(() => ({ data: [] })),
+  const paying = h('div', { role: 'status' })
+  const day = (s: string) => new Date(s).toLocaleDateString('en-KE', { dateStyle: 'medium' })
+  const [s, inv] = await Promise.allSettled([
+    api.get<Subscription>(`/api/v1/billing/subscriptions/${encodeURIComponent(tenantId)}`),
+    api.get<{ data: Invoice[] }>(
+      isOperator()
+        ? `/api/v1/billing/invoices?tenant_id=${encodeURIComponent(tenantId)}`
+        : '/api/v1/billing/invoices',
+    ),
   ])
-  if (s)
+  if (s.status === 'fulfilled') {
+    const v = s.value
     sub.append(
       h(
         'p',
         {},
-        `Plan `,
-        h('strong', {}, s.plan),
-        ` · ${s.status} · renews ${date(s.current_period_end)}`,
+        'Plan ',
+        h('strong', {}, v.plan),
+        ` · ${v.status.replace('_', ' ')} · period ends ${day(v.current_period_end)}`,
+        v.grace_period_ends ? ` · grace period ends ${day(v.grace_period_ends)}` : '',
+        v.credit ? ` · credit ${money(v.credit)}` : '',
       ),
     )
-  invoices.append(
-    table(
-      ['Number', 'Period', 'Total', 'Status', ''],
-      (inv.data ?? []).map((i: any) => [
-        i.number,
-        `${date(i.period_start)} – ${date(i.period_end)}`,
-        money(i.total),
-        i.status,
-        h(
-          'span',
-          {},
-          h(
-            'button',
-            {
-              type: 'button',
-              onclick: () =>
-                api
-                  .download(`/api/v1/billing/invoices/${i.id}/pdf`, `${i.number}.pdf`)
-                  .catch(showError),
-            },
-            'PDF',
+  } else showError(s.reason)
+  const payForm = (i: Invoice) => {
+    const form = h(
+      'form',
+      { class: 'inline', 'aria-label': `Pay invoice ${i.number}` },
+      h('input', {
+        name: 'phone_number',
+        required: true,
+        inputmode: 'numeric',
+        pattern: '254[17][0-9]{8}',
+        placeholder: '2547XXXXXXXX',
+        'aria-label': `M-Pesa phone for ${i.number}`,
+      }),
+      h('button', { type: 'submit' }, `Pay ${i.number}`),
+    ) as HTMLFormElement
+    form.addEventListener('submit', (e) => {
+      e.preventDefault()
+      api
+        .send<{ checkout_request_id: string }>('POST', `/api/v1/billing/invoices/${i.id}/pay`, {
+          phone_number: formValues(form).phone_number,
+        })
+        .then((r) =>
+          paying.replaceChildren(
+            h(
+              'p',
+              {},
+              `Payment prompt for ${i.number} sent (`,
+              h('code', {}, r.checkout_request_id),
+              '); the invoice turns paid when the customer confirms.',
+            ),
           ),
-          i.status !== 'paid'
-            ? h(
-                'button',
-                {
-                  type: 'button',
-                  onclick: () => {
-                    const phone = prompt('M-Pesa phone number (2547XXXXXXXX)')
-                    if (phone)
+        )
+        .catch(showError)
+    })
+    return form
+  }
+  if (inv.status === 'fulfilled')
+    invoices.append(
+      inv.value.data.length
+        ? table(
+            ['Number', 'Period', 'Total', 'Status', 'Due', ''],
+            inv.value.data.map((i) => [
+              i.number,
+              `${day(i.period_start)} – ${day(i.period_end)}`,
+              money(i.total),
+              h('span', { class: `status-${i.status}` }, i.status.replace('_', ' ')),
+              day(i.due_at),
+              h(
+                'div',
+                { class: 'row-actions' },
+                h(
+                  'button',
+                  {
+                    type: 'button',
+                    onclick: () =>
                       api
-                        .send('POST', `/api/v1/billing/invoices/${i.id}/pay`, {
-                          phone_number: phone,
-                        })
-                        .catch(showError)
+                        .download(`/api/v1/billing/invoices/${i.id}/pdf`, `${i.number}.pdf`)
+                        .catch(showError),
                   },
-                },
-                'Pay',
-              )
-            : null,
-        ),
-      ]),
-    ),
-  )
-  return section('Subscription and invoices', sub, invoices)
+                  `PDF ${i.number}`,
+                ),
+                i.status === 'open' || i.status === 'past_due' ? payForm(i) : null,
+              ),
+            ]),
+            { id: 'invoices-table' },
+          )
+        : h('p', { class: 'muted' }, 'No invoices yet.'),
+    )
+  else showError(inv.reason)
+  return section('Subscription and invoices', sub, invoices, paying)
 }
 
-async function rulesPanel(): Promise<HTMLElement> {
+interface Rule {
+  id: string
+  name: string
+  match: string
+  pattern: string
+  category: string
+  priority: number
+  direction: string | null
+  active: boolean
+}
+
+async function rulesPanel(tenantId: string): Promise<HTMLElement> {
   const list = h('div', { id: 'rules' })
   const load = async () => {
-    const res = await api.get('/api/v1/categorize/rules').catch(emptyAfterError)
-    const rules: any[] = res.data ?? res.rules ?? []
-    list.replaceChildren(
-      table(
-        ['Name', 'Match', 'Pattern', 'Category', 'Priority'],
-        rules.map((r) => [r.name, r.match, r.pattern, r.category, String(r.priority)]),
-      ),
-    )
+    try {
+      const res = await api.get<{ data: Rule[] }>(scoped('/api/v1/categorize/rules'))
+      list.replaceChildren(
+        h(
+          'details',
+          {},
+          h('summary', {}, `${res.data.length} active rules, highest priority first`),
+          rulesTable(res.data),
+        ),
+      )
+    } catch (err) {
+      showError(err)
+    }
   }
+  const rulesTable = (rules: Rule[]) =>
+    table(
+      ['Name', 'Match', 'Pattern', 'Direction', 'Category', 'Priority'],
+      rules.map((r) => [
+        r.name,
+        r.match,
+        h('code', {}, r.pattern),
+        r.direction ?? 'any',
+        r.category,
+        String(r.priority),
+      ]),
+      { id: 'rules-table' },
+    )
   const form = formWith(
     'rule-form',
     'Add a categorization rule',
     [
-      h('input', { name: 'name', placeholder: 'name', required: true, 'aria-label': 'Rule name' }),
-      h('input', {
-        name: 'pattern',
-        placeholder: 'keyword',
-        required: true,
-        'aria-label': 'Keyword',
-      }),
-      h(
-        'select',
-        { name: 'category', 'aria-label': 'Category' },
-        categories.map((c) => h('option', { value: c }, c)),
+      field('Name', h('input', { name: 'name', required: true, maxlength: 100 })),
+      field(
+        'Match',
+        h(
+          'select',
+          { name: 'match' },
+          h('option', { value: 'keyword' }, 'keyword'),
+          h('option', { value: 'regex' }, 'regex'),
+        ),
       ),
-      h('input', { name: 'priority', type: 'number', value: 100, 'aria-label': 'Priority' }),
+      field('Pattern', h('input', { name: 'pattern', required: true, maxlength: 500 })),
+      field(
+        'Category',
+        h(
+          'select',
+          { name: 'category' },
+          categories.map((c) => h('option', { value: c }, c)),
+        ),
+      ),
+      field(
+        'Priority',
+        h('input', { name: 'priority', type: 'number', value: 100, min: 0, max: 10000 }),
+      ),
     ],
     'Add rule',
     async (v) => {
       await api.send('POST', '/api/v1/categorize/rules', {
+        tenant_id: tenantId,
         name: v.name,
-        match: 'keyword',
+        match: v.match,
         pattern: v.pattern,
         category: v.category,
         priority: Number(v.priority),
-        confidence: 0.9,
       })
       await load()
     },

@@ -1,4 +1,4 @@
-import { api, can } from '../api.ts'
+import { api, can, scoped } from '../api.ts'
 import { date, formValues, h, money, showError, table } from '../ui.ts'
 
 export const categories = [
@@ -12,11 +12,12 @@ export const categories = [
 ]
 
 export async function transactionsView(root: HTMLElement): Promise<void> {
+  const today = new Date().toISOString().slice(0, 10)
   const filters = h(
     'form',
     { class: 'filters', 'aria-label': 'Filter transactions' },
-    h('label', {}, 'From', h('input', { type: 'date', name: 'from' })),
-    h('label', {}, 'To', h('input', { type: 'date', name: 'to' })),
+    h('label', {}, 'From', h('input', { type: 'date', name: 'from', max: today })),
+    h('label', {}, 'To', h('input', { type: 'date', name: 'to', max: today })),
     h(
       'label',
       {},
@@ -40,7 +41,7 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
         categories.map((c) => h('option', { value: c }, c)),
       ),
     ),
-    h('label', {}, 'Search', h('input', { type: 'search', name: 'q' })),
+    h('label', {}, 'Search', h('input', { type: 'search', name: 'q', maxlength: 200 })),
     h('button', { type: 'submit' }, 'Apply'),
   ) as HTMLFormElement
   const list = h('div', { id: 'transactions' })
@@ -56,7 +57,10 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
             id: 'export-csv',
             onclick: () =>
               api
-                .download(`/api/v1/analytics/export?format=csv&${query()}`, 'transactions.csv')
+                .download(
+                  scoped(`/api/v1/analytics/export?format=csv&${query()}`),
+                  'transactions.csv',
+                )
                 .catch(showError),
           },
           'Export CSV',
@@ -68,7 +72,7 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
             id: 'export-pdf',
             onclick: () =>
               api
-                .download(`/api/v1/analytics/export?format=pdf&${query()}`, 'report.pdf')
+                .download(scoped(`/api/v1/analytics/export?format=pdf&${query()}`), 'report.pdf')
                 .catch(showError),
           },
           'Export PDF',
@@ -90,7 +94,12 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
         ['Date', 'Description', 'Counterparty', 'Amount', 'Category'],
         rows.map((t) => [
           date(t.occurred_at),
-          t.description,
+          h(
+            'span',
+            {},
+            t.description,
+            t.receipt_number ? h('small', { class: 'muted' }, ` ${t.receipt_number}`) : null,
+          ),
           t.counterparty_name ?? t.counterparty_phone ?? '—',
           h(
             'span',
@@ -105,19 +114,30 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
   }
 
   const categoryCell = (t: any) => {
-    if (!can('analyze')) return t.category ?? '—'
+    const source = t.category_source ? `${t.category_source}` : ''
+    if (!can('analyze'))
+      return h('span', { 'data-transaction': t.id, title: source }, t.category ?? '—')
     const select = h(
       'select',
-      { 'aria-label': `Category of ${t.description}`, 'data-transaction': t.id },
+      {
+        'aria-label': `Category of ${t.description} on ${date(t.occurred_at)}`,
+        'data-transaction': t.id,
+        title: source ? `set by ${source}` : null,
+      },
+      t.category ? null : h('option', { value: '', selected: true }, '—'),
       categories.map((c) => h('option', { value: c, selected: c === t.category }, c)),
     ) as HTMLSelectElement
     select.addEventListener('change', async () => {
       try {
-        await api.send('PUT', `/api/v1/categorize/transactions/${t.id}`, { category: select.value })
+        await api.send('PUT', scoped(`/api/v1/categorize/transactions/${t.id}`), {
+          category: select.value,
+        })
         t.category = select.value
+        t.category_source = 'override'
         select.classList.add('saved')
+        select.dataset.saved = select.value
       } catch (err) {
-        select.value = t.category
+        select.value = t.category ?? ''
         showError(err)
       }
     })
@@ -131,12 +151,16 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
     }
     try {
       const page = await api.get(
-        `/api/v1/analytics/transactions?limit=50&${query()}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        scoped(
+          `/api/v1/analytics/transactions?limit=50&${query()}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        ),
       )
       rows.push(...(page.data ?? []))
       cursor = page.next_cursor ?? null
       more.hidden = !page.has_more
       render()
+      if (!rows.length)
+        list.replaceChildren(h('p', { class: 'muted' }, 'No transactions match these filters.'))
     } catch (err) {
       showError(err)
     }

@@ -1,0 +1,329 @@
+/**
+ * The dashboard end to end: one platform, one Pro tenant with ~500 demo transactions over 70
+ * days, and headless Chromium (Debian's) driven by playwright-core on a phone-sized screen.
+ * Screenshots of every page go to test-output/dashboard/.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type BrowserContext, chromium, type Page } from 'playwright-core'
+import { generateDemo } from '../services/parser/demo.ts'
+import { api, OPERATOR, startTestPlatform, type TestPlatform } from './support/platform.ts'
+
+const OUT = join(import.meta.dir, '..', 'test-output', 'dashboard')
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
+const ADMIN = { email: 'owner@duka.test', password: 'duka-owner-password' }
+const VIEWER = { email: 'viewer@duka.test', password: 'duka-viewer-password' }
+const TENANT = 'duka'
+
+/** Polls until `check` returns a value (not undefined) or the deadline passes. */
+async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 20_000) {
+  const deadline = Date.now() + ms
+  let last: unknown
+  for (;;) {
+    try {
+      const v = await check()
+      if (v !== undefined) return v
+    } catch (err) {
+      last = err
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${String(last)}`)
+    await Bun.sleep(200)
+  }
+}
+
+const digits = (s: string) => s.replace(/[^0-9]/g, '')
+
+describe('dashboard in Chromium', () => {
+  let p: TestPlatform
+  let origin: string
+  let adminToken: string
+  let context: BrowserContext
+  let page: Page
+  let profile: string
+  const requests: string[] = []
+  let seeded = 0
+
+  const shot = async (name: string) => {
+    await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true })
+    await page.screenshot({ path: join(OUT, `${name}-screen.png`) })
+  }
+  /** The page fits the screen's width: nothing to scroll sideways (tables scroll inside). */
+  const fitsWidth = async () => {
+    const [scroll, width] = await page.evaluate(() => [
+      document.documentElement.scrollWidth,
+      window.innerWidth,
+    ])
+    // On a phone an overflowing page widens the layout viewport (zoomed out): both must be 390.
+    expect(width).toBe(390)
+    expect(scroll).toBeLessThanOrEqual(390)
+  }
+  const logIn = async (who: { email: string; password: string }) => {
+    await page.goto(`${origin}/#/overview`)
+    // By keyboard: type into the labelled fields, Enter submits.
+    await page.getByLabel('Email').focus()
+    await page.keyboard.type(who.email)
+    await page.keyboard.press('Tab')
+    await page.keyboard.type(who.password)
+    await page.keyboard.press('Enter')
+    await page.locator('#logout').waitFor()
+  }
+  const logOut = async () => {
+    await page.locator('#logout').click()
+    await page.getByLabel('Email').waitFor()
+  }
+
+  beforeAll(async () => {
+    mkdirSync(OUT, { recursive: true })
+    p = await startTestPlatform()
+    origin = new URL(p.gateway).origin
+    const op = api(p.gateway, await p.login())
+    const created = await op.post('/api/v1/tenants', {
+      id: TENANT,
+      name: 'Duka Bora',
+      plan: 'pro',
+      admin_email: ADMIN.email,
+      admin_password: ADMIN.password,
+    })
+    expect(created.status).toBe(201)
+    const viewer = await op.post('/api/v1/auth/users', {
+      tenant_id: TENANT,
+      email: VIEWER.email,
+      role: 'Viewer',
+      password: VIEWER.password,
+    })
+    expect(viewer.status).toBe(201)
+
+    adminToken = await p.login(ADMIN.email, ADMIN.password)
+    const admin = api(p.gateway, adminToken)
+    // 70 days of a demo shop up to yesterday (Nairobi), every 4th transaction: ~500 rows.
+    const yesterday = new Date(Date.now() + 3 * 3600_000 - 86_400_000).toISOString().slice(0, 10)
+    const rows = generateDemo({ days: 70, seed: 11, end: yesterday }).filter((_, i) => i % 4 === 0)
+    const res = await admin.post('/api/v1/parser/transactions', { transactions: rows })
+    expect(res.status).toBeLessThan(300)
+    seeded = res.body.accepted
+    expect(seeded).toBeGreaterThan(300)
+    const summary = await until('analytics to count the seed', async () => {
+      const s = await admin.get('/api/v1/analytics/summary')
+      return s.body?.total_transactions === seeded ? s.body : undefined
+    })
+    // The chart reads cashflow: wait until it has every inflow too.
+    const from = new Date(Date.now() - 89 * 86_400_000).toISOString().slice(0, 10)
+    await until('cashflow to see the seed', async () => {
+      const d = await admin.get(`/api/v1/cashflow/daily?from=${from}`)
+      const inflow = (d.body?.data ?? []).reduce((s: number, x: any) => s + x.inflow * 100, 0)
+      return Math.round(inflow) === Math.round(summary.total_in * 100) ? true : undefined
+    })
+
+    profile = mkdtempSync(join(tmpdir(), 'mmp-chromium-'))
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: '/usr/bin/chromium',
+      args: CHROMIUM_ARGS,
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 1,
+      isMobile: true,
+      hasTouch: true,
+      acceptDownloads: true,
+    })
+    context.on('request', (r) => {
+      requests.push(r.url())
+    })
+    page = context.pages()[0] ?? (await context.newPage())
+  }, 120_000)
+
+  afterAll(async () => {
+    await context?.close()
+    if (profile) rmSync(profile, { recursive: true, force: true })
+    await p?.dispose()
+  })
+
+  it('logs in by keyboard and shows the summary numbers the API gives', async () => {
+    await logIn(ADMIN)
+    const s = (await api(p.gateway, adminToken).get('/api/v1/analytics/summary')).body
+    expect(s.total_transactions).toBe(seeded)
+    for (const key of [
+      'total_transactions',
+      'total_amount',
+      'average_transaction',
+      'active_days',
+      'total_in',
+      'total_out',
+      'net',
+    ]) {
+      const el = page.locator(`#summary-cards [data-key="${key}"]`)
+      await el.waitFor()
+      expect(await el.getAttribute('data-value')).toBe(String(s[key]))
+      const shown = (await el.locator('.card-value').textContent()) ?? ''
+      const count = key === 'total_transactions' || key === 'active_days'
+      expect(digits(shown)).toBe(count ? String(s[key]) : digits(Math.abs(s[key]).toFixed(2)))
+    }
+    // Health, customers and insights are drawn from their APIs too.
+    await page.locator('#cashflow-health .card').first().waitFor()
+    await page.locator('#top-customers table').waitFor()
+    await page.locator('#insights li').first().waitFor()
+    await expect(page.locator('.problem').count()).resolves.toBe(0)
+  }, 30_000)
+
+  it('draws the cashflow chart with the data and the forecast', async () => {
+    const chart = page.locator('#cashflow-chart[data-ready="true"]')
+    await chart.waitFor()
+    expect(Number(await chart.getAttribute('data-points'))).toBeGreaterThanOrEqual(90 + 30)
+    const painted = await page.evaluate(() => {
+      const canvas = document.querySelector('#cashflow-chart canvas') as HTMLCanvasElement
+      const ctx = canvas.getContext('2d')!
+      const px = ctx.getImageData(0, 0, canvas.width, canvas.height).data
+      let n = 0
+      for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) n++
+      return { n, width: canvas.width, height: canvas.height }
+    })
+    expect(painted.width).toBeGreaterThan(200)
+    expect(painted.n).toBeGreaterThan(2000)
+    await fitsWidth()
+    await shot('overview')
+  }, 30_000)
+
+  it('overrides a category in place and keeps it after a reload', async () => {
+    await page.goto(`${origin}/#/transactions`)
+    const first = page.locator('#transactions-table select[data-transaction]').first()
+    await first.waitFor()
+    const id = (await first.getAttribute('data-transaction'))!
+    const before = await first.inputValue()
+    const next = before === 'Utilities' ? 'Rent' : 'Utilities'
+    await first.selectOption(next)
+    await page.locator(`select[data-transaction="${id}"][data-saved="${next}"]`).waitFor()
+    await until(
+      'the override to show after a reload',
+      async () => {
+        await page.reload()
+        const sel = page.locator(`select[data-transaction="${id}"]`)
+        await sel.waitFor()
+        return (await sel.inputValue()) === next ? true : undefined
+      },
+      15_000,
+    )
+    await fitsWidth()
+    await shot('transactions')
+  }, 30_000)
+
+  it('exports the list as CSV through the page', async () => {
+    const download = page.waitForEvent('download')
+    await page.locator('#export-csv').click()
+    const file = await download
+    expect(file.suggestedFilename()).toBe('transactions.csv')
+    const text = await Bun.file((await file.path())!).text()
+    expect(text.split('\n')[0]).toContain('occurred_at')
+    expect(text.trim().split('\n').length).toBe(seeded + 1)
+  }, 30_000)
+
+  it('shows an API error as its problem detail', async () => {
+    await page.goto(`${origin}/#/settings`)
+    const form = page.locator('#rule-form')
+    await form.waitFor()
+    await form.getByLabel('Name').fill('broken')
+    await form.getByLabel('Match').selectOption('regex')
+    await form.getByLabel('Pattern').fill('(unclosed')
+    await form.getByRole('button', { name: 'Add rule' }).click()
+    const problem = page.locator('.problem', { hasText: '422' })
+    await problem.waitFor()
+    const text = (await problem.textContent()) ?? ''
+    expect(text).toContain('422')
+    expect(text.toLowerCase()).toContain('pattern')
+    // The users panel invites and shows the token to pass on.
+    const invite = page.locator('#invite-form')
+    await invite.getByLabel('Email').fill('clerk@duka.test')
+    await invite.getByLabel('Role').selectOption('Analyst')
+    await invite.getByRole('button', { name: 'Invite' }).click()
+    await page.locator('code.token').waitFor()
+    await page.locator('#users-table', { hasText: 'clerk@duka.test' }).waitFor()
+    await page.locator('#rules summary').click()
+    await page.locator('#rules-table').waitFor()
+    await fitsWidth()
+    await shot('settings')
+  }, 30_000)
+
+  it('requests an STK push on the simulator and watches it turn successful', async () => {
+    await page.goto(`${origin}/#/payments`)
+    const form = page.locator('#stk-form')
+    await form.waitFor()
+    await form.getByLabel('Customer phone').fill('254712345678')
+    await form.getByLabel('Amount (KES)').fill('150')
+    await form.getByLabel('Reference').fill('DASH1')
+    await form.getByLabel('Description').fill('Dashboard')
+    const earlier = await page.locator('.problem').count()
+    await form.getByRole('button', { name: 'Request payment' }).click()
+    const outcome = await Promise.race([
+      page
+        .locator('[data-status="success"]')
+        .waitFor({ timeout: 20_000 })
+        .then(() => 'success'),
+      page
+        .locator('.problem')
+        .nth(earlier)
+        .waitFor({ timeout: 20_000 })
+        .then(async () => `problem: ${await page.locator('.problem').nth(earlier).textContent()}`),
+    ])
+    await shot('payments')
+    if (outcome !== 'success')
+      throw new Error(
+        `the STK push did not succeed (is the payment service merged?) — the page showed ${outcome}`,
+      )
+    await page.locator('#recent-payments', { hasText: 'DASH1' }).waitFor()
+  }, 40_000)
+
+  it('lets the operator pick a tenant and see its numbers', async () => {
+    await logOut()
+    await logIn(OPERATOR)
+    await page.locator('#tenant-list').waitFor()
+    await shot('operator-tenants')
+    await page.getByLabel('Tenant').selectOption(TENANT)
+    const cell = page.locator('#summary-cards [data-key="total_transactions"]')
+    await cell.waitFor()
+    expect(await cell.getAttribute('data-value')).toBe(String(seeded))
+    await page.locator('#cashflow-chart[data-ready="true"]').waitFor()
+    await fitsWidth()
+    await shot('operator-overview')
+    await page.goto(`${origin}/#/tenants`)
+    await page.locator('#tenant-list').waitFor()
+    await fitsWidth()
+  }, 30_000)
+
+  it('shows a Viewer no button it cannot use', async () => {
+    await logOut()
+    await logIn(VIEWER)
+    await page.locator('#summary-cards [data-key="total_transactions"]').waitFor()
+    expect(await page.locator('nav a', { hasText: 'Settings' }).count()).toBe(0)
+    await page.goto(`${origin}/#/payments`)
+    await page.locator('#recent-payments').waitFor()
+    expect(await page.locator('#stk-form').count()).toBe(0)
+    expect(await page.getByRole('button', { name: 'Request payment' }).count()).toBe(0)
+    await shot('viewer-payments')
+    await page.goto(`${origin}/#/transactions`)
+    await page.locator('#transactions-table').waitFor()
+    expect(await page.locator('#transactions-table select').count()).toBe(0)
+    expect(await page.locator('#export-csv, #export-pdf').count()).toBe(0)
+    await fitsWidth()
+    await shot('viewer-transactions')
+    // Settings by its address falls back to the overview.
+    await page.goto(`${origin}/#/settings`)
+    await page.locator('#summary-cards').waitFor()
+    expect(await page.locator('#rule-form, #invite-form').count()).toBe(0)
+  }, 30_000)
+
+  it('made no request outside the platform', () => {
+    expect(requests.length).toBeGreaterThan(10)
+    const foreign = requests.filter(
+      (u) => !u.startsWith(`${origin}/`) && !u.startsWith(`blob:${origin}/`),
+    )
+    expect(foreign).toEqual([])
+  })
+})
