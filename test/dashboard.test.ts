@@ -292,6 +292,13 @@ describe('dashboard in Chromium', () => {
     await page.locator('#cashflow-chart[data-ready="true"]').waitFor()
     await fitsWidth()
     await shot('operator-overview')
+    // The same page on a laptop screen, for the record.
+    await page.setViewportSize({ width: 1280, height: 900 })
+    await page.waitForFunction(
+      () => (document.querySelector('#cashflow-chart canvas') as HTMLCanvasElement).width > 900,
+    )
+    await shot('operator-overview-desktop')
+    await page.setViewportSize({ width: 390, height: 844 })
     await page.goto(`${origin}/#/tenants`)
     await page.locator('#tenant-list').waitFor()
     await fitsWidth()
@@ -317,6 +324,43 @@ describe('dashboard in Chromium', () => {
     await page.goto(`${origin}/#/settings`)
     await page.locator('#summary-cards').waitFor()
     expect(await page.locator('#rule-form, #invite-form').count()).toBe(0)
+  }, 30_000)
+
+  it('is usable by keyboard with a visible focus', async () => {
+    await page.goto(`${origin}/#/overview`)
+    await page.locator('#summary-cards [data-key]').first().waitFor()
+    await page.locator('body').focus()
+    await page.keyboard.press('Tab')
+    const skip = await page.evaluate(() => document.activeElement?.textContent)
+    expect(skip).toBe('Skip to content')
+    await page.keyboard.press('Tab')
+    const focused = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement
+      const style = getComputedStyle(el)
+      return { tag: el.tagName, text: el.textContent, outline: style.outlineStyle }
+    })
+    expect(focused).toEqual({ tag: 'A', text: 'Overview', outline: 'solid' })
+    // Enter on a focused link follows it.
+    await page.keyboard.press('Tab')
+    await page.keyboard.press('Enter')
+    await page.locator('#transactions-table').waitFor()
+    expect(page.url()).toEndWith('#/transactions')
+  }, 30_000)
+
+  it('refreshes an expired access token without a blank screen', async () => {
+    await page.evaluate(() => {
+      const s = JSON.parse(localStorage.getItem('mmp.session')!)
+      s.access_token = 'expired.token.value'
+      localStorage.setItem('mmp.session', JSON.stringify(s))
+    })
+    await page.goto(`${origin}/#/overview`)
+    await page.reload()
+    await page.locator('#summary-cards [data-key="total_transactions"]').waitFor()
+    expect(await page.locator('.problem').count()).toBe(0)
+    const token = await page.evaluate(
+      () => JSON.parse(localStorage.getItem('mmp.session')!).access_token,
+    )
+    expect(token).not.toBe('expired.token.value')
   }, 30_000)
 
   it('made no request outside the platform', () => {

@@ -23,7 +23,7 @@ const short = (v: number) =>
 const ts = (d: string) => Date.parse(`${d.slice(0, 10)}T00:00:00Z`) / 1000
 
 /**
- * Daily inflow and outflow with net, continued by the forecast's net and its 80 % and 95 % bands.
+ * Daily inflow (bars up) and outflow (bars down) with net, continued by the forecast's net and its 80 % and 95 % bands.
  */
 export function cashflowChart(
   target: HTMLElement,
@@ -43,7 +43,7 @@ export function cashflowChart(
   const data: uPlot.AlignedData = [
     xs,
     hist('inflow'),
-    hist('outflow'),
+    [...daily.map((d) => -d.outflow), ...pad(forecast.length)],
     hist('net'),
     fc('net'),
     fc('lower_80'),
@@ -52,13 +52,14 @@ export function cashflowChart(
     fc('upper_95'),
   ]
   const width = Math.max(240, target.clientWidth || 600)
+  const bars = uPlot.paths.bars!({ size: [0.7, 12] })
   const opts: uPlot.Options = {
     width,
     height: 280,
     series: [
       {},
-      { label: 'Inflow', stroke: '#1b873f', width: 1.5 },
-      { label: 'Outflow', stroke: '#c62828', width: 1.5 },
+      { label: 'Inflow', stroke: '#1b873f', fill: 'rgba(27,135,63,0.8)', paths: bars },
+      { label: 'Outflow', stroke: '#c62828', fill: 'rgba(198,40,40,0.8)', paths: bars },
       { label: 'Net', stroke: '#1f4e99', width: 2 },
       { label: 'Forecast net', stroke: '#1f4e99', dash: [6, 4], width: 2 },
       { label: '80 % low', stroke: 'transparent' },
@@ -79,8 +80,8 @@ export function cashflowChart(
   const legend = document.createElement('ul')
   legend.className = 'legend'
   legend.innerHTML = [
-    key('#1b873f', 'Inflow'),
-    key('#c62828', 'Outflow'),
+    key('#1b873f', 'Inflow (up)', 'height:.7rem'),
+    key('#c62828', 'Outflow (down)', 'height:.7rem'),
     key('#1f4e99', 'Net'),
     key('#1f4e99', 'Forecast net', 'opacity:.6'),
     key('rgba(31,78,153,0.35)', '80 % interval', 'height:.7rem'),

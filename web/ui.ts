@@ -30,6 +30,9 @@ export const num = (n: number | null | undefined, digits = 0) =>
 export const date = (s: string | null | undefined) =>
   s ? new Date(s).toLocaleString('en-KE', { dateStyle: 'medium', timeStyle: 'short' }) : '—'
 
+export const day = (s: string | null | undefined) =>
+  s ? new Date(s).toLocaleDateString('en-KE', { dateStyle: 'medium' }) : '—'
+
 /** Shows an API problem (or any error) as a dismissible banner at the top of the view. */
 export function showError(err: unknown): void {
   const p = err as {

@@ -1,6 +1,6 @@
 import { api, scoped } from '../api.ts'
 import { cashflowChart, type DailyPoint, type ForecastPoint } from '../chart.ts'
-import { card, date, h, money, num, section, showError, table } from '../ui.ts'
+import { card, date, day, h, money, num, section, showError, table } from '../ui.ts'
 
 const isoDay = (d: Date) => d.toISOString().slice(0, 10)
 
@@ -165,7 +165,7 @@ export async function overviewView(root: HTMLElement, tenantId: string): Promise
               ),
               num(c.count),
               money(c.total),
-              date(c.last_seen),
+              day(c.last_seen),
               c.segment ? label(c.segment) : '—',
             ]),
           )

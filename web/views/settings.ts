@@ -1,5 +1,5 @@
 import { api, can, isOperator, scoped } from '../api.ts'
-import { date, formValues, h, money, section, showError, table } from '../ui.ts'
+import { date, day, formValues, h, money, section, showError, table } from '../ui.ts'
 import { categories } from './transactions.ts'
 
 const roles = ['Admin', 'Manager', 'Analyst', 'Viewer']
@@ -256,7 +256,6 @@ async function billingPanel(tenantId: string): Promise<HTMLElement> {
   const sub = h('div', { id: 'subscription' })
   const invoices = h('div', { id: 'invoices' })
   const paying = h('div', { role: 'status' })
-  const day = (s: string) => new Date(s).toLocaleDateString('en-KE', { dateStyle: 'medium' })
   const [s, inv] = await Promise.allSettled([
     api.get<Subscription>(`/api/v1/billing/subscriptions/${encodeURIComponent(tenantId)}`),
     api.get<{ data: Invoice[] }>(
