@@ -17,4 +17,6 @@ export const commands: Record<string, Lazy> = {
   user: lazy(() => import('./user.ts')),
   import: lazy(() => import('./import.ts')),
   demo: lazy(() => import('./demo.ts')),
+  payments: lazy(() => import('./payments.ts')),
+  audit: lazy(() => import('./audit.ts')),
 }

@@ -131,11 +131,29 @@ export async function startPlatform(config: Config): Promise<Platform> {
     }),
   )
 
-  if (wants('simulator') && !config.get('mpesa.base_url')) {
-    const sim = createSimulator({ delayMs: config.get('mpesa.simulator_delay_ms'), version })
-    sim.listen({ port: config.ports.simulator, hostname: '127.0.0.1' })
-    servers.push({ stop: async () => void (await sim.stop()) })
-    urls.simulator = `http://127.0.0.1:${config.ports.simulator}`
+  // The payment service talks to the simulator on this host, so it comes along with payment too;
+  // when another local process already serves that port, that one is used.
+  const simulatorImplied = !wants('simulator') && wants('payment')
+  if ((wants('simulator') || simulatorImplied) && !config.get('mpesa.base_url')) {
+    const sim = createSimulator({
+      delayMs: config.get('mpesa.simulator_delay_ms'),
+      version,
+      consumerKey: config.get('mpesa.consumer_key'),
+      consumerSecret: config.get('mpesa.consumer_secret'),
+      shortcode: config.get('mpesa.shortcode'),
+      passkey: config.get('mpesa.passkey'),
+      statePath: join(config.dataDir, 'simulator', 'requests.db'),
+    })
+    try {
+      sim.listen({ port: config.ports.simulator, hostname: '127.0.0.1' })
+      servers.push({ stop: async () => void (await sim.stop()) })
+      urls.simulator = `http://127.0.0.1:${config.ports.simulator}`
+    } catch (err) {
+      if (!simulatorImplied) throw err
+      log.info('the M-Pesa simulator port is taken; using the simulator already there', {
+        port: config.ports.simulator,
+      })
+    }
   }
 
   if (wants('gateway')) {

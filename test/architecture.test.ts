@@ -46,6 +46,8 @@ describe('architecture', () => {
     const wrong = all.filter(([from, to]) => {
       const a = serviceOf(from)
       const b = serviceOf(to)
+      // A unit test may run the M-Pesa simulator as the provider it talks to.
+      if (from.endsWith('.test.ts') && b === 'simulator') return false
       return a && b && a !== 'kernel' && b !== 'kernel' && a !== b
     })
     expect(wrong).toEqual([])

@@ -1,1 +1,131 @@
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
 export { inbox, outbox } from '../kernel.ts'
+
+/**
+ * Tenant database: one row per customer-prompt (STK push) payment request. `id` is ours and is
+ * known before the provider answers; `checkout_request_id` is the provider's, set once it accepted.
+ * Status: initiating → pending → success | failed | cancelled | timeout.
+ */
+export const payments = sqliteTable(
+  'payments',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    checkoutRequestId: text('checkout_request_id'),
+    merchantRequestId: text('merchant_request_id'),
+    phoneNumber: text('phone_number').notNull(),
+    amountCents: integer('amount_cents').notNull(),
+    accountReference: text('account_reference').notNull(),
+    transactionDesc: text('transaction_desc').notNull(),
+    status: text('status').notNull(),
+    resultCode: integer('result_code'),
+    resultDesc: text('result_desc'),
+    mpesaReceiptNumber: text('mpesa_receipt_number'),
+    transactionDate: text('transaction_date'),
+    counterpartyName: text('counterparty_name'),
+    /** The raw callback as received, kept until the provider confirmed it. */
+    callbackBody: text('callback_body'),
+    callbackAt: text('callback_at'),
+    userId: text('user_id'),
+    transactionId: text('transaction_id'),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('payments_checkout').on(t.checkoutRequestId),
+    index('payments_tenant_created').on(t.tenantId, t.createdAt),
+    index('payments_status').on(t.status, t.createdAt),
+  ],
+)
+
+/** Tenant database: business-to-customer disbursements (B2C). `id` is the OriginatorConversationID. */
+export const disbursements = sqliteTable(
+  'disbursements',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    conversationId: text('conversation_id'),
+    phoneNumber: text('phone_number').notNull(),
+    amountCents: integer('amount_cents').notNull(),
+    remarks: text('remarks').notNull(),
+    occasion: text('occasion'),
+    status: text('status').notNull(),
+    resultCode: integer('result_code'),
+    resultDesc: text('result_desc'),
+    transactionReceipt: text('transaction_receipt'),
+    receiverName: text('receiver_name'),
+    userId: text('user_id'),
+    transactionId: text('transaction_id'),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [index('disbursements_tenant_created').on(t.tenantId, t.createdAt)],
+)
+
+/** Tenant database: `Idempotency-Key` records, per tenant and route. */
+export const idempotencyKeys = sqliteTable(
+  'idempotency_keys',
+  {
+    tenantId: text('tenant_id').notNull(),
+    route: text('route').notNull(),
+    key: text('key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    ref: text('ref').notNull(),
+    responseStatus: integer('response_status'),
+    responseBody: text('response_body'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.route, t.key] })],
+)
+
+/**
+ * Tenant database: append-only, hash-chained audit trail of every payment state change. Each row's
+ * `hash` is sha256(prev_hash + canonical row); the first row's prev_hash is 64 zeros. One chain per
+ * tenant (`tenant_seq` 1, 2, 3, ...), so a tenant's rows keep verifying when they move to another
+ * database file with its tier.
+ */
+export const auditLog = sqliteTable(
+  'audit_log',
+  {
+    seq: integer('seq').primaryKey(),
+    id: text('id').notNull().unique(),
+    tenantId: text('tenant_id').notNull(),
+    entity: text('entity').notNull(),
+    entityId: text('entity_id').notNull(),
+    action: text('action').notNull(),
+    fromStatus: text('from_status'),
+    toStatus: text('to_status').notNull(),
+    detail: text('detail').notNull(),
+    actor: text('actor'),
+    at: text('at').notNull(),
+    prevHash: text('prev_hash').notNull(),
+    hash: text('hash').notNull(),
+    tenantSeq: integer('tenant_seq'),
+  },
+  (t) => [
+    index('audit_entity').on(t.entityId, t.seq),
+    uniqueIndex('audit_tenant_seq').on(t.tenantId, t.tenantSeq),
+  ],
+)
+
+/**
+ * Platform database: which tenant a payment or disbursement belongs to, by our reference and by the
+ * provider's id, with a coarse state the reconciliation job scans.
+ */
+export const paymentIndex = sqliteTable(
+  'payment_index',
+  {
+    ref: text('ref').primaryKey(),
+    kind: text('kind').notNull(),
+    tenantId: text('tenant_id').notNull(),
+    providerId: text('provider_id'),
+    open: integer('open').notNull(),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('payment_index_provider').on(t.providerId),
+    index('payment_index_open').on(t.open, t.createdAt),
+  ],
+)

@@ -197,6 +197,15 @@ describe('gateway handler', () => {
     ).toBe(200)
   })
 
+  it('lets provider callbacks through past the per-IP limit', async () => {
+    const callback = () =>
+      call('/api/v1/payments/callback?sig=x', { method: 'POST', body: '{}' }, '10.7.7.7')
+    const statuses = [await callback(), await callback(), await callback(), await callback()].map(
+      (r) => r.status,
+    )
+    expect(statuses).toEqual([200, 200, 200, 200])
+  })
+
   it('checks the tenant of a JSON body and forwards the bytes unchanged', async () => {
     const token = await sign({ tenant_id: 'acme', role: 'Admin' })
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }

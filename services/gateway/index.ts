@@ -21,6 +21,7 @@ import { createOpenApi, docsPage } from './openapi.ts'
 import { createRateLimiter, type RateVerdict } from './rate-limit.ts'
 import { errorResponse, setRateHeaders, withHeaders } from './respond.ts'
 import {
+  isProviderCallback,
   isPublicRoute,
   isUploadRoute,
   routeLabel,
@@ -197,8 +198,12 @@ export function createGateway(opts: GatewayOptions) {
       const headers = new Headers(request.headers)
       for (const h of DROP) headers.delete(h)
       if (isPublicRoute(method, path)) {
-        verdict = limiter.take(`ip:${ip}`, rates.perIp, rates.burstFactor)
-        if (!verdict.ok) {
+        // Provider callbacks arrive in bursts from a few addresses and carry their own
+        // per-request token, so the per-IP limit would only delay money being counted.
+        verdict = isProviderCallback(path)
+          ? limiter.peek(`ip:${ip}`, rates.perIp, rates.burstFactor)
+          : limiter.take(`ip:${ip}`, rates.perIp, rates.burstFactor)
+        if (!verdict.ok && !isProviderCallback(path)) {
           observe.limited('ip', 'public')
           throw new RateLimited(verdict.retryAfter)
         }

@@ -94,3 +94,8 @@ export function routeLabel(path: string): string {
   if (labels.size < 10_000) labels.set(path, label)
   return label
 }
+
+/** The payment provider's callbacks (STK and B2C results). */
+export function isProviderCallback(path: string): boolean {
+  return path === '/api/v1/payments/callback' || path.startsWith('/api/v1/payments/callback/')
+}

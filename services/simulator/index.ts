@@ -1,11 +1,422 @@
+import { Database } from 'bun:sqlite'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { Elysia } from 'elysia'
 
-/** The Daraja-compatible M-Pesa simulator (DESIGN §8). */
-export function createSimulator(_opts: { delayMs: number; version: string }) {
-  return new Elysia({ name: 'mmp-simulator' }).get('/health', () => ({
-    service: 'simulator',
-    version: _opts.version,
-    status: 'ok',
-    checks: {},
-  }))
+/**
+ * The Daraja-compatible M-Pesa simulator (DESIGN §8, §11): the same HTTP protocol as Safaricom
+ * Daraja (OAuth client credentials, STK push, STK push query, B2C) and callbacks shaped like
+ * Daraja's. The outcome is chosen by the last four digits of the customer's phone number:
+ *
+ * | ending | STK push                                 | B2C                        |
+ * |--------|------------------------------------------|----------------------------|
+ * | 1032   | ResultCode 1032, cancelled by the user   | success                    |
+ * | 1037   | ResultCode 1037, customer unreachable    | success                    |
+ * | 0001   | ResultCode 1, insufficient balance       | ResultCode 1               |
+ * | 2001   | ResultCode 2001, wrong PIN               | ResultCode 2001            |
+ * | 9999   | success whose callback is never sent     | result never sent          |
+ * | other  | ResultCode 0 with Amount, MpesaReceiptNumber, TransactionDate, PhoneNumber items |
+ *
+ * Until `delayMs` has passed the STK query answers Daraja's "still processing" error; after it
+ * the query reports the final result, including for 9999 (so reconciliation settles it as a
+ * success with no receipt number).
+ *
+ * Test helpers (not part of Daraja): `GET /simulator/requests/{CheckoutRequestID}` shows what the
+ * simulator received (including the CallBackURL) and what it decided; `GET /simulator/requests`
+ * lists the recent ones.
+ */
+export interface SimulatorOptions {
+  delayMs: number
+  version: string
+  consumerKey?: string
+  consumerSecret?: string
+  shortcode?: string
+  passkey?: string
+  /**
+   * A file that keeps the requests across restarts (like Daraja, which remembers them), so the
+   * STK query still answers for requests made before a crash. In memory only when unset.
+   */
+  statePath?: string
+  /** Overrides the outcome (for tests); default by phone number. */
+  outcomeOf?: (phone: string) => Outcome
+}
+
+export interface Outcome {
+  resultCode: number
+  resultDesc: string
+  /** false: the callback is never sent. */
+  callback: boolean
+}
+
+const descriptions: Record<number, string> = {
+  0: 'The service request is processed successfully.',
+  1: 'The balance is insufficient for the transaction.',
+  1032: 'Request cancelled by user',
+  1037: 'DS timeout user cannot be reached',
+  2001: 'The initiator information is invalid.',
+}
+
+export function outcomeForPhone(phone: string): Outcome {
+  const last4 = phone.slice(-4)
+  const code =
+    last4 === '1032'
+      ? 1032
+      : last4 === '1037'
+        ? 1037
+        : last4 === '0001'
+          ? 1
+          : last4 === '2001'
+            ? 2001
+            : 0
+  return { resultCode: code, resultDesc: descriptions[code]!, callback: last4 !== '9999' }
+}
+
+function b2cOutcome(phone: string): Outcome {
+  const last4 = phone.slice(-4)
+  const code = last4 === '0001' ? 1 : last4 === '2001' ? 2001 : 0
+  return { resultCode: code, resultDesc: descriptions[code]!, callback: last4 !== '9999' }
+}
+
+interface StkRecord {
+  kind: 'stk'
+  checkoutRequestId: string
+  merchantRequestId: string
+  request: Record<string, unknown>
+  outcome: Outcome
+  receipt: string
+  decideAt: number
+  callbackStatus: number | null
+  callbackError: string | null
+}
+
+interface B2cRecord {
+  kind: 'b2c'
+  conversationId: string
+  originatorConversationId: string
+  request: Record<string, unknown>
+  outcome: Outcome
+  receipt: string
+  decideAt: number
+  callbackStatus: number | null
+  callbackError: string | null
+}
+
+const darajaError = (status: number, errorCode: string, errorMessage: string) =>
+  new Response(JSON.stringify({ requestId: requestId(), errorCode, errorMessage }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  })
+
+let counter = 0
+const requestId = () =>
+  `${Math.floor(Math.random() * 90000) + 10000}-${Date.now() % 1e8}-${++counter}`
+
+const RECEIPT_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
+function receiptNumber(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(10))
+  let out = ''
+  for (const b of bytes) out += RECEIPT_CHARS[b % RECEIPT_CHARS.length]
+  return out
+}
+
+function eatTimestamp(at: number): string {
+  const d = new Date(at + 3 * 3600_000)
+  const p = (n: number) => String(n).padStart(2, '0')
+  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}`
+}
+
+const PHONE = /^254[17]\d{8}$/
+const MAX_RECORDS = 50_000
+
+export function createSimulator(opts: SimulatorOptions) {
+  const key = opts.consumerKey ?? 'mmp-simulator-key'
+  const secret = opts.consumerSecret ?? 'mmp-simulator-secret'
+  const shortcode = opts.shortcode ?? '174379'
+  const passkey = opts.passkey ?? 'mmp-simulator-passkey'
+  const outcomeOf = opts.outcomeOf ?? outcomeForPhone
+  const tokens = new Map<string, number>()
+  const stk = new Map<string, StkRecord>()
+  const b2c = new Map<string, B2cRecord>()
+  const timers = new Set<ReturnType<typeof setTimeout>>()
+  let stopped = false
+
+  let store: Database | null = null
+  if (opts.statePath) {
+    mkdirSync(dirname(opts.statePath), { recursive: true })
+    store = new Database(opts.statePath, { create: true })
+    store.run('PRAGMA journal_mode = WAL')
+    store.run('PRAGMA synchronous = NORMAL')
+    store.run('PRAGMA busy_timeout = 5000')
+    store.run(
+      'CREATE TABLE IF NOT EXISTS requests (id TEXT PRIMARY KEY, kind TEXT NOT NULL, record TEXT NOT NULL)',
+    )
+  }
+  const save = store?.query('INSERT OR REPLACE INTO requests (id, kind, record) VALUES (?, ?, ?)')
+  const load = store?.query<{ record: string }, [string, string]>(
+    'SELECT record FROM requests WHERE id = ? AND kind = ?',
+  )
+
+  const remember = <T extends StkRecord | B2cRecord>(map: Map<string, T>, id: string, rec: T) => {
+    map.set(id, rec)
+    if (map.size > MAX_RECORDS) map.delete(map.keys().next().value as string)
+    save?.run(id, rec.kind, JSON.stringify(rec))
+  }
+  const recall = <T extends StkRecord | B2cRecord>(
+    map: Map<string, T>,
+    kind: T['kind'],
+    id: string,
+  ): T | undefined => {
+    const hit = map.get(id)
+    if (hit) return hit
+    const row = load?.get(id, kind)
+    return row ? (JSON.parse(row.record) as T) : undefined
+  }
+
+  const bearerOk = (request: Request): boolean => {
+    const m = /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')
+    const exp = m ? tokens.get(m[1]!) : undefined
+    return exp !== undefined && exp > Date.now()
+  }
+
+  const later = (fn: () => Promise<void>) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer)
+      void fn()
+    }, opts.delayMs)
+    timers.add(timer)
+  }
+
+  /**
+   * Delivers a callback. A 429 or 5xx answer or a network error is retried a few times with
+   * backoff (honouring Retry-After up to 5 s), so a rate-limited gateway delays a callback instead
+   * of losing it; reconciliation covers whatever still gets lost.
+   */
+  const post = async (
+    url: string,
+    body: unknown,
+    rec: { callbackStatus: number | null; callbackError: string | null },
+  ) => {
+    for (let attempt = 0; attempt < 6; attempt++) {
+      let wait = 100 * 2 ** attempt
+      try {
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(10_000),
+        })
+        rec.callbackStatus = res.status
+        rec.callbackError = null
+        await res.arrayBuffer()
+        if (res.status !== 429 && res.status < 500) return
+        const retryAfter = Number(res.headers.get('retry-after'))
+        if (Number.isFinite(retryAfter) && retryAfter > 0) wait = Math.min(5000, retryAfter * 1000)
+      } catch (err) {
+        rec.callbackError = (err as Error).message
+      }
+      if (stopped) return
+      await Bun.sleep(wait)
+    }
+  }
+
+  const readJson = async (request: Request): Promise<Record<string, unknown> | null> => {
+    try {
+      const v = await request.json()
+      return v && typeof v === 'object' ? (v as Record<string, unknown>) : null
+    } catch {
+      return null
+    }
+  }
+
+  const passwordOk = (body: Record<string, unknown>) =>
+    String(body.BusinessShortCode ?? '') === shortcode &&
+    body.Password ===
+      Buffer.from(shortcode + passkey + String(body.Timestamp ?? '')).toString('base64')
+
+  const app = new Elysia({ name: 'mmp-simulator' })
+    .get('/health', () => ({
+      service: 'simulator',
+      version: opts.version,
+      status: 'ok',
+      checks: {},
+    }))
+    .get('/oauth/v1/generate', ({ request, query }) => {
+      if (query.grant_type !== 'client_credentials')
+        return darajaError(400, '400.008.02', 'Invalid grant type passed')
+      const m = /^Basic (.+)$/.exec(request.headers.get('authorization') ?? '')
+      const given = m ? Buffer.from(m[1]!, 'base64').toString() : ''
+      if (given !== `${key}:${secret}`)
+        return darajaError(400, '400.008.01', 'Invalid Authentication passed')
+      const token = receiptNumber() + receiptNumber() + receiptNumber()
+      tokens.set(token, Date.now() + 3599_000)
+      if (tokens.size > 10_000) tokens.delete(tokens.keys().next().value as string)
+      return { access_token: token, expires_in: '3599' }
+    })
+    .post('/mpesa/stkpush/v1/processrequest', async ({ request }) => {
+      if (!bearerOk(request)) return darajaError(401, '404.001.03', 'Invalid Access Token')
+      const body = await readJson(request)
+      if (!body) return darajaError(400, '400.002.05', 'Invalid Request Payload')
+      if (!passwordOk(body)) return darajaError(400, '400.002.02', 'Bad Request - Invalid Password')
+      const phone = String(body.PhoneNumber ?? '')
+      if (!PHONE.test(phone))
+        return darajaError(400, '400.002.02', 'Bad Request - Invalid PhoneNumber')
+      const amount = Number(body.Amount)
+      if (!Number.isInteger(amount) || amount < 1)
+        return darajaError(400, '400.002.02', 'Bad Request - Invalid Amount')
+      const callbackUrl = String(body.CallBackURL ?? '')
+      if (!/^https?:\/\//.test(callbackUrl))
+        return darajaError(400, '400.002.02', 'Bad Request - Invalid CallBackURL')
+      if (String(body.AccountReference ?? '').length > 12)
+        return darajaError(400, '400.002.02', 'Bad Request - Invalid AccountReference')
+      const checkoutRequestId = `ws_CO_${eatTimestamp(Date.now())}${Bun.randomUUIDv7().replaceAll('-', '').slice(-12)}`
+      const merchantRequestId = requestId()
+      const rec: StkRecord = {
+        kind: 'stk',
+        checkoutRequestId,
+        merchantRequestId,
+        request: body,
+        outcome: outcomeOf(phone),
+        receipt: receiptNumber(),
+        decideAt: Date.now() + opts.delayMs,
+        callbackStatus: null,
+        callbackError: null,
+      }
+      remember(stk, checkoutRequestId, rec)
+      if (rec.outcome.callback) {
+        later(async () => {
+          const stkCallback: Record<string, unknown> = {
+            MerchantRequestID: merchantRequestId,
+            CheckoutRequestID: checkoutRequestId,
+            ResultCode: rec.outcome.resultCode,
+            ResultDesc: rec.outcome.resultDesc,
+          }
+          if (rec.outcome.resultCode === 0) {
+            stkCallback.CallbackMetadata = {
+              Item: [
+                { Name: 'Amount', Value: amount },
+                { Name: 'MpesaReceiptNumber', Value: rec.receipt },
+                { Name: 'Balance' },
+                { Name: 'TransactionDate', Value: Number(eatTimestamp(Date.now())) },
+                { Name: 'PhoneNumber', Value: Number(phone) },
+              ],
+            }
+          }
+          await post(callbackUrl, { Body: { stkCallback } }, rec)
+        })
+      }
+      return {
+        MerchantRequestID: merchantRequestId,
+        CheckoutRequestID: checkoutRequestId,
+        ResponseCode: '0',
+        ResponseDescription: 'Success. Request accepted for processing',
+        CustomerMessage: 'Success. Request accepted for processing',
+      }
+    })
+    .post('/mpesa/stkpushquery/v1/query', async ({ request }) => {
+      if (!bearerOk(request)) return darajaError(401, '404.001.03', 'Invalid Access Token')
+      const body = await readJson(request)
+      if (!body) return darajaError(400, '400.002.05', 'Invalid Request Payload')
+      if (!passwordOk(body)) return darajaError(400, '400.002.02', 'Bad Request - Invalid Password')
+      const rec = recall(stk, 'stk', String(body.CheckoutRequestID ?? ''))
+      if (!rec) return darajaError(400, '400.002.02', 'Bad Request - Invalid CheckoutRequestID')
+      if (Date.now() < rec.decideAt)
+        return darajaError(500, '500.001.1001', 'The transaction is being processed')
+      return {
+        ResponseCode: '0',
+        ResponseDescription: 'The service request has been accepted successsfully',
+        MerchantRequestID: rec.merchantRequestId,
+        CheckoutRequestID: rec.checkoutRequestId,
+        ResultCode: String(rec.outcome.resultCode),
+        ResultDesc: rec.outcome.resultDesc,
+      }
+    })
+    .post('/mpesa/b2c/:version/paymentrequest', async ({ request, params }) => {
+      if (params.version !== 'v1' && params.version !== 'v3')
+        return darajaError(404, '404.001.01', 'Resource not found')
+      if (!bearerOk(request)) return darajaError(401, '404.001.03', 'Invalid Access Token')
+      const body = await readJson(request)
+      if (!body) return darajaError(400, '400.002.05', 'Invalid Request Payload')
+      const phone = String(body.PartyB ?? '')
+      if (!PHONE.test(phone)) return darajaError(400, '400.002.02', 'Bad Request - Invalid PartyB')
+      const amount = Number(body.Amount)
+      if (!Number.isInteger(amount) || amount < 1)
+        return darajaError(400, '400.002.02', 'Bad Request - Invalid Amount')
+      const resultUrl = String(body.ResultURL ?? '')
+      if (!/^https?:\/\//.test(resultUrl))
+        return darajaError(400, '400.002.02', 'Bad Request - Invalid ResultURL')
+      if (!body.InitiatorName || !body.SecurityCredential)
+        return darajaError(400, '400.002.02', 'Bad Request - Invalid Initiator')
+      const originatorConversationId = String(body.OriginatorConversationID ?? requestId())
+      const conversationId = `AG_${eatTimestamp(Date.now()).slice(0, 8)}_${Bun.randomUUIDv7().replaceAll('-', '').slice(-20)}`
+      const outcome = opts.outcomeOf ? opts.outcomeOf(phone) : b2cOutcome(phone)
+      const rec: B2cRecord = {
+        kind: 'b2c',
+        conversationId,
+        originatorConversationId,
+        request: body,
+        outcome,
+        receipt: receiptNumber(),
+        decideAt: Date.now() + opts.delayMs,
+        callbackStatus: null,
+        callbackError: null,
+      }
+      remember(b2c, conversationId, rec)
+      if (outcome.callback) {
+        later(async () => {
+          const result: Record<string, unknown> = {
+            ResultType: 0,
+            ResultCode: outcome.resultCode,
+            ResultDesc: outcome.resultDesc,
+            OriginatorConversationID: originatorConversationId,
+            ConversationID: conversationId,
+            TransactionID: rec.receipt,
+          }
+          if (outcome.resultCode === 0) {
+            const d = new Date(Date.now() + 3 * 3600_000)
+            const p = (n: number) => String(n).padStart(2, '0')
+            result.ResultParameters = {
+              ResultParameter: [
+                { Key: 'TransactionAmount', Value: amount },
+                { Key: 'TransactionReceipt', Value: rec.receipt },
+                { Key: 'B2CRecipientIsRegisteredCustomer', Value: 'Y' },
+                { Key: 'B2CChargesPaidAccountAvailableFunds', Value: 0 },
+                { Key: 'ReceiverPartyPublicName', Value: `${phone} - Simulated Customer` },
+                {
+                  Key: 'TransactionCompletedDateTime',
+                  Value: `${p(d.getUTCDate())}.${p(d.getUTCMonth() + 1)}.${d.getUTCFullYear()} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}`,
+                },
+                { Key: 'B2CUtilityAccountAvailableFunds', Value: 100000 },
+                { Key: 'B2CWorkingAccountAvailableFunds', Value: 900000 },
+              ],
+            }
+          }
+          result.ReferenceData = {
+            ReferenceItem: { Key: 'QueueTimeoutURL', Value: String(body.QueueTimeOutURL ?? '') },
+          }
+          await post(resultUrl, { Result: result }, rec)
+        })
+      }
+      return {
+        ConversationID: conversationId,
+        OriginatorConversationID: originatorConversationId,
+        ResponseCode: '0',
+        ResponseDescription: 'Accept the service request successfully.',
+      }
+    })
+    .get('/simulator/requests/:id', ({ params }) => {
+      const rec = recall(stk, 'stk', params.id) ?? recall(b2c, 'b2c', params.id)
+      if (!rec) return darajaError(404, '404.001.01', 'Resource not found')
+      return rec
+    })
+    .get('/simulator/requests', () => ({
+      stk: [...stk.values()].slice(-100),
+      b2c: [...b2c.values()].slice(-100),
+    }))
+    .onStop(() => {
+      stopped = true
+      for (const t of timers) clearTimeout(t)
+      timers.clear()
+      store?.close()
+    })
+  return app
 }

@@ -1,0 +1,308 @@
+import { Database } from 'bun:sqlite'
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { migrations } from '../../schema/payment/migrations.ts'
+import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { createSimulator } from '../simulator/index.ts'
+import { verifyAuditFile } from './audit.ts'
+import { darajaTimestamp, parseDarajaTimestamp, stkPassword } from './daraja.ts'
+import { createPaymentsApp } from './routes.ts'
+import { createPayments, type Payments } from './service.ts'
+
+const waitFor = async <T>(fn: () => T | Promise<T>, ms = 5000): Promise<T> => {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const v = await fn()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error('timed out waiting')
+    await Bun.sleep(10)
+  }
+}
+
+describe('payment service with the simulator', () => {
+  let kit: TestKit
+  let sim: ReturnType<typeof createSimulator>
+  let app: ReturnType<typeof createPaymentsApp>
+  let payments: Payments
+  let base: string
+  let auth: Record<string, string>
+
+  beforeAll(async () => {
+    sim = createSimulator({ delayMs: 0, version: 'test' })
+    sim.listen({ port: 0, hostname: '127.0.0.1' })
+    const simUrl = `http://127.0.0.1:${sim.server!.port}`
+    // The app must listen before the simulator can call it back; its URL is the callback base.
+    const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => app.handle(r) })
+    base = `http://127.0.0.1:${server.port}`
+    kit = await createTestKit('payment', {
+      migrations,
+      settings: {
+        simulator_url: simUrl,
+        gateway_url: base,
+        secrets: { callbackSecret: 'test-secret' },
+        'mpesa.reconcile_after_s': 1,
+      },
+    })
+    payments = createPayments(kit.ctx)
+    app = createPaymentsApp(kit.ctx, payments)
+    auth = {
+      ...(await kit.authFor({ tenantId: 'acme', role: 'Manager', userId: 'usr_ann' })),
+      'content-type': 'application/json',
+    }
+  })
+  afterAll(async () => {
+    await sim.stop()
+    kit.cleanup()
+  })
+
+  const push = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    app.handle(
+      new Request(`${base}/api/v1/payments/stkpush`, {
+        method: 'POST',
+        headers: { ...auth, ...headers },
+        body: JSON.stringify({
+          tenant_id: 'acme',
+          phone_number: '254712345678',
+          amount: 10,
+          account_reference: 'INV-1',
+          transaction_desc: 'Order 1',
+          ...body,
+        }),
+      }),
+    )
+  const status = async (id: string) =>
+    (
+      await app.handle(new Request(`${base}/api/v1/payments/status/${id}`, { headers: auth }))
+    ).json()
+
+  it('speaks the Daraja timestamp and password', () => {
+    const at = new Date('2026-01-02T03:04:05Z')
+    expect(darajaTimestamp(at)).toBe('20260102060405')
+    expect(parseDarajaTimestamp('20260102060405')?.toISOString()).toBe('2026-01-02T03:04:05.000Z')
+    expect(stkPassword('174379', 'pk', '20260102060405')).toBe(
+      Buffer.from('174379pk20260102060405').toString('base64'),
+    )
+  })
+
+  it('pushes, gets the callback, confirms by query and emits one success event', async () => {
+    const res = await push({})
+    expect(res.status).toBe(202)
+    const body = (await res.json()) as { checkout_request_id: string; status: string }
+    expect(body.status).toBe('pending')
+    const final = await waitFor(async () => {
+      const s = await status(body.checkout_request_id)
+      return s.status !== 'pending' ? s : null
+    })
+    expect(final).toMatchObject({ status: 'success', result_code: 0, amount: 10 })
+    expect(final.mpesa_receipt_number).toMatch(/^[A-Z0-9]{10}$/)
+    await kit.ctx.relay.flush()
+    const events = kit.bus.published.filter((e) => e.type === 'mobilemoney.transactions.success')
+    expect(events).toHaveLength(1)
+    expect(events[0]!.data).toMatchObject({
+      amount: 10,
+      direction: 'in',
+      source: 'payment',
+      user_id: 'usr_ann',
+      checkout_request_id: body.checkout_request_id,
+      receipt_number: final.mpesa_receipt_number,
+    })
+  })
+
+  it('validates Daraja limits with 422 and field errors', async () => {
+    const res = await push({
+      phone_number: '0712345678',
+      amount: 10.5,
+      account_reference: 'x'.repeat(13),
+      transaction_desc: 'y'.repeat(14),
+    })
+    expect(res.status).toBe(422)
+    const p = (await res.json()) as { errors: Array<{ field: string }> }
+    expect(p.errors.map((e) => e.field).sort()).toEqual([
+      'account_reference',
+      'amount',
+      'phone_number',
+      'transaction_desc',
+    ])
+  })
+
+  it('answers the same for the same Idempotency-Key and 409 for another body', async () => {
+    const a = await push({ amount: 20 }, { 'idempotency-key': 'k-1' })
+    const b = await push({ amount: 20 }, { 'idempotency-key': 'k-1' })
+    expect(a.status).toBe(202)
+    expect(b.status).toBe(202)
+    expect(await b.json()).toEqual(await a.json())
+    const c = await push({ amount: 21 }, { 'idempotency-key': 'k-1' })
+    expect(c.status).toBe(409)
+    expect(((await c.json()) as { code: string }).code).toBe('IDEMPOTENCY_KEY_REUSED')
+  })
+
+  it('refuses callbacks without a valid token for that checkout', async () => {
+    const res = await push({ phone_number: '254712349999' })
+    const { checkout_request_id } = (await res.json()) as { checkout_request_id: string }
+    const rec = (await (
+      await fetch(`${sim.server!.url}simulator/requests/${checkout_request_id}`)
+    ).json()) as { request: { CallBackURL: string } }
+    const good = new URL(rec.request.CallBackURL)
+    const cb = (checkout: string) => ({
+      Body: {
+        stkCallback: {
+          MerchantRequestID: 'm',
+          CheckoutRequestID: checkout,
+          ResultCode: 1032,
+          ResultDesc: 'Request cancelled by user',
+        },
+      },
+    })
+    const post = (url: string, b: unknown) =>
+      app.handle(
+        new Request(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(b),
+        }),
+      )
+    const bad = new URL(good)
+    bad.searchParams.set('sig', 'A'.repeat(43))
+    expect((await post(bad.toString(), cb(checkout_request_id))).status).toBe(401)
+    const none = new URL(good)
+    none.searchParams.delete('sig')
+    expect((await post(none.toString(), cb(checkout_request_id))).status).toBe(401)
+    expect((await post(good.toString(), cb('ws_CO_other'))).status).toBe(401)
+    expect((await status(checkout_request_id)).status).toBe('pending')
+    // The right token and checkout: accepted, and a repeat changes nothing.
+    expect((await post(good.toString(), cb(checkout_request_id))).status).toBe(200)
+    expect((await post(good.toString(), cb(checkout_request_id))).status).toBe(200)
+    expect((await status(checkout_request_id)).status).toBe('cancelled')
+  })
+
+  it('settles a lost callback by reconciliation', async () => {
+    const res = await push({ phone_number: '254722229999' })
+    const { checkout_request_id } = (await res.json()) as { checkout_request_id: string }
+    await Bun.sleep(50)
+    expect((await status(checkout_request_id)).status).toBe('pending')
+    const report = await payments.reconcile({ olderThanS: 0 })
+    expect(report.settled).toBeGreaterThanOrEqual(1)
+    expect((await status(checkout_request_id)).status).toBe('success')
+  })
+
+  it('keeps a verifiable audit chain that breaks when a row is edited', () => {
+    const path = kit.registry.pathOf('payment', 'acme')
+    const ok = verifyAuditFile(path)
+    expect(ok.ok).toBe(true)
+    expect(ok.rows).toBeGreaterThan(5)
+    const copy = `${path}.copy.db`
+    const src = new Database(path)
+    src.run(`VACUUM INTO '${copy}'`)
+    src.close()
+    const db = new Database(copy)
+    db.run('UPDATE audit_log SET detail = \'{"amount":1}\' WHERE seq = 3')
+    db.close()
+    const broken = verifyAuditFile(copy)
+    expect(broken.ok).toBe(false)
+    expect(broken.broken?.seq).toBe(3)
+    // Editing a payment itself (not its audit rows) shows up too.
+    const copy2 = `${path}.copy2.db`
+    const src2 = new Database(path)
+    src2.run(`VACUUM INTO '${copy2}'`)
+    src2.close()
+    const db2 = new Database(copy2)
+    db2.run("UPDATE payments SET amount_cents = amount_cents + 100 WHERE status = 'success'")
+    db2.close()
+    const edited = verifyAuditFile(copy2)
+    expect(edited.ok).toBe(false)
+    expect(edited.broken?.reason).toContain('amount')
+  })
+
+  it('lists recent payments with a cursor', async () => {
+    const first = await app.handle(
+      new Request(`${base}/api/v1/payments?limit=2`, { headers: auth }),
+    )
+    expect(first.status).toBe(200)
+    const page = (await first.json()) as {
+      data: Array<{ id: string; checkout_request_id: string }>
+      next_cursor: string | null
+      has_more: boolean
+    }
+    expect(page.data).toHaveLength(2)
+    expect(page.has_more).toBe(true)
+    const second = (await (
+      await app.handle(
+        new Request(`${base}/api/v1/payments?limit=2&cursor=${page.next_cursor}`, {
+          headers: auth,
+        }),
+      )
+    ).json()) as { data: Array<{ id: string }> }
+    expect(second.data[0]!.id < page.data[1]!.id).toBe(true)
+    const other = await kit.authFor({ tenantId: 'globex', role: 'Viewer' })
+    const mine = page.data[0]!.checkout_request_id
+    const res = await app.handle(
+      new Request(`${base}/api/v1/payments/status/${mine}`, { headers: other }),
+    )
+    expect(res.status).toBe(404)
+    const viewerPush = await app.handle(
+      new Request(`${base}/api/v1/payments/stkpush`, {
+        method: 'POST',
+        headers: { ...other, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          phone_number: '254712345678',
+          amount: 1,
+          account_reference: 'a',
+          transaction_desc: 'b',
+        }),
+      }),
+    )
+    expect(viewerPush.status).toBe(403)
+  })
+
+  it('checks a body signature when the sender adds one', async () => {
+    const res = await push({ phone_number: '254712349999' })
+    const { checkout_request_id } = (await res.json()) as { checkout_request_id: string }
+    const rec = (await (
+      await fetch(`${sim.server!.url}simulator/requests/${checkout_request_id}`)
+    ).json()) as { request: { CallBackURL: string } }
+    const raw = JSON.stringify({
+      Body: {
+        stkCallback: {
+          MerchantRequestID: 'm',
+          CheckoutRequestID: checkout_request_id,
+          ResultCode: 0,
+          ResultDesc: 'The service request is processed successfully.',
+          CallbackMetadata: {
+            Item: [
+              { Name: 'Amount', Value: 10 },
+              { Name: 'MpesaReceiptNumber', Value: 'SIGNED1234' },
+              { Name: 'TransactionDate', Value: 20260102060405 },
+              { Name: 'PhoneNumber', Value: 254712349999 },
+            ],
+          },
+        },
+      },
+    })
+    const post = (sig: string) =>
+      app.handle(
+        new Request(rec.request.CallBackURL, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-callback-signature': sig },
+          body: raw,
+        }),
+      )
+    const good = `sha256=${new Bun.CryptoHasher('sha256', 'test-secret').update(raw).digest('hex')}`
+    expect((await post(`${good.slice(0, -1)}${good.endsWith('0') ? '1' : '0'}`)).status).toBe(401)
+    expect((await status(checkout_request_id)).status).toBe('pending')
+    expect((await post(good)).status).toBe(200)
+    const s = await status(checkout_request_id)
+    expect(s).toMatchObject({ status: 'success', mpesa_receipt_number: 'SIGNED1234' })
+  })
+
+  it('lets only the operator run reconciliation over HTTP', async () => {
+    const res = await app.handle(
+      new Request(`${base}/api/v1/payments/reconcile`, { method: 'POST', headers: auth }),
+    )
+    expect(res.status).toBe(403)
+    const op = await kit.authFor({ tenantId: 'platform', role: 'Admin' })
+    const ok = await app.handle(
+      new Request(`${base}/api/v1/payments/reconcile`, { method: 'POST', headers: op }),
+    )
+    expect(ok.status).toBe(200)
+    expect(await ok.json()).toMatchObject({ checked: expect.any(Number) })
+  })
+})
