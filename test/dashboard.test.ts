@@ -278,6 +278,12 @@ describe('dashboard in Chromium', () => {
         `the STK push did not succeed (is the payment service merged?) — the page showed ${outcome}`,
       )
     await page.locator('#recent-payments', { hasText: 'DASH1' }).waitFor()
+    // The paid request becomes a transaction; wait for it so later numbers are settled.
+    const admin = api(p.gateway, adminToken)
+    await until('the payment to reach analytics', async () => {
+      const s = await admin.get('/api/v1/analytics/summary')
+      return s.body?.total_transactions === seeded + 1 ? true : undefined
+    })
   }, 40_000)
 
   it('lets the operator pick a tenant and see its numbers', async () => {
@@ -288,7 +294,11 @@ describe('dashboard in Chromium', () => {
     await page.getByLabel('Tenant').selectOption(TENANT)
     const cell = page.locator('#summary-cards [data-key="total_transactions"]')
     await cell.waitFor()
-    expect(await cell.getAttribute('data-value')).toBe(String(seeded))
+    // The paid STK push added a transaction: compare with what the API says now.
+    const op = api(p.gateway, await p.login())
+    const s = (await op.get(`/api/v1/analytics/summary?tenant_id=${TENANT}`)).body
+    expect(s.total_transactions).toBeGreaterThanOrEqual(seeded)
+    expect(await cell.getAttribute('data-value')).toBe(String(s.total_transactions))
     await page.locator('#cashflow-chart[data-ready="true"]').waitFor()
     await fitsWidth()
     await shot('operator-overview')
