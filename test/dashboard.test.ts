@@ -373,6 +373,46 @@ describe('dashboard in Chromium', () => {
     expect(token).not.toBe('expired.token.value')
   }, 30_000)
 
+  it('lists invoices, downloads one as PDF and pays it by STK push', async () => {
+    // The period ends: the operator runs the billing cycle as of then, which issues an invoice.
+    const op = api(p.gateway, await p.login())
+    const sub = (await op.get(`/api/v1/billing/subscriptions/${TENANT}`)).body
+    const cycle = await op.post('/api/v1/billing/run-cycle', {
+      at: new Date(Date.parse(sub.current_period_end) + 1000).toISOString(),
+    })
+    expect(cycle.status).toBe(200)
+    const invoices = (await op.get(`/api/v1/billing/invoices?tenant_id=${TENANT}`)).body.data
+    const inv = invoices.find((i: any) => i.status === 'open')
+    expect(inv).toBeTruthy()
+
+    await logOut()
+    await logIn(ADMIN)
+    await page.goto(`${origin}/#/settings`)
+    const row = page.locator('#invoices-table tr', { hasText: inv.number })
+    await row.waitFor()
+    const download = page.waitForEvent('download')
+    await row.getByRole('button', { name: `PDF ${inv.number}` }).click()
+    const pdf = await download
+    expect(pdf.suggestedFilename()).toBe(`${inv.number}.pdf`)
+    expect((await Bun.file((await pdf.path())!).text()).startsWith('%PDF')).toBe(true)
+
+    await row.getByLabel(`M-Pesa phone for ${inv.number}`).fill('254712345679')
+    await row.getByRole('button', { name: `Pay ${inv.number}` }).click()
+    await page.locator('#invoices [role="status"]', { hasText: 'Payment prompt' }).waitFor()
+    await until('the invoice to be paid', async () => {
+      const i = (await op.get(`/api/v1/billing/invoices/${inv.id}`)).body
+      return i.status === 'paid' ? true : undefined
+    })
+    await page.reload()
+    await page.locator('#invoices-table tr', { hasText: inv.number }).getByText('paid').waitFor()
+    expect(await page.getByRole('button', { name: `Pay ${inv.number}` }).count()).toBe(0)
+    await fitsWidth()
+    await shot('settings-invoices')
+    await page
+      .locator('section', { has: page.locator('#invoices') })
+      .screenshot({ path: join(OUT, 'settings-invoices-panel.png') })
+  }, 40_000)
+
   it('made no request outside the platform', () => {
     expect(requests.length).toBeGreaterThan(10)
     const foreign = requests.filter(

@@ -346,7 +346,8 @@ async function billingPanel(tenantId: string): Promise<HTMLElement> {
         : h('p', { class: 'muted' }, 'No invoices yet.'),
     )
   else showError(inv.reason)
-  return section('Subscription and invoices', sub, invoices, paying)
+  invoices.append(paying)
+  return section('Subscription and invoices', sub, invoices)
 }
 
 interface Rule {
