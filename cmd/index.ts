@@ -19,4 +19,5 @@ export const commands: Record<string, Lazy> = {
   demo: lazy(() => import('./demo.ts')),
   payments: lazy(() => import('./payments.ts')),
   audit: lazy(() => import('./audit.ts')),
+  replay: lazy(() => import('./replay.ts')),
 }

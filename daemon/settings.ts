@@ -404,4 +404,19 @@ export const settings: readonly Setting[] = [
     default: 5000,
     help: 'time an open breaker waits before letting one probe through',
   },
+  // webhook service: per-endpoint delivery pacing
+  {
+    key: 'webhook.rate_limit',
+    env: 'MMP_WEBHOOK_RATE_LIMIT',
+    kind: int(1, 1000000),
+    default: 500,
+    help: 'deliveries per second per endpoint (excess waits); an endpoint may set its own',
+  },
+  {
+    key: 'webhook.max_in_flight',
+    env: 'MMP_WEBHOOK_MAX_IN_FLIGHT',
+    kind: int(1, 10000),
+    default: 32,
+    help: 'concurrent delivery attempts per endpoint',
+  },
 ]

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull } from 'drizzle-orm'
+import { and, asc, gt, isNull, lte } from 'drizzle-orm'
 import type { EventEnvelope } from '../../schema/events.ts'
 import { outbox } from '../../schema/kernel.ts'
 import type { EventBus } from './bus.ts'
@@ -114,15 +114,26 @@ export function createRelay(opts: {
         .limit(batch)
         .all()
       if (rows.length === 0) return
-      for (const row of rows) {
-        await opts.bus.publish(row.topic, JSON.parse(row.payload))
-        if (db.closed) return
-        db.orm
-          .update(outbox)
-          .set({ sentAt: new Date().toISOString() })
-          .where(eq(outbox.seq, row.seq))
-          .run()
+      // Publish in order, then mark the published rows sent in one commit: on a FULL-synced
+      // money database one sync per event would cap the relay at the disk's sync rate. A crash
+      // in between republishes a few events, which consumers' inboxes drop.
+      let published = 0
+      try {
+        for (const row of rows) {
+          await opts.bus.publish(row.topic, JSON.parse(row.payload))
+          published++
+        }
+      } finally {
+        if (published > 0 && !db.closed) {
+          const last = rows[published - 1]!.seq
+          db.orm
+            .update(outbox)
+            .set({ sentAt: new Date().toISOString() })
+            .where(and(isNull(outbox.sentAt), lte(outbox.seq, last)))
+            .run()
+        }
       }
+      if (db.closed) return
     }
   }
 

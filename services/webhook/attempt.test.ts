@@ -1,0 +1,73 @@
+import { afterAll, describe, expect, it } from 'bun:test'
+import { attemptDelivery } from './attempt.ts'
+import { secretKey } from './signing.ts'
+
+describe('one delivery attempt', () => {
+  const seen: Array<{ host: string | null; path: string }> = []
+  const receiver = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch(req) {
+      const url = new URL(req.url)
+      seen.push({ host: req.headers.get('host'), path: url.pathname })
+      if (url.pathname === '/redirect')
+        return new Response(null, { status: 307, headers: { location: '/internal' } })
+      if (url.pathname === '/slow') return Bun.sleep(500).then(() => new Response('late'))
+      return new Response('x'.repeat(5000))
+    },
+  })
+  afterAll(() => receiver.stop(true))
+  const port = receiver.port
+  const input = (url: string, resolved: string[], allowInsecure = true) => ({
+    url,
+    messageId: 'msg_1',
+    body: '{}',
+    keys: [secretKey('secret')!],
+    timeoutMs: 2000,
+    policy: { allowInsecure, allowHosts: [] },
+    resolve: async () => resolved,
+    nowMs: Date.now(),
+  })
+
+  it('connects to the checked address and keeps the original Host header', async () => {
+    const out = await attemptDelivery(input(`http://localhost:${port}/ok`, ['127.0.0.1']))
+    expect(out).toMatchObject({ ok: true, statusCode: 200 })
+    expect(out.responseExcerpt).toHaveLength(1024)
+    expect(seen.at(-1)).toEqual({ host: `localhost:${port}`, path: '/ok' })
+  })
+
+  it('refuses at attempt time a name that now resolves to an internal address', async () => {
+    const before = seen.length
+    const out = await attemptDelivery(
+      input(`https://hooks.example:${port}/ok`, ['127.0.0.1'], false),
+    )
+    expect(out.ok).toBe(false)
+    expect(out.statusCode).toBeNull()
+    expect(out.error).toContain('destination refused')
+    expect(seen.length).toBe(before)
+  })
+
+  it('does not follow redirects and reports them as failures', async () => {
+    const out = await attemptDelivery(input(`http://127.0.0.1:${port}/redirect`, []))
+    expect(out).toMatchObject({ ok: false, statusCode: 307 })
+    expect(out.error).toContain('redirect')
+    expect(seen.some((s) => s.path === '/internal')).toBe(false)
+  })
+
+  it('gives up after the attempt timeout', async () => {
+    const out = await attemptDelivery({
+      ...input(`http://127.0.0.1:${port}/slow`, []),
+      timeoutMs: 100,
+    })
+    expect(out).toMatchObject({ ok: false, statusCode: null })
+    expect(out.error).toContain('100 ms')
+  })
+
+  it('tries the next checked address when one refuses the connection', async () => {
+    const out = await attemptDelivery(
+      input(`http://hooks.localhost:${port}/ok`, ['127.0.0.2', '::1', '127.0.0.1']),
+    )
+    expect(out).toMatchObject({ ok: true, statusCode: 200 })
+    expect(seen.at(-1)).toEqual({ host: `hooks.localhost:${port}`, path: '/ok' })
+  })
+})

@@ -1,0 +1,130 @@
+import ipaddr from 'ipaddr.js'
+import type { AttemptOutcome } from './queue.ts'
+import { signedHeaders } from './signing.ts'
+import { checkDestination, type DestinationPolicy, type Resolver } from './ssrf.ts'
+
+const EXCERPT_BYTES = 1024
+const READ_LIMIT = 64 * 1024
+
+export interface AttemptInput {
+  url: string
+  messageId: string
+  body: string
+  keys: Uint8Array[]
+  timeoutMs: number
+  policy: DestinationPolicy
+  resolve: Resolver
+  nowMs: number
+  /**
+   * Called as soon as the status line arrives, before the body is read: the dispatcher commits
+   * a 2xx right there, which keeps the window in which a crash could resend it minimal.
+   */
+  onAnswer?: (status: number) => void
+}
+
+/**
+ * One POST of a signed delivery. The destination is resolved and checked right now and the
+ * request connects to that checked address (Host header and TLS server name keep the original
+ * host), so a name re-pointed at an internal address after registration reaches nothing.
+ * Redirects are never followed: a 3xx is a failed attempt.
+ */
+export async function attemptDelivery(input: AttemptInput): Promise<AttemptOutcome> {
+  const at = new Date(input.nowMs).toISOString()
+  const started = performance.now()
+  const done = (o: Omit<AttemptOutcome, 'at' | 'latencyMs'>): AttemptOutcome => ({
+    at,
+    latencyMs: Math.round(performance.now() - started),
+    ...o,
+  })
+  let targets: URL[]
+  let host: string
+  try {
+    const dest = await checkDestination(input.url, input.policy, { resolve: input.resolve })
+    host = dest.host
+    if (ipaddr.isValid(host)) targets = [new URL(dest.url)]
+    else {
+      // IPv4 first; the next checked address is tried only when one refuses the connection.
+      const ordered = [...dest.addresses].sort(
+        (a, b) => Number(a.includes(':')) - Number(b.includes(':')),
+      )
+      targets = ordered.slice(0, 4).map((address) => {
+        const u = new URL(dest.url)
+        u.hostname = address.includes(':') ? `[${address}]` : address
+        return u
+      })
+    }
+  } catch (err) {
+    return done({
+      statusCode: null,
+      ok: false,
+      responseExcerpt: null,
+      error: `destination refused: ${(err as Error).message}`,
+    })
+  }
+  const timestamp = Math.floor(input.nowMs / 1000)
+  const headers = signedHeaders(input.keys, input.messageId, timestamp, input.body)
+  const original = new URL(input.url)
+  headers.host = original.host
+  const signal = AbortSignal.timeout(input.timeoutMs)
+  const post = (target: URL) =>
+    fetch(target, {
+      method: 'POST',
+      body: input.body,
+      headers,
+      redirect: 'manual',
+      signal,
+      proxy: false as never,
+      tls: original.protocol === 'https:' ? { serverName: host } : undefined,
+    } as RequestInit)
+  try {
+    let res: Response | null = null
+    for (let i = 0; !res; i++) {
+      try {
+        res = await post(targets[i]!)
+      } catch (err) {
+        const refused = (err as { code?: string }).code === 'ECONNREFUSED'
+        if (!refused || i + 1 >= targets.length) throw err
+      }
+    }
+    input.onAnswer?.(res.status)
+    // The status decides the outcome; a body that breaks off afterwards changes nothing.
+    const text = await readLimited(res).catch(() => '')
+    const excerpt = text.length > EXCERPT_BYTES ? text.slice(0, EXCERPT_BYTES) : text
+    const status = res.status
+    if (status >= 200 && status < 300)
+      return done({ statusCode: status, ok: true, responseExcerpt: excerpt, error: null })
+    const error =
+      status >= 300 && status < 400
+        ? `redirect to ${res.headers.get('location') ?? '(no location)'} not followed`
+        : `the endpoint answered ${status}`
+    return done({ statusCode: status, ok: false, responseExcerpt: excerpt, error })
+  } catch (err) {
+    const e = err as Error
+    const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError'
+    return done({
+      statusCode: null,
+      ok: false,
+      responseExcerpt: null,
+      error: timedOut ? `no answer within ${input.timeoutMs} ms` : `request failed: ${e.message}`,
+    })
+  }
+}
+
+/** Reads at most 64 KiB of a response body and drops the rest. */
+async function readLimited(res: Response): Promise<string> {
+  if (!res.body) return ''
+  const reader = res.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    chunks.push(value)
+    size += value.byteLength
+    if (size >= READ_LIMIT) {
+      await reader.cancel().catch(() => {})
+      break
+    }
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks)).slice(0, READ_LIMIT)
+}

@@ -1,0 +1,191 @@
+import { and, desc, eq, inArray, lt, type SQL } from 'drizzle-orm'
+import {
+  webhookAttempts,
+  webhookDeliveries,
+  webhookEndpoints,
+} from '../../schema/webhook/tables.ts'
+import { Conflict, invalidField, NotFound } from '../kernel/errors.ts'
+import type { WebhookDeps } from './deps.ts'
+import { type Delivery, deliveryStatuses, isWebhookEvent } from './model.ts'
+import type { DeliveryRow } from './queue.ts'
+
+/** The delivery log (every attempt of every delivery) and replays. */
+const statusAliases: Record<string, string> = {
+  success: 'delivered',
+  succeeded: 'delivered',
+  failed: 'dead',
+  fail: 'dead',
+  sending: 'delivering',
+}
+
+function attemptsOf(deps: WebhookDeps, ids: string[]) {
+  const byDelivery = new Map<string, Delivery['attempts']>()
+  if (ids.length === 0) return byDelivery
+  const rows = deps.db.orm
+    .select()
+    .from(webhookAttempts)
+    .where(inArray(webhookAttempts.deliveryId, ids))
+    .orderBy(webhookAttempts.seq)
+    .all()
+  for (const r of rows) {
+    const list = byDelivery.get(r.deliveryId) ?? []
+    list.push({
+      at: r.at,
+      status_code: r.statusCode,
+      latency_ms: r.latencyMs,
+      response_excerpt: r.responseExcerpt,
+      error: r.error,
+    })
+    byDelivery.set(r.deliveryId, list)
+  }
+  return byDelivery
+}
+
+function deliveryView(row: DeliveryRow, attempts: Delivery['attempts']): Delivery {
+  return {
+    id: row.id,
+    tenant_id: row.tenantId,
+    endpoint_id: row.endpointId,
+    message_id: row.messageId,
+    event: row.event,
+    status: row.status,
+    attempt_count: row.attempts,
+    next_attempt_at: row.status === 'pending' ? new Date(row.nextAttemptAt).toISOString() : null,
+    last_attempt_at: attempts.at(-1)?.at ?? null,
+    last_status_code: row.lastStatusCode,
+    last_error: row.lastError,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    delivered_at: row.deliveredAt,
+    payload: JSON.parse(row.payload),
+    attempts,
+  }
+}
+
+/** Newest first; `tenantId` null lists every tenant (platform operator). */
+export function listDeliveries(
+  deps: WebhookDeps,
+  tenantId: string | null,
+  q: {
+    status?: string | undefined
+    endpoint_id?: string | undefined
+    event?: string | undefined
+    limit?: number | undefined
+    cursor?: string | undefined
+  },
+) {
+  const where: SQL[] = []
+  if (tenantId !== null) where.push(eq(webhookDeliveries.tenantId, tenantId))
+  if (q.status) {
+    const status = statusAliases[q.status] ?? q.status
+    if (!(deliveryStatuses as readonly string[]).includes(status))
+      throw invalidField('status', `must be one of ${deliveryStatuses.join(', ')}`)
+    where.push(eq(webhookDeliveries.status, status))
+  }
+  if (q.endpoint_id) where.push(eq(webhookDeliveries.endpointId, q.endpoint_id))
+  if (q.event) {
+    if (!isWebhookEvent(q.event)) throw invalidField('event', 'is not a webhook event')
+    where.push(eq(webhookDeliveries.event, q.event))
+  }
+  if (q.cursor) where.push(lt(webhookDeliveries.id, q.cursor))
+  const limit = q.limit ?? 50
+  const rows = deps.db.orm
+    .select()
+    .from(webhookDeliveries)
+    .where(and(...where))
+    .orderBy(desc(webhookDeliveries.id))
+    .limit(limit + 1)
+    .all()
+  const more = rows.length > limit
+  const page = rows.slice(0, limit)
+  const attempts = attemptsOf(
+    deps,
+    page.map((r) => r.id),
+  )
+  const data = page.map((r) => deliveryView(r, attempts.get(r.id) ?? []))
+  return { data, next_cursor: more ? data[data.length - 1]!.id : null, has_more: more }
+}
+
+function deliveryRow(deps: WebhookDeps, tenantId: string | null, id: string): DeliveryRow {
+  const row = deps.db.orm
+    .select()
+    .from(webhookDeliveries)
+    .where(
+      tenantId === null
+        ? eq(webhookDeliveries.id, id)
+        : and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.tenantId, tenantId)),
+    )
+    .get()
+  if (!row) throw new NotFound('webhook delivery', id)
+  return row
+}
+
+export function getDelivery(deps: WebhookDeps, tenantId: string | null, id: string): Delivery {
+  const row = deliveryRow(deps, tenantId, id)
+  return deliveryView(row, attemptsOf(deps, [row.id]).get(row.id) ?? [])
+}
+
+/**
+ * Sends a delivered or dead delivery again with the same message id and body, with a fresh
+ * retry schedule. The endpoint must still exist and be enabled.
+ */
+export function replayDelivery(deps: WebhookDeps, tenantId: string | null, id: string): Delivery {
+  const row = deliveryRow(deps, tenantId, id)
+  if (row.status === 'pending' || row.status === 'delivering')
+    throw new Conflict(`delivery ${id} is already ${row.status}`)
+  const endpoint = deps.db.orm
+    .select({ status: webhookEndpoints.status })
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.id, row.endpointId))
+    .get()
+  if (!endpoint) throw new Conflict(`the endpoint of delivery ${id} was deleted`)
+  if (endpoint.status !== 'enabled')
+    throw new Conflict(`the endpoint ${row.endpointId} is disabled; enable it before replaying`)
+  const nowMs = deps.clock.nowMs()
+  deps.db.write(() =>
+    deps.db.sqlite
+      .query(
+        "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ?, delivered_at = NULL WHERE id = ?",
+      )
+      .run(nowMs, new Date(nowMs).toISOString(), row.id),
+  )
+  deps.notify.enqueued([row.endpointId])
+  return getDelivery(deps, tenantId, id)
+}
+
+/** Replays every dead delivery of a tenant (null: all tenants) or one endpoint, whose endpoint is enabled. */
+export function replayDead(
+  deps: WebhookDeps,
+  tenantId: string | null,
+  endpointId?: string,
+): { replayed: number } {
+  const nowMs = deps.clock.nowMs()
+  const params: Array<string | number> = [nowMs, new Date(nowMs).toISOString()]
+  let filter = ''
+  if (tenantId !== null) {
+    filter += ' AND d.tenant_id = ?'
+    params.push(tenantId)
+  }
+  if (endpointId) {
+    filter += ' AND d.endpoint_id = ?'
+    params.push(endpointId)
+  }
+  const endpoints = deps.db.sqlite
+    .query<{ endpoint_id: string }, Array<string | number>>(
+      `SELECT DISTINCT d.endpoint_id FROM webhook_deliveries d WHERE d.status = 'dead'${filter}`,
+    )
+    .all(...params.slice(2))
+  const replayed = deps.db.write(
+    () =>
+      deps.db.sqlite
+        .query(
+          `UPDATE webhook_deliveries AS d SET status = 'pending', attempts = 0, next_attempt_at = ?,
+             updated_at = ?, delivered_at = NULL
+           WHERE d.status = 'dead'${filter} AND EXISTS (SELECT 1 FROM webhook_endpoints e
+             WHERE e.id = d.endpoint_id AND e.status = 'enabled')`,
+        )
+        .run(...params).changes,
+  )
+  deps.notify.enqueued(endpoints.map((e) => e.endpoint_id))
+  return { replayed }
+}

@@ -1,0 +1,191 @@
+import type { webhookDeliveries } from '../../schema/webhook/tables.ts'
+import { newId } from '../kernel/ids.ts'
+import type { WebhookDeps } from './deps.ts'
+import type { WebhookEvent } from './model.ts'
+
+/** The durable delivery queue: enqueue, attempt outcomes, crash recovery, retention. */
+
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect
+
+/** The body an endpoint receives: SPEC envelope plus `id` and the endpoint's pinned `version`. */
+export function renderPayload(
+  msgId: string,
+  event: WebhookEvent,
+  version: number,
+  timestamp: string,
+  data: Record<string, unknown>,
+): string {
+  // v1 is the only version: later versions transform `data` here, keyed by `version`.
+  return JSON.stringify({ id: msgId, event, version, timestamp, data })
+}
+
+/**
+ * Queues one message for every enabled endpoint of the tenant subscribed to the event. Call inside
+ * a `db.write` (or it opens one). Returns the delivery ids and the endpoints that got work.
+ */
+export function enqueueEvent(
+  deps: WebhookDeps,
+  tenantId: string,
+  event: WebhookEvent,
+  data: Record<string, unknown>,
+  occurredAt?: string,
+): { messageId: string; deliveries: string[]; endpoints: string[] } {
+  const endpoints = deps.db.sqlite
+    .query<{ id: string; events: string; version: number }, [string]>(
+      "SELECT id, events, version FROM webhook_endpoints WHERE tenant_id = ? AND status = 'enabled'",
+    )
+    .all(tenantId)
+    .filter((e) => (JSON.parse(e.events) as string[]).includes(event))
+  const messageId = newId('msg')
+  const nowMs = deps.clock.nowMs()
+  const now = new Date(nowMs).toISOString()
+  const timestamp = occurredAt ?? now
+  const first = nowMs + jittered(deps.config.retrySchedule[0] ?? 0)
+  const insert = deps.db.sqlite.query(
+    `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, message_id, event, payload, status,
+       attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
+  )
+  const ids: string[] = []
+  deps.db.write(() => {
+    for (const e of endpoints) {
+      const id = newId('del')
+      insert.run(
+        id,
+        tenantId,
+        e.id,
+        messageId,
+        event,
+        renderPayload(messageId, event, e.version, timestamp, data),
+        first,
+        now,
+        now,
+      )
+      ids.push(id)
+    }
+  })
+  return { messageId, deliveries: ids, endpoints: endpoints.map((e) => e.id) }
+}
+
+/** A delay with up to +10% jitter, so retries of many deliveries do not arrive in lockstep. */
+export function jittered(ms: number): number {
+  return ms <= 0 ? 0 : Math.round(ms * (1 + Math.random() * 0.1))
+}
+
+export interface AttemptOutcome {
+  at: string
+  statusCode: number | null
+  latencyMs: number
+  responseExcerpt: string | null
+  error: string | null
+  ok: boolean
+}
+
+export type AttemptResult = {
+  status: 'delivered' | 'pending' | 'dead'
+  nextAttemptAt: number | null
+  disabled: boolean
+}
+type AttemptedDelivery = Pick<DeliveryRow, 'id' | 'tenantId' | 'endpointId' | 'attempts'>
+
+/**
+ * Records attempts and decides what comes next, all in one transaction: delivered; retried per
+ * the schedule; dead after the last attempt; dead with the endpoint disabled on 410 Gone.
+ * Batching many outcomes into one commit is what keeps the durable queue fast (DESIGN §14).
+ */
+export function recordAttempts(
+  deps: WebhookDeps,
+  items: ReadonlyArray<{ delivery: AttemptedDelivery; outcome: AttemptOutcome }>,
+): AttemptResult[] {
+  const insert = deps.db.sqlite.query(
+    `INSERT INTO webhook_attempts (delivery_id, tenant_id, at, status_code, latency_ms,
+       response_excerpt, error) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  )
+  const update = deps.db.sqlite.query(
+    `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?,
+       last_status_code = ?, last_error = ?, updated_at = ?, delivered_at = ? WHERE id = ?`,
+  )
+  const disable = deps.db.sqlite.query(
+    "UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ?",
+  )
+  const schedule = deps.config.retrySchedule
+  const nowMs = deps.clock.nowMs()
+  const now = new Date(nowMs).toISOString()
+  return deps.db.write(() =>
+    items.map(({ delivery, outcome }) => {
+      const attempts = delivery.attempts + 1
+      let status: AttemptResult['status']
+      let next: number | null = null
+      const gone = outcome.statusCode === 410
+      if (outcome.ok) status = 'delivered'
+      else if (gone || attempts >= schedule.length) status = 'dead'
+      else {
+        status = 'pending'
+        next = nowMs + jittered(schedule[attempts] ?? 0)
+      }
+      const error = gone ? 'the endpoint answered 410 Gone and was disabled' : outcome.error
+      insert.run(
+        delivery.id,
+        delivery.tenantId,
+        outcome.at,
+        outcome.statusCode,
+        outcome.latencyMs,
+        outcome.responseExcerpt,
+        error,
+      )
+      update.run(
+        status,
+        attempts,
+        next ?? nowMs,
+        outcome.statusCode,
+        error,
+        now,
+        status === 'delivered' ? now : null,
+        delivery.id,
+      )
+      if (gone) disable.run('the endpoint answered 410 Gone', now, delivery.endpointId)
+      return { status, nextAttemptAt: next, disabled: gone }
+    }),
+  )
+}
+
+/** Delivered deliveries (and their attempts) are kept for this long; dead ones until replayed. */
+export const DELIVERED_RETENTION_MS = 30 * 86_400_000
+
+/** Drops delivered deliveries older than the retention, in bounded batches. */
+export function purgeDelivered(deps: WebhookDeps, retentionMs = DELIVERED_RETENTION_MS): number {
+  const cutoff = deps.clock.nowMs() - retentionMs
+  let total = 0
+  for (let i = 0; i < 20; i++) {
+    const n = deps.db.write(() => {
+      const ids = deps.db.sqlite
+        .query<{ id: string }, [number]>(
+          "SELECT id FROM webhook_deliveries WHERE status = 'delivered' AND next_attempt_at < ? LIMIT 2000",
+        )
+        .all(cutoff)
+        .map((r) => r.id)
+      if (ids.length === 0) return 0
+      const marks = ids.map(() => '?').join(',')
+      deps.db.sqlite
+        .query(`DELETE FROM webhook_attempts WHERE delivery_id IN (${marks})`)
+        .run(...ids)
+      deps.db.sqlite.query(`DELETE FROM webhook_deliveries WHERE id IN (${marks})`).run(...ids)
+      return ids.length
+    })
+    total += n
+    if (n < 2000) break
+  }
+  return total
+}
+
+/** After a crash: deliveries that were in flight go back to pending, due now. */
+export function recoverInFlight(deps: WebhookDeps): number {
+  const nowMs = deps.clock.nowMs()
+  return deps.db.write(
+    () =>
+      deps.db.sqlite
+        .query(
+          "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = MIN(next_attempt_at, ?) WHERE status = 'delivering'",
+        )
+        .run(nowMs).changes,
+  )
+}

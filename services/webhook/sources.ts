@@ -1,0 +1,128 @@
+import {
+  type BalanceLowEvent,
+  type EventEnvelope,
+  type PaymentFailedEvent,
+  type StatementProcessedEvent,
+  type SubscriptionChangedEvent,
+  type TenantChangedEvent,
+  type TransactionBatch,
+  type TransactionEvent,
+  topics,
+} from '../../schema/events.ts'
+import type { EventBus } from '../kernel/bus.ts'
+import { handleOnce } from '../kernel/events.ts'
+import { isTenantId } from '../kernel/tenant-id.ts'
+import type { WebhookDeps } from './deps.ts'
+import type { WebhookEvent } from './model.ts'
+import { enqueueEvent } from './queue.ts'
+
+type Mapped = Array<{ event: WebhookEvent; data: Record<string, unknown> }>
+
+/** What each broker topic becomes for webhook receivers (DESIGN §9 sources). */
+export const sourceMappings: Record<string, (data: any) => Mapped> = {
+  [topics.transactionsSuccess]: (t: TransactionEvent) => [
+    {
+      event: 'payment.success',
+      data: {
+        transaction_id: t.transaction_id,
+        amount: t.amount,
+        phone_number: t.counterparty_phone ?? null,
+        ...(t.checkout_request_id ? { checkout_request_id: t.checkout_request_id } : {}),
+        receipt_number: t.receipt_number ?? null,
+        ...(t.account_reference ? { account_reference: t.account_reference } : {}),
+        occurred_at: t.occurred_at,
+      },
+    },
+  ],
+  [topics.transactionsFailed]: (p: PaymentFailedEvent) => [
+    {
+      event: 'payment.failed',
+      data: {
+        checkout_request_id: p.checkout_request_id,
+        status: p.status,
+        result_code: p.result_code ?? null,
+        result_desc: p.result_desc ?? null,
+        amount: p.amount,
+        phone_number: p.phone_number,
+        account_reference: p.account_reference,
+      },
+    },
+  ],
+  [topics.transactionsCategorized]: (b: TransactionBatch) =>
+    (b.transactions ?? []).map((t) => ({
+      event: 'transaction.categorized' as const,
+      data: {
+        transaction_id: t.transaction_id,
+        occurred_at: t.occurred_at,
+        amount: t.amount,
+        direction: t.direction,
+        description: t.description,
+        counterparty_name: t.counterparty_name ?? null,
+        counterparty_phone: t.counterparty_phone ?? null,
+        receipt_number: t.receipt_number ?? null,
+        category: t.category ?? null,
+        category_confidence: t.category_confidence ?? null,
+        category_source: t.category_source ?? null,
+        rule_id: t.rule_id ?? null,
+      },
+    })),
+  [topics.statementsProcessed]: (s: StatementProcessedEvent) => [
+    { event: 'statement.processed', data: { ...s } },
+  ],
+  [topics.subscriptionsChanged]: (s: SubscriptionChangedEvent) => [
+    { event: 'subscription.renewed', data: { ...s } },
+  ],
+  [topics.balanceLow]: (b: BalanceLowEvent) => [{ event: 'low.balance.alert', data: { ...b } }],
+}
+
+const CONSUMER = 'webhook'
+
+/**
+ * Turns one broker event into deliveries for the event's tenant only, exactly once per event id
+ * (inbox row and deliveries commit together).
+ */
+export function consumeEvent(deps: WebhookDeps, topic: string, event: EventEnvelope): string[] {
+  const map = sourceMappings[topic]
+  if (!map || !isTenantId(event.tenant_id)) return []
+  const touched = new Set<string>()
+  handleOnce(deps.db, CONSUMER, event.id, () => {
+    for (const m of map(event.data)) {
+      const r = enqueueEvent(deps, event.tenant_id, m.event, m.data, event.occurred_at)
+      for (const e of r.endpoints) touched.add(e)
+    }
+  })
+  return [...touched]
+}
+
+/** A deleted tenant's endpoints go away with their queued deliveries. */
+function removeTenant(deps: WebhookDeps, event: EventEnvelope<TenantChangedEvent>): string[] {
+  if (event.data.change !== 'deleted') return []
+  const ids: string[] = []
+  handleOnce(deps.db, CONSUMER, event.id, () => {
+    const now = deps.clock.now().toISOString()
+    for (const r of deps.db.sqlite
+      .query<{ id: string }, [string]>('SELECT id FROM webhook_endpoints WHERE tenant_id = ?')
+      .all(event.tenant_id))
+      ids.push(r.id)
+    deps.db.sqlite.query('DELETE FROM webhook_endpoints WHERE tenant_id = ?').run(event.tenant_id)
+    deps.db.sqlite
+      .query(
+        "UPDATE webhook_deliveries SET status = 'dead', last_error = 'tenant deleted', updated_at = ? WHERE tenant_id = ? AND status = 'pending'",
+      )
+      .run(now, event.tenant_id)
+  })
+  return ids
+}
+
+export async function subscribeSources(bus: EventBus, deps: WebhookDeps): Promise<void> {
+  for (const topic of Object.keys(sourceMappings)) {
+    await bus.subscribe(topic, (event) => {
+      const touched = consumeEvent(deps, topic, event)
+      if (touched.length) deps.notify.enqueued(touched)
+    })
+  }
+  await bus.subscribe(topics.tenantsChanged, (event) => {
+    for (const id of removeTenant(deps, event as EventEnvelope<TenantChangedEvent>))
+      deps.notify.endpointChanged(id)
+  })
+}

@@ -1,0 +1,178 @@
+import { lookup } from 'node:dns/promises'
+import ipaddr from 'ipaddr.js'
+
+/**
+ * Where webhooks may go (DESIGN §9, §13). Only public unicast addresses, checked on the resolved
+ * addresses both when an endpoint is registered and right before every attempt (the attempt then
+ * connects to the address that was checked), so DNS rebinding and redirects reach nothing
+ * internal. Loopback is allowed only in insecure (development) mode; `allowHosts` names hosts,
+ * addresses or CIDR ranges exempt from the address check.
+ */
+export interface DestinationPolicy {
+  allowInsecure: boolean
+  allowHosts: readonly string[]
+}
+
+export class DestinationRefused extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'DestinationRefused'
+  }
+}
+
+/** A URL checked for its scheme and host, and the addresses it resolved to. */
+export interface Destination {
+  url: URL
+  /** Host name without IPv6 brackets. */
+  host: string
+  addresses: string[]
+}
+
+const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, '').toLowerCase()
+
+/** Unwraps IPv4-mapped IPv6 (`::ffff:10.0.0.1`) so its IPv4 range is what gets checked. */
+export function normaliseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
+  const parsed = ipaddr.parse(address)
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+    return (parsed as ipaddr.IPv6).toIPv4Address()
+  }
+  return parsed
+}
+
+export function isLoopback(address: string): boolean {
+  try {
+    return normaliseAddress(address).range() === 'loopback'
+  } catch {
+    return false
+  }
+}
+
+function allowListed(host: string, address: string | null, allowHosts: readonly string[]) {
+  for (const entry of allowHosts) {
+    const e = entry.trim().toLowerCase()
+    if (!e) continue
+    if (e === host) return true
+    if (address && e.includes('/')) {
+      try {
+        const [range, bits] = ipaddr.parseCIDR(e)
+        const a = normaliseAddress(address)
+        if (a.kind() === range.kind() && a.match([range, bits] as never)) return true
+      } catch {}
+    } else if (address && ipaddr.isValid(e)) {
+      try {
+        if (normaliseAddress(e).toString() === normaliseAddress(address).toString()) return true
+      } catch {}
+    }
+  }
+  return false
+}
+
+/** Why an address may not receive webhooks, or null when it may. */
+export function addressProblem(
+  host: string,
+  address: string,
+  policy: DestinationPolicy,
+): string | null {
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6
+  try {
+    parsed = normaliseAddress(address)
+  } catch {
+    return `'${address}' is not an IP address`
+  }
+  if (allowListed(host, address, policy.allowHosts)) return null
+  const range = parsed.range()
+  if (range === 'unicast') return null
+  if (range === 'loopback' && policy.allowInsecure) return null
+  const label = parsed.toString() === '169.254.169.254' ? 'metadata' : range
+  return `${host} resolves to ${parsed.toString()}, a ${label} address`
+}
+
+const HTTP_LOOPBACK_ONLY = 'must be an https URL (plain http only to a loopback address)'
+
+/** Checks scheme and form of a webhook URL (no network). */
+export function checkUrlShape(raw: string, policy: DestinationPolicy): URL {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new DestinationRefused('must be an absolute URL')
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new DestinationRefused('must be an https URL')
+  if (url.username || url.password)
+    throw new DestinationRefused('must not carry credentials in the URL')
+  if (url.hash) throw new DestinationRefused('must not have a fragment')
+  const host = hostOf(url)
+  if (!host) throw new DestinationRefused('must name a host')
+  if (url.protocol === 'http:') {
+    if (!policy.allowInsecure) throw new DestinationRefused('must be an https URL')
+    if (ipaddr.isValid(host) && !isLoopback(host)) throw new DestinationRefused(HTTP_LOOPBACK_ONLY)
+  }
+  return url
+}
+
+export type Resolver = (host: string) => Promise<string[]>
+
+/** The system resolver, given up on after 3 s (a name that does not answer is unresolvable). */
+export const systemResolver: Resolver = async (host) => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`resolving ${host} timed out`)), 3000)
+  })
+  try {
+    const all = await Promise.race([lookup(host, { all: true, verbatim: true }), timeout])
+    return all.map((a) => a.address)
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * Resolves the URL's host and checks every address. `unresolvable: 'allow'` lets registration
+ * accept a name that does not resolve yet (the attempt-time check still guards delivery).
+ */
+export async function checkDestination(
+  raw: string,
+  policy: DestinationPolicy,
+  opts: { resolve?: Resolver; unresolvable?: 'allow' | 'refuse' } = {},
+): Promise<Destination> {
+  const url = checkUrlShape(raw, policy)
+  const host = hostOf(url)
+  let addresses: string[]
+  if (ipaddr.isValid(host)) addresses = [host]
+  else {
+    try {
+      addresses = await (opts.resolve ?? systemResolver)(host)
+    } catch {
+      addresses = []
+    }
+    if (addresses.length === 0) {
+      if (opts.unresolvable === 'allow' && url.protocol === 'https:')
+        return { url, host, addresses }
+      throw new DestinationRefused(`${host} does not resolve`)
+    }
+  }
+  if (url.protocol === 'http:' && !addresses.every(isLoopback))
+    throw new DestinationRefused(HTTP_LOOPBACK_ONLY)
+  for (const address of addresses) {
+    const problem = addressProblem(host, address, policy)
+    if (problem) throw new DestinationRefused(problem)
+  }
+  return { url, host, addresses }
+}
+
+/**
+ * Remembers answers for `ttlMs`. Safe against rebinding because an attempt connects to the very
+ * address that was checked, whatever the name resolves to later.
+ */
+export function cachedResolver(inner: Resolver, ttlMs: number): Resolver {
+  const cache = new Map<string, { at: number; addresses: string[] }>()
+  return async (host) => {
+    const hit = cache.get(host)
+    if (hit && Date.now() - hit.at < ttlMs) return hit.addresses
+    const addresses = await inner(host)
+    if (cache.size > 10_000) cache.clear()
+    cache.set(host, { at: Date.now(), addresses })
+    return addresses
+  }
+}

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
+
+/** Polls `probe` until it returns something truthy or the time is up. */
+async function eventually<T>(
+  probe: () => Promise<T | null | undefined | false>,
+  ms = 10_000,
+): Promise<T> {
+  const end = Date.now() + ms
+  for (;;) {
+    const value = await probe()
+    if (value) return value
+    if (Date.now() > end) throw new Error('condition not met in time')
+    await Bun.sleep(50)
+  }
+}
+
+/**
+ * DESIGN §1, journey 2: a payment goes client → gateway → payment → simulator → callback →
+ * outbox → categorizer → analytics and cashflow, and billing meters it.
+ */
+describe('a payment through the whole platform', () => {
+  let p: TestPlatform
+  let admin: ReturnType<typeof api>
+  beforeAll(async () => {
+    p = await startTestPlatform()
+    const operator = api(p.gateway, await p.login())
+    const created = await operator.post('/api/v1/tenants', {
+      id: 'duka',
+      name: 'Duka Moja',
+      plan: 'pro',
+      admin_email: 'owner@duka.test',
+      admin_password: 'duka-password-1',
+    })
+    expect(created.status).toBe(201)
+    admin = api(p.gateway, await p.login('owner@duka.test', 'duka-password-1'))
+  })
+  afterAll(() => p.dispose())
+
+  it('is paid, categorized, counted in analytics and cashflow, and metered', async () => {
+    const push = await admin.post('/api/v1/payments/stkpush', {
+      tenant_id: 'duka',
+      phone_number: '254712340000',
+      amount: 150,
+      account_reference: 'ORDER-1',
+      transaction_desc: 'Sugar 2kg',
+    })
+    expect(push.status).toBe(202)
+    expect(push.body).toMatchObject({ status: 'pending' })
+    const id = push.body.checkout_request_id as string
+
+    const status = await eventually(async () => {
+      const s = await admin.get(`/api/v1/payments/status/${id}`)
+      return s.body.status === 'success' ? s.body : null
+    })
+    expect(status).toMatchObject({
+      checkout_request_id: id,
+      amount: 150,
+      phone_number: '254712340000',
+      result_code: 0,
+    })
+    expect(status.mpesa_receipt_number).toMatch(/^[A-Z0-9]{10}$/)
+
+    const row = await eventually(async () => {
+      const page = await admin.get('/api/v1/analytics/transactions?direction=in')
+      return page.body.data?.find(
+        (t: { receipt_number: string }) => t.receipt_number === status.mpesa_receipt_number,
+      )
+    })
+    expect(row).toMatchObject({
+      amount: 150,
+      direction: 'in',
+      source: 'payment',
+      category: 'Revenue',
+    })
+
+    const summary = await admin.get('/api/v1/analytics/summary')
+    expect(summary.body).toMatchObject({
+      total_transactions: 1,
+      total_amount: 150,
+      total_in: 150,
+      active_days: 1,
+    })
+
+    const today = new Date().toLocaleDateString('en-CA', { timeZone: 'Africa/Nairobi' })
+    const daily = await eventually(async () => {
+      const d = await admin.get(`/api/v1/cashflow/daily?from=${today}&to=${today}`)
+      return d.body.data?.[0]?.inflow === 150 ? d.body.data[0] : null
+    })
+    expect(daily).toMatchObject({ date: today, inflow: 150, outflow: 0, net: 150 })
+
+    const usage = await eventually(async () => {
+      const u = await admin.get('/api/v1/billing/usage/duka')
+      return u.body.metrics?.payments?.used === 1 ? u.body : null
+    })
+    expect(usage.metrics.payments.used).toBe(1)
+  })
+})
