@@ -251,6 +251,61 @@ describe('dashboard in Chromium', () => {
     await shot('settings')
   }, 30_000)
 
+  it('registers a webhook, shows its dead delivery and replays it', async () => {
+    let answer = 500
+    const received: { headers: Record<string, string>; body: string }[] = []
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        received.push({ headers: Object.fromEntries(req.headers), body: await req.text() })
+        return new Response(answer === 200 ? 'ok' : 'down', { status: answer })
+      },
+    })
+    try {
+      await page.goto(`${origin}/#/settings`)
+      const form = page.locator('#webhook-form')
+      await form.waitFor()
+      await form.getByLabel('URL').fill(`http://127.0.0.1:${receiver.port}/hook`)
+      await form.getByLabel('Signing secret').fill('whsec_dGVzdC1zZWNyZXQtZm9yLWR1a2E=')
+      await form.getByLabel('Events').selectOption(['payment.success', 'low.balance.alert'])
+      await form.getByRole('button', { name: 'Register' }).click()
+      await page.locator('#webhooks-table', { hasText: `127.0.0.1:${receiver.port}` }).waitFor()
+
+      const trigger = page.locator('#trigger-form')
+      await trigger.getByLabel('Test event').selectOption('low.balance.alert')
+      await trigger.getByRole('button', { name: 'Send test event' }).click()
+      await page.getByText('low.balance.alert queued for 1 endpoint(s).').waitFor()
+      // Retries run out (0 s, 200 ms, 400 ms in tests): the delivery is dead.
+      const admin = api(p.gateway, adminToken)
+      await until('the delivery to die', async () => {
+        const d = (await admin.get('/api/v1/webhooks/deliveries?status=dead')).body
+        return d?.data?.length === 1 ? true : undefined
+      })
+      await page.locator('#refresh-deliveries').click()
+      const row = page.locator('#deliveries-table tr', { hasText: 'low.balance.alert' })
+      await row.getByText('dead').waitFor()
+      await shot('settings-webhooks')
+
+      answer = 200
+      await row.getByRole('button', { name: /^Replay/ }).click()
+      await until('the replay to be delivered', async () => {
+        const d = (await admin.get('/api/v1/webhooks/deliveries?status=delivered')).body
+        return d?.data?.length === 1 ? true : undefined
+      })
+      await page.locator('#refresh-deliveries').click()
+      await page
+        .locator('#deliveries-table tr', { hasText: 'low.balance.alert' })
+        .getByText('delivered')
+        .waitFor()
+      const last = received.at(-1)!
+      expect(last.headers['webhook-signature']).toStartWith('v1,')
+      expect(JSON.parse(last.body).event).toBe('low.balance.alert')
+    } finally {
+      receiver.stop(true)
+    }
+  }, 40_000)
+
   it('requests an STK push on the simulator and watches it turn successful', async () => {
     await page.goto(`${origin}/#/payments`)
     const form = page.locator('#stk-form')

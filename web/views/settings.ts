@@ -230,8 +230,46 @@ async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
       await load()
     },
   )
+  const sent = h('div', { role: 'status' })
+  const trigger = formWith(
+    'trigger-form',
+    'Send a test event',
+    [
+      field(
+        'Test event',
+        h(
+          'select',
+          { name: 'event' },
+          webhookEvents.map((e) => h('option', { value: e }, e)),
+        ),
+      ),
+    ],
+    'Send test event',
+    async (v) => {
+      const res = await api.send<{ deliveries: string[] }>('POST', '/api/v1/webhooks/trigger', {
+        tenant_id: tenantId,
+        event: v.event,
+        data: { test: true },
+      })
+      sent.textContent = `${v.event} queued for ${res.deliveries.length} endpoint(s).`
+      await load()
+    },
+  )
+  const refresh = h(
+    'button',
+    { type: 'button', id: 'refresh-deliveries', onclick: () => void load() },
+    'Refresh',
+  )
   await load()
-  return section('Webhooks', form, list, h('h3', {}, 'Recent deliveries'), deliveries)
+  return section(
+    'Webhooks',
+    form,
+    list,
+    trigger,
+    sent,
+    h('h3', {}, 'Recent deliveries ', refresh),
+    deliveries,
+  )
 }
 
 interface Subscription {
