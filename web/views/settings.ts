@@ -257,7 +257,7 @@ async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
   )
   const refresh = h(
     'button',
-    { type: 'button', id: 'refresh-deliveries', onclick: () => void load() },
+    { type: 'button', class: 'small', id: 'refresh-deliveries', onclick: () => void load() },
     'Refresh',
   )
   await load()
