@@ -148,6 +148,13 @@ describe('dashboard in Chromium', () => {
   })
 
   it('logs in by keyboard and shows the summary numbers the API gives', async () => {
+    // A wrong password shows the API's problem detail on the login page.
+    await page.goto(`${origin}/`)
+    await page.getByLabel('Email').fill(ADMIN.email)
+    await page.getByLabel('Password').fill('not-the-password')
+    await page.getByRole('button', { name: 'Log in' }).click()
+    await page.locator('.problem', { hasText: '401' }).waitFor()
+    await shot('login-error')
     await logIn(ADMIN)
     const s = (await api(p.gateway, adminToken).get('/api/v1/analytics/summary')).body
     expect(s.total_transactions).toBe(seeded)
