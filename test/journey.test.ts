@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { Webhook } from 'standardwebhooks'
 import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
 
 /** Polls `probe` until it returns something truthy or the time is up. */
@@ -17,11 +18,22 @@ async function eventually<T>(
 
 /**
  * DESIGN §1, journey 2: a payment goes client → gateway → payment → simulator → callback →
- * outbox → categorizer → analytics and cashflow, and billing meters it.
+ * outbox → categorizer → analytics and cashflow, billing meters it, and the tenant's webhook
+ * receives a signed payment.success.
  */
 describe('a payment through the whole platform', () => {
   let p: TestPlatform
   let admin: ReturnType<typeof api>
+  const secret = `whsec_${Buffer.from('duka-signing-secret-0123456789ab').toString('base64')}`
+  const received: Array<{ headers: Record<string, string>; body: string }> = []
+  const receiver = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(req) {
+      received.push({ headers: Object.fromEntries(req.headers), body: await req.text() })
+      return new Response('ok')
+    },
+  })
   beforeAll(async () => {
     p = await startTestPlatform()
     const operator = api(p.gateway, await p.login())
@@ -34,8 +46,18 @@ describe('a payment through the whole platform', () => {
     })
     expect(created.status).toBe(201)
     admin = api(p.gateway, await p.login('owner@duka.test', 'duka-password-1'))
+    const hook = await admin.post('/api/v1/webhooks', {
+      tenant_id: 'duka',
+      url: `http://127.0.0.1:${receiver.port}/hooks`,
+      events: ['payment.success'],
+      secret,
+    })
+    expect(hook.status).toBe(201)
   })
-  afterAll(() => p.dispose())
+  afterAll(async () => {
+    receiver.stop(true)
+    await p.dispose()
+  })
 
   it('is paid, categorized, counted in analytics and cashflow, and metered', async () => {
     const push = await admin.post('/api/v1/payments/stkpush', {
@@ -94,5 +116,19 @@ describe('a payment through the whole platform', () => {
       return u.body.metrics?.payments?.used === 1 ? u.body : null
     })
     expect(usage.metrics.payments.used).toBe(1)
+
+    const delivery = await eventually(async () =>
+      received.find((r) => r.body.includes('payment.success')),
+    )
+    const verified = new Webhook(secret).verify(delivery.body, delivery.headers) as Record<
+      string,
+      any
+    >
+    expect(verified).toMatchObject({
+      event: 'payment.success',
+      version: 1,
+      data: { transaction_id: row.id, amount: 150, phone_number: '254712340000' },
+    })
+    expect(new Date(verified.timestamp).toISOString()).toBe(verified.timestamp)
   })
 })

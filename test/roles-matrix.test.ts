@@ -159,6 +159,70 @@ const rows: Row[] = [
   },
   { method: 'GET', path: '/api/v1/billing/subscriptions/beta', action: 'read', otherTenant: true },
   { method: 'GET', path: '/api/v1/billing/usage/beta', action: 'read', otherTenant: true },
+  // payment
+  {
+    method: 'POST',
+    path: '/api/v1/payments/stkpush',
+    body: () => ({
+      tenant_id: 'acme',
+      phone_number: '254712345678',
+      amount: 10,
+      account_reference: 'MATRIX',
+      transaction_desc: 'Matrix',
+    }),
+    action: 'pay',
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/payments/b2c',
+    body: () => ({
+      tenant_id: 'acme',
+      phone_number: '254712345678',
+      amount: 10,
+      remarks: 'Matrix refund',
+    }),
+    action: 'pay',
+  },
+  { method: 'GET', path: '/api/v1/payments/status/ws_CO_does_not_exist', action: 'read' },
+  { method: 'GET', path: '/api/v1/payments', action: 'read' },
+  { method: 'POST', path: '/api/v1/payments/reconcile', action: 'operator' },
+  {
+    method: 'POST',
+    path: '/api/v1/payments/stkpush',
+    body: () => ({
+      tenant_id: 'beta',
+      phone_number: '254712345678',
+      amount: 10,
+      account_reference: 'MATRIX',
+      transaction_desc: 'Matrix',
+    }),
+    action: 'pay',
+    otherTenant: true,
+  },
+  // webhook
+  { method: 'GET', path: '/api/v1/webhooks', action: 'admin' },
+  {
+    method: 'POST',
+    path: '/api/v1/webhooks',
+    body: (who) => ({
+      tenant_id: 'acme',
+      url: `http://127.0.0.1:9/${who}`,
+      events: ['payment.success'],
+      secret: `secret-of-${who}`,
+    }),
+    action: 'admin',
+  },
+  { method: 'GET', path: '/api/v1/webhooks/deliveries', action: 'admin' },
+  {
+    method: 'POST',
+    path: '/api/v1/webhooks/trigger',
+    body: () => ({
+      event: 'payment.success',
+      data: { transaction_id: 'txn_matrix', amount: 1, phone_number: '254712345678' },
+    }),
+    action: 'admin',
+  },
+  { method: 'GET', path: '/api/v1/webhooks?tenant_id=beta', action: 'admin', otherTenant: true },
 ]
 
 const who = [

@@ -69,7 +69,7 @@ export async function pickOffset(): Promise<number> {
  * await p.dispose()
  */
 export async function startTestPlatform(
-  opts: { env?: Record<string, string>; only?: string; dataDir?: string } = {},
+  opts: { env?: Record<string, string>; only?: string; dataDir?: string; offset?: number } = {},
 ): Promise<TestPlatform> {
   // Another process may take a port between the check and the listen: try a fresh range.
   for (let attempt = 1; ; attempt++) {
@@ -82,9 +82,9 @@ export async function startTestPlatform(
 }
 
 async function startOnce(
-  opts: { env?: Record<string, string>; only?: string; dataDir?: string } = {},
+  opts: { env?: Record<string, string>; only?: string; dataDir?: string; offset?: number } = {},
 ): Promise<TestPlatform> {
-  const offset = await pickOffset()
+  const offset = opts.offset ?? (await pickOffset())
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'mmp-e2e-'))
   let out = ''
   let proc: Subprocess | null = null

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startMosquitto } from './support/mosquitto.ts'
+import { api, pickOffset, startTestPlatform, type TestPlatform } from './support/platform.ts'
+
+/**
+ * DESIGN §12: the same code as several processes. Two `mmp serve --only …` processes share an
+ * external broker (Debian's mosquitto); the gateway in one reaches the payment service in the
+ * other through static discovery, and events cross between them.
+ */
+describe('two mmp processes on one external broker', () => {
+  let broker: Awaited<ReturnType<typeof startMosquitto>>
+  let front: TestPlatform
+  let back: TestPlatform
+  const dataDir = mkdtempSync(join(tmpdir(), 'mmp-scale-'))
+
+  beforeAll(async () => {
+    broker = await startMosquitto()
+    const offset = await pickOffset()
+    const env = { MMP_MQTT_URL: broker.url }
+    back = await startTestPlatform({
+      env,
+      offset,
+      dataDir,
+      only: 'payment,simulator,webhook,billing,cashflow',
+    })
+    front = await startTestPlatform({
+      env,
+      offset,
+      dataDir,
+      only: 'gateway,auth,tenant,parser,categorizer,analytics',
+    })
+  }, 60_000)
+  afterAll(async () => {
+    await front.kill()
+    await back.kill()
+    await broker.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it('takes a payment in one process and shows it in the other’s analytics', async () => {
+    const operator = api(front.gateway, await front.login())
+    expect(
+      (
+        await operator.post('/api/v1/tenants', {
+          id: 'kiosk',
+          name: 'Kiosk',
+          admin_email: 'k@kiosk.test',
+          admin_password: 'kiosk-password-1',
+        })
+      ).status,
+    ).toBe(201)
+    const admin = api(front.gateway, await front.login('k@kiosk.test', 'kiosk-password-1'))
+    const push = await admin.post('/api/v1/payments/stkpush', {
+      tenant_id: 'kiosk',
+      phone_number: '254712345000',
+      amount: 75,
+      account_reference: 'SCALE',
+      transaction_desc: 'Scale test',
+    })
+    expect(push.status).toBe(202)
+    const end = Date.now() + 15_000
+    let found: { amount: number; source: string } | undefined
+    while (!found && Date.now() < end) {
+      const page = await admin.get('/api/v1/analytics/transactions')
+      found = page.body.data?.[0]
+      if (!found) await Bun.sleep(100)
+    }
+    expect(found).toMatchObject({ amount: 75, source: 'payment', direction: 'in' })
+  })
+})
