@@ -53,6 +53,7 @@ describe('dashboard in Chromium', () => {
   let profile: string
   const requests: string[] = []
   let seeded = 0
+  let category = ''
 
   const shot = async (name: string) => {
     await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true })
@@ -222,6 +223,35 @@ describe('dashboard in Chromium', () => {
     await shot('transactions')
   }, 30_000)
 
+  it('pages and filters the list like the API', async () => {
+    const rows = page.locator('#transactions-table tbody tr')
+    expect(await rows.count()).toBe(50)
+    await page.getByRole('button', { name: 'Load more' }).click()
+    await page.waitForFunction(
+      () => document.querySelectorAll('#transactions-table tbody tr').length === 100,
+    )
+    // Filter on the category of the latest outgoing transaction.
+    const admin = api(p.gateway, adminToken)
+    category = (await admin.get('/api/v1/analytics/transactions?direction=out&limit=1')).body
+      .data[0].category
+    const filters = page.getByRole('form', { name: 'Filter transactions' })
+    await filters.getByLabel('Direction').selectOption('out')
+    await filters.getByLabel('Category').selectOption(category)
+    await filters.getByRole('button', { name: 'Apply' }).click()
+    const want = (
+      await admin.get(`/api/v1/analytics/transactions?direction=out&category=${category}&limit=50`)
+    ).body.data as { id: string }[]
+    expect(want.length).toBeGreaterThan(0)
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('#transactions-table tbody tr').length === n,
+      want.length,
+    )
+    const ids = await page
+      .locator('#transactions-table select[data-transaction]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-transaction')))
+    expect(ids).toEqual(want.map((t) => t.id))
+  }, 30_000)
+
   it('exports the list as CSV through the page', async () => {
     const download = page.waitForEvent('download')
     await page.locator('#export-csv').click()
@@ -229,7 +259,13 @@ describe('dashboard in Chromium', () => {
     expect(file.suggestedFilename()).toBe('transactions.csv')
     const text = await Bun.file((await file.path())!).text()
     expect(text.split('\n')[0]).toContain('occurred_at')
-    expect(text.trim().split('\n').length).toBe(seeded + 1)
+    // The export takes the filters on screen.
+    const filtered = (
+      await api(p.gateway, adminToken).get(
+        `/api/v1/analytics/transactions?direction=out&category=${category}&limit=500`,
+      )
+    ).body.data
+    expect(text.trim().split('\n').length).toBe(filtered.length + 1)
   }, 30_000)
 
   it('shows an API error as its problem detail', async () => {
