@@ -24,6 +24,7 @@ const CHROMIUM_ARGS = [
 ]
 const ADMIN = { email: 'owner@duka.test', password: 'duka-owner-password' }
 const VIEWER = { email: 'viewer@duka.test', password: 'duka-viewer-password' }
+const ANALYST = { email: 'analyst@duka.test', password: 'duka-analyst-password' }
 const TENANT = 'duka'
 
 /** Polls until `check` returns a value (not undefined) or the deadline passes. */
@@ -104,6 +105,13 @@ describe('dashboard in Chromium', () => {
       password: VIEWER.password,
     })
     expect(viewer.status).toBe(201)
+    const analyst = await op.post('/api/v1/auth/users', {
+      tenant_id: TENANT,
+      email: ANALYST.email,
+      role: 'Analyst',
+      password: ANALYST.password,
+    })
+    expect(analyst.status).toBe(201)
 
     adminToken = await p.login(ADMIN.email, ADMIN.password)
     const admin = api(p.gateway, adminToken)
@@ -434,6 +442,18 @@ describe('dashboard in Chromium', () => {
     expect(await page.locator('#rule-form, #invite-form').count()).toBe(0)
   }, 30_000)
 
+  it('gives an Analyst override and export but no payment form or Settings', async () => {
+    await logOut()
+    await logIn(ANALYST)
+    await page.goto(`${origin}/#/transactions`)
+    await page.locator('#transactions-table select[data-transaction]').first().waitFor()
+    expect(await page.locator('#export-csv').count()).toBe(1)
+    expect(await page.locator('nav a', { hasText: 'Settings' }).count()).toBe(0)
+    await page.goto(`${origin}/#/payments`)
+    await page.locator('#recent-payments table').waitFor()
+    expect(await page.locator('#stk-form').count()).toBe(0)
+  }, 30_000)
+
   it('is usable by keyboard with a visible focus', async () => {
     await page.goto(`${origin}/#/overview`)
     await page.locator('#summary-cards [data-key]').first().waitFor()
@@ -453,6 +473,8 @@ describe('dashboard in Chromium', () => {
     await page.keyboard.press('Enter')
     await page.locator('#transactions-table').waitFor()
     expect(page.url()).toEndWith('#/transactions')
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main')
+    expect(await page.title()).toBe('Transactions · mmp')
   }, 30_000)
 
   it('refreshes an expired access token without a blank screen', async () => {

@@ -63,10 +63,11 @@ function tenantPicker(): HTMLElement {
   return h('label', { class: 'picker' }, 'Tenant', select)
 }
 
-async function route(): Promise<void> {
+async function route(moveFocus = false): Promise<void> {
   const session = currentSession()
   const name = location.hash.replace(/^#\/?/, '') || 'overview'
   if (!session) {
+    document.title = 'Log in · mmp'
     app.replaceChildren(
       h('div', { id: 'problems' }),
       loginView(() => go('#/overview')),
@@ -102,7 +103,12 @@ async function route(): Promise<void> {
       ),
       h(
         'button',
-        { type: 'button', class: 'link', id: 'logout', onclick: () => logout().then(route) },
+        {
+          type: 'button',
+          class: 'link',
+          id: 'logout',
+          onclick: () => logout().then(() => route()),
+        },
         'Log out',
       ),
     ),
@@ -119,6 +125,9 @@ async function route(): Promise<void> {
         : null,
     ),
   )
+  document.title = `${view.title} · mmp`
+  // After a navigation, keyboard and screen-reader users land on the new page's content.
+  if (moveFocus) main.focus({ preventScroll: true })
   main.setAttribute('aria-busy', 'true')
   try {
     await view.render(main, tenantId ?? '')
@@ -136,9 +145,9 @@ function skipToMain(e: Event): void {
 
 /** Shows a page: by changing the hash (the hashchange listener renders), or now if it is current. */
 export function go(hash: string): void {
-  if (location.hash === hash) void route()
+  if (location.hash === hash) void route(true)
   else location.hash = hash
 }
 
-window.addEventListener('hashchange', () => void route())
+window.addEventListener('hashchange', () => void route(true))
 void route()
