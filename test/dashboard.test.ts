@@ -206,6 +206,9 @@ describe('dashboard in Chromium', () => {
     expect(painted.n).toBeGreaterThan(2000)
     await fitsWidth()
     await shot('overview')
+    await page
+      .locator('section', { has: page.locator('#cashflow-chart') })
+      .screenshot({ path: join(OUT, 'overview-chart.png') })
   }, 30_000)
 
   it('overrides a category in place and keeps it after a reload', async () => {
