@@ -139,10 +139,10 @@ async function problemOf(res: Response): Promise<Problem> {
 }
 
 export const api = {
-  async get<T = any>(path: string): Promise<T> {
+  async get<T = unknown>(path: string): Promise<T> {
     return (await raw('GET', path)).json() as Promise<T>
   },
-  async send<T = any>(
+  async send<T = unknown>(
     method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     path: string,
     body?: unknown,

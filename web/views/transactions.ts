@@ -11,6 +11,20 @@ export const categories = [
   'Other',
 ]
 
+/** A transaction as the analytics list returns it (DESIGN §11). */
+interface Transaction {
+  id: string
+  occurred_at: string
+  amount: number
+  direction: 'in' | 'out'
+  counterparty_name: string | null
+  counterparty_phone: string | null
+  description: string
+  receipt_number: string | null
+  category: string | null
+  category_source: string | null
+}
+
 export async function transactionsView(root: HTMLElement): Promise<void> {
   const today = new Date().toISOString().slice(0, 10)
   const filters = h(
@@ -84,7 +98,7 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
   )
 
   let cursor: string | null = null
-  const rows: any[] = []
+  const rows: Transaction[] = []
   const query = () =>
     new URLSearchParams(Object.entries(formValues(filters)).filter(([, v]) => v)).toString()
 
@@ -113,7 +127,7 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
     )
   }
 
-  const categoryCell = (t: any) => {
+  const categoryCell = (t: Transaction) => {
     const source = t.category_source ? `${t.category_source}` : ''
     if (!can('analyze'))
       return h('span', { 'data-transaction': t.id, title: source }, t.category ?? '—')
@@ -150,13 +164,17 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
       cursor = null
     }
     try {
-      const page = await api.get(
+      const page = await api.get<{
+        data: Transaction[]
+        next_cursor: string | null
+        has_more: boolean
+      }>(
         scoped(
           `/api/v1/analytics/transactions?limit=50&${query()}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
         ),
       )
-      rows.push(...(page.data ?? []))
-      cursor = page.next_cursor ?? null
+      rows.push(...page.data)
+      cursor = page.next_cursor
       more.hidden = !page.has_more
       render()
       if (!rows.length)
