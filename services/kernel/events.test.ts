@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { migrations } from '../../schema/auth/migrations.ts'
 import { createMemoryBus } from './bus.ts'
 import { openDatabase } from './db.ts'
-import { createRelay, emitEvent, handleOnce } from './events.ts'
+import { createRelay, EVENT_RETENTION_MS, emitEvent, handleOnce, pruneDelivered } from './events.ts'
 import { createLogger } from './log.ts'
 
 const dirs: string[] = []
@@ -86,5 +86,28 @@ describe('handleOnce', () => {
     let applied = 0
     expect(handleOnce(db, 'c1', 'evt_1', () => applied++)).toBe(true)
     expect(applied).toBe(1)
+  })
+})
+
+describe('pruneDelivered', () => {
+  it('deletes sent events and inbox records past the retention, keeping unsent and recent ones', async () => {
+    const db = tempDb()
+    const bus = createMemoryBus()
+    const relay = createRelay({ bus, log })
+    relay.watch(db)
+    db.write(() => emitEvent(db, { topic: 't.a', tenantId: 'acme', data: {} }))
+    await relay.flush()
+    handleOnce(db, 'c1', 'evt_old', () => {})
+    createRelay({ bus, log, paused: true }).watch(db)
+    db.write(() => emitEvent(db, { topic: 't.b', tenantId: 'acme', data: {} }))
+    const count = (table: string) =>
+      db.sqlite.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()?.n
+    pruneDelivered(db)
+    expect([count('outbox'), count('inbox')]).toEqual([2, 1])
+    pruneDelivered(db, Date.now() + EVENT_RETENTION_MS + 1000)
+    expect([count('outbox'), count('inbox')]).toEqual([1, 0])
+    expect(db.sqlite.query<{ topic: string }, []>('SELECT topic FROM outbox').get()?.topic).toBe(
+      't.b',
+    )
   })
 })

@@ -176,12 +176,18 @@ export function createRelay(opts: {
   }
 
   const pollMs = opts.pollMs ?? 1000
+  let lastPrune = 0
   const poller =
     pollMs > 0 && !opts.paused
       ? setInterval(() => {
+          const prune = Date.now() - lastPrune > PRUNE_EVERY_MS
+          if (prune) lastPrune = Date.now()
           for (const db of watched) {
             if (db.closed) watched.delete(db)
-            else if (!running.has(db) && hasUnsent(db)) void drain(db)
+            else {
+              if (!running.has(db) && hasUnsent(db)) void drain(db)
+              if (prune) pruneDelivered(db)
+            }
           }
         }, pollMs)
       : null
@@ -210,4 +216,18 @@ export function createRelay(opts: {
 
 function hasUnsent(db: Db): boolean {
   return !!db.sqlite.query('SELECT 1 FROM outbox WHERE sent_at IS NULL LIMIT 1').get()
+}
+
+const PRUNE_EVERY_MS = 3_600_000
+/** Sent events and handled-event records are kept this long, then deleted. */
+export const EVENT_RETENTION_MS = 30 * 86_400_000
+
+/**
+ * Deletes outbox rows sent and inbox records handled more than EVENT_RETENTION_MS ago, so the
+ * tables do not grow forever. Replays (`mmp replay events`) reach back as far as this.
+ */
+export function pruneDelivered(db: Db, now = Date.now()): void {
+  const before = new Date(now - EVENT_RETENTION_MS).toISOString()
+  db.sqlite.query('DELETE FROM outbox WHERE sent_at IS NOT NULL AND sent_at < ?').run(before)
+  db.sqlite.query('DELETE FROM inbox WHERE handled_at < ?').run(before)
 }
