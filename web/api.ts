@@ -92,8 +92,14 @@ function refresh(): Promise<boolean> {
   return refreshing
 }
 
-async function raw(method: string, path: string, body?: unknown, retry = true): Promise<Response> {
-  const headers: Record<string, string> = {}
+async function raw(
+  method: string,
+  path: string,
+  body?: unknown,
+  retry = true,
+  extra: Record<string, string> = {},
+): Promise<Response> {
+  const headers: Record<string, string> = { ...extra }
   const sent = session?.access_token
   if (session) headers.authorization = `Bearer ${session.access_token}`
   if (body !== undefined) headers['content-type'] = 'application/json'
@@ -104,7 +110,8 @@ async function raw(method: string, path: string, body?: unknown, retry = true): 
   })
   if (res.status === 401 && retry && session && !path.startsWith('/api/v1/auth/')) {
     // Another request may have refreshed already; otherwise refresh now.
-    if (session.access_token !== sent || (await refresh())) return raw(method, path, body, false)
+    if (session.access_token !== sent || (await refresh()))
+      return raw(method, path, body, false, extra)
   }
   if (res.status === 401 && session && !path.startsWith('/api/v1/auth/')) {
     saveSession(null)
@@ -146,8 +153,9 @@ export const api = {
     method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     path: string,
     body?: unknown,
+    headers: Record<string, string> = {},
   ): Promise<T> {
-    const res = await raw(method, path, body)
+    const res = await raw(method, path, body, true, headers)
     return (res.status === 204 ? null : await res.json()) as T
   },
   /** Downloads a file the API returns (CSV, PDF) with the token attached. */

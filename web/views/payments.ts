@@ -1,6 +1,12 @@
 import { api, can, scoped } from '../api.ts'
 import { date, formValues, h, money, showError, table } from '../ui.ts'
 
+/** A random key; crypto.randomUUID needs a secure context, plain http on a LAN is not one. */
+const newKey = () =>
+  Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) =>
+    b.toString(16).padStart(2, '0'),
+  ).join('')
+
 interface PaymentStatus {
   checkout_request_id: string
   status: 'pending' | 'success' | 'failed' | 'cancelled' | 'timeout'
@@ -18,6 +24,13 @@ export async function paymentsView(root: HTMLElement, tenantId: string): Promise
   const status = h('div', { id: 'payment-status', role: 'status' })
   const recent = h('div', { id: 'recent-payments' })
   if (can('pay')) {
+    const submit = h(
+      'button',
+      { type: 'submit', class: 'primary', id: 'stk-submit' },
+      'Request payment',
+    ) as HTMLButtonElement
+    // One key per filled-in form: a double submit or a retry cannot prompt the customer twice.
+    let idempotencyKey = newKey()
     const form = h(
       'form',
       { class: 'stack', id: 'stk-form', 'aria-label': 'Request a payment' },
@@ -53,11 +66,12 @@ export async function paymentsView(root: HTMLElement, tenantId: string): Promise
         'Description',
         h('input', { name: 'transaction_desc', maxlength: 13, required: true, value: 'Payment' }),
       ),
-      h('button', { type: 'submit', class: 'primary', id: 'stk-submit' }, 'Request payment'),
+      submit,
     ) as HTMLFormElement
     form.addEventListener('submit', async (e) => {
       e.preventDefault()
       const v = formValues(form)
+      submit.disabled = true
       try {
         const res = await api.send<{ checkout_request_id: string }>(
           'POST',
@@ -69,14 +83,21 @@ export async function paymentsView(root: HTMLElement, tenantId: string): Promise
             account_reference: v.account_reference,
             transaction_desc: v.transaction_desc,
           },
+          { 'idempotency-key': idempotencyKey },
         )
+        idempotencyKey = newKey()
         status.replaceChildren(
           h('p', {}, 'Prompt sent to ', h('code', {}, v.phone_number ?? ''), '; waiting…'),
         )
         void watch(res.checkout_request_id)
       } catch (err) {
         showError(err)
+      } finally {
+        submit.disabled = false
       }
+    })
+    form.addEventListener('input', () => {
+      idempotencyKey = newKey()
     })
     root.append(
       h('section', { class: 'panel' }, h('h2', {}, 'Request an M-Pesa payment'), form, status),
