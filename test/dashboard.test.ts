@@ -398,15 +398,19 @@ describe('dashboard in Chromium', () => {
   it('lets the operator pick a tenant and see its numbers', async () => {
     await logOut()
     await logIn(OPERATOR)
-    await page.locator('#tenant-list').waitFor()
+    // The paid STK push added a transaction: compare with what the API says now.
+    const op = api(p.gateway, await p.login())
+    const s = (await op.get(`/api/v1/analytics/summary?tenant_id=${TENANT}`)).body
+    expect(s.total_transactions).toBe(seeded + 1)
+    // The tenant list carries each tenant's figures.
+    await page
+      .locator('#tenant-list tr', { hasText: 'Duka Bora' })
+      .locator('td[data-label="Transactions"]', { hasText: String(s.total_transactions) })
+      .waitFor()
     await shot('operator-tenants')
     await page.getByLabel('Tenant').selectOption(TENANT)
     const cell = page.locator('#summary-cards [data-key="total_transactions"]')
     await cell.waitFor()
-    // The paid STK push added a transaction: compare with what the API says now.
-    const op = api(p.gateway, await p.login())
-    const s = (await op.get(`/api/v1/analytics/summary?tenant_id=${TENANT}`)).body
-    expect(s.total_transactions).toBeGreaterThanOrEqual(seeded)
     expect(await cell.getAttribute('data-value')).toBe(String(s.total_transactions))
     await page.locator('#cashflow-chart[data-ready="true"]').waitFor()
     await fitsWidth()

@@ -82,7 +82,7 @@ async function route(moveFocus = false): Promise<void> {
     'nav',
     { 'aria-label': 'Main' },
     Object.entries(views)
-      .filter(([, v]) => v.show())
+      .filter(([, v]) => v.show() && (tenantId || !v.needsTenant))
       .map(([key, v]) =>
         h('a', { href: `#/${key}`, 'aria-current': view === v ? 'page' : null }, v.title),
       ),
