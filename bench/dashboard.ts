@@ -38,6 +38,7 @@ async function firstLoad(base: string): Promise<Loaded[]> {
   }
   const html = await load(`${base}/`)
   for (const [, ref] of html.matchAll(/(?:src|href)="([^"]+)"/g)) {
+    if (ref!.startsWith('data:')) continue
     if (/^(https?:)?\/\//.test(ref!) && !ref!.startsWith(base))
       throw new Error(`the page references another origin: ${ref}`)
     const url = new URL(ref!, `${base}/`).href

@@ -546,5 +546,6 @@ describe('dashboard in Chromium', () => {
       (u) => !u.startsWith(`${origin}/`) && !u.startsWith(`blob:${origin}/`),
     )
     expect(foreign).toEqual([])
+    expect(requests.filter((u) => u.endsWith('/favicon.ico'))).toEqual([])
   })
 })
