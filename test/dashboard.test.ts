@@ -422,6 +422,23 @@ describe('dashboard in Chromium', () => {
     )
     await shot('operator-overview-desktop')
     await page.setViewportSize({ width: 390, height: 844 })
+    // A new Free tenant with nothing yet: an empty page that says so, and no error.
+    const kiosk = await op.post('/api/v1/tenants', {
+      id: 'kiosk',
+      name: 'Kiosk',
+      plan: 'free',
+      admin_email: 'owner@kiosk.test',
+      admin_password: 'kiosk-owner-password',
+    })
+    expect(kiosk.status).toBe(201)
+    await page.reload()
+    await page.getByLabel('Tenant').locator('option[value="kiosk"]').waitFor({ state: 'attached' })
+    await page.getByLabel('Tenant').selectOption('kiosk')
+    await page.getByText('No transactions yet').waitFor()
+    await page.locator('#summary-cards [data-key="total_transactions"][data-value="0"]').waitFor()
+    await page.locator('#main[aria-busy="false"]').waitFor()
+    expect(await page.locator('.problem').count()).toBe(0)
+    await shot('operator-empty-tenant')
     await page.goto(`${origin}/#/tenants`)
     await page.locator('#tenant-list').waitFor()
     await fitsWidth()

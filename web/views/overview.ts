@@ -194,7 +194,7 @@ export async function overviewView(root: HTMLElement, tenantId: string): Promise
                         .filter(([, v]) => typeof v !== 'object' || v === null)
                         .map(
                           ([k, v]) =>
-                            `${label(k)}: ${typeof v === 'number' ? num(v, 2) : String(v)}`,
+                            `${label(k)}: ${typeof v === 'number' ? num(v, 2) : (v ?? '—')}`,
                         )
                         .join(' · '),
                     )
