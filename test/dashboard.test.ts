@@ -408,6 +408,12 @@ describe('dashboard in Chromium', () => {
       .locator('td[data-label="Transactions"]', { hasText: String(s.total_transactions) })
       .waitFor()
     await shot('operator-tenants')
+    // Picking a tenant on the Tenants page opens its overview.
+    await page.getByRole('link', { name: 'Tenants' }).click()
+    await page.locator('#tenant-list').waitFor()
+    const picker = page.getByLabel('Tenant')
+    await picker.locator(`option[value="${TENANT}"]`).waitFor({ state: 'attached' })
+    expect(await picker.locator('option[value="platform"]').count()).toBe(0)
     await page.getByLabel('Tenant').selectOption(TENANT)
     const cell = page.locator('#summary-cards [data-key="total_transactions"]')
     await cell.waitFor()

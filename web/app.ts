@@ -50,7 +50,7 @@ function tenantPicker(): HTMLElement {
   api
     .get<{ data: { id: string; name: string }[] }>('/api/v1/tenants')
     .then((res) => {
-      for (const t of res.data)
+      for (const t of res.data.filter((t) => t.id !== 'platform'))
         select.append(
           h('option', { value: t.id, selected: t.id === activeTenant() }, `${t.name} (${t.id})`),
         )
@@ -58,7 +58,8 @@ function tenantPicker(): HTMLElement {
     .catch(showError)
   select.addEventListener('change', () => {
     pickTenant(select.value || null)
-    go(select.value ? location.hash || '#/overview' : '#/tenants')
+    const here = location.hash
+    go(!select.value ? '#/tenants' : here && here !== '#/tenants' ? here : '#/overview')
   })
   return h('label', { class: 'picker' }, 'Tenant', select)
 }
