@@ -204,6 +204,14 @@ describe('dashboard in Chromium', () => {
     })
     expect(painted.width).toBeGreaterThan(200)
     expect(painted.n).toBeGreaterThan(2000)
+    // Pointing at a day reads out its figures.
+    await page.locator('#cashflow-chart .u-over').hover({ position: { x: 150, y: 40 } })
+    expect(await page.locator('#cashflow-chart .readout').textContent()).toMatch(
+      /^\d{4}-\d{2}-\d{2}.*: (in|net) /,
+    )
+    expect(await page.locator('#cashflow-chart [role="img"]').getAttribute('aria-label')).toContain(
+      'Daily cashflow from',
+    )
     await fitsWidth()
     await shot('overview')
     await page

@@ -53,6 +53,21 @@ export function cashflowChart(
   ]
   const width = Math.max(240, target.clientWidth || 600)
   const bars = uPlot.paths.bars!({ size: [0.7, 12] })
+  // The day under the pointer, in words (the legend is static).
+  const readout = document.createElement('p')
+  readout.className = 'readout muted'
+  readout.textContent = 'Point at a day for its figures.'
+  const fmt = (n: number | null | undefined) =>
+    n === null || n === undefined ? '—' : Math.round(n).toLocaleString('en-KE')
+  const describe = (i: number) => {
+    const day = new Date(xs[i]! * 1000).toISOString().slice(0, 10)
+    if (i < daily.length) {
+      const d = daily[i]!
+      return `${day}: in ${fmt(d.inflow)}, out ${fmt(d.outflow)}, net ${fmt(d.net)}`
+    }
+    const f = forecast[i - daily.length]!
+    return `${day} (forecast): net ${fmt(f.net)}, 80 % ${fmt(f.lower_80)} to ${fmt(f.upper_80)}, 95 % ${fmt(f.lower_95)} to ${fmt(f.upper_95)}`
+  }
   const opts: uPlot.Options = {
     width,
     height: 280,
@@ -73,6 +88,14 @@ export function cashflowChart(
     ],
     axes: [{}, { size: 64, values: (_u, ticks) => ticks.map(short) }],
     legend: { show: false },
+    hooks: {
+      setCursor: [
+        (u) => {
+          const i = u.cursor.idx
+          if (i !== null && i !== undefined) readout.textContent = describe(i)
+        },
+      ],
+    },
   }
   const chart = new uPlot(opts, data, target)
   const key = (color: string, text: string, style = '') =>
@@ -87,10 +110,10 @@ export function cashflowChart(
     key('rgba(31,78,153,0.35)', '80 % interval', 'height:.7rem'),
     key('rgba(31,78,153,0.15)', '95 % interval', 'height:.7rem'),
   ].join('')
-  target.append(legend)
+  target.append(legend, readout)
   const sum = (k: 'inflow' | 'outflow') => daily.reduce((s, d) => s + d[k], 0)
-  target.setAttribute('role', 'img')
-  target.setAttribute(
+  chart.root.setAttribute('role', 'img')
+  chart.root.setAttribute(
     'aria-label',
     `Daily cashflow from ${daily[0]?.date} to ${daily.at(-1)?.date}: money in ${Math.round(sum('inflow'))}, money out ${Math.round(sum('outflow'))}${forecast.length ? `, with a ${forecast.length}-day forecast` : ''}.`,
   )
