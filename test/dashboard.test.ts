@@ -569,6 +569,9 @@ describe('dashboard in Chromium', () => {
     await page
       .locator('section', { has: page.locator('#invoices') })
       .screenshot({ path: join(OUT, 'settings-invoices-panel.png') })
+    await page.setViewportSize({ width: 1280, height: 900 })
+    await shot('settings-desktop')
+    await page.setViewportSize({ width: 390, height: 844 })
   }, 40_000)
 
   it('made no request outside the platform', () => {
