@@ -31,7 +31,7 @@ export const plans: Record<PlanId, PlanDefinition> = {
     name: 'Free',
     priceCents: 0,
     currency: 'KES',
-    limits: { transactions: 1000, statements: 5, users: 3, webhook_endpoints: 1 },
+    limits: { transactions: 10_000, statements: 20, users: 5, webhook_endpoints: 3 },
     features: { advanced_analytics: false, bulk_upload: true, api_access: true },
     isolation: 'shared',
   },

@@ -29,7 +29,7 @@ export const FilterQuery = {
   q: t.Optional(t.String({ maxLength: 200, description: 'text in description, name or receipt' })),
 }
 
-export const Limit = t.Optional(t.Numeric({ minimum: 1, maximum: 500, default: 50 }))
+export const Limit = t.Optional(t.Numeric({ minimum: 1, maximum: 500, multipleOf: 1, default: 50 }))
 
 export const SummaryResponse = t.Object({
   total_transactions: t.Integer(),

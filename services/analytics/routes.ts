@@ -93,7 +93,7 @@ export function createAnalyticsApp(ctx: ServiceContext) {
         query: t.Object({
           ...ScopeQuery,
           direction: t.Optional(t.Union([t.Literal('in'), t.Literal('out')])),
-          limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500, default: 10 })),
+          limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500, multipleOf: 1, default: 10 })),
         }),
         response: { 200: CustomerList },
         detail: secured('Top counterparties by volume with count, total, last seen and segment'),

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrations } from '../../schema/billing/migrations.ts'
 import { topics } from '../../schema/events.ts'
+import { plans } from '../../schema/plans.ts'
 import { assertEntitled, readEntitlements } from '../kernel/entitlements.ts'
 import type { CallOptions } from '../kernel/http-client.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
@@ -203,11 +204,11 @@ describe('billing service', () => {
       period_start: '2026-01-01T00:00:00.000Z',
       period_end: '2026-02-01T00:00:00.000Z',
       metrics: {
-        transactions: { used: 400, limit: 1000 },
-        statements: { used: 2, limit: 5 },
+        transactions: { used: 400, limit: plans.free.limits.transactions },
+        statements: { used: 2, limit: plans.free.limits.statements },
         payments: { used: 0, limit: null },
-        users: { limit: 3 },
-        webhook_endpoints: { limit: 1 },
+        users: { limit: plans.free.limits.users },
+        webhook_endpoints: { limit: plans.free.limits.webhook_endpoints },
       },
     })
     expect(readEntitlements(kit.registry, 'acme')?.used).toMatchObject({
@@ -215,7 +216,11 @@ describe('billing service', () => {
       statements: 2,
     })
     expect(() =>
-      assertEntitled(kit.registry, 'acme', { write: true, metric: 'transactions', adding: 601 }),
+      assertEntitled(kit.registry, 'acme', {
+        write: true,
+        metric: 'transactions',
+        adding: plans.free.limits.transactions! - 400 + 1,
+      }),
     ).toThrow(/transactions/)
     const other = await req('POST', '/api/v1/billing/usage/record', admin, {
       ...body,

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { topics } from '../../schema/events.ts'
+import { plans } from '../../schema/plans.ts'
 import { migrations } from '../../schema/tenant/migrations.ts'
 import type { Role } from '../kernel/roles.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
@@ -306,7 +307,9 @@ describe('tenant service', () => {
   it('stops inviting at the plan user limit with a 402 naming it', async () => {
     await create({ id: 'acme', name: 'Acme' })
     const admin = { tenantId: 'acme', role: 'Admin' as Role }
-    for (const who of ['a', 'b']) {
+    const max = plans.free.limits.users!
+    // The tenant's Admin is the first user; invitations fill the rest.
+    for (const who of Array.from({ length: max - 1 }, (_, i) => `user${i}`)) {
       const r = await req('POST', '/api/v1/tenants/acme/users', admin, {
         email: `${who}@acme.test`,
         role: 'Viewer',
@@ -318,7 +321,7 @@ describe('tenant service', () => {
       role: 'Viewer',
     })
     expect(over.status).toBe(402)
-    expect(over.body).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'users', max: 3 })
+    expect(over.body).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'users', max })
   })
 
   it('proxies usage to billing with the caller token', async () => {

@@ -105,7 +105,7 @@ export const DeliveryQuery = t.Object({
   status: t.Optional(t.String()),
   endpoint_id: t.Optional(t.String()),
   event: t.Optional(t.String()),
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500 })),
+  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500, multipleOf: 1 })),
   cursor: t.Optional(t.String()),
 })
 

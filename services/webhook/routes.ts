@@ -70,7 +70,7 @@ export function createWebhooksApp(ctx: ServiceContext, deps: WebhookDeps) {
         auth: 'admin',
         query: t.Object({
           tenant_id: t.Optional(t.String()),
-          limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500 })),
+          limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500, multipleOf: 1 })),
           cursor: t.Optional(t.String()),
         }),
         response: { 200: Page(Endpoint) },
