@@ -14,6 +14,7 @@ export interface Session {
 }
 
 const KEY = 'mmp.session'
+const TENANT_KEY = 'mmp.tenant'
 let session: Session | null = JSON.parse(localStorage.getItem(KEY) ?? 'null')
 
 export const currentSession = () => session
@@ -23,7 +24,32 @@ export const isOperator = () =>
 export function saveSession(s: Session | null): void {
   session = s
   if (s) localStorage.setItem(KEY, JSON.stringify(s))
-  else localStorage.removeItem(KEY)
+  else {
+    localStorage.removeItem(KEY)
+    localStorage.removeItem(TENANT_KEY)
+  }
+}
+
+/**
+ * The tenant the views show: the user's own, or for the platform operator the one picked in the
+ * header (null until one is picked: the operator then sees the tenant list).
+ */
+export function activeTenant(): string | null {
+  if (!session) return null
+  if (!isOperator()) return session.user.tenant_id
+  return localStorage.getItem(TENANT_KEY)
+}
+
+export function pickTenant(id: string | null): void {
+  if (id) localStorage.setItem(TENANT_KEY, id)
+  else localStorage.removeItem(TENANT_KEY)
+}
+
+/** Adds `tenant_id` for the operator (the routes take it from the token for everyone else). */
+export function scoped(path: string): string {
+  const tenant = activeTenant()
+  if (!isOperator() || !tenant) return path
+  return `${path}${path.includes('?') ? '&' : '?'}tenant_id=${encodeURIComponent(tenant)}`
 }
 
 export class Problem extends Error {
@@ -32,25 +58,49 @@ export class Problem extends Error {
     readonly title: string,
     readonly detail: string,
     readonly errors?: { field: string; message: string }[],
+    readonly code?: string,
+    readonly requestId?: string,
   ) {
     super(detail)
   }
 }
 
-async function refresh(): Promise<boolean> {
-  if (!session?.refresh_token) return false
-  const res = await fetch('/api/v1/auth/refresh', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ refresh_token: session.refresh_token }),
-  })
-  if (!res.ok) return false
-  saveSession((await res.json()) as Session)
-  return true
+let refreshing: Promise<boolean> | null = null
+
+/**
+ * Trades the refresh token for a new session. Refresh tokens work once and a reused one revokes
+ * the whole session, so requests that hit 401 together share one refresh.
+ */
+function refresh(): Promise<boolean> {
+  if (!session?.refresh_token) return Promise.resolve(false)
+  refreshing ??= (async () => {
+    try {
+      const res = await fetch('/api/v1/auth/refresh', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ refresh_token: session?.refresh_token }),
+      })
+      if (!res.ok) return false
+      saveSession((await res.json()) as Session)
+      return true
+    } catch {
+      return false
+    } finally {
+      refreshing = null
+    }
+  })()
+  return refreshing
 }
 
-async function raw(method: string, path: string, body?: unknown, retry = true): Promise<Response> {
-  const headers: Record<string, string> = {}
+async function raw(
+  method: string,
+  path: string,
+  body?: unknown,
+  retry = true,
+  extra: Record<string, string> = {},
+): Promise<Response> {
+  const headers: Record<string, string> = { ...extra }
+  const sent = session?.access_token
   if (session) headers.authorization = `Bearer ${session.access_token}`
   if (body !== undefined) headers['content-type'] = 'application/json'
   const res = await fetch(path, {
@@ -58,37 +108,54 @@ async function raw(method: string, path: string, body?: unknown, retry = true): 
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
   })
-  if (res.status === 401 && retry && session && (await refresh()))
-    return raw(method, path, body, false)
+  if (res.status === 401 && retry && session && !path.startsWith('/api/v1/auth/')) {
+    // Another request may have refreshed already; otherwise refresh now.
+    if (session.access_token !== sent || (await refresh()))
+      return raw(method, path, body, false, extra)
+  }
   if (res.status === 401 && session && !path.startsWith('/api/v1/auth/')) {
     saveSession(null)
     location.hash = '#/login'
   }
   if (!res.ok) {
-    let p: { title?: string; detail?: string; errors?: { field: string; message: string }[] } = {}
-    try {
-      p = await res.json()
-    } catch {}
-    throw new Problem(
-      res.status,
-      p.title ?? res.statusText,
-      p.detail ?? `request failed with ${res.status}`,
-      p.errors,
-    )
+    throw await problemOf(res)
   }
   return res
 }
 
+/** Reads an RFC 9457 problem from a failed response (or describes one that has none). */
+async function problemOf(res: Response): Promise<Problem> {
+  let p: {
+    title?: string
+    detail?: string
+    code?: string
+    request_id?: string
+    errors?: { field: string; message: string }[]
+  } = {}
+  try {
+    p = await res.json()
+  } catch {}
+  return new Problem(
+    res.status,
+    p.title ?? res.statusText,
+    p.detail ?? `request failed with ${res.status}`,
+    p.errors,
+    p.code,
+    p.request_id ?? res.headers.get('x-request-id') ?? undefined,
+  )
+}
+
 export const api = {
-  async get<T = any>(path: string): Promise<T> {
+  async get<T = unknown>(path: string): Promise<T> {
     return (await raw('GET', path)).json() as Promise<T>
   },
-  async send<T = any>(
+  async send<T = unknown>(
     method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     path: string,
     body?: unknown,
+    headers: Record<string, string> = {},
   ): Promise<T> {
-    const res = await raw(method, path, body)
+    const res = await raw(method, path, body, true, headers)
     return (res.status === 204 ? null : await res.json()) as T
   },
   /** Downloads a file the API returns (CSV, PDF) with the token attached. */
@@ -108,10 +175,8 @@ export async function login(email: string, password: string): Promise<void> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email, password }),
   })
-  const body = await res.json()
-  if (!res.ok)
-    throw new Problem(res.status, body.title ?? 'Error', body.detail ?? 'login failed', body.errors)
-  saveSession(body as Session)
+  if (!res.ok) throw await problemOf(res)
+  saveSession((await res.json()) as Session)
 }
 
 export async function logout(): Promise<void> {

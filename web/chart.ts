@@ -16,10 +16,14 @@ export interface ForecastPoint {
   upper_95: number
 }
 
+/** Axis labels: 12k, 1.5M. */
+const short = (v: number) =>
+  Math.abs(v) >= 1e6 ? `${v / 1e6}M` : Math.abs(v) >= 1e3 ? `${v / 1e3}k` : String(v)
+
 const ts = (d: string) => Date.parse(`${d.slice(0, 10)}T00:00:00Z`) / 1000
 
 /**
- * Daily inflow and outflow with net, continued by the forecast's net and its 80 % and 95 % bands.
+ * Daily inflow (bars up) and outflow (bars down) with net, continued by the forecast's net and its 80 % and 95 % bands.
  */
 export function cashflowChart(
   target: HTMLElement,
@@ -39,7 +43,7 @@ export function cashflowChart(
   const data: uPlot.AlignedData = [
     xs,
     hist('inflow'),
-    hist('outflow'),
+    [...daily.map((d) => -d.outflow), ...pad(forecast.length)],
     hist('net'),
     fc('net'),
     fc('lower_80'),
@@ -47,17 +51,33 @@ export function cashflowChart(
     fc('lower_95'),
     fc('upper_95'),
   ]
-  const width = Math.max(280, target.clientWidth || 600)
+  const width = Math.max(240, target.clientWidth || 600)
+  const bars = uPlot.paths.bars!({ size: [0.7, 12] })
+  // The day under the pointer, in words (the legend is static).
+  const readout = document.createElement('p')
+  readout.className = 'readout muted'
+  readout.textContent = 'Point at a day for its figures.'
+  const fmt = (n: number | null | undefined) =>
+    n === null || n === undefined ? '—' : Math.round(n).toLocaleString('en-KE')
+  const describe = (i: number) => {
+    const day = new Date(xs[i]! * 1000).toISOString().slice(0, 10)
+    if (i < daily.length) {
+      const d = daily[i]!
+      return `${day}: in ${fmt(d.inflow)}, out ${fmt(d.outflow)}, net ${fmt(d.net)}`
+    }
+    const f = forecast[i - daily.length]!
+    return `${day} (forecast): net ${fmt(f.net)}, 80 % ${fmt(f.lower_80)} to ${fmt(f.upper_80)}, 95 % ${fmt(f.lower_95)} to ${fmt(f.upper_95)}`
+  }
   const opts: uPlot.Options = {
     width,
     height: 280,
     series: [
       {},
-      { label: 'Inflow', stroke: '#1b873f', width: 1.5 },
-      { label: 'Outflow', stroke: '#c62828', width: 1.5 },
+      { label: 'Inflow', stroke: '#1b873f', fill: 'rgba(27,135,63,0.8)', paths: bars },
+      { label: 'Outflow', stroke: '#c62828', fill: 'rgba(198,40,40,0.8)', paths: bars },
       { label: 'Net', stroke: '#1f4e99', width: 2 },
       { label: 'Forecast net', stroke: '#1f4e99', dash: [6, 4], width: 2 },
-      { label: '80 % low', stroke: 'transparent', show: true },
+      { label: '80 % low', stroke: 'transparent' },
       { label: '80 % high', stroke: 'transparent' },
       { label: '95 % low', stroke: 'transparent' },
       { label: '95 % high', stroke: 'transparent' },
@@ -66,7 +86,36 @@ export function cashflowChart(
       { series: [6, 5], fill: 'rgba(31,78,153,0.18)' },
       { series: [8, 7], fill: 'rgba(31,78,153,0.08)' },
     ],
-    axes: [{}, { size: 70 }],
+    axes: [{}, { size: 64, values: (_u, ticks) => ticks.map(short) }],
+    legend: { show: false },
+    hooks: {
+      setCursor: [
+        (u) => {
+          const i = u.cursor.idx
+          if (i !== null && i !== undefined) readout.textContent = describe(i)
+        },
+      ],
+    },
   }
-  return new uPlot(opts, data, target)
+  const chart = new uPlot(opts, data, target)
+  const key = (color: string, text: string, style = '') =>
+    `<li><i style="background:${color};${style}"></i>${text}</li>`
+  const legend = document.createElement('ul')
+  legend.className = 'legend'
+  legend.innerHTML = [
+    key('#1b873f', 'Inflow (up)', 'height:.7rem'),
+    key('#c62828', 'Outflow (down)', 'height:.7rem'),
+    key('#1f4e99', 'Net'),
+    key('#1f4e99', 'Forecast net', 'opacity:.6'),
+    key('rgba(31,78,153,0.35)', '80 % interval', 'height:.7rem'),
+    key('rgba(31,78,153,0.15)', '95 % interval', 'height:.7rem'),
+  ].join('')
+  target.append(legend, readout)
+  const sum = (k: 'inflow' | 'outflow') => daily.reduce((s, d) => s + d[k], 0)
+  chart.root.setAttribute('role', 'img')
+  chart.root.setAttribute(
+    'aria-label',
+    `Daily cashflow from ${daily[0]?.date} to ${daily.at(-1)?.date}: money in ${Math.round(sum('inflow'))}, money out ${Math.round(sum('outflow'))}${forecast.length ? `, with a ${forecast.length}-day forecast` : ''}.`,
+  )
+  return chart
 }

@@ -30,6 +30,9 @@ export const num = (n: number | null | undefined, digits = 0) =>
 export const date = (s: string | null | undefined) =>
   s ? new Date(s).toLocaleString('en-KE', { dateStyle: 'medium', timeStyle: 'short' }) : '—'
 
+export const day = (s: string | null | undefined) =>
+  s ? new Date(s).toLocaleDateString('en-KE', { dateStyle: 'medium' }) : '—'
+
 /** Shows an API problem (or any error) as a dismissible banner at the top of the view. */
 export function showError(err: unknown): void {
   const p = err as {
@@ -44,7 +47,7 @@ export function showError(err: unknown): void {
     { class: 'problem', role: 'alert' },
     h('strong', {}, p.status ? `${p.status} ${p.title ?? ''}` : 'Error'),
     h('span', {}, ` ${text}`),
-    p.errors?.length
+    p.errors?.length && !(p.errors.length === 1 && text.includes(p.errors[0]!.message))
       ? h(
           'ul',
           {},
@@ -93,7 +96,7 @@ export function table(
           h(
             'tr',
             {},
-            r.map((c) => h('td', {}, c)),
+            r.map((c, i) => h('td', { 'data-label': headers[i] || null }, c)),
           ),
         ),
       ),

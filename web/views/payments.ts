@@ -1,11 +1,36 @@
-import { api, can, currentSession } from '../api.ts'
+import { api, can, scoped } from '../api.ts'
 import { date, formValues, h, money, showError, table } from '../ui.ts'
 
-export async function paymentsView(root: HTMLElement): Promise<void> {
-  const tenantId = currentSession()!.user.tenant_id
+/** A random key; crypto.randomUUID needs a secure context, plain http on a LAN is not one. */
+const newKey = () =>
+  Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) =>
+    b.toString(16).padStart(2, '0'),
+  ).join('')
+
+interface PaymentStatus {
+  checkout_request_id: string
+  status: 'pending' | 'success' | 'failed' | 'cancelled' | 'timeout'
+  result_code: number | null
+  result_desc: string | null
+  mpesa_receipt_number: string | null
+  amount: number
+  phone_number: string
+  account_reference: string
+  created_at?: string
+  updated_at: string
+}
+
+export async function paymentsView(root: HTMLElement, tenantId: string): Promise<void> {
   const status = h('div', { id: 'payment-status', role: 'status' })
   const recent = h('div', { id: 'recent-payments' })
   if (can('pay')) {
+    const submit = h(
+      'button',
+      { type: 'submit', class: 'primary', id: 'stk-submit' },
+      'Request payment',
+    ) as HTMLButtonElement
+    // One key per filled-in form: a double submit or a retry cannot prompt the customer twice.
+    let idempotencyKey = newKey()
     const form = h(
       'form',
       { class: 'stack', id: 'stk-form', 'aria-label': 'Request a payment' },
@@ -19,6 +44,8 @@ export async function paymentsView(root: HTMLElement): Promise<void> {
           placeholder: '2547XXXXXXXX',
           inputmode: 'numeric',
           pattern: '254[17][0-9]{8}',
+          title: '12 digits: 2547XXXXXXXX or 2541XXXXXXXX',
+          autocomplete: 'off',
         }),
       ),
       h(
@@ -39,23 +66,38 @@ export async function paymentsView(root: HTMLElement): Promise<void> {
         'Description',
         h('input', { name: 'transaction_desc', maxlength: 13, required: true, value: 'Payment' }),
       ),
-      h('button', { type: 'submit', class: 'primary', id: 'stk-submit' }, 'Request payment'),
+      submit,
     ) as HTMLFormElement
     form.addEventListener('submit', async (e) => {
       e.preventDefault()
       const v = formValues(form)
+      submit.disabled = true
       try {
-        const res = await api.send('POST', '/api/v1/payments/stkpush', {
-          tenant_id: tenantId,
-          phone_number: v.phone_number,
-          amount: Number(v.amount),
-          account_reference: v.account_reference,
-          transaction_desc: v.transaction_desc,
-        })
+        const res = await api.send<{ checkout_request_id: string }>(
+          'POST',
+          '/api/v1/payments/stkpush',
+          {
+            tenant_id: tenantId,
+            phone_number: v.phone_number,
+            amount: Number(v.amount),
+            account_reference: v.account_reference,
+            transaction_desc: v.transaction_desc,
+          },
+          { 'idempotency-key': idempotencyKey },
+        )
+        idempotencyKey = newKey()
+        status.replaceChildren(
+          h('p', {}, 'Prompt sent to ', h('code', {}, v.phone_number ?? ''), '; waiting…'),
+        )
         void watch(res.checkout_request_id)
       } catch (err) {
         showError(err)
+      } finally {
+        submit.disabled = false
       }
+    })
+    form.addEventListener('input', () => {
+      idempotencyKey = newKey()
     })
     root.append(
       h('section', { class: 'panel' }, h('h2', {}, 'Request an M-Pesa payment'), form, status),
@@ -64,9 +106,9 @@ export async function paymentsView(root: HTMLElement): Promise<void> {
   root.append(h('section', { class: 'panel' }, h('h2', {}, 'Recent payments'), recent))
 
   const watch = async (id: string) => {
-    for (let i = 0; i < 120; i++) {
+    for (let i = 0; i < 120 && status.isConnected; i++) {
       try {
-        const s = await api.get(`/api/v1/payments/status/${id}`)
+        const s = await api.get<PaymentStatus>(`/api/v1/payments/status/${encodeURIComponent(id)}`)
         status.replaceChildren(
           h(
             'p',
@@ -76,6 +118,7 @@ export async function paymentsView(root: HTMLElement): Promise<void> {
             ': ',
             h('strong', { class: `status-${s.status}`, 'data-status': s.status }, s.status),
             s.result_desc ? ` — ${s.result_desc}` : '',
+            s.mpesa_receipt_number ? [' · receipt ', h('code', {}, s.mpesa_receipt_number)] : null,
           ),
         )
         if (s.status !== 'pending') {
@@ -92,8 +135,8 @@ export async function paymentsView(root: HTMLElement): Promise<void> {
 
   const loadRecent = async () => {
     try {
-      const page = await api.get('/api/v1/payments?limit=20')
-      const rows: any[] = page.data ?? []
+      const page = await api.get<{ data: PaymentStatus[] }>(scoped('/api/v1/payments?limit=20'))
+      const rows = page.data
       recent.replaceChildren(
         rows.length
           ? table(
@@ -103,13 +146,14 @@ export async function paymentsView(root: HTMLElement): Promise<void> {
                 p.phone_number,
                 money(p.amount),
                 p.account_reference,
-                p.status,
+                h('span', { class: `status-${p.status}` }, p.status),
               ]),
             )
           : h('p', { class: 'muted' }, 'No payments yet.'),
       )
-    } catch {
+    } catch (err) {
       recent.replaceChildren(h('p', { class: 'muted' }, 'The payment list is not available.'))
+      showError(err)
     }
   }
   await loadRecent()

@@ -1,4 +1,4 @@
-import { api, can } from '../api.ts'
+import { api, can, scoped } from '../api.ts'
 import { date, formValues, h, money, showError, table } from '../ui.ts'
 
 export const categories = [
@@ -11,12 +11,27 @@ export const categories = [
   'Other',
 ]
 
+/** A transaction as the analytics list returns it (DESIGN §11). */
+interface Transaction {
+  id: string
+  occurred_at: string
+  amount: number
+  direction: 'in' | 'out'
+  counterparty_name: string | null
+  counterparty_phone: string | null
+  description: string
+  receipt_number: string | null
+  category: string | null
+  category_source: string | null
+}
+
 export async function transactionsView(root: HTMLElement): Promise<void> {
+  const today = new Date().toISOString().slice(0, 10)
   const filters = h(
     'form',
     { class: 'filters', 'aria-label': 'Filter transactions' },
-    h('label', {}, 'From', h('input', { type: 'date', name: 'from' })),
-    h('label', {}, 'To', h('input', { type: 'date', name: 'to' })),
+    h('label', {}, 'From', h('input', { type: 'date', name: 'from', max: today })),
+    h('label', {}, 'To', h('input', { type: 'date', name: 'to', max: today })),
     h(
       'label',
       {},
@@ -40,7 +55,7 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
         categories.map((c) => h('option', { value: c }, c)),
       ),
     ),
-    h('label', {}, 'Search', h('input', { type: 'search', name: 'q' })),
+    h('label', {}, 'Search', h('input', { type: 'search', name: 'q', maxlength: 200 })),
     h('button', { type: 'submit' }, 'Apply'),
   ) as HTMLFormElement
   const list = h('div', { id: 'transactions' })
@@ -56,7 +71,10 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
             id: 'export-csv',
             onclick: () =>
               api
-                .download(`/api/v1/analytics/export?format=csv&${query()}`, 'transactions.csv')
+                .download(
+                  scoped(`/api/v1/analytics/export?format=csv&${query()}`),
+                  'transactions.csv',
+                )
                 .catch(showError),
           },
           'Export CSV',
@@ -68,7 +86,7 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
             id: 'export-pdf',
             onclick: () =>
               api
-                .download(`/api/v1/analytics/export?format=pdf&${query()}`, 'report.pdf')
+                .download(scoped(`/api/v1/analytics/export?format=pdf&${query()}`), 'report.pdf')
                 .catch(showError),
           },
           'Export PDF',
@@ -80,7 +98,7 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
   )
 
   let cursor: string | null = null
-  const rows: any[] = []
+  const rows: Transaction[] = []
   const query = () =>
     new URLSearchParams(Object.entries(formValues(filters)).filter(([, v]) => v)).toString()
 
@@ -90,7 +108,12 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
         ['Date', 'Description', 'Counterparty', 'Amount', 'Category'],
         rows.map((t) => [
           date(t.occurred_at),
-          t.description,
+          h(
+            'span',
+            {},
+            t.description,
+            t.receipt_number ? h('small', { class: 'muted' }, ` ${t.receipt_number}`) : null,
+          ),
           t.counterparty_name ?? t.counterparty_phone ?? '—',
           h(
             'span',
@@ -104,20 +127,31 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
     )
   }
 
-  const categoryCell = (t: any) => {
-    if (!can('analyze')) return t.category ?? '—'
+  const categoryCell = (t: Transaction) => {
+    const source = t.category_source ? `${t.category_source}` : ''
+    if (!can('analyze'))
+      return h('span', { 'data-transaction': t.id, title: source }, t.category ?? '—')
     const select = h(
       'select',
-      { 'aria-label': `Category of ${t.description}`, 'data-transaction': t.id },
+      {
+        'aria-label': `Category of ${t.description} on ${date(t.occurred_at)}`,
+        'data-transaction': t.id,
+        title: source ? `set by ${source}` : null,
+      },
+      t.category ? null : h('option', { value: '', selected: true }, '—'),
       categories.map((c) => h('option', { value: c, selected: c === t.category }, c)),
     ) as HTMLSelectElement
     select.addEventListener('change', async () => {
       try {
-        await api.send('PUT', `/api/v1/categorize/transactions/${t.id}`, { category: select.value })
+        await api.send('PUT', scoped(`/api/v1/categorize/transactions/${t.id}`), {
+          category: select.value,
+        })
         t.category = select.value
+        t.category_source = 'override'
         select.classList.add('saved')
+        select.dataset.saved = select.value
       } catch (err) {
-        select.value = t.category
+        select.value = t.category ?? ''
         showError(err)
       }
     })
@@ -130,13 +164,21 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
       cursor = null
     }
     try {
-      const page = await api.get(
-        `/api/v1/analytics/transactions?limit=50&${query()}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      const page = await api.get<{
+        data: Transaction[]
+        next_cursor: string | null
+        has_more: boolean
+      }>(
+        scoped(
+          `/api/v1/analytics/transactions?limit=50&${query()}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        ),
       )
-      rows.push(...(page.data ?? []))
-      cursor = page.next_cursor ?? null
+      rows.push(...page.data)
+      cursor = page.next_cursor
       more.hidden = !page.has_more
       render()
+      if (!rows.length)
+        list.replaceChildren(h('p', { class: 'muted' }, 'No transactions match these filters.'))
     } catch (err) {
       showError(err)
     }

@@ -1,0 +1,163 @@
+import { api, scoped } from '../api.ts'
+import { date, h, section, showError, table } from '../ui.ts'
+import { field, formWith } from './settings-form.ts'
+
+/** SPEC §6: the events an endpoint may subscribe to. */
+const webhookEvents = [
+  'payment.success',
+  'payment.failed',
+  'transaction.categorized',
+  'subscription.renewed',
+  'statement.processed',
+  'low.balance.alert',
+]
+
+interface Endpoint {
+  id: string
+  url: string
+  events: string[]
+  status: string
+  disabled_reason: string | null
+}
+interface Delivery {
+  id: string
+  event: string
+  status: string
+  attempt_count: number
+  last_status_code: number | null
+  last_error: string | null
+  updated_at: string
+  endpoint_id: string
+}
+
+export async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
+  const list = h('div', { id: 'webhooks' })
+  const deliveries = h('div', { id: 'deliveries' })
+  const load = async () => {
+    const [hooks, dels] = await Promise.allSettled([
+      api.get<{ data: Endpoint[] }>(scoped('/api/v1/webhooks')),
+      api.get<{ data: Delivery[] }>(scoped('/api/v1/webhooks/deliveries?limit=20')),
+    ])
+    if (hooks.status === 'fulfilled')
+      list.replaceChildren(
+        hooks.value.data.length
+          ? table(
+              ['URL', 'Events', 'Status'],
+              hooks.value.data.map((w) => [
+                h('code', {}, w.url),
+                w.events.join(', '),
+                w.disabled_reason ? `${w.status} (${w.disabled_reason})` : w.status,
+              ]),
+              { id: 'webhooks-table' },
+            )
+          : h('p', { class: 'muted' }, 'No webhook endpoints yet.'),
+      )
+    else showError(hooks.reason)
+    if (dels.status === 'fulfilled')
+      deliveries.replaceChildren(
+        dels.value.data.length
+          ? table(
+              ['Event', 'Status', 'Attempts', 'Last answer', 'Updated', ''],
+              dels.value.data.map((d) => [
+                d.event,
+                h('span', { class: `status-${d.status}` }, d.status),
+                String(d.attempt_count),
+                d.last_status_code ? String(d.last_status_code) : (d.last_error ?? '—'),
+                date(d.updated_at),
+                d.status === 'dead' || d.status === 'delivered'
+                  ? h(
+                      'button',
+                      {
+                        type: 'button',
+                        'aria-label': `Replay ${d.event} delivery ${d.id}`,
+                        onclick: () =>
+                          api
+                            .send('POST', `/api/v1/webhooks/deliveries/${d.id}/replay`)
+                            .then(load, showError),
+                      },
+                      'Replay',
+                    )
+                  : '',
+              ]),
+              { id: 'deliveries-table' },
+            )
+          : h('p', { class: 'muted' }, 'No deliveries yet.'),
+      )
+    else showError(dels.reason)
+  }
+  const form = formWith(
+    'webhook-form',
+    'Register a webhook',
+    [
+      field(
+        'URL',
+        h('input', { name: 'url', type: 'url', placeholder: 'https://…', required: true }),
+      ),
+      field(
+        'Signing secret',
+        h('input', { name: 'secret', required: true, minlength: 8, autocomplete: 'off' }),
+      ),
+      field(
+        'Events',
+        h(
+          'select',
+          { name: 'events', multiple: true, size: 3, required: true },
+          webhookEvents.map((e) => h('option', { value: e, selected: e === 'payment.success' }, e)),
+        ),
+      ),
+    ],
+    'Register',
+    async (v, form) => {
+      const events = [
+        ...(form.elements.namedItem('events') as HTMLSelectElement).selectedOptions,
+      ].map((o) => o.value)
+      await api.send('POST', '/api/v1/webhooks', {
+        tenant_id: tenantId,
+        url: v.url,
+        secret: v.secret,
+        events,
+      })
+      await load()
+    },
+  )
+  const sent = h('div', { role: 'status' })
+  const trigger = formWith(
+    'trigger-form',
+    'Send a test event',
+    [
+      field(
+        'Test event',
+        h(
+          'select',
+          { name: 'event' },
+          webhookEvents.map((e) => h('option', { value: e }, e)),
+        ),
+      ),
+    ],
+    'Send test event',
+    async (v) => {
+      const res = await api.send<{ deliveries: string[] }>('POST', '/api/v1/webhooks/trigger', {
+        tenant_id: tenantId,
+        event: v.event,
+        data: { test: true },
+      })
+      sent.textContent = `${v.event} queued for ${res.deliveries.length} endpoint(s).`
+      await load()
+    },
+  )
+  const refresh = h(
+    'button',
+    { type: 'button', class: 'small', id: 'refresh-deliveries', onclick: () => void load() },
+    'Refresh',
+  )
+  await load()
+  return section(
+    'Webhooks',
+    form,
+    list,
+    trigger,
+    sent,
+    h('h3', {}, 'Recent deliveries ', refresh),
+    deliveries,
+  )
+}
