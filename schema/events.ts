@@ -59,6 +59,8 @@ export const TransactionEvent = t.Object({
   /** Set on payment-sourced transactions. */
   checkout_request_id: t.Optional(t.String()),
   account_reference: t.Optional(t.String()),
+  /** 'invoice': the tenant paid the platform's invoice; billing settles it, it is not income. */
+  purpose: t.Optional(t.String()),
 })
 export type TransactionEvent = typeof TransactionEvent.static
 

@@ -99,6 +99,9 @@ describe('billing across services', () => {
       async () => (await admin.get('/api/v1/billing/subscriptions/shop')).body.status === 'active',
     )
     expect((await admin.post('/api/v1/categorize/rules', rule)).status).toBe(201)
+    // The fee the tenant paid the platform is not the tenant's income.
+    const summary = await admin.get('/api/v1/analytics/summary')
+    expect(summary.body.total_transactions).toBe(0)
   })
 
   it('refuses writes of a tenant the operator suspended, in every service, and keeps reads', async () => {

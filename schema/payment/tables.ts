@@ -29,6 +29,8 @@ export const payments = sqliteTable(
     callbackAt: text('callback_at'),
     userId: text('user_id'),
     transactionId: text('transaction_id'),
+    /** 'invoice' when the tenant pays the platform's invoice: not the tenant's own income. */
+    purpose: text('purpose'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },

@@ -21,6 +21,8 @@ export default defineService({
           )
         })
         await ctx.bus.subscribe(topics.transactionsSuccess, (event) => {
+          // A tenant paying the platform's invoice is billing's business, not the tenant's income.
+          if ((event.data as { purpose?: string }).purpose === 'invoice') return
           consumeTransactions(ctx, states, event, [event.data])
         })
       },

@@ -131,6 +131,7 @@ export interface B2CBody {
 interface PaymentRow {
   id: string
   tenant_id: string
+  purpose: string | null
   checkout_request_id: string | null
   merchant_request_id: string | null
   phone_number: string
@@ -557,8 +558,8 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
       db.sqlite
         .query(
           `INSERT INTO payments (id, tenant_id, phone_number, amount_cents, account_reference,
-            transaction_desc, status, user_id, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, 'initiating', ?, ?, ?)`,
+            transaction_desc, status, user_id, purpose, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, 'initiating', ?, ?, ?, ?)`,
         )
         .run(
           id,
@@ -568,6 +569,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
           body.account_reference,
           body.transaction_desc,
           actor.userId,
+          invoicePayment ? 'invoice' : null,
           at,
           at,
         )
@@ -808,6 +810,7 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
           user_id: p.user_id,
           checkout_request_id: p.checkout_request_id ?? p.id,
           account_reference: p.account_reference,
+          ...(p.purpose ? { purpose: p.purpose } : {}),
         }
         emitEvent(db, { topic: topics.transactionsSuccess, tenantId: tid, data }, ctx.clock)
       } else {
