@@ -131,4 +131,25 @@ describe('a payment through the whole platform', () => {
     })
     expect(new Date(verified.timestamp).toISOString()).toBe(verified.timestamp)
   })
+
+  it('answers every collection with the list envelope', async () => {
+    for (const path of [
+      '/api/v1/analytics/transactions',
+      '/api/v1/analytics/customers',
+      '/api/v1/analytics/insights',
+      '/api/v1/billing/plans',
+      '/api/v1/billing/invoices',
+      '/api/v1/categorize/rules',
+      '/api/v1/payments',
+      '/api/v1/webhooks',
+      '/api/v1/webhooks/deliveries',
+      '/api/v1/tenants/duka/users',
+    ]) {
+      const res = await admin.get(path)
+      expect(res.status, path).toBe(200)
+      expect(Array.isArray(res.body.data), path).toBe(true)
+      expect(res.body, path).toHaveProperty('next_cursor')
+      expect(typeof res.body.has_more, path).toBe('boolean')
+    }
+  })
 })

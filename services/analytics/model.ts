@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { listOf } from '../kernel/lists.ts'
 
 const Direction = t.Union([t.Literal('in'), t.Literal('out')])
 const Money = t.Number({ description: 'decimal, at most 2 places' })
@@ -69,36 +70,32 @@ const Segment = t.String({
     'champions | loyal | potential_loyalists | new | need_attention | at_risk | hibernating',
 })
 
-export const CustomerList = t.Object({
-  data: t.Array(
-    t.Object({
-      counterparty: t.String(),
-      counterparty_name: t.Nullable(t.String()),
-      counterparty_phone: t.Nullable(t.String()),
-      count: t.Integer(),
-      total: Money,
-      total_in: Money,
-      total_out: Money,
-      first_seen: t.String(),
-      last_seen: t.String(),
-      segment: t.Nullable(Segment),
-      rfm: t.Nullable(
-        t.Object({ recency_days: t.Integer(), r: t.Integer(), f: t.Integer(), m: t.Integer() }),
-      ),
-    }),
-  ),
-})
+export const CustomerList = listOf(
+  t.Object({
+    counterparty: t.String(),
+    counterparty_name: t.Nullable(t.String()),
+    counterparty_phone: t.Nullable(t.String()),
+    count: t.Integer(),
+    total: Money,
+    total_in: Money,
+    total_out: Money,
+    first_seen: t.String(),
+    last_seen: t.String(),
+    segment: t.Nullable(Segment),
+    rfm: t.Nullable(
+      t.Object({ recency_days: t.Integer(), r: t.Integer(), f: t.Integer(), m: t.Integer() }),
+    ),
+  }),
+)
 
-export const InsightList = t.Object({
-  data: t.Array(
-    t.Object({
-      type: t.String(),
-      title: t.String(),
-      message: t.String(),
-      numbers: t.Record(t.String(), t.Unknown()),
-    }),
-  ),
-})
+export const InsightList = listOf(
+  t.Object({
+    type: t.String(),
+    title: t.String(),
+    message: t.String(),
+    numbers: t.Record(t.String(), t.Unknown()),
+  }),
+)
 
 export const TrendResponse = t.Object({
   interval: t.String(),

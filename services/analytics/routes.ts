@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
 import { AppError } from '../kernel/errors.ts'
+import { wholeList } from '../kernel/lists.ts'
 import { type Actor, tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
 import { segmentSizes, topCustomers } from './customers.ts'
@@ -79,14 +80,14 @@ export function createAnalyticsApp(ctx: ServiceContext) {
       '/api/v1/analytics/customers',
       ({ actor, query }) => {
         const scope = scopeOf(actor, query)
-        return {
-          data: topCustomers(scope, {
+        return wholeList(
+          topCustomers(scope, {
             limit: query.limit ?? 10,
             direction: query.direction,
             withRfm: advanced(scope.tenantId),
             nowMs: ctx.clock.nowMs(),
           }),
-        }
+        )
       },
       {
         auth: 'read',
@@ -103,7 +104,7 @@ export function createAnalyticsApp(ctx: ServiceContext) {
       '/api/v1/analytics/insights',
       ({ actor, query }) => {
         const scope = scopeOf(actor, { ...query, from: undefined, to: undefined })
-        return { data: buildInsights(scope, ctx.clock.nowMs(), advanced(scope.tenantId)) }
+        return wholeList(buildInsights(scope, ctx.clock.nowMs(), advanced(scope.tenantId)))
       },
       {
         auth: 'read',

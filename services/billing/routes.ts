@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
 import { invalidField } from '../kernel/errors.ts'
+import { listOf, wholeList } from '../kernel/lists.ts'
 import { isOperator, tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
 import { assertTenantId } from '../kernel/tenant-id.ts'
@@ -52,9 +53,9 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
     title: 'Billing',
     description: 'Plans, subscriptions, usage metering and invoices',
   })
-    .get('/api/v1/billing/plans', () => ({ data: listPlans(b.db).map(toPlan) }), {
+    .get('/api/v1/billing/plans', () => wholeList(listPlans(b.db).map(toPlan)), {
       auth: 'read',
-      response: { 200: t.Object({ data: t.Array(Plan) }) },
+      response: { 200: listOf(Plan) },
       detail: secured('List the subscription plans'),
     })
     .post(

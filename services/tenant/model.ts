@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { listOf } from '../kernel/lists.ts'
 
 /** Plan ids are `free`, `pro`, `enterprise`; the SPEC's capitalised tier names are accepted too. */
 export const PlanId = t.String({
@@ -68,7 +69,7 @@ export const UpgradeResult = t.Composite([
   }),
 ])
 
-export const TenantList = t.Object({ data: t.Array(Tenant) })
+export const TenantList = listOf(Tenant)
 
 export const FeatureState = t.Object(
   {
@@ -97,20 +98,18 @@ export const Invitation = t.Object({
   expires_at: t.Optional(t.String()),
 })
 
-export const UserList = t.Object({
-  data: t.Array(
-    t.Object(
-      {
-        id: t.String(),
-        tenant_id: t.String(),
-        email: t.String(),
-        role: t.String(),
-        status: t.String(),
-      },
-      { additionalProperties: true },
-    ),
+export const UserList = listOf(
+  t.Object(
+    {
+      id: t.String(),
+      tenant_id: t.String(),
+      email: t.String(),
+      role: t.String(),
+      status: t.String(),
+    },
+    { additionalProperties: true },
   ),
-})
+)
 
 export type CreateTenantInput = typeof CreateTenantBody.static
 export type UpdateTenantInput = typeof UpdateTenantBody.static

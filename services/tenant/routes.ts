@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
+import { wholeList } from '../kernel/lists.ts'
 import type { Actor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
 import { adoptImpliedTenant } from './adopt.ts'
@@ -69,7 +70,7 @@ export function createTenantsApp(ctx: ServiceContext) {
         detail: secured('Create a tenant and invite its first Admin (operator)'),
       },
     )
-    .get('/api/v1/tenants', () => ({ data: listTenants(ctx) }), {
+    .get('/api/v1/tenants', () => wholeList(listTenants(ctx)), {
       auth: 'operator',
       response: { 200: TenantList },
       detail: secured('List every tenant (operator)'),
@@ -207,7 +208,7 @@ export function createTenantsApp(ctx: ServiceContext) {
       async ({ params, actor, requestId, request }) => {
         await adopt(actor, requestId, request, params.tenant_id)
         const row = tenantInPath(ctx, actor, params.tenant_id)
-        return { data: await listTenantUsers(ctx, callOf(actor, requestId, request), row.id) }
+        return wholeList(await listTenantUsers(ctx, callOf(actor, requestId, request), row.id))
       },
       {
         auth: 'admin',
