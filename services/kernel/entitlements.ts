@@ -70,7 +70,16 @@ export function writeEntitlements(
 export function assertEntitled(
   registry: TenantRegistry,
   tenantId: string,
-  need: { write?: boolean; metric?: Metric; adding?: number },
+  need: {
+    write?: boolean
+    metric?: Metric
+    adding?: number
+    /**
+     * The service's own count of the metric since the period start. Billing learns usage from
+     * events a moment later; counting locally too keeps concurrent requests from overshooting.
+     */
+    ownUse?: (periodStart: string) => number
+  },
 ): void {
   if (need.write && registry.placement(tenantId).status === 'suspended') {
     throw new Forbidden(
@@ -91,7 +100,7 @@ export function assertEntitled(
   if (need.metric) {
     const limit = e.limits[need.metric]
     if (limit === null || limit === undefined) return
-    const used = e.used[need.metric] ?? 0
+    const used = Math.max(e.used[need.metric] ?? 0, need.ownUse?.(e.period_start) ?? 0)
     if (used + (need.adding ?? 1) > limit) throw new LimitExceeded(need.metric, limit, used)
   }
 }

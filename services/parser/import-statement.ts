@@ -7,7 +7,7 @@ import { emitEvent } from '../kernel/events.ts'
 import { newId } from '../kernel/ids.ts'
 import type { ParsedTransaction, RowError } from './parsed.ts'
 import { streamStatement } from './statement.ts'
-import { storeTransactions } from './store.ts'
+import { acceptedSince, storeTransactions } from './store.ts'
 
 /** Rows stored per transaction while a statement streams in. */
 const WRITE_BATCH = 5000
@@ -61,7 +61,12 @@ export async function importStatement(
         for (const t of c.transactions) if (!known.get(tenantId, t.receiptNumber!)) fresh++
       },
     })
-    assertEntitled(ctx.registry, tenantId, { write: true, metric: 'transactions', adding: fresh })
+    assertEntitled(ctx.registry, tenantId, {
+      write: true,
+      metric: 'transactions',
+      adding: fresh,
+      ownUse: (since) => acceptedSince(db, tenantId, since),
+    })
   }
 
   const importId = newId('imp')

@@ -208,6 +208,30 @@ describe('statement upload', () => {
     )
     expect(again.status).toBe(402)
   })
+
+  it('counts its own accepted rows, so batches sent before billing hears of them cannot overshoot', async () => {
+    writeEntitlements(kit.registry, 'quick', {
+      plan: 'free',
+      status: 'active',
+      period_start: '2024-01-01T00:00:00Z',
+      period_end: '2099-01-01T00:00:00Z',
+      limits: { transactions: 10, statements: 10 },
+      used: { transactions: 0 },
+      updated_at: '2024-01-01T00:00:00Z',
+    })
+    const batch = (n: number) => ({
+      transactions: Array.from({ length: 4 }, (_, i) => ({
+        occurred_at: '2024-01-01T10:00:00Z',
+        amount: 10,
+        direction: 'in',
+        description: `batch ${n} sale ${i}`,
+      })),
+    })
+    const statuses = await Promise.all(
+      [1, 2, 3].map((n) => json('/api/v1/parser/transactions', batch(n), 'quick')),
+    )
+    expect(statuses.map((r) => r.status).sort()).toEqual([200, 200, 402])
+  })
 })
 
 describe('JSON transactions', () => {

@@ -118,6 +118,7 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         write: true,
         metric: 'transactions',
         adding: result.accepted,
+        ownUse: (since) => acceptedSince(db, input.tenantId, since) - result.accepted,
       })
     }
     for (let i = 0; i < events.length; i += EVENT_BATCH) {
@@ -142,4 +143,21 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
     )
     return result
   })
+}
+
+/**
+ * Transactions this tenant had accepted since `since` (ISO time). Ids are UUIDv7 underneath, so
+ * the id itself orders by creation time and the primary key answers the range.
+ */
+export function acceptedSince(db: Db, tenantId: string, since: string): number {
+  const ms = Date.parse(since)
+  if (!Number.isFinite(ms)) return 0
+  const boundary = `txn_${ms.toString(16).padStart(12, '0')}`
+  return (
+    db.sqlite
+      .query<{ n: number }, [string, string]>(
+        'SELECT count(*) AS n FROM transactions WHERE id >= ? AND tenant_id = ?',
+      )
+      .get(boundary, tenantId)?.n ?? 0
+  )
 }
