@@ -130,6 +130,15 @@ describe('a payment through the whole platform', () => {
       data: { transaction_id: row.id, amount: 150, phone_number: '254712340000' },
     })
     expect(new Date(verified.timestamp).toISOString()).toBe(verified.timestamp)
+
+    const metrics = await (await fetch(`${p.gateway}/metrics`)).text()
+    expect(metrics).toMatch(
+      /mmp_events_published_total\{topic="mobilemoney.transactions.success"\} [1-9]/,
+    )
+    expect(metrics).toMatch(
+      /mmp_events_handled_total\{consumer="[a-z.]+",outcome="applied"\} [1-9]/,
+    )
+    expect(metrics).toMatch(/mmp_webhook_/)
   })
 
   it('answers every collection with the list envelope', async () => {

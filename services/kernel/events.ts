@@ -6,6 +6,7 @@ import type { Clock } from './clock.ts'
 import type { Db } from './db.ts'
 import { newId } from './ids.ts'
 import type { Logger } from './log.ts'
+import { counter } from './metrics.ts'
 
 /**
  * Writes an event to the database's outbox. Call it inside `db.write(...)` together with the state
@@ -63,7 +64,7 @@ export function handleOnce(
   eventId: string,
   apply: (orm: Db['orm']) => void,
 ): boolean {
-  return db.write((orm) => {
+  const applied = db.write((orm) => {
     const res = db.sqlite
       .query('INSERT OR IGNORE INTO inbox (consumer, event_id, handled_at) VALUES (?, ?, ?)')
       .run(consumer, eventId, new Date().toISOString())
@@ -71,6 +72,8 @@ export function handleOnce(
     apply(orm)
     return true
   })
+  eventsHandled.inc({ consumer, outcome: applied ? 'applied' : 'duplicate' })
+  return applied
 }
 
 export interface Relay {
@@ -122,6 +125,7 @@ export function createRelay(opts: {
         for (const row of rows) {
           await opts.bus.publish(row.topic, JSON.parse(row.payload))
           published++
+          eventsPublished.inc({ topic: row.topic })
         }
       } finally {
         if (published > 0 && !db.closed) {
@@ -231,3 +235,12 @@ export function pruneDelivered(db: Db, now = Date.now()): void {
   db.sqlite.query('DELETE FROM outbox WHERE sent_at IS NOT NULL AND sent_at < ?').run(before)
   db.sqlite.query('DELETE FROM inbox WHERE handled_at < ?').run(before)
 }
+
+const eventsPublished = counter('mmp_events_published_total', 'Events the outbox relay published', [
+  'topic',
+])
+const eventsHandled = counter(
+  'mmp_events_handled_total',
+  'Events consumers received, applied or dropped as repeats',
+  ['consumer', 'outcome'],
+)
