@@ -79,11 +79,12 @@ export function appErrorResponse(err: AppError, requestId: string | undefined): 
 /** Turns an Elysia validation error's list into field errors with JSON-pointer-ish paths. */
 export function fieldErrorsOf(
   all: Array<{ path?: string; message?: string; summary?: string }>,
+  whole = '(body)',
 ): FieldError[] {
   const seen = new Set<string>()
   const out: FieldError[] = []
   for (const e of all) {
-    const field = (e.path ?? '').replace(/^\//, '').replaceAll('/', '.') || '(body)'
+    const field = (e.path ?? '').replace(/^\//, '').replaceAll('/', '.') || whole
     const message = e.summary ?? e.message ?? 'is invalid'
     const key = `${field}:${message}`
     if (seen.has(key)) continue

@@ -12,6 +12,10 @@ const app = createServiceApp(kit.ctx, { title: 'Test' })
     body: t.Object({ name: t.String({ minLength: 1 }) }),
   })
   .get('/api/v1/test/static.json', () => ({ ok: true }), { auth: 'read' })
+  .get('/api/v1/test/list', ({ query }) => ({ limit: query.limit }), {
+    auth: 'read',
+    query: t.Object({ limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500, multipleOf: 1 })) }),
+  })
 
 const post = (body: unknown, headers: Record<string, string> = {}) =>
   app.handle(
@@ -43,6 +47,23 @@ describe('the service base', () => {
   it('gives the handler the verified actor', async () => {
     const res = await post({ name: 'x' }, await kit.authFor({ tenantId: 'acme', role: 'Manager' }))
     expect(await res.json()).toEqual({ name: 'x', tenant: 'acme' })
+  })
+
+  it('blames the query, not the body, for an invalid query parameter', async () => {
+    const res = await app.handle(
+      new Request('http://localhost/api/v1/test/list?limit=1.5', {
+        headers: await kit.authFor({ tenantId: 'acme' }),
+      }),
+    )
+    expect(res.status).toBe(422)
+    const body = (await res.json()) as { errors: { field: string }[] }
+    expect(body.errors.map((e) => e.field)).toEqual(['(query)'])
+    const named = await app.handle(
+      new Request('http://localhost/api/v1/test/list?limit=abc', {
+        headers: await kit.authFor({ tenantId: 'acme' }),
+      }),
+    )
+    expect(((await named.json()) as { errors: { field: string }[] }).errors[0]?.field).toBe('limit')
   })
 
   it('refuses a request whose deadline has passed with 504', async () => {

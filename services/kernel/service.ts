@@ -83,13 +83,14 @@ export function createServiceApp(
       if (error instanceof AppError) return appErrorResponse(error, requestId)
       switch (code) {
         case 'VALIDATION': {
-          const errors = fieldErrorsOf(
-            (
-              error as unknown as {
-                all: Array<{ path?: string; message?: string; summary?: string }>
-              }
-            ).all ?? [],
-          )
+          const v = error as unknown as {
+            type?: string
+            all: Array<{ path?: string; message?: string; summary?: string }>
+          }
+          // A numeric query value that fails its bounds arrives as type 'property' with no name.
+          const whole =
+            v.type === 'query' || v.type === 'property' ? '(query)' : `(${v.type ?? 'body'})`
+          const errors = fieldErrorsOf(v.all ?? [], whole)
           return problemResponse(
             {
               status: 422,
