@@ -300,6 +300,9 @@ describe('analytics service', () => {
     expect(off.body.code).toBe('FEATURE_DISABLED')
     const basic = await json('/api/v1/analytics/insights', { tenantId: 'beta' })
     expect(basic.status).toBe(200)
+    const empty = await json('/api/v1/analytics/insights', { tenantId: 'no-sales-yet' })
+    expect(empty.status).toBe(200)
+    expect(empty.body.data.map((i: any) => i.type)).not.toContain('revenue_change_wow')
   })
 
   it('runs every route through the security suite', async () => {

@@ -44,11 +44,16 @@ export function buildInsights(scope: Scope, nowMs: number, advanced: boolean): I
   ] as const) {
     const current = sumIn(recent, addDays(today, 1 - days), today)
     const previous = sumIn(recent, addDays(today, 1 - 2 * days), addDays(today, -days))
+    // Nothing in either window says nothing: no insight rather than "up" from 0 to 0.
+    if (current === 0 && previous === 0) continue
     const change = current - previous
     const changePct = previous === 0 ? null : pct(change, previous)
     out.push({
       type,
-      title: `Revenue ${change >= 0 ? 'up' : 'down'} ${label} over ${label}`,
+      title:
+        change === 0
+          ? `Revenue flat ${label} over ${label}`
+          : `Revenue ${change > 0 ? 'up' : 'down'} ${label} over ${label}`,
       message:
         changePct === null
           ? `Revenue in the last ${days} days was ${money(current)}; there was none in the ${days} days before.`
