@@ -1,18 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
-
-async function eventually<T>(
-  probe: () => Promise<T | null | undefined | false>,
-  ms = 10_000,
-): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const value = await probe()
-    if (value) return value
-    if (Date.now() > end) throw new Error('condition not met in time')
-    await Bun.sleep(50)
-  }
-}
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 
 /** Billing with the real tenant and payment services behind it (DESIGN §10). */
 describe('billing across services', () => {

@@ -1,20 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { Webhook } from 'standardwebhooks'
-import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
-
-/** Polls `probe` until it returns something truthy or the time is up. */
-async function eventually<T>(
-  probe: () => Promise<T | null | undefined | false>,
-  ms = 10_000,
-): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const value = await probe()
-    if (value) return value
-    if (Date.now() > end) throw new Error('condition not met in time')
-    await Bun.sleep(50)
-  }
-}
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 
 /**
  * DESIGN §1, journey 2: a payment goes client → gateway → payment → simulator → callback →

@@ -225,3 +225,21 @@ export function api(base: string, token?: string, headers: Record<string, string
       call('DELETE', path, undefined, extra),
   }
 }
+
+/**
+ * Polls `probe` until it returns something truthy, or fails after `ms`: for waiting on events
+ * that cross the broker without sleeping a fixed time.
+ */
+export async function eventually<T>(
+  probe: () => Promise<T | null | undefined | false>,
+  ms = 10_000,
+  what = 'condition',
+): Promise<T> {
+  const end = Date.now() + ms
+  for (;;) {
+    const value = await probe()
+    if (value) return value
+    if (Date.now() > end) throw new Error(`${what} not met within ${ms} ms`)
+    await Bun.sleep(50)
+  }
+}
