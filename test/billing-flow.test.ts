@@ -38,6 +38,16 @@ describe('billing across services', () => {
     expect(tenant.body.features.advanced_analytics).toBe(true)
   })
 
+  it('reports users and webhook endpoints counted by the services that own them', async () => {
+    await admin.post('/api/v1/tenants/shop/users', { email: 'clerk@shop.test', role: 'Viewer' })
+    for (const path of ['/api/v1/billing/usage/shop', '/api/v1/tenants/shop/usage']) {
+      const usage = await admin.get(path)
+      expect(usage.status, path).toBe(200)
+      expect(usage.body.metrics.users, path).toEqual({ used: 2, limit: 20 })
+      expect(usage.body.metrics.webhook_endpoints, path).toEqual({ used: 0, limit: 10 })
+    }
+  })
+
   it('invoices the period and is paid by STK push through the payment service', async () => {
     const sub = (await admin.get('/api/v1/billing/subscriptions/shop')).body
     const at = new Date(new Date(sub.current_period_end).getTime() + 3_600_000).toISOString()

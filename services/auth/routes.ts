@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import { exportJWK, importSPKI } from 'jose'
 import type { ServiceContext } from '../kernel/context.ts'
+import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
 import { bearerToken, TOKEN_ALGORITHM } from '../kernel/tokens.ts'
 import {
@@ -17,6 +18,7 @@ import {
 import {
   type AuthDeps,
   acceptInvite,
+  countUsers,
   createUser,
   listUsers,
   login,
@@ -141,6 +143,23 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
         response: { 200: UserList },
         detail: {
           summary: 'List the users of a tenant',
+          tags: ['auth'],
+          security: [{ bearer: [] }],
+        },
+      },
+    )
+    .get(
+      '/api/v1/auth/users/count',
+      ({ query, actor }) => {
+        const tenantId = tenantFor(actor, query.tenant_id ?? null)
+        return { tenant_id: tenantId, users: countUsers(deps, tenantId) }
+      },
+      {
+        auth: 'read',
+        query: t.Object({ tenant_id: t.Optional(t.String()) }),
+        response: { 200: t.Object({ tenant_id: t.String(), users: t.Integer() }) },
+        detail: {
+          summary: 'How many users a tenant has (plan usage)',
           tags: ['auth'],
           security: [{ bearer: [] }],
         },

@@ -274,3 +274,12 @@ export async function acceptInvite(
   if (!user) throw new AppError('UNAUTHENTICATED', 'the invitation is invalid, used or expired')
   return issueSession(deps, user)
 }
+
+/** Users of a tenant, invited ones included: what the plan's user limit counts. */
+export function countUsers(deps: AuthDeps, tenantId: string): number {
+  return deps.db.orm
+    .select({ id: users.id })
+    .from(users)
+    .where(eq(users.tenantId, assertTenantId(tenantId)))
+    .all().length
+}

@@ -143,8 +143,36 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
     )
     .get(
       '/api/v1/billing/usage/:tenant_id',
-      ({ params, actor }) =>
-        usageStats(b, tenantFor(actor, assertTenantId(params.tenant_id)), ctx.clock.now()),
+      async ({ params, actor, request }) => {
+        const tenantId = tenantFor(actor, assertTenantId(params.tenant_id))
+        const stats = usageStats(b, tenantId, ctx.clock.now())
+        // Users and webhook endpoints are counted by the services that own them.
+        const [users, endpoints] = await Promise.all([
+          ctx.client
+            .call<{ users: number }>('auth', '/api/v1/auth/users/count', {
+              query: { tenant_id: tenantId },
+              token: actor.token,
+              from: request,
+            })
+            .then(
+              (r) => r.users,
+              () => null,
+            ),
+          ctx.client
+            .call<{ webhook_endpoints: { used: number } }>('webhook', '/api/v1/webhooks/usage', {
+              query: { tenant_id: tenantId },
+              token: actor.token,
+              from: request,
+            })
+            .then(
+              (r) => r.webhook_endpoints.used,
+              () => null,
+            ),
+        ])
+        stats.metrics.users.used = users
+        stats.metrics.webhook_endpoints.used = endpoints
+        return stats
+      },
       {
         auth: 'read',
         params: TenantParams,

@@ -106,9 +106,9 @@ export function usageStats(b: Billing, tenantId: string, at: Date) {
       statements: { used: used.statements, limit: limits.statements },
       payments: { used: used.payments, limit: null },
       api_calls: { used: used.api_calls, limit: null },
-      // Counted by their owners (auth, webhook); billing only states the limit.
-      users: { used: null, limit: limits.users },
-      webhook_endpoints: { used: null, limit: limits.webhook_endpoints },
+      // Counted by their owners (auth, webhook); the route asks them.
+      users: { used: null as number | null, limit: limits.users },
+      webhook_endpoints: { used: null as number | null, limit: limits.webhook_endpoints },
     },
   }
 }
