@@ -67,6 +67,8 @@ export interface TenantRegistry {
   placement(tenantId: string): Placement
   /** Written by the tenant service only; atomically replaces the file. */
   setPlacement(tenantId: string, placement: Placement): void
+  /** Whether the tenant service has written a profile for this tenant (it exists as a tenant). */
+  hasProfile(tenantId: string): boolean
   /** Folder for a tenant's small JSON state files (placement, entitlements). */
   tenantDir(tenantId: string): string
   /** The database of a given placement, for moving a tenant between tiers. */
@@ -169,6 +171,7 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
       placements.set(tenantId, { p: placement, at: Date.now() })
     },
     tenantDir: (tenantId) => join(tenantsDir, assertTenantId(tenantId)),
+    hasProfile: (tenantId) => existsSync(placementFile(assertTenantId(tenantId))),
     openAt(service, placement, tenantId) {
       assertTenantId(tenantId)
       return openPath(service, join(folderOf(placement, tenantId), `${service}.db`), tenantId)

@@ -38,6 +38,12 @@ describe('billing across services', () => {
     expect(tenant.body.features.advanced_analytics).toBe(true)
   })
 
+  it('answers 404 to the operator for a tenant nobody knows, instead of inventing one', async () => {
+    expect((await operator.get('/api/v1/billing/subscriptions/no-such-shop')).status).toBe(404)
+    expect((await operator.get('/api/v1/billing/usage/no-such-shop')).status).toBe(404)
+    expect((await operator.get('/api/v1/billing/subscriptions/shop')).status).toBe(200)
+  })
+
   it('reports users and webhook endpoints counted by the services that own them', async () => {
     await admin.post('/api/v1/tenants/shop/users', { email: 'clerk@shop.test', role: 'Viewer' })
     for (const path of ['/api/v1/billing/usage/shop', '/api/v1/tenants/shop/usage']) {

@@ -1,8 +1,8 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
-import { invalidField } from '../kernel/errors.ts'
+import { invalidField, NotFound } from '../kernel/errors.ts'
 import { listOf, wholeList } from '../kernel/lists.ts'
-import { isOperator, tenantFor } from '../kernel/roles.ts'
+import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
 import { assertTenantId } from '../kernel/tenant-id.ts'
 import type { Billing } from './billing.ts'
@@ -28,7 +28,12 @@ import { payInvoice, upgradeSubscription } from './pay.ts'
 import { renderInvoicePdf } from './pdf.ts'
 import { createPlan, listPlans, toPlan } from './plans.ts'
 import { voidInvoice } from './settle.ts'
-import { ensureSubscription, listSubscriptionEvents, toSubscription } from './subscriptions.ts'
+import {
+  ensureSubscription,
+  findSubscription,
+  listSubscriptionEvents,
+  toSubscription,
+} from './subscriptions.ts'
 import { recordUsage, syncEntitlements, usageStats } from './usage.ts'
 
 const secured = (summary: string) => ({ summary, tags: ['billing'], security: [{ bearer: [] }] })
@@ -49,6 +54,17 @@ function subscriptionFor(b: Billing, tenantId: string) {
 
 /** The billing service's HTTP controller (SPEC §4 Billing, DESIGN §10–11). */
 export function createBillingApp(ctx: ServiceContext, b: Billing) {
+  /**
+   * The tenant a path names. A tenant's own users always have one; the operator asking about a
+   * tenant that neither billing nor the tenant service knows gets 404, not a new subscription.
+   */
+  const knownTenant = (actor: Actor, named: string): string => {
+    const tenantId = tenantFor(actor, assertTenantId(named))
+    if (isOperator(actor) && !findSubscription(b, tenantId) && !ctx.registry.hasProfile(tenantId)) {
+      throw new NotFound('tenant', tenantId)
+    }
+    return tenantId
+  }
   return createServiceApp(ctx, {
     title: 'Billing',
     description: 'Plans, subscriptions, usage metering and invoices',
@@ -74,7 +90,7 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
     .get(
       '/api/v1/billing/subscriptions/:tenant_id',
       ({ params, actor }) =>
-        toSubscription(subscriptionFor(b, tenantFor(actor, assertTenantId(params.tenant_id)))),
+        toSubscription(subscriptionFor(b, knownTenant(actor, params.tenant_id))),
       {
         auth: 'read',
         params: TenantParams,
@@ -144,7 +160,7 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
     .get(
       '/api/v1/billing/usage/:tenant_id',
       async ({ params, actor, request }) => {
-        const tenantId = tenantFor(actor, assertTenantId(params.tenant_id))
+        const tenantId = knownTenant(actor, params.tenant_id)
         const stats = usageStats(b, tenantId, ctx.clock.now())
         // Users and webhook endpoints are counted by the services that own them.
         const [users, endpoints] = await Promise.all([
