@@ -165,6 +165,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
       log: createLogger('gateway'),
       version,
       timeoutMs: config.get('gateway.timeout_ms'),
+      bulkTimeoutMs: config.get('gateway.bulk_timeout_ms'),
       tierOf: (tenantId) => registry.placement(tenantId).plan,
       rates: {
         free: config.get('rate_limit.free'),

@@ -151,6 +151,13 @@ export const settings: readonly Setting[] = [
     help: 'platform operator password; generated into operator.txt when unset',
   },
   {
+    key: 'gateway.bulk_timeout_ms',
+    env: 'MMP_GATEWAY_BULK_TIMEOUT_MS',
+    kind: int(100, 3600000),
+    default: 120000,
+    help: 'request budget of statement uploads and exports',
+  },
+  {
     key: 'gateway.timeout_ms',
     env: 'MMP_GATEWAY_TIMEOUT_MS',
     kind: int(100, 600000),

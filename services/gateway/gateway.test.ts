@@ -8,8 +8,17 @@ import { createTokenVerifier } from '../kernel/tokens.ts'
 import { WindowBreaker } from './breaker.ts'
 import { createGateway } from './index.ts'
 import { createRateLimiter } from './rate-limit.ts'
-import { isPublicRoute, routeLabel, tenantInPath } from './routes.ts'
+import { isBulkRoute, isPublicRoute, routeLabel, tenantInPath } from './routes.ts'
 import { traceparentFor } from './trace.ts'
+
+describe('route classes', () => {
+  it('gives statement uploads and exports the bulk budget and everything else the default', () => {
+    expect(isBulkRoute('/api/v1/statements')).toBe(true)
+    expect(isBulkRoute('/api/v1/analytics/export')).toBe(true)
+    expect(isBulkRoute('/api/v1/analytics/summary')).toBe(false)
+    expect(isBulkRoute('/api/v1/parser/transactions')).toBe(false)
+  })
+})
 
 describe('token buckets', () => {
   it('allows rate × burst at once, refuses the next with a retry time, and refills', () => {

@@ -21,6 +21,7 @@ import { createOpenApi, docsPage } from './openapi.ts'
 import { createRateLimiter, type RateVerdict } from './rate-limit.ts'
 import { errorResponse, setRateHeaders, withHeaders } from './respond.ts'
 import {
+  isBulkRoute,
   isProviderCallback,
   isPublicRoute,
   isUploadRoute,
@@ -39,6 +40,8 @@ export interface GatewayOptions {
   version: string
   /** The route budget (ms): the longest any request may take; clients may ask for less. */
   timeoutMs: number
+  /** The budget of bulk routes (statement upload, exports); defaults to timeoutMs. */
+  bulkTimeoutMs?: number
   /** The tier of a tenant (from its placement); unknown → free. */
   tierOf?: (tenantId: string) => string | undefined
   /** Requests per second per tier, the bucket size factor, and per client IP (public routes). */
@@ -262,7 +265,7 @@ export function createGateway(opts: GatewayOptions) {
       const budget = budgetOf(
         request.headers.get('x-request-timeout'),
         request.headers.get('x-request-deadline'),
-        opts.timeoutMs,
+        isBulkRoute(path) ? (opts.bulkTimeoutMs ?? opts.timeoutMs) : opts.timeoutMs,
       )
       if (budget <= 0) throw new AppError('TIMEOUT', 'the request deadline has already passed')
       headers.set('x-request-deadline', String(Date.now() + budget))

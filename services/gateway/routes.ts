@@ -99,3 +99,11 @@ export function routeLabel(path: string): string {
 export function isProviderCallback(path: string): boolean {
   return path === '/api/v1/payments/callback' || path.startsWith('/api/v1/payments/callback/')
 }
+
+/**
+ * Route classes with a longer budget (DESIGN §5): statement uploads and exports move a whole
+ * history in one request.
+ */
+export function isBulkRoute(path: string): boolean {
+  return path.startsWith('/api/v1/statements') || path.startsWith('/api/v1/analytics/export')
+}
