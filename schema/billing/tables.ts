@@ -20,6 +20,11 @@ export const plans = sqliteTable('plans', {
   /** Price in cents per unit used past a limit, by metric. */
   overage: text('overage').notNull(),
   createdAt: text('created_at').notNull(),
+  /**
+   * free | pro | enterprise: the isolation tier a plan puts a tenant in (DESIGN §3). Null on rows
+   * made before tiers were stored: a built-in plan is its own tier, any other is pro when priced.
+   */
+  tier: text('tier'),
 })
 
 /** One subscription per tenant. Periods are anchored on `billing_anchor` (month n ends at anchor+n). */

@@ -19,6 +19,11 @@ export const tenants = sqliteTable('tenants', {
   settings: text('settings').notNull().default('{}'),
   /** JSON object of per-tenant feature overrides over the plan's defaults. */
   featureOverrides: text('feature_overrides').notNull().default('{}'),
+  /**
+   * JSON `{tier, features, users}` of a custom plan (one billing defines), copied when the tenant
+   * moved to it so later reads need no call; null on the built-in plans (schema/plans.ts).
+   */
+  planTerms: text('plan_terms'),
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull(),
 })

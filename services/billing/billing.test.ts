@@ -132,6 +132,11 @@ describe('billing service', () => {
       features: { advanced_analytics: true, bulk_upload: true, api_access: true },
     })
     expect(list.body.data[2].limits.transactions).toBeNull()
+    expect(list.body.data.map((p: { tier: string }) => p.tier)).toEqual([
+      'free',
+      'pro',
+      'enterprise',
+    ])
     const plan = {
       id: 'growth',
       name: 'Growth',
@@ -144,10 +149,36 @@ describe('billing service', () => {
     expect(created.status).toBe(201)
     expect(created.body).toMatchObject({
       id: 'growth',
+      tier: 'pro',
       price: 999.5,
       features: { bulk_upload: false },
     })
     expect((await req('POST', '/api/v1/billing/plans', operator, plan)).status).toBe(409)
+    // The tier is named, or follows the price (free when it costs nothing).
+    const named = await req('POST', '/api/v1/billing/plans', operator, {
+      ...plan,
+      id: 'big',
+      tier: 'enterprise',
+    })
+    expect(named.body.tier).toBe('enterprise')
+    const gratis = await req('POST', '/api/v1/billing/plans', operator, {
+      ...plan,
+      id: 'gratis',
+      price: 0,
+    })
+    expect(gratis.body.tier).toBe('free')
+    const tiers = (await req('GET', '/api/v1/billing/plans', admin)).body.data.map(
+      (p: { id: string; tier: string }) => `${p.id}:${p.tier}`,
+    )
+    expect(tiers).toContain('growth:pro')
+    expect(tiers).toContain('big:enterprise')
+    expect(tiers).toContain('gratis:free')
+    const wrongTier = await req('POST', '/api/v1/billing/plans', operator, {
+      ...plan,
+      id: 'x3',
+      tier: 'gold',
+    })
+    expect(wrongTier.status).toBe(422)
     const bad = await req('POST', '/api/v1/billing/plans', operator, {
       ...plan,
       id: 'x2',
@@ -171,6 +202,25 @@ describe('billing service', () => {
     expect((await req('GET', '/api/v1/billing/subscriptions/beta', viewer)).status).toBe(403)
     expect((await req('GET', '/api/v1/billing/subscriptions/Bad_Id', operator)).status).toBe(422)
     expect(readEntitlements(kit.registry, 'acme')).toMatchObject({ plan: 'free', status: 'active' })
+  })
+
+  it('starts a subscription made before the tenant event on the plan the profile names', async () => {
+    await req('POST', '/api/v1/billing/plans', operator, {
+      id: 'starter',
+      name: 'Starter',
+      price: 500,
+      limits: { transactions: 2000, statements: 10, users: 3, webhook_endpoints: 1 },
+    })
+    kit.registry.setPlacement('acme', { isolation: 'schema', plan: 'starter' })
+    const viewer = await kit.authFor({ tenantId: 'acme', role: 'Viewer' })
+    const res = await req('GET', '/api/v1/billing/subscriptions/acme', viewer)
+    expect(res.body).toMatchObject({ tenant_id: 'acme', plan: 'starter' })
+    const usage = await req('GET', '/api/v1/billing/usage/acme', viewer)
+    expect(usage.body.metrics.transactions.limit).toBe(2000)
+    // A profile naming a plan billing does not know starts on free.
+    kit.registry.setPlacement('beta', { isolation: 'shared', plan: 'nowhere' })
+    const beta = await kit.authFor({ tenantId: 'beta', role: 'Viewer' })
+    expect((await req('GET', '/api/v1/billing/subscriptions/beta', beta)).body.plan).toBe('free')
   })
 
   it('records usage once per event id and reports it against the limits', async () => {

@@ -25,9 +25,14 @@ export const PlanOverage = t.Object(
   { description: 'price per unit used past a limit (decimal KES)' },
 )
 
+export const PlanTier = t.Union([t.Literal('free'), t.Literal('pro'), t.Literal('enterprise')], {
+  description: 'the isolation tier the plan puts a tenant in (DESIGN §3)',
+})
+
 export const Plan = t.Object({
   id: t.String(),
   name: t.String(),
+  tier: PlanTier,
   price: t.Number(),
   currency: t.String(),
   interval: t.Literal('month'),
@@ -41,6 +46,7 @@ export const CreatePlanBody = t.Object({
   id: t.Optional(t.String({ pattern: '^[a-z0-9][a-z0-9_-]{1,62}$' })),
   name: t.String({ minLength: 1, maxLength: 100 }),
   price: t.Number({ minimum: 0 }),
+  tier: t.Optional(PlanTier),
   currency: t.Optional(t.Literal('KES')),
   interval: t.Optional(t.Literal('month')),
   limits: PlanLimits,

@@ -1,6 +1,6 @@
 import { asc, eq } from 'drizzle-orm'
 import { plans } from '../../schema/billing/tables.ts'
-import { planIds, plans as tierPlans } from '../../schema/plans.ts'
+import { isPlanId, type PlanId, planIds, plans as tierPlans } from '../../schema/plans.ts'
 import type { Db } from '../kernel/db.ts'
 import { Conflict, NotFound } from '../kernel/errors.ts'
 import { newId } from '../kernel/ids.ts'
@@ -17,6 +17,7 @@ const tierOverage: Record<string, Record<string, number>> = {
 export interface PlanRow {
   id: string
   name: string
+  tier: PlanId
   priceCents: number
   currency: string
   limits: Plan['limits']
@@ -34,6 +35,7 @@ export function seedPlans(db: Db, now: Date): void {
         .values({
           id,
           name: p.name,
+          tier: id,
           priceCents: p.priceCents,
           currency: p.currency,
           interval: 'month',
@@ -48,9 +50,16 @@ export function seedPlans(db: Db, now: Date): void {
   })
 }
 
+/** A custom plan's tier when none is named: pro when it costs anything, else free. */
+export const defaultTier = (priceCents: number): PlanId => (priceCents > 0 ? 'pro' : 'free')
+
+const tierOf = (r: typeof plans.$inferSelect): PlanId =>
+  isPlanId(r.tier) ? r.tier : isPlanId(r.id) ? r.id : defaultTier(r.priceCents)
+
 const rowOf = (r: typeof plans.$inferSelect): PlanRow => ({
   id: r.id,
   name: r.name,
+  tier: tierOf(r),
   priceCents: r.priceCents,
   currency: r.currency,
   limits: JSON.parse(r.limits),
@@ -62,6 +71,7 @@ export function toPlan(p: PlanRow): Plan {
   return {
     id: p.id,
     name: p.name,
+    tier: p.tier,
     price: toMajor(p.priceCents),
     currency: p.currency,
     interval: 'month',
@@ -86,13 +96,18 @@ export function getPlan(db: Db, id: string): PlanRow {
   return p
 }
 
-/** A plan the operator defines (custom tiers); ids are unique. */
+/**
+ * A plan the operator defines; ids are unique. Its tier (isolation) is named or follows the price;
+ * its limits and features are its own.
+ */
 export function createPlan(db: Db, body: CreatePlanBody, now: Date): PlanRow {
   const id = body.id ?? newId('pln')
+  const priceCents = toMinor(body.price, 'price')
   const row = {
     id,
     name: body.name,
-    priceCents: toMinor(body.price, 'price'),
+    tier: body.tier ?? defaultTier(priceCents),
+    priceCents,
     currency: body.currency ?? 'KES',
     interval: 'month',
     limits: JSON.stringify(body.limits),

@@ -95,14 +95,15 @@ export function updateSubscription(
 }
 
 /**
- * The tenant's subscription, created on `plan` (free by default) when it has none yet; the first
- * period starts at `at`. Returns whether it was created (the caller writes entitlements).
+ * The tenant's subscription, created on `plan` (by default the plan its profile names, else
+ * free) when it has none yet; the first period starts at `at`. Returns whether it was created
+ * (the caller writes entitlements).
  */
 export function ensureSubscription(
   b: Billing,
   tenantId: string,
   at: Date,
-  plan = 'free',
+  plan?: string,
   tenantName: string | null = null,
 ): { sub: SubscriptionRow; created: boolean } {
   assertTenantId(tenantId)
@@ -112,7 +113,10 @@ export function ensureSubscription(
   return b.db.write(() => {
     const again = findSubscription(b, tenantId)
     if (again) return { sub: again, created: false }
-    const planId = findPlan(b.db, plan) ? plan : 'free'
+    // Made before the tenant's `created` event arrived (a read came first): the plan its profile
+    // names, so the subscription does not start on free and pull the tenant back down.
+    const wanted = plan ?? b.ctx.registry.placement(tenantId).plan ?? 'free'
+    const planId = findPlan(b.db, wanted) ? wanted : 'free'
     const { start, end } = periodOf(at, 0)
     const sub: SubscriptionRow = {
       tenantId,

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { isPlanId } from '../../schema/plans.ts'
+import { isPlanId, type PlanId, plans } from '../../schema/plans.ts'
 import { tenants, tenantTombstones } from '../../schema/tenant/tables.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
@@ -8,6 +8,7 @@ import {
   DEFAULT_TIMEZONE,
   emitTenantChanged,
   findTenant,
+  type PlanTerms,
   placementOf,
   type TenantRow,
 } from './profile.ts'
@@ -46,7 +47,7 @@ export async function adoptImpliedTenant(
   const row: TenantRow = {
     id: tenantId,
     name: tenantId,
-    plan: isPlanId(p.plan) ? p.plan : 'free',
+    ...planOfPlacement(p),
     isolation: p.isolation,
     databasePath: p.isolation === 'database' ? (p.database_path ?? null) : null,
     status: p.status === 'suspended' ? 'suspended' : 'active',
@@ -65,4 +66,26 @@ export async function adoptImpliedTenant(
   if (!inserted) return
   ctx.registry.setPlacement(tenantId, placementOf(row))
   ctx.log.info('adopted a tenant known only from its users', { tenant_id: tenantId })
+}
+
+/**
+ * The plan of an adopted tenant from its profile, without asking billing: a built-in plan as it is;
+ * a custom plan keeps its id, with the tier its isolation implies, the features the profile shows
+ * and that tier's user limit; no plan at all is free.
+ */
+function planOfPlacement(p: {
+  plan?: string | undefined
+  isolation: string
+  features?: Record<string, boolean> | undefined
+}): Pick<TenantRow, 'plan' | 'planTerms'> {
+  if (isPlanId(p.plan)) return { plan: p.plan, planTerms: null }
+  if (!p.plan) return { plan: 'free', planTerms: null }
+  const tier: PlanId =
+    p.isolation === 'database' ? 'enterprise' : p.isolation === 'schema' ? 'pro' : 'free'
+  const terms: PlanTerms = {
+    tier,
+    features: p.features ?? { ...plans[tier].features },
+    users: plans[tier].limits.users,
+  }
+  return { plan: p.plan, planTerms: JSON.stringify(terms) }
 }

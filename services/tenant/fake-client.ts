@@ -9,17 +9,31 @@ export interface FakeUser {
   status: string
 }
 
+export interface FakePlan {
+  id: string
+  tier: string
+  price: number
+  limits: { users: number | null }
+  features: Record<string, boolean>
+}
+
 /** Stands in for auth and billing: records every call and answers like they do. */
 export function fakeClient() {
   const users: FakeUser[] = []
+  /** The plans billing lists besides the built-in ones (which the tenant service never asks for). */
+  const plans: FakePlan[] = []
   const calls: Array<{ service: string; path: string; opts: CallOptions }> = []
   let n = 0
   return {
     users,
+    plans,
     calls,
     async call<T>(service: string, path: string, opts: CallOptions = {}): Promise<T> {
       calls.push({ service, path, opts })
       const method = opts.method ?? 'GET'
+      if (service === 'billing' && path === '/api/v1/billing/plans') {
+        return { data: plans } as T
+      }
       if (service === 'billing') {
         return {
           period_start: '2026-11-01T00:00:00.000Z',

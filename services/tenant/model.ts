@@ -1,10 +1,13 @@
 import { t } from 'elysia'
 import { listOf } from '../kernel/lists.ts'
 
-/** Plan ids are `free`, `pro`, `enterprise`; the SPEC's capitalised tier names are accepted too. */
+/**
+ * Plan ids are `free`, `pro`, `enterprise` (the SPEC's capitalised tier names are accepted too) or
+ * the id of a plan the operator created in billing.
+ */
 export const PlanId = t.String({
-  maxLength: 20,
-  description: 'free | pro | enterprise (case-insensitive)',
+  maxLength: 64,
+  description: 'free | pro | enterprise (case-insensitive), or a plan id billing defines',
   examples: ['pro'],
 })
 /** Admin, Manager, Analyst or Viewer (case-insensitive). */

@@ -127,6 +127,37 @@ describe('plan changes outside the upgrade route', () => {
     expect(row).toEqual({ plan: 'pro' })
   })
 
+  it('keeps the terms of a custom plan when it finishes an interrupted move to it', () => {
+    const from = kit.registry.placement('acme')
+    const terms = {
+      tier: 'pro',
+      features: { advanced_analytics: true, bulk_upload: false, api_access: true },
+      users: 3,
+    }
+    const to = { ...from, isolation: 'schema' as const, plan: 'starter' }
+    tenantDb(kit.ctx).write((orm) =>
+      orm
+        .insert(tenantMoves)
+        .values({
+          id: 'req_crash2',
+          tenantId: 'acme',
+          fromPlacement: JSON.stringify(from),
+          toPlacement: JSON.stringify({ ...to, plan_terms: JSON.stringify(terms) }),
+          state: 'moving',
+          startedAt: kit.ctx.clock.now().toISOString(),
+        })
+        .run(),
+    )
+    kit.registry.setPlacement('acme', to)
+    expect(resumeMoves(kit.ctx)).toBe(1)
+    const row = tenantDb(kit.ctx)
+      .sqlite.query("SELECT plan, isolation, plan_terms FROM tenants WHERE id = 'acme'")
+      .get() as { plan: string; isolation: string; plan_terms: string }
+    expect(row).toMatchObject({ plan: 'starter', isolation: 'schema' })
+    expect(JSON.parse(row.plan_terms)).toEqual(terms)
+    expect(kit.registry.placement('acme').features).toEqual(terms.features)
+  })
+
   it('clears partial copies of a move interrupted before the switch; the old placement stands', () => {
     const shared = kit.registry.tenant('analytics', 'acme')
     seedOutbox(shared, 'acme', 12)

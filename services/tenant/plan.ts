@@ -12,23 +12,69 @@ import { type Actor, isOperator } from '../kernel/roles.ts'
 import { isTenantId } from '../kernel/tenant-id.ts'
 import {
   assertDatabasePath,
+  builtinPlan,
   findTenant,
+  type PlanChoice,
+  type PlanTerms,
   parseJson,
   placementOf,
-  planFrom,
   type TenantRow,
+  termsOf,
   viewOf,
 } from './profile.ts'
 import { assertWritable, saveRow, tenantDb, tenantInPath } from './store.ts'
+import type { CallInfo } from './users.ts'
 
-/** The isolation a plan puts a tenant in, and for Enterprise its checked database folder. */
+interface BillingPlan {
+  id: string
+  tier?: string
+  price?: number
+  features?: Record<string, unknown>
+  limits?: { users?: number | null }
+}
+
+/**
+ * The plan a tenant is to move to: a built-in id (any case) as it is, otherwise a plan billing
+ * defines (`GET /billing/plans`, asked with the caller's token), whose tier, features and user
+ * limit are kept on the tenant row. A plan nobody knows is a 422.
+ */
+export async function resolvePlan(
+  ctx: ServiceContext,
+  call: CallInfo,
+  value: string,
+): Promise<PlanChoice> {
+  const builtin = builtinPlan(value)
+  if (builtin) return { plan: builtin, planTerms: null }
+  const id = value.trim().toLowerCase()
+  const res = await ctx.client.call<{ data?: BillingPlan[] }>('billing', '/api/v1/billing/plans', {
+    token: call.token,
+    requestId: call.requestId,
+    deadline: call.deadline,
+  })
+  const found = id ? res?.data?.find((p) => p.id === id) : undefined
+  if (!found) {
+    throw invalidField(
+      'plan',
+      `unknown plan '${value}': not free, pro, enterprise or a billing plan`,
+    )
+  }
+  const tier = isPlanId(found.tier) ? found.tier : (found.price ?? 0) > 0 ? 'pro' : 'free'
+  const features = Object.fromEntries(
+    Object.entries(found.features ?? {}).filter(([, v]) => typeof v === 'boolean'),
+  ) as Record<string, boolean>
+  const users = found.limits?.users
+  const terms: PlanTerms = { tier, features, users: typeof users === 'number' ? users : null }
+  return { plan: found.id, planTerms: JSON.stringify(terms) }
+}
+
+/** The isolation a tier puts a tenant in, and for Enterprise its checked database folder. */
 export function placementFor(
   ctx: ServiceContext,
   tenantId: string,
-  plan: PlanId,
+  tier: PlanId,
   databasePath: string | undefined,
 ): { isolation: Placement['isolation']; databasePath: string | null } {
-  const isolation = plans[plan].isolation
+  const isolation = plans[tier].isolation
   if (isolation !== 'database') return { isolation, databasePath: null }
   const path = databasePath
     ? assertDatabasePath(ctx.registry.dataDir, databasePath, tenantId)
@@ -47,19 +93,22 @@ export function placementFor(
  * `PUT /tenants/{id}/upgrade`: a tenant Admin (or the operator, who alone may choose an Enterprise
  * `database_path`) changes the plan.
  */
-export function upgradeTenant(
+export async function upgradeTenant(
   ctx: ServiceContext,
+  call: CallInfo,
   actor: Actor,
   id: string,
   input: { plan: string; database_path?: string | undefined },
 ) {
-  const row = tenantInPath(ctx, actor, id)
+  let row = tenantInPath(ctx, actor, id)
   assertWritable(actor, row)
-  const plan = planFrom(input.plan)
   if (input.database_path !== undefined && !isOperator(actor)) {
     throw new Forbidden('only the platform operator chooses a database_path')
   }
-  return applyPlan(ctx, row, plan, input.database_path)
+  const choice = await resolvePlan(ctx, call, input.plan)
+  // Read again: the row may have changed while billing was asked.
+  row = tenantInPath(ctx, actor, id)
+  return applyPlan(ctx, row, choice, input.database_path)
 }
 
 /**
@@ -70,17 +119,22 @@ export function upgradeTenant(
 export function applyPlan(
   ctx: ServiceContext,
   row: TenantRow,
-  plan: PlanId,
+  choice: PlanChoice,
   databasePath: string | undefined,
 ) {
-  if (databasePath && plans[plan].isolation !== 'database') {
-    throw invalidField('database_path', 'only the enterprise plan has a dedicated location')
+  const tier = termsOf(choice).tier
+  if (databasePath && plans[tier].isolation !== 'database') {
+    throw invalidField('database_path', 'only the enterprise tier has a dedicated location')
   }
-  const keepPath = plan === row.plan ? (row.databasePath ?? undefined) : undefined
-  const where = placementFor(ctx, row.id, plan, databasePath ?? keepPath)
+  const keepPath =
+    plans[tier].isolation === 'database' && row.isolation === 'database'
+      ? (row.databasePath ?? undefined)
+      : undefined
+  const where = placementFor(ctx, row.id, tier, databasePath ?? keepPath)
   const next: TenantRow = {
     ...row,
-    plan,
+    plan: choice.plan,
+    planTerms: choice.planTerms,
     isolation: where.isolation,
     databasePath: where.databasePath,
   }
@@ -96,7 +150,8 @@ export function applyPlan(
         id: moveId,
         tenantId: row.id,
         fromPlacement: JSON.stringify(from),
-        toPlacement: JSON.stringify(to),
+        // The custom plan's terms ride along, so a move finished after a crash keeps them.
+        toPlacement: JSON.stringify({ ...to, plan_terms: next.planTerms }),
         state: 'moving',
         startedAt: at(),
       })
@@ -172,7 +227,9 @@ export function resumeMoves(ctx: ServiceContext): number {
   const pending = db.orm.select().from(tenantMoves).where(eq(tenantMoves.state, 'moving')).all()
   for (const m of pending) {
     const from = parseJson<Placement>(m.fromPlacement, { isolation: 'shared' })
-    const to = parseJson<Placement>(m.toPlacement, { isolation: 'shared' })
+    const to = parseJson<Placement & { plan_terms?: string | null }>(m.toPlacement, {
+      isolation: 'shared',
+    })
     const now = ctx.registry.placement(m.tenantId)
     const switched =
       now.isolation === to.isolation && (now.database_path ?? null) === (to.database_path ?? null)
@@ -190,6 +247,7 @@ export function resumeMoves(ctx: ServiceContext): number {
         const next = {
           ...row,
           plan: to.plan,
+          planTerms: isPlanId(to.plan) ? null : (to.plan_terms ?? row.planTerms),
           isolation: to.isolation,
           databasePath: to.database_path ?? null,
         }
@@ -233,6 +291,6 @@ export function applySubscriptionChange(ctx: ServiceContext, event: EventEnvelop
       .orderBy(desc(tenantMoves.startedAt))
       .get()
     if (event.occurred_at < (last?.at ?? row.createdAt)) return
-    applyPlan(ctx, row, plan, undefined)
+    applyPlan(ctx, row, { plan, planTerms: null }, undefined)
   })
 }

@@ -25,12 +25,38 @@ export function parseJson<T>(text: string | null | undefined, fallback: T): T {
   }
 }
 
-export const planOf = (row: Pick<TenantRow, 'plan'>): PlanId =>
-  isPlanId(row.plan) ? row.plan : 'free'
+/**
+ * What the tenant service needs of a plan: its tier (isolation, DESIGN §3), its feature defaults
+ * and its user limit (null: unlimited). Built-in plans take theirs from schema/plans.ts; a custom
+ * plan's are copied from billing onto the tenant row (`plan_terms`) when the tenant moves to it.
+ */
+export interface PlanTerms {
+  tier: PlanId
+  features: Record<string, boolean>
+  users: number | null
+}
+
+export const builtinTerms = (id: PlanId): PlanTerms => ({
+  tier: id,
+  features: { ...plans[id].features },
+  users: plans[id].limits.users,
+})
+
+/** The terms of the plan a row is on (a custom plan without stored terms counts as free). */
+export function termsOf(row: Pick<TenantRow, 'plan' | 'planTerms'>): PlanTerms {
+  if (isPlanId(row.plan)) return builtinTerms(row.plan)
+  const t = parseJson<Partial<PlanTerms> | null>(row.planTerms, null)
+  if (!t || !isPlanId(t.tier)) return builtinTerms('free')
+  return {
+    tier: t.tier,
+    features: t.features && typeof t.features === 'object' ? { ...t.features } : {},
+    users: typeof t.users === 'number' ? t.users : null,
+  }
+}
 
 /** The plan's feature defaults with the tenant's overrides on top. */
-export function effectiveFeatures(row: Pick<TenantRow, 'plan' | 'featureOverrides'>) {
-  const defaults: Record<string, boolean> = { ...plans[planOf(row)].features }
+export function effectiveFeatures(row: Pick<TenantRow, 'plan' | 'planTerms' | 'featureOverrides'>) {
+  const defaults: Record<string, boolean> = { ...termsOf(row).features }
   const overrides = parseJson<Record<string, boolean>>(row.featureOverrides, {})
   return { defaults, overrides, features: { ...defaults, ...overrides } }
 }
@@ -100,11 +126,16 @@ export function emitTenantChanged(
   )
 }
 
-/** A plan id from `free|pro|enterprise` in any case, or a 422. */
-export function planFrom(value: string, field = 'plan'): PlanId {
+/** A built-in plan id from `free|pro|enterprise` in any case, or null. */
+export function builtinPlan(value: string): PlanId | null {
   const id = value.trim().toLowerCase()
-  if (!isPlanId(id)) throw invalidField(field, 'must be one of free, pro, enterprise')
-  return id
+  return isPlanId(id) ? id : null
+}
+
+/** A plan a tenant moves to: its id, and for a custom plan the terms stored on the row. */
+export interface PlanChoice {
+  plan: string
+  planTerms: string | null
 }
 
 /** A role name in any case, in its canonical spelling, or a 422. */

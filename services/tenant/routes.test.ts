@@ -237,6 +237,88 @@ describe('tenant service', () => {
     ])
   })
 
+  it('moves a tenant to a plan billing defines: its tier isolation, features and user limit', async () => {
+    client.plans.push({
+      id: 'starter',
+      tier: 'pro',
+      price: 500,
+      limits: { users: 2 },
+      features: { advanced_analytics: true, bulk_upload: false, api_access: true },
+    })
+    await create({ id: 'acme', name: 'Acme' })
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    const unknown = await req('PUT', '/api/v1/tenants/acme/upgrade', admin, { plan: 'gold' })
+    expect(unknown.status).toBe(422)
+    const res = await req('PUT', '/api/v1/tenants/acme/upgrade', admin, { plan: 'starter' })
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({
+      plan: 'starter',
+      isolation: 'schema',
+      previous_plan: 'free',
+      features: { advanced_analytics: true, bulk_upload: false, api_access: true },
+    })
+    const asked = client.calls.filter((c) => c.path === '/api/v1/billing/plans')
+    expect(asked.length).toBe(2)
+    expect(asked[1]!.opts.token).toBeString()
+    expect(kit.registry.placement('acme')).toMatchObject({
+      plan: 'starter',
+      isolation: 'schema',
+      features: { advanced_analytics: true, bulk_upload: false },
+    })
+    expect(kit.registry.pathOf('analytics', 'acme')).toBe(
+      join(kit.dataDir, 'tenants', 'acme', 'analytics.db'),
+    )
+    // Later reads use the terms kept on the row: billing is not asked again.
+    client.plans.length = 0
+    const features = await req('GET', '/api/v1/tenants/acme/features', admin)
+    expect(features.body.defaults).toEqual({
+      advanced_analytics: true,
+      bulk_upload: false,
+      api_access: true,
+    })
+    const beyond = await req('PUT', '/api/v1/tenants/acme/features', admin, { bulk_upload: true })
+    expect(beyond.status).toBe(402)
+    const second = await req('POST', '/api/v1/tenants/acme/users', admin, {
+      email: 'two@acme.test',
+      role: 'Viewer',
+    })
+    expect(second.status).toBe(201)
+    const third = await req('POST', '/api/v1/tenants/acme/users', admin, {
+      email: 'three@acme.test',
+      role: 'Viewer',
+    })
+    expect(third.status).toBe(402)
+    expect(third.body).toMatchObject({ limit: 'users', max: 2 })
+    expect(client.calls.filter((c) => c.path === '/api/v1/billing/plans').length).toBe(2)
+    // Back to a built-in plan: its own defaults again, and the shared tier.
+    const back = await req('PUT', '/api/v1/tenants/acme/upgrade', admin, { plan: 'free' })
+    expect(back.body).toMatchObject({ plan: 'free', isolation: 'shared', previous_plan: 'starter' })
+    expect(back.body.features).toEqual(plans.free.features)
+  })
+
+  it('creates a tenant on a billing plan of the enterprise tier, or refuses an unknown plan', async () => {
+    client.plans.push({
+      id: 'bank',
+      tier: 'enterprise',
+      price: 90000,
+      limits: { users: null },
+      features: { advanced_analytics: true, bulk_upload: true, api_access: false },
+    })
+    const res = await create({ id: 'big', name: 'Big', plan: 'bank' })
+    expect(res.status).toBe(201)
+    expect(res.body).toMatchObject({
+      plan: 'bank',
+      isolation: 'database',
+      database_path: 'tenants/big',
+      features: { api_access: false },
+    })
+    expect((await create({ id: 'nope', name: 'Nope', plan: 'platinum' })).status).toBe(422)
+    expect((await req('GET', '/api/v1/tenants/nope', operator)).status).toBe(404)
+    // Between two enterprise-tier plans the dedicated location stays.
+    const ent = await req('PUT', '/api/v1/tenants/big/upgrade', operator, { plan: 'enterprise' })
+    expect(ent.body).toMatchObject({ isolation: 'database', database_path: 'tenants/big' })
+  })
+
   it('refuses a database_path from a tenant Admin and paths that escape', async () => {
     await create({ id: 'acme', name: 'Acme' })
     const admin = { tenantId: 'acme', role: 'Admin' as Role }

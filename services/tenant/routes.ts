@@ -129,7 +129,7 @@ export function createTenantsApp(ctx: ServiceContext) {
       '/api/v1/tenants/:tenant_id/upgrade',
       async ({ params, actor, body, requestId, request }) => {
         await adopt(actor, requestId, request, params.tenant_id)
-        return upgradeTenant(ctx, actor, params.tenant_id, body)
+        return upgradeTenant(ctx, callOf(actor, requestId, request), actor, params.tenant_id, body)
       },
       {
         auth: 'admin',

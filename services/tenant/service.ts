@@ -7,7 +7,7 @@ import { AppError, Conflict, invalidField } from '../kernel/errors.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
 import { assertNewTenantId, assertTenantId } from '../kernel/tenant-id.ts'
 import type { CreateTenantInput, UpdateTenantInput } from './model.ts'
-import { placementFor } from './plan.ts'
+import { placementFor, resolvePlan } from './plan.ts'
 import {
   assertFlags,
   assertTimezone,
@@ -19,8 +19,8 @@ import {
   mergeSettings,
   parseJson,
   placementOf,
-  planFrom,
   type TenantRow,
+  termsOf,
   viewOf,
 } from './profile.ts'
 import { assertWritable, saveRow, tenantDb, tenantInPath } from './store.ts'
@@ -40,15 +40,16 @@ export function slugOf(name: string): string {
 /** Creates a tenant, its placement profile and its first Admin (invited unless a password is given). */
 export async function createTenant(ctx: ServiceContext, call: CallInfo, input: CreateTenantInput) {
   const id = assertNewTenantId(input.id ?? slugOf(input.name), 'id')
-  const plan = planFrom(input.plan ?? 'free')
   const timezone = assertTimezone(input.timezone ?? DEFAULT_TIMEZONE)
   const settings = mergeSettings({}, input.settings ?? {})
   const db = tenantDb(ctx)
   if (findTenant(db, id)) throw new Conflict(`tenant ${id} already exists`)
-  if (input.database_path && plans[plan].isolation !== 'database') {
-    throw invalidField('database_path', 'only the enterprise plan has a dedicated location')
+  const choice = await resolvePlan(ctx, call, input.plan ?? 'free')
+  const tier = termsOf(choice).tier
+  if (input.database_path && plans[tier].isolation !== 'database') {
+    throw invalidField('database_path', 'only the enterprise tier has a dedicated location')
   }
-  const where = placementFor(ctx, id, plan, input.database_path)
+  const where = placementFor(ctx, id, tier, input.database_path)
   const admin = await createAuthUser(ctx, call, {
     tenant_id: id,
     email: input.admin_email,
@@ -59,7 +60,8 @@ export async function createTenant(ctx: ServiceContext, call: CallInfo, input: C
   const row: TenantRow = {
     id,
     name: input.name.trim(),
-    plan,
+    plan: choice.plan,
+    planTerms: choice.planTerms,
     isolation: where.isolation,
     databasePath: where.databasePath,
     status: 'active',

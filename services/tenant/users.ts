@@ -1,9 +1,8 @@
-import { plans } from '../../schema/plans.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { assertEntitled } from '../kernel/entitlements.ts'
 import { Forbidden, LimitExceeded, NotFound } from '../kernel/errors.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
-import { planOf, roleFrom, type TenantRow } from './profile.ts'
+import { roleFrom, type TenantRow, termsOf } from './profile.ts'
 
 /** What a downstream call forwards: the caller's token, request id and deadline. */
 export interface CallInfo {
@@ -66,7 +65,7 @@ export async function inviteUser(
     throw new Forbidden(`tenant ${row.id} is suspended; only reads are allowed`)
   }
   assertEntitled(ctx.registry, row.id, { write: true })
-  const limit = plans[planOf(row)].limits.users
+  const limit = termsOf(row).users
   if (limit !== null) {
     const used = (await listTenantUsers(ctx, call, row.id)).length
     if (used >= limit) throw new LimitExceeded('users', limit, used)

@@ -1,0 +1,1 @@
+ALTER TABLE `tenants` ADD `plan_terms` text;
