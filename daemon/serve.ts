@@ -166,7 +166,12 @@ export async function startPlatform(config: Config): Promise<Platform> {
       version,
       timeoutMs: config.get('gateway.timeout_ms'),
       bulkTimeoutMs: config.get('gateway.bulk_timeout_ms'),
-      tierOf: (tenantId) => registry.placement(tenantId).plan,
+      // A custom plan's tier shows in its isolation: shared free, own folder pro, own database enterprise.
+      tierOf: (tenantId) => {
+        const p = registry.placement(tenantId)
+        if (p.plan === 'free' || p.plan === 'pro' || p.plan === 'enterprise') return p.plan
+        return { shared: 'free', schema: 'pro', database: 'enterprise' }[p.isolation]
+      },
       rates: {
         free: config.get('rate_limit.free'),
         pro: config.get('rate_limit.pro'),
