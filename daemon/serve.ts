@@ -140,6 +140,31 @@ export async function startPlatform(config: Config): Promise<Platform> {
     }),
   )
 
+  // One broker session per process feeds the token verifier with revocations (removed users,
+  // logouts), so a revoked token stops working in every process at once.
+  let revocationBus: EventBus | null = null
+  let revocationFeed: { stop(): void } | null = null
+  const firstPart = names[0] ?? (wants('gateway') ? 'gateway' : null)
+  if (firstPart) {
+    revocationBus = await createMqttBus({
+      url: brokerUrl,
+      username: secrets.mqttUsername,
+      password: secrets.mqttPassword,
+      clientId: `mmp-tokens-${firstPart}-${config.ports[firstPart as keyof typeof config.ports]}`,
+      log,
+    })
+    revocationFeed = await followRevocations({
+      tokens,
+      bus: revocationBus,
+      client,
+      load: !wants('auth'),
+      privateKeyPem: secrets.jwtPrivatePem,
+      issuer: config.get('jwt.issuer'),
+      audience: config.get('jwt.audience'),
+      log,
+    })
+  }
+
   // The payment service talks to the simulator on this host, so it comes along with payment too;
   // when another local process already serves that port, that one is used.
   const simulatorImplied = !wants('simulator') && wants('payment')
@@ -221,31 +246,6 @@ export async function startPlatform(config: Config): Promise<Platform> {
     })
     servers.push({ stop: (closeActive) => server.stop(closeActive) })
     urls.gateway = gatewayUrl
-  }
-
-  // One broker session per process feeds the token verifier with revocations (removed users,
-  // logouts), so a revoked token stops working in every process at once.
-  let revocationBus: EventBus | null = null
-  let revocationFeed: { stop(): void } | null = null
-  const firstPart = names[0] ?? (wants('gateway') ? 'gateway' : null)
-  if (firstPart) {
-    revocationBus = await createMqttBus({
-      url: brokerUrl,
-      username: secrets.mqttUsername,
-      password: secrets.mqttPassword,
-      clientId: `mmp-tokens-${firstPart}-${config.ports[firstPart as keyof typeof config.ports]}`,
-      log,
-    })
-    revocationFeed = await followRevocations({
-      tokens,
-      bus: revocationBus,
-      client,
-      load: !wants('auth'),
-      privateKeyPem: secrets.jwtPrivatePem,
-      issuer: config.get('jwt.issuer'),
-      audience: config.get('jwt.audience'),
-      log,
-    })
   }
 
   for (const r of running) {

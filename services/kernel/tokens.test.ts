@@ -85,5 +85,10 @@ describe('token revocation', () => {
     s.verifier.revoke({ userId: 'usr_x', before: s.now() / 1000 - 1000 })
     const x = await s.sign({ sub: 'usr_x', atMs: s.now() - 2000 })
     expect((await s.verifier.verify(x)).userId).toBe('usr_x')
+    // After the sweep, tokens issued since the revocation keep working.
+    s.advance(906_000)
+    s.verifier.revoke({ userId: 'usr_y', before: s.now() / 1000 })
+    const late = await s.sign({ sub: 'usr_v', atMs: s.now() - 1000 })
+    expect((await s.verifier.verify(late)).userId).toBe('usr_v')
   })
 })

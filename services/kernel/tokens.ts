@@ -81,11 +81,14 @@ export async function createTokenVerifier(
     )
       throw new Unauthenticated('the token has been revoked')
   }
+  let prunedAt = Number.NEGATIVE_INFINITY
   const prune = () => {
-    const oldest = now() - maxAgeMs
+    // A sweep at most every few seconds keeps loading a long list linear.
+    if (now() - prunedAt < 5_000) return
+    prunedAt = now()
+    const oldest = prunedAt - maxAgeMs
     for (const map of [users, sessions])
       for (const [k, before] of map) if (before < oldest) map.delete(k)
-    revocations = users.size + sessions.size
   }
 
   return {
@@ -141,8 +144,11 @@ export async function createTokenVerifier(
       const beforeMs = Math.round(r.before * 1000)
       const map = r.sessionId ? sessions : users
       const k = r.sessionId ? r.sessionId : r.userId
+      // Older than any live token: nothing it covers can verify any more.
+      if (beforeMs < now() - maxAgeMs) return
       if ((map.get(k) ?? Number.NEGATIVE_INFINITY) < beforeMs) map.set(k, beforeMs)
       prune()
+      revocations = users.size + sessions.size
     },
   }
 }
