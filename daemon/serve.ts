@@ -13,6 +13,7 @@ import { dashboardRoutes } from '../web/routes.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import { migrationsOf } from './migrations.ts'
+import { followRevocations } from './revocations.ts'
 import { initDataDir, loadSecrets } from './secrets.ts'
 import { serviceModules, synchronousOf } from './services.ts'
 import { version } from './version.ts'
@@ -72,11 +73,19 @@ export async function startPlatform(config: Config): Promise<Platform> {
       relays.get(info.service)?.watch(db, { replaySinceMs: info.firstInProcess ? replayMs : 0 })
     },
   })
-  const tokens = await createTokenVerifier(secrets.jwtPublicPem, {
-    issuer: config.get('jwt.issuer'),
-    audience: config.get('jwt.audience'),
-    clockToleranceSec: config.get('jwt.clock_tolerance_s'),
-  })
+  const tokens = await createTokenVerifier(
+    secrets.jwtPublicPem,
+    {
+      issuer: config.get('jwt.issuer'),
+      audience: config.get('jwt.audience'),
+      clockToleranceSec: config.get('jwt.clock_tolerance_s'),
+    },
+    {
+      // Revocations older than the longest token lifetime can no longer match a live token.
+      maxTokenAgeSec:
+        config.get<number>('jwt.access_ttl_s') + config.get<number>('jwt.clock_tolerance_s'),
+    },
+  )
   const discovery = staticDiscovery(config.discovery)
   const client = createServiceClient(discovery, config.get('gateway.timeout_ms'))
   const gatewayUrl = `http://127.0.0.1:${config.ports.gateway}`
@@ -130,6 +139,31 @@ export async function startPlatform(config: Config): Promise<Platform> {
       running.push({ name, instance, relay, bus })
     }),
   )
+
+  // One broker session per process feeds the token verifier with revocations (removed users,
+  // logouts), so a revoked token stops working in every process at once.
+  let revocationBus: EventBus | null = null
+  let revocationFeed: { stop(): void } | null = null
+  const firstPart = names[0] ?? (wants('gateway') ? 'gateway' : null)
+  if (firstPart) {
+    revocationBus = await createMqttBus({
+      url: brokerUrl,
+      username: secrets.mqttUsername,
+      password: secrets.mqttPassword,
+      clientId: `mmp-tokens-${firstPart}-${config.ports[firstPart as keyof typeof config.ports]}`,
+      log,
+    })
+    revocationFeed = await followRevocations({
+      tokens,
+      bus: revocationBus,
+      client,
+      load: !wants('auth'),
+      privateKeyPem: secrets.jwtPrivatePem,
+      issuer: config.get('jwt.issuer'),
+      audience: config.get('jwt.audience'),
+      log,
+    })
+  }
 
   // The payment service talks to the simulator on this host, so it comes along with payment too;
   // when another local process already serves that port, that one is used.
@@ -240,6 +274,8 @@ export async function startPlatform(config: Config): Promise<Platform> {
       await Promise.all(running.map((r) => r.relay.flush()))
       await Promise.all(running.map((r) => r.relay.stop()))
       await Promise.all(running.map((r) => r.bus.close().catch(() => {})))
+      revocationFeed?.stop()
+      await revocationBus?.close().catch(() => {})
       registry.closeAll()
       await broker?.close()
       log.info('mmp stopped')

@@ -15,6 +15,7 @@ export const topics = {
   subscriptionsChanged: 'mobilemoney.subscriptions.changed',
   balanceLow: 'mobilemoney.balance.low',
   tenantsChanged: 'mobilemoney.tenants.changed',
+  authRevoked: 'mobilemoney.auth.revoked',
 } as const
 
 export type Topic = (typeof topics)[keyof typeof topics]
@@ -144,3 +145,16 @@ export const PaymentFailedEvent = t.Object({
   account_reference: t.String(),
 })
 export type PaymentFailedEvent = typeof PaymentFailedEvent.static
+
+/**
+ * `mobilemoney.auth.revoked` (auth): a user was removed or logged out. Access tokens of `user_id`
+ * issued at or before `before` (epoch seconds, ms fractions) are dead; with `session_id` only
+ * those of that session (refresh-token family). Every process feeds its token verifier with it.
+ */
+export const AuthRevokedEvent = t.Object({
+  user_id: t.String(),
+  session_id: t.Union([t.String(), t.Null()]),
+  before: t.Number(),
+  reason: t.Union([t.Literal('removed'), t.Literal('logout'), t.Literal('refresh_reuse')]),
+})
+export type AuthRevokedEvent = typeof AuthRevokedEvent.static

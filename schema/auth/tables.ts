@@ -57,3 +57,19 @@ export const loginFailures = sqliteTable('login_failures', {
   firstAt: text('first_at').notNull(),
   lastAt: text('last_at').notNull(),
 })
+
+/**
+ * Revoked access tokens: a user's (removal, logout everywhere) or one session's (logout, refresh
+ * reuse) tokens issued at or before `before_ms`. Kept for the longest access-token lifetime.
+ */
+export const revocations = sqliteTable(
+  'revocations',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id').notNull(),
+    sessionId: text('session_id'),
+    beforeMs: integer('before_ms').notNull(),
+    reason: text('reason').notNull(),
+  },
+  (t) => [index('revocations_before').on(t.beforeMs)],
+)

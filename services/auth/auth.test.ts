@@ -124,6 +124,66 @@ describe('auth sessions', () => {
       ).toBe(401)
   })
 
+  it('kills the access tokens of a removed user and a logged-out session, and publishes it', async () => {
+    const operator = (await login()).body.access_token as string
+    const me = async (token: string) =>
+      (
+        await app.handle(
+          new Request('http://auth/api/v1/auth/me', {
+            headers: { authorization: `Bearer ${token}` },
+          }),
+        )
+      ).status
+    const created = await post(
+      '/api/v1/auth/users',
+      { tenant_id: 'acme', email: 'r@acme.test', role: 'Viewer', password: 'viewer-pass-1' },
+      { authorization: `Bearer ${operator}` },
+    )
+    const viewer = (await login('viewer-pass-1', 'r@acme.test')).body.access_token as string
+    expect(await me(viewer)).toBe(200)
+    await app.handle(
+      new Request(`http://auth/api/v1/auth/users/${created.body.id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${operator}` },
+      }),
+    )
+    expect(await me(viewer)).toBe(401)
+    expect(await me(operator)).toBe(200)
+
+    // Logout with a refresh token ends that session's access tokens, not the others.
+    const a = await login()
+    const b = await login()
+    await post('/api/v1/auth/logout', { refresh_token: a.body.refresh_token })
+    expect(await me(a.body.access_token)).toBe(401)
+    expect(await me(b.body.access_token)).toBe(200)
+    // A login right after a logout works even within the same second.
+    await post('/api/v1/auth/logout', {}, { authorization: `Bearer ${b.body.access_token}` })
+    expect(await me(b.body.access_token)).toBe(401)
+    expect(await me(operator)).toBe(401)
+    const again = await login()
+    expect(await me(again.body.access_token)).toBe(200)
+
+    await kit.ctx.relay.flush()
+    const revoked = kit.bus.published.filter((e) => e.type === 'mobilemoney.auth.revoked')
+    expect(revoked.map((e) => e.data.reason)).toEqual(['removed', 'logout', 'logout'])
+    expect(revoked[0]).toMatchObject({
+      tenant_id: 'acme',
+      data: { user_id: created.body.id, session_id: null },
+    })
+    expect(typeof revoked[1]?.data.session_id).toBe('string')
+
+    const list = await app.handle(
+      new Request('http://auth/api/v1/auth/revocations', {
+        headers: { authorization: `Bearer ${again.body.access_token}` },
+      }),
+    )
+    expect(list.status).toBe(200)
+    const body = await list.json()
+    expect(body.keep_seconds).toBe(900)
+    expect(body.data).toHaveLength(3)
+    expect(body.data[0]).toMatchObject({ user_id: created.body.id, reason: 'removed' })
+  })
+
   it('refuses an expired refresh token', async () => {
     const s = await login()
     kit.ctx.clock.advance(3601_000)

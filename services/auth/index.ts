@@ -1,5 +1,7 @@
 import { defineService } from '../kernel/context.ts'
+import type { Revocation } from '../kernel/tokens.ts'
 import { createIssuer } from './issue.ts'
+import { currentRevocations } from './revocations.ts'
 import { createAuthApp } from './routes.ts'
 import { bootstrapOperator } from './service.ts'
 import { createLoginThrottle } from './throttle.ts'
@@ -21,6 +23,10 @@ export default defineService({
       log: ctx.log,
       refreshTtlSeconds: s['jwt.refresh_ttl_s'] as number,
       inviteTtlSeconds: 7 * 86400,
+      revokeLocally: (r: Revocation) => ctx.tokens.revoke(r),
+      keepSeconds:
+        (s['jwt.access_ttl_s'] as number) +
+        ((s['jwt.clock_tolerance_s'] as number | undefined) ?? 0),
       issuer: await createIssuer({
         privateKeyPem: s.secrets.jwtPrivatePem,
         issuer: s['jwt.issuer'],
@@ -34,6 +40,9 @@ export default defineService({
       password: s['operator.password'],
       dataDir: s.data_dir,
     })
+    // This process's verifier knows every live revocation before the first request.
+    for (const r of currentRevocations(deps))
+      ctx.tokens.revoke({ userId: r.user_id, sessionId: r.session_id, before: r.before })
     return { app: await createAuthApp(ctx, deps, s.secrets.jwtPublicPem) }
   },
 })

@@ -9,6 +9,8 @@ export interface Issuer {
     id: string
     tenantId: string
     role: Role
+    /** The refresh-token family the access token belongs to (`sid`), for logout. */
+    sessionId?: string
   }): Promise<{ token: string; expiresIn: number }>
 }
 
@@ -22,8 +24,15 @@ export async function createIssuer(opts: {
   const key = await importPKCS8(opts.privateKeyPem, TOKEN_ALGORITHM)
   return {
     async accessToken(user) {
-      const iat = Math.floor(opts.now() / 1000)
-      const token = await new SignJWT({ tenant_id: user.tenantId, role: user.role })
+      const nowMs = opts.now()
+      const iat = Math.floor(nowMs / 1000)
+      // `iat_ms` orders the token against revocations within the same second (logout, re-login).
+      const token = await new SignJWT({
+        tenant_id: user.tenantId,
+        role: user.role,
+        iat_ms: nowMs,
+        ...(user.sessionId ? { sid: user.sessionId } : {}),
+      })
         .setProtectedHeader({ alg: TOKEN_ALGORITHM, typ: 'JWT' })
         .setIssuer(opts.issuer)
         .setAudience(opts.audience)

@@ -71,3 +71,15 @@ export const UserList = t.Object({
     }),
   ),
 })
+
+export const RevocationList = t.Object({
+  data: t.Array(
+    t.Object({
+      user_id: t.String(),
+      session_id: t.Union([t.String(), t.Null()]),
+      before: t.Number({ description: 'Epoch seconds: tokens issued at or before it are dead' }),
+      reason: t.String(),
+    }),
+  ),
+  keep_seconds: t.Integer(),
+})

@@ -12,9 +12,11 @@ import {
   LogoutBody,
   Me,
   RefreshBody,
+  RevocationList,
   TokenResponse,
   UserList,
 } from './model.ts'
+import { currentRevocations } from './revocations.ts'
 import {
   type AuthDeps,
   acceptInvite,
@@ -87,7 +89,7 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
         else {
           // No refresh token: the bearer's user is signed out of every session.
           const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
-          logoutEverywhere(deps, actor.userId)
+          logoutEverywhere(deps, actor.userId, actor.tenantId)
         }
         set.status = 204
       },
@@ -96,7 +98,7 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
         detail: {
           summary: 'End the session of a refresh token',
           description:
-            'With `refresh_token`, that session (its token family) ends. Without it, a bearer token is required and every session of its user ends. Access tokens already issued stay valid until they expire.',
+            'With `refresh_token`, that session (its token family) ends, with the access tokens issued in it. Without it, a bearer token is required and every session and access token of its user ends. Revoked access tokens answer 401 everywhere at once.',
           tags: ['auth'],
         },
       },
@@ -109,6 +111,21 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
         response: { 200: Me },
         detail: {
           summary: 'Who the bearer token belongs to',
+          tags: ['auth'],
+          security: [{ bearer: [] }],
+        },
+      },
+    )
+    .get(
+      '/api/v1/auth/revocations',
+      () => ({ data: currentRevocations(deps), keep_seconds: deps.keepSeconds }),
+      {
+        auth: 'operator',
+        response: { 200: RevocationList },
+        detail: {
+          summary: 'Access tokens revoked and not yet expired (removed users, logouts)',
+          description:
+            'What every process loads at start; later revocations arrive on `mobilemoney.auth.revoked`.',
           tags: ['auth'],
           security: [{ bearer: [] }],
         },

@@ -9,7 +9,9 @@ import { newId } from '../kernel/ids.ts'
 import type { Logger } from '../kernel/log.ts'
 import { type Actor, isOperator, type Role, tenantFor } from '../kernel/roles.ts'
 import { assertTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
+import type { Revocation } from '../kernel/tokens.ts'
 import { hashToken, type Issuer, randomToken } from './issue.ts'
+import { recordRevocation } from './revocations.ts'
 import type { LoginThrottle } from './throttle.ts'
 
 export interface AuthDeps {
@@ -20,6 +22,10 @@ export interface AuthDeps {
   refreshTtlSeconds: number
   inviteTtlSeconds: number
   throttle: LoginThrottle
+  /** Applies a revocation to this process's token verifier at once. */
+  revokeLocally?: ((r: Revocation) => void) | undefined
+  /** How long revocations are kept: the longest access-token lifetime in seconds. */
+  keepSeconds: number
 }
 
 /** A hash verified when the email is unknown, so both failures take the same time. */
@@ -92,6 +98,7 @@ export async function issueSession(
     id: user.id,
     tenantId: user.tenantId,
     role: user.role as Role,
+    sessionId: familyId,
   })
   const refresh = randomToken()
   const now = deps.clock.nowMs()
@@ -220,26 +227,32 @@ export function publicUser(u: typeof users.$inferSelect) {
   }
 }
 
-/** Removes a user of the actor's tenant (the operator: of any tenant) and ends its sessions. */
+/**
+ * Removes a user of the actor's tenant (the operator: of any tenant) and ends its sessions; its
+ * access tokens stop working at once in every process (`mobilemoney.auth.revoked`).
+ */
 export function removeUser(deps: AuthDeps, actor: Actor, id: string): void {
   const user = deps.db.orm.select().from(users).where(eq(users.id, id)).get()
   if (!user || (user.tenantId !== actor.tenantId && !isOperator(actor)))
     throw new AppError('NOT_FOUND', `user ${id} was not found`)
   if (user.id === actor.userId) throw new Conflict('you cannot remove yourself')
   deps.db.write((orm) => orm.delete(users).where(eq(users.id, id)).run())
+  recordRevocation(deps, { userId: id, tenantId: user.tenantId, reason: 'removed' })
 }
 
 /** Removes every user of a tenant (tenant deletion; operator only). Returns how many. */
 export function removeTenantUsers(deps: AuthDeps, tenantId: string): number {
-  return deps.db.write((orm) => {
-    const n = orm
+  const removed = deps.db.write((orm) => {
+    const ids = orm
       .select({ id: users.id })
       .from(users)
       .where(eq(users.tenantId, assertTenantId(tenantId)))
-      .all().length
+      .all()
     orm.delete(users).where(eq(users.tenantId, tenantId)).run()
-    return n
+    return ids
   })
+  for (const u of removed) recordRevocation(deps, { userId: u.id, tenantId, reason: 'removed' })
+  return removed.length
 }
 
 /** Redeems a single-use invitation: sets the password, activates the user, returns a session. */

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm'
 import { refreshTokens, users } from '../../schema/auth/tables.ts'
 import { AppError } from '../kernel/errors.ts'
 import { hashToken } from './issue.ts'
+import { recordRevocation } from './revocations.ts'
 import { type AuthDeps, issueSession, type Session } from './service.ts'
 
 const invalid = () => new AppError('UNAUTHENTICATED', 'the refresh token is invalid or expired')
@@ -24,7 +25,7 @@ export async function refreshSession(deps: AuthDeps, refreshToken: string): Prom
     .get()
   if (!row || row.revokedAt) throw invalid()
   if (row.usedAt) {
-    revokeFamily(deps, row.familyId, nowIso)
+    revokeFamily(deps, row.familyId, nowIso, row.userId)
     deps.log.warn('a used refresh token was presented again; its family is revoked', {
       family_id: row.familyId,
       user_id: row.userId,
@@ -44,35 +45,51 @@ export async function refreshSession(deps: AuthDeps, refreshToken: string): Prom
   )
   if (claimed === 0) {
     // Another request rotated it first: the same token used twice.
-    revokeFamily(deps, row.familyId, nowIso)
+    revokeFamily(deps, row.familyId, nowIso, row.userId)
     throw invalid()
   }
   return issueSession(deps, user, row.familyId)
 }
 
-/** Ends the session a refresh token belongs to (its whole family). Unknown tokens are ignored. */
+/**
+ * Ends the session a refresh token belongs to (its whole family) and the access tokens issued
+ * in it (their `sid`). Unknown tokens are ignored.
+ */
 export function logout(deps: AuthDeps, refreshToken: string): void {
   const row = deps.db.orm
-    .select({ familyId: refreshTokens.familyId })
+    .select({ familyId: refreshTokens.familyId, userId: refreshTokens.userId })
     .from(refreshTokens)
     .where(eq(refreshTokens.tokenHash, hashToken(refreshToken)))
     .get()
-  if (row) revokeFamily(deps, row.familyId, deps.clock.now().toISOString())
+  if (row) revokeFamily(deps, row.familyId, deps.clock.now().toISOString(), row.userId, 'logout')
 }
 
-/** Ends every session of a user (logout without a refresh token). */
-export function logoutEverywhere(deps: AuthDeps, userId: string): void {
+/** Ends every session of a user and every access token issued to it so far (logout, no refresh token). */
+export function logoutEverywhere(deps: AuthDeps, userId: string, tenantId: string): void {
   deps.db.write(() =>
     deps.db.sqlite
       .query('UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL')
       .run(deps.clock.now().toISOString(), userId),
   )
+  recordRevocation(deps, { userId, tenantId, reason: 'logout' })
 }
 
-function revokeFamily(deps: AuthDeps, familyId: string, at: string): void {
+function revokeFamily(
+  deps: AuthDeps,
+  familyId: string,
+  at: string,
+  userId: string,
+  reason: 'logout' | 'refresh_reuse' = 'refresh_reuse',
+): void {
   deps.db.write(() =>
     deps.db.sqlite
       .query('UPDATE refresh_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL')
       .run(at, familyId),
   )
+  const user = deps.db.orm
+    .select({ tenantId: users.tenantId })
+    .from(users)
+    .where(eq(users.id, userId))
+    .get()
+  if (user) recordRevocation(deps, { userId, tenantId: user.tenantId, sessionId: familyId, reason })
 }

@@ -32,29 +32,77 @@ export interface TokenVerifier {
   verify(token: string): Promise<Actor>
   /** Forget a token (logout, revocation) in this process. */
   forget(token: string): void
+  /**
+   * Records a revocation in this process: the user's tokens issued at or before `before` (epoch
+   * seconds, fractions allowed) stop verifying, only those of one session when `sessionId` is
+   * given. Entries older than the longest token lifetime are pruned.
+   */
+  revoke(revocation: Revocation): void
+}
+
+/** `mobilemoney.auth.revoked` in the verifier's words. */
+export interface Revocation {
+  userId: string
+  /** Epoch seconds; tokens issued at or before it are dead. */
+  before: number
+  sessionId?: string | null | undefined
+}
+
+interface Entry {
+  actor: Actor
+  /** When the token was issued, in epoch ms (`iat_ms` when present, else `iat`). */
+  issuedMs: number
+  sid: string | undefined
 }
 
 export async function createTokenVerifier(
   publicKeyPem: string,
   settings: TokenSettings,
-  opts: { cacheSize?: number; now?: () => number } = {},
+  opts: { cacheSize?: number; now?: () => number; maxTokenAgeSec?: number } = {},
 ): Promise<TokenVerifier> {
   const key: CryptoKey | KeyObject = await importSPKI(publicKeyPem, TOKEN_ALGORITHM)
-  const cache = new Map<string, Actor>()
+  const cache = new Map<string, Entry>()
   const max = opts.cacheSize ?? 10_000
   const now = opts.now ?? Date.now
+  const maxAgeMs = (opts.maxTokenAgeSec ?? 86_400) * 1000
+  /** user id → revoked-before (ms) for all of the user's tokens. */
+  const users = new Map<string, number>()
+  /** session id → revoked-before (ms) for that session's tokens. */
+  const sessions = new Map<string, number>()
+  let revocations = 0
+
+  const assertLive = (e: Entry) => {
+    if (revocations === 0) return
+    const user = users.get(e.actor.userId)
+    const session = e.sid === undefined ? undefined : sessions.get(e.sid)
+    if (
+      (user !== undefined && e.issuedMs <= user) ||
+      (session !== undefined && e.issuedMs <= session)
+    )
+      throw new Unauthenticated('the token has been revoked')
+  }
+  let prunedAt = Number.NEGATIVE_INFINITY
+  const prune = () => {
+    // A sweep at most every few seconds keeps loading a long list linear.
+    if (now() - prunedAt < 5_000) return
+    prunedAt = now()
+    const oldest = prunedAt - maxAgeMs
+    for (const map of [users, sessions])
+      for (const [k, before] of map) if (before < oldest) map.delete(k)
+  }
 
   return {
     async verify(token) {
       const hit = cache.get(token)
       if (hit) {
-        if ((hit.exp ?? 0) * 1000 > now()) {
+        if ((hit.actor.exp ?? 0) * 1000 > now()) {
+          assertLive(hit)
           // LRU order matters only near the bound; below it a hit costs one lookup.
           if (cache.size > max / 2) {
             cache.delete(token)
             cache.set(token, hit)
           }
-          return hit
+          return hit.actor
         }
         cache.delete(token)
       }
@@ -78,13 +126,29 @@ export async function createTokenVerifier(
       ) {
         throw new Unauthenticated('the token is issued in the future')
       }
-      const actor = actorOf(payload, token)
+      const entry: Entry = {
+        actor: actorOf(payload, token),
+        issuedMs:
+          typeof payload.iat_ms === 'number' ? payload.iat_ms : (payload.iat as number) * 1000,
+        sid: typeof payload.sid === 'string' ? payload.sid : undefined,
+      }
+      assertLive(entry)
       if (cache.size >= max) cache.delete(cache.keys().next().value as string)
-      cache.set(token, actor)
-      return actor
+      cache.set(token, entry)
+      return entry.actor
     },
     forget(token) {
       cache.delete(token)
+    },
+    revoke(r) {
+      const beforeMs = Math.round(r.before * 1000)
+      const map = r.sessionId ? sessions : users
+      const k = r.sessionId ? r.sessionId : r.userId
+      // Older than any live token: nothing it covers can verify any more.
+      if (beforeMs < now() - maxAgeMs) return
+      if ((map.get(k) ?? Number.NEGATIVE_INFINITY) < beforeMs) map.set(k, beforeMs)
+      prune()
+      revocations = users.size + sessions.size
     },
   }
 }
