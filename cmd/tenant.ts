@@ -44,7 +44,11 @@ const create = defineCommand({
     'admin-email': { type: 'string', description: 'first Admin email', required: true },
     'admin-password': { type: 'string', description: 'set a password instead of an invitation' },
     id: { type: 'string', description: 'tenant id (default: a slug of the name)' },
-    plan: { type: 'string', description: 'free | pro | enterprise', default: 'free' },
+    plan: {
+      type: 'string',
+      description: 'free | pro | enterprise | a plan created in billing',
+      default: 'free',
+    },
     timezone: { type: 'string', description: 'IANA time zone (default Africa/Nairobi)' },
     'database-path': { type: 'string', description: 'enterprise: dedicated database folder' },
   },
@@ -91,7 +95,11 @@ const upgrade = defineCommand({
   args: {
     ...common,
     id,
-    plan: { type: 'positional', description: 'free | pro | enterprise', required: true },
+    plan: {
+      type: 'positional',
+      description: 'free | pro | enterprise | a plan created in billing',
+      required: true,
+    },
     'database-path': { type: 'string', description: 'enterprise: dedicated database folder' },
   },
   async run({ args }) {
