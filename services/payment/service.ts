@@ -517,6 +517,31 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
     emitEvent(db, { topic: topics.transactionsFailed, tenantId: p.tenant_id, data }, ctx.clock)
   }
 
+  /** Another request with the same Idempotency-Key won the race: answer as it does. */
+  async function answerLostRace(
+    db: Db,
+    tid: string,
+    route: string,
+    key: string,
+    hash: string,
+  ): Promise<Answer> {
+    const replay = await replayIdem(db, tid, route, key, hash)
+    if (replay) return replay
+    throw new AppError('CONFLICT', 'a request with this Idempotency-Key is still in progress')
+  }
+
+  /** The platform index maps a payment or disbursement ref to its tenant for callbacks. */
+  function indexRef(ref: string, kind: 'stk' | 'b2c', tid: string, at: string): void {
+    const pdb = platform()
+    pdb.write(() =>
+      pdb.sqlite
+        .query(
+          'INSERT INTO payment_index (ref, kind, tenant_id, open, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)',
+        )
+        .run(ref, kind, tid, at, at),
+    )
+  }
+
   // --- STK push -------------------------------------------------------------------------------
 
   async function stkPush(
@@ -590,20 +615,8 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
       })
       return true
     })
-    if (!inserted) {
-      // Another request with the same key won the race: answer as it does.
-      const replay = await replayIdem(db, tid, route, key!, hash)
-      if (replay) return replay
-      throw new AppError('CONFLICT', 'a request with this Idempotency-Key is still in progress')
-    }
-    const pdb = platform()
-    pdb.write(() =>
-      pdb.sqlite
-        .query(
-          'INSERT INTO payment_index (ref, kind, tenant_id, open, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)',
-        )
-        .run(id, 'stk', tid, at, at),
-    )
+    if (!inserted) return answerLostRace(db, tid, route, key!, hash)
+    indexRef(id, 'stk', tid, at)
 
     const work = (async (): Promise<Answer> => {
       let accepted: Awaited<ReturnType<Daraja['stkPush']>>
@@ -1041,19 +1054,8 @@ export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } 
       })
       return true
     })
-    if (!inserted) {
-      const replay = await replayIdem(db, tid, route, key!, hash)
-      if (replay) return replay
-      throw new AppError('CONFLICT', 'a request with this Idempotency-Key is still in progress')
-    }
-    const pdb = platform()
-    pdb.write(() =>
-      pdb.sqlite
-        .query(
-          'INSERT INTO payment_index (ref, kind, tenant_id, open, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)',
-        )
-        .run(id, 'b2c', tid, at, at),
-    )
+    if (!inserted) return answerLostRace(db, tid, route, key!, hash)
+    indexRef(id, 'b2c', tid, at)
     const work = (async (): Promise<Answer> => {
       let accepted: Awaited<ReturnType<Daraja['b2c']>>
       try {
