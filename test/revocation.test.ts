@@ -1,15 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { startMosquitto } from './support/mosquitto.ts'
-import {
-  api,
-  eventually,
-  pickOffset,
-  startTestPlatform,
-  type TestPlatform,
-} from './support/platform.ts'
+import { api, eventually, type TestPlatform } from './support/platform.ts'
+import { type SplitPlatform, startSplitPlatform } from './support/split.ts'
 
 /**
  * Removing a user or logging out kills the access token at once everywhere: on the gateway, on
@@ -18,29 +9,16 @@ import {
  * revocation (it loads the list from auth).
  */
 describe('access-token revocation across processes', () => {
-  let broker: Awaited<ReturnType<typeof startMosquitto>>
+  let split: SplitPlatform
   let front: TestPlatform
   let back: TestPlatform
-  const dataDir = mkdtempSync(join(tmpdir(), 'mmp-revoke-'))
+  let broker: SplitPlatform['broker']
   let operator: string
   let admin: string
 
   beforeAll(async () => {
-    broker = await startMosquitto()
-    const offset = await pickOffset()
-    const env = { MMP_MQTT_URL: broker.url }
-    back = await startTestPlatform({
-      env,
-      offset,
-      dataDir,
-      only: 'payment,simulator,webhook,billing,cashflow',
-    })
-    front = await startTestPlatform({
-      env,
-      offset,
-      dataDir,
-      only: 'gateway,auth,tenant,parser,categorizer,analytics',
-    })
+    split = await startSplitPlatform()
+    ;({ front, back, broker } = split)
     operator = await front.login()
     const made = await api(front.gateway, operator).post('/api/v1/tenants', {
       id: 'revoke',
@@ -51,12 +29,7 @@ describe('access-token revocation across processes', () => {
     expect(made.status).toBe(201)
     admin = await front.login('admin@revoke.test', 'revoke-admin-password')
   }, 90_000)
-  afterAll(async () => {
-    await front.kill()
-    await back.kill()
-    await broker.stop()
-    rmSync(dataDir, { recursive: true, force: true })
-  })
+  afterAll(() => split.dispose())
 
   const viewer = async (email: string) => {
     const created = await api(front.gateway, admin).post('/api/v1/auth/users', {

@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { startMosquitto } from './support/mosquitto.ts'
-import { api, pickOffset, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { api, type TestPlatform } from './support/platform.ts'
+import { type SplitPlatform, startSplitPlatform } from './support/split.ts'
 
 /**
  * DESIGN §12: the same code as several processes. Two `mmp serve --only …` processes share an
@@ -11,34 +8,13 @@ import { api, pickOffset, startTestPlatform, type TestPlatform } from './support
  * other through static discovery, and events cross between them.
  */
 describe('two mmp processes on one external broker', () => {
-  let broker: Awaited<ReturnType<typeof startMosquitto>>
+  let split: SplitPlatform
   let front: TestPlatform
-  let back: TestPlatform
-  const dataDir = mkdtempSync(join(tmpdir(), 'mmp-scale-'))
-
   beforeAll(async () => {
-    broker = await startMosquitto()
-    const offset = await pickOffset()
-    const env = { MMP_MQTT_URL: broker.url }
-    back = await startTestPlatform({
-      env,
-      offset,
-      dataDir,
-      only: 'payment,simulator,webhook,billing,cashflow',
-    })
-    front = await startTestPlatform({
-      env,
-      offset,
-      dataDir,
-      only: 'gateway,auth,tenant,parser,categorizer,analytics',
-    })
+    split = await startSplitPlatform()
+    front = split.front
   }, 60_000)
-  afterAll(async () => {
-    await front.kill()
-    await back.kill()
-    await broker.stop()
-    rmSync(dataDir, { recursive: true, force: true })
-  })
+  afterAll(() => split.dispose())
 
   it('takes a payment in one process and shows it in the other’s analytics', async () => {
     const operator = api(front.gateway, await front.login())
