@@ -4,6 +4,7 @@ import { createMqttBus, type EventBus } from '../services/kernel/bus.ts'
 import { createClock } from '../services/kernel/clock.ts'
 import type { ServiceContext, ServiceInstance, ServiceName } from '../services/kernel/context.ts'
 import { createRelay, type Relay } from '../services/kernel/events.ts'
+import { configureFaults, FAULT_POINTS } from '../services/kernel/faults.ts'
 import { createServiceClient, staticDiscovery } from '../services/kernel/http-client.ts'
 import { configureLogging, createLogger } from '../services/kernel/log.ts'
 import { createTokenVerifier } from '../services/kernel/tokens.ts'
@@ -42,6 +43,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
     json: format === 'auto' ? !process.stdout.isTTY : format === 'json',
   })
   const log = createLogger('mmp')
+  armFaults(config, log)
   const created = await initDataDir(config)
   if (created.length)
     log.info('initialised the data dir', { data_dir: config.dataDir, files: created.length })
@@ -284,3 +286,17 @@ export async function startPlatform(config: Config): Promise<Platform> {
 }
 
 export const dataFile = (config: Config, name: string) => join(config.dataDir, name)
+
+/** MMP_FAULT arms a crash point only with MMP_ALLOW_FAULTS=1; otherwise one warning line. */
+function armFaults(config: Config, log: ReturnType<typeof createLogger>): void {
+  const point = config.get<string | null>('faults.point')
+  const allowed = config.get<boolean>('faults.allow')
+  if (point && !allowed)
+    log.warn('MMP_FAULT is ignored without MMP_ALLOW_FAULTS=1', { fault: point })
+  else if (point && !(FAULT_POINTS as readonly string[]).includes(point))
+    log.warn('MMP_FAULT names no known fault point', {
+      fault: point,
+      known: FAULT_POINTS.join(','),
+    })
+  configureFaults(point && allowed ? point : null)
+}

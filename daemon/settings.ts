@@ -426,4 +426,19 @@ export const settings: readonly Setting[] = [
     default: 32,
     help: 'concurrent delivery attempts per endpoint',
   },
+  // crash testing (DESIGN §15)
+  {
+    key: 'faults.allow',
+    env: 'MMP_ALLOW_FAULTS',
+    kind: { type: 'bool' },
+    default: false,
+    help: 'permit a fault point (tests only); without it MMP_FAULT is ignored',
+  },
+  {
+    key: 'faults.point',
+    env: 'MMP_FAULT',
+    kind: { type: 'string' },
+    default: null,
+    help: 'the fault point where the process SIGKILLs itself (needs faults.allow)',
+  },
 ]

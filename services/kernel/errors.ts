@@ -12,8 +12,10 @@ export type ErrorCode =
   | 'FORBIDDEN'
   | 'TENANT_MISMATCH'
   | 'NOT_FOUND'
+  | 'TENANT_NOT_FOUND'
   | 'CONFLICT'
   | 'IDEMPOTENCY_KEY_REUSED'
+  | 'IDEMPOTENCY_IN_PROGRESS'
   | 'LIMIT_EXCEEDED'
   | 'SUBSCRIPTION_SUSPENDED'
   | 'FEATURE_DISABLED'
@@ -21,6 +23,8 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'BAD_GATEWAY'
   | 'SERVICE_UNAVAILABLE'
+  | 'STORAGE_UNAVAILABLE'
+  | 'STORAGE_FULL'
   | 'TIMEOUT'
   | 'INTERNAL'
 
@@ -31,8 +35,10 @@ export const statusOf: Record<ErrorCode, number> = {
   FORBIDDEN: 403,
   TENANT_MISMATCH: 403,
   NOT_FOUND: 404,
+  TENANT_NOT_FOUND: 404,
   CONFLICT: 409,
   IDEMPOTENCY_KEY_REUSED: 409,
+  IDEMPOTENCY_IN_PROGRESS: 409,
   LIMIT_EXCEEDED: 402,
   SUBSCRIPTION_SUSPENDED: 402,
   FEATURE_DISABLED: 402,
@@ -40,6 +46,8 @@ export const statusOf: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   BAD_GATEWAY: 502,
   SERVICE_UNAVAILABLE: 503,
+  STORAGE_UNAVAILABLE: 503,
+  STORAGE_FULL: 507,
   TIMEOUT: 504,
   INTERNAL: 500,
 }
@@ -63,9 +71,10 @@ export class AppError extends Error {
       errors?: FieldError[]
       extra?: Record<string, unknown>
       headers?: Record<string, string>
+      cause?: unknown
     } = {},
   ) {
-    super(detail)
+    super(detail, opts.cause === undefined ? undefined : { cause: opts.cause })
     this.name = 'AppError'
     this.code = code
     this.detail = detail
@@ -126,6 +135,24 @@ export class LimitExceeded extends AppError {
 export class RateLimited extends AppError {
   constructor(retryAfterSeconds: number) {
     super('RATE_LIMITED', 'too many requests', {
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    })
+  }
+}
+
+/** The tenant does not exist (never created, or erased): 404 on every door, nothing written. */
+export class TenantNotFound extends AppError {
+  constructor(tenantId: string) {
+    super('TENANT_NOT_FOUND', `tenant ${tenantId} does not exist`, {
+      extra: { tenant_id: tenantId },
+    })
+  }
+}
+
+/** A request with this Idempotency-Key is still being served: retry after a moment. */
+export class IdempotencyInProgress extends AppError {
+  constructor(retryAfterSeconds = 1) {
+    super('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still in progress', {
       headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
     })
   }

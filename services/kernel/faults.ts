@@ -1,0 +1,34 @@
+/**
+ * Fault points for deterministic crash tests (DESIGN §15): with faults allowed, reaching the named
+ * point makes the process SIGKILL itself there, so a test can crash at an exact step instead of
+ * killing after a guessed sleep. The daemon configures it once from `MMP_ALLOW_FAULTS` and
+ * `MMP_FAULT`; without permission a requested fault is ignored (the daemon logs a warning).
+ *
+ * @example
+ * const accepted = await provider.stkPush(request)
+ * faultPoint('payment.after_provider_accepted')
+ */
+export const FAULT_POINTS = [
+  'payment.after_provider_accepted',
+  'payment.after_settle_commit',
+  'b2c.after_provider_accepted',
+  'relay.after_publish',
+  'webhook.after_send',
+  'tenant.move.after_copy',
+  'billing.cycle.after_invoice',
+] as const
+export type FaultPoint = (typeof FAULT_POINTS)[number]
+
+let armed: string | null = null
+
+/** Arms one fault point (or none). Called by the daemon only, after checking permission. */
+export function configureFaults(point: string | null): void {
+  armed = point || null
+}
+
+/** SIGKILLs this process when `point` is the armed fault point; otherwise does nothing. */
+export function faultPoint(point: FaultPoint): void {
+  if (armed !== point) return
+  process.stderr.write(`mmp: fault point ${point} reached; killing the process\n`)
+  process.kill(process.pid, 'SIGKILL')
+}
