@@ -370,6 +370,13 @@ export const settings: readonly Setting[] = [
     help: 'seconds the failed logins are counted over (and the lockout lasts)',
   },
   {
+    key: 'auth.login_max_per_email',
+    env: 'MMP_LOGIN_MAX_PER_EMAIL',
+    kind: int(1, 100000),
+    default: 20,
+    help: 'failed logins per email over every IP in a window before 429 (rotating addresses)',
+  },
+  {
     key: 'gateway.body_limit',
     env: 'MMP_GATEWAY_BODY_LIMIT',
     kind: int(1024, 1073741824),
@@ -418,6 +425,13 @@ export const settings: readonly Setting[] = [
     kind: int(1, 1000000),
     default: 500,
     help: 'deliveries per second per endpoint (excess waits); an endpoint may set its own',
+  },
+  {
+    key: 'webhook.secret_key',
+    env: 'MMP_WEBHOOK_SECRET_KEY',
+    kind: secret,
+    default: null,
+    help: 'base64 of 32 bytes: encrypts webhook signing secrets at rest (default: data/secrets.json)',
   },
   {
     key: 'webhook.max_in_flight',

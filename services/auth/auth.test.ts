@@ -1,37 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
-import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose'
-import { migrations } from '../../schema/auth/migrations.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { createTokenVerifier, TOKEN_ALGORITHM } from '../kernel/tokens.ts'
-import auth from './index.ts'
-
-const OPERATOR = { email: 'op@mmp.test', password: 'operator-password' }
-
-async function authKit() {
-  const { privateKey, publicKey } = await generateKeyPair(TOKEN_ALGORITHM, {
-    crv: 'Ed25519',
-    extractable: true,
-  })
-  const jwtPublicPem = await exportSPKI(publicKey)
-  const kit = await createTestKit('auth', {
-    migrations,
-    settings: {
-      'jwt.access_ttl_s': 900,
-      'jwt.refresh_ttl_s': 3600,
-      'operator.email': OPERATOR.email,
-      'operator.password': OPERATOR.password,
-      secrets: { jwtPrivatePem: await exportPKCS8(privateKey), jwtPublicPem },
-    },
-  })
-  kit.ctx.tokens = await createTokenVerifier(
-    jwtPublicPem,
-    { issuer: 'mmp', audience: 'mmp', clockToleranceSec: 5 },
-    { now: () => kit.ctx.clock.nowMs() },
-  )
-  const instance = await auth.create(kit.ctx)
-  return { kit, instance }
-}
+import type { TestKit } from '../kernel/testing.ts'
+import { authKit, OPERATOR } from './test-kit.ts'
 
 describe('auth sessions', () => {
   let kit: TestKit

@@ -15,8 +15,10 @@ export default defineService({
     const db = ctx.registry.platform('auth')
     const deps = {
       db,
+      registry: ctx.registry,
       throttle: createLoginThrottle(db, {
-        maxFailures: (s['auth.login_max_failures'] as number | undefined) ?? 5,
+        maxPerIp: (s['auth.login_max_failures'] as number | undefined) ?? 5,
+        maxPerEmail: (s['auth.login_max_per_email'] as number | undefined) ?? 20,
         windowMs: ((s['auth.login_window_s'] as number | undefined) ?? 900) * 1000,
       }),
       clock: ctx.clock,
