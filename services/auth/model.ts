@@ -1,4 +1,12 @@
 import { t } from 'elysia'
+import { MIN_PASSWORD_LENGTH } from './password-policy.ts'
+
+/** A password being set; `assertStrongPassword` checks length and strength with one message. */
+const NewPassword = t.String({
+  minLength: 1,
+  maxLength: 1024,
+  description: `At least ${MIN_PASSWORD_LENGTH} characters and not guessable (zxcvbn score 3 or more, not a common password)`,
+})
 
 export const Role = t.Union([
   t.Literal('Admin'),
@@ -41,7 +49,7 @@ export const CreateUserBody = t.Object({
   tenant_id: t.String(),
   email: t.String({ format: 'email', maxLength: 254 }),
   role: Role,
-  password: t.Optional(t.String({ minLength: 8, maxLength: 1024 })),
+  password: t.Optional(NewPassword),
 })
 
 export const CreatedUser = t.Object({
@@ -56,7 +64,7 @@ export const CreatedUser = t.Object({
 
 export const AcceptInviteBody = t.Object({
   token: t.String({ minLength: 16, maxLength: 200 }),
-  password: t.String({ minLength: 8, maxLength: 1024 }),
+  password: NewPassword,
 })
 
 export const UserList = t.Object({

@@ -2,8 +2,10 @@ import { chmodSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { and, eq } from 'drizzle-orm'
 import { invites, refreshTokens, users } from '../../schema/auth/tables.ts'
+import type { TenantRegistry } from '../../tenants/registry.ts'
 import type { Clock } from '../kernel/clock.ts'
 import type { Db } from '../kernel/db.ts'
+import { assertEntitled } from '../kernel/entitlements.ts'
 import { AppError, Conflict, Forbidden } from '../kernel/errors.ts'
 import { newId } from '../kernel/ids.ts'
 import type { Logger } from '../kernel/log.ts'
@@ -11,11 +13,14 @@ import { type Actor, isOperator, type Role, tenantFor } from '../kernel/roles.ts
 import { assertTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import type { Revocation } from '../kernel/tokens.ts'
 import { hashToken, type Issuer, randomToken } from './issue.ts'
+import { assertStrongPassword } from './password-policy.ts'
 import { recordRevocation } from './revocations.ts'
 import type { LoginThrottle } from './throttle.ts'
 
 export interface AuthDeps {
   db: Db
+  /** For the plan's user limit (entitlements written by billing). */
+  registry: TenantRegistry
   issuer: Issuer
   clock: Clock
   log: Logger
@@ -126,8 +131,9 @@ export async function issueSession(
 
 /**
  * Email and password to a session; a wrong email and a wrong password give the same 401.
- * Repeated failures from one IP for one email are refused with 429 for a while (throttle.ts),
- * checked before the password so a locked key reveals nothing.
+ * The attempt is reserved with the throttle (throttle.ts) before the password is checked, so a
+ * locked key reveals nothing and concurrent guesses cannot overtake the count. `ip` is the only
+ * client-address input: whoever decides where it comes from changes the caller, not this.
  */
 export async function login(
   deps: AuthDeps,
@@ -136,21 +142,22 @@ export async function login(
   ip = 'unknown',
 ): Promise<Session> {
   const normalised = normaliseEmail(email)
-  deps.throttle.assertAllowed(normalised, ip, deps.clock.nowMs())
+  deps.throttle.reserve(normalised, ip, deps.clock.nowMs())
   const user = deps.db.orm.select().from(users).where(eq(users.email, normalised)).get()
   const ok = await Bun.password.verify(password, user?.passwordHash ?? DUMMY_HASH)
   if (!user || !ok || user.status !== 'active') {
-    deps.throttle.recordFailure(normalised, ip, deps.clock.nowMs())
     throw new AppError('UNAUTHENTICATED', 'the email or password is wrong')
   }
-  deps.throttle.clear(normalised, ip)
+  deps.throttle.succeeded(normalised, ip)
   return issueSession(deps, user)
 }
 
 /**
  * Creates a user in a tenant: with a password it is active at once, otherwise an invitation token
  * (single use, expiring) is returned for `accept-invite`. Admins manage their own tenant; the
- * operator any tenant.
+ * operator any tenant. The plan's user limit holds here, whichever route led here (the tenant
+ * service's invite, tenant creation, or this service's own route): counted in the same write
+ * transaction as the insert, so concurrent creations cannot overshoot it.
  */
 export async function createUser(
   deps: AuthDeps,
@@ -160,6 +167,8 @@ export async function createUser(
   const tenantId = tenantFor(actor, assertTenantId(input.tenant_id))
   if (tenantId === PLATFORM_TENANT && !isOperator(actor)) throw new Forbidden()
   const email = normaliseEmail(input.email)
+  if (input.password !== undefined)
+    await assertStrongPassword(input.password, 'password', [email, tenantId])
   const taken = deps.db.orm.select({ id: users.id }).from(users).where(eq(users.email, email)).get()
   if (taken) throw new Conflict(`a user with email ${email} already exists`)
   const id = newId('usr')
@@ -168,6 +177,13 @@ export async function createUser(
   const invite = input.password ? null : randomToken()
   const expiresAt = new Date(now.getTime() + deps.inviteTtlSeconds * 1000).toISOString()
   deps.db.write((orm) => {
+    if (tenantId !== PLATFORM_TENANT)
+      assertEntitled(deps.registry, tenantId, {
+        write: true,
+        metric: 'users',
+        adding: 1,
+        ownUse: () => countUsers(deps, tenantId),
+      })
     orm
       .insert(users)
       .values({
@@ -270,6 +286,12 @@ export async function acceptInvite(
   if (!invite || invite.usedAt || new Date(invite.expiresAt) <= now) {
     throw new AppError('UNAUTHENTICATED', 'the invitation is invalid, used or expired')
   }
+  const invited = deps.db.orm
+    .select({ email: users.email, tenantId: users.tenantId })
+    .from(users)
+    .where(eq(users.id, invite.userId))
+    .get()
+  await assertStrongPassword(password, 'password', invited ? [invited.email, invited.tenantId] : [])
   const hash = await hashPassword(password)
   const user = deps.db.write((orm) => {
     const claimed = deps.db.sqlite
