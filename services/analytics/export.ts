@@ -11,13 +11,30 @@ const PAGE = 2000
 const NEEDS_QUOTES = /[\r\n",\ufeff]|^ | $/
 
 /**
+ * CSV injection (OWASP): a spreadsheet runs a cell starting with = + - @ tab or CR (and, in some
+ * locales, their full-width forms) as a formula, e.g. a counterparty named `=HYPERLINK(...)`.
+ * Leading spaces are looked through because some importers trim them.
+ */
+const FORMULA_START = /^[ ]*[=+\-@\t\r\uff1d\uff0b\uff0d\uff20]/
+/** A plain decimal number cannot be a formula: `-500.00` or `+254712345678` stay readable. */
+const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
+
+/**
+ * A cell as it is safe to write: text that a spreadsheet would run as a formula gets a leading
+ * single quote, which shows the text as typed. Numbers, and text that is only a number, are kept.
+ */
+export function neutraliseCell(v: unknown): unknown {
+  return typeof v === 'string' && FORMULA_START.test(v) && !PLAIN_NUMBER.test(v) ? `'${v}` : v
+}
+
+/**
  * One CSV line exactly as `Papa.unparse` writes it for a row without anything to quote, built
  * without Papa's per-field passes (2× faster over a million rows); null when Papa must do it.
  */
 function plainLine(row: readonly unknown[]): string | null {
   let line = ''
   for (let i = 0; i < row.length; i++) {
-    const v = row[i]
+    const v = neutraliseCell(row[i])
     if (typeof v === 'string' && NEEDS_QUOTES.test(v)) return null
     const text = v == null ? '' : String(v)
     line = i === 0 ? text : `${line},${text}`
@@ -25,10 +42,14 @@ function plainLine(row: readonly unknown[]): string | null {
   return line
 }
 
-/** A page of rows as CSV lines (CRLF, Papa's default), Papa unparsing the rows that need quoting. */
+/**
+ * A page of rows as CSV lines (CRLF, Papa's default), formula cells neutralised, Papa unparsing
+ * the rows that need quoting.
+ */
 export function unparsePage(rows: readonly unknown[][]): string {
   let out = ''
-  for (const r of rows) out += `${plainLine(r) ?? Papa.unparse([r], { header: false })}\r\n`
+  for (const r of rows)
+    out += `${plainLine(r) ?? Papa.unparse([r.map(neutraliseCell)], { header: false })}\r\n`
   return out
 }
 
