@@ -51,10 +51,17 @@ const stats = (db: Db, tenantId: string) =>
     )
     .get(tenantId)!
 
+/** A registry where the test's tenants exist, as the tenant service would have created them. */
+function registryOf(dataDir: string) {
+  const r = createRegistry({ dataDir, migrations: () => migrations })
+  for (const id of ['acme', 'other']) r.setPlacement(id, { isolation: 'shared' })
+  return r
+}
+
 describe('moving a tenant between isolation tiers', () => {
   it('moves 10,000 shared rows into the tenant folder with the same count and sum, leaving none behind', () => {
     const dataDir = fresh()
-    const r = createRegistry({ dataDir, migrations: () => migrations })
+    const r = registryOf(dataDir)
     const shared = r.tenant('analytics', 'acme')
     seed(shared, 'acme', 10_000)
     seed(shared, 'other', 500)
@@ -107,7 +114,7 @@ describe('moving a tenant between isolation tiers', () => {
 
   it('moves the rows back on a downgrade so they stay reachable', () => {
     const dataDir = fresh()
-    const r = createRegistry({ dataDir, migrations: () => migrations })
+    const r = registryOf(dataDir)
     seed(r.tenant('analytics', 'acme'), 'other', 20)
     r.setPlacement('acme', { isolation: 'schema' })
     const own = r.tenant('analytics', 'acme')
@@ -129,7 +136,7 @@ describe('moving a tenant between isolation tiers', () => {
 
   it('moves a Pro tenant to a dedicated Enterprise location', () => {
     const dataDir = fresh()
-    const r = createRegistry({ dataDir, migrations: () => migrations })
+    const r = registryOf(dataDir)
     r.setPlacement('acme', { isolation: 'schema' })
     seed(r.tenant('analytics', 'acme'), 'acme', 100)
     const to: Placement = { isolation: 'database', database_path: 'volumes/acme' }
@@ -147,7 +154,7 @@ describe('moving a tenant between isolation tiers', () => {
 
   it('keeps the old placement and every row when the copy fails before the switch', () => {
     const dataDir = fresh()
-    const r = createRegistry({ dataDir, migrations: () => migrations })
+    const r = registryOf(dataDir)
     seed(r.tenant('analytics', 'acme'), 'acme', 100)
     const broken = createRegistry({ dataDir, migrations: () => base })
     let switched = false
@@ -170,7 +177,7 @@ describe('moving a tenant between isolation tiers', () => {
 
   it('purges rows a crash left behind after the switch', () => {
     const dataDir = fresh()
-    const r = createRegistry({ dataDir, migrations: () => migrations })
+    const r = registryOf(dataDir)
     seed(r.tenant('analytics', 'acme'), 'acme', 10)
     seed(r.tenant('analytics', 'acme'), 'other', 10)
     const n = purgeTenantRows(r, {
@@ -184,7 +191,7 @@ describe('moving a tenant between isolation tiers', () => {
 
   it('erases a tenant: shared rows, own folder and dedicated files, nothing else', () => {
     const dataDir = fresh()
-    const r = createRegistry({ dataDir, migrations: () => migrations })
+    const r = registryOf(dataDir)
     seed(r.tenant('analytics', 'acme'), 'acme', 10)
     seed(r.tenant('analytics', 'other'), 'other', 10)
     const p: Placement = { isolation: 'database', database_path: 'volumes/acme' }

@@ -16,12 +16,29 @@ afterEach(() => {
 })
 
 describe('tenant registry', () => {
-  it('puts a tenant without placement in the shared database', () => {
+  it('puts a tenant without a dedicated placement in the shared database', () => {
     const dataDir = fresh()
     const r = createRegistry({ dataDir, migrations: () => migrations })
     expect(r.pathOf('auth', 'acme')).toBe(join(dataDir, 'tenants', '_shared', 'auth.db'))
+    r.setPlacement('acme', { isolation: 'shared' })
     r.tenant('auth', 'acme')
     expect(existsSync(join(dataDir, 'tenants', '_shared', 'auth.db'))).toBe(true)
+  })
+
+  it('refuses a tenant that was never created or was erased, and creates no file', () => {
+    const dataDir = fresh()
+    const r = createRegistry({ dataDir, migrations: () => migrations })
+    expect(() => r.tenant('analytics', 'nosuch')).toThrow(
+      expect.objectContaining({ code: 'TENANT_NOT_FOUND', status: 404 }),
+    )
+    expect(existsSync(join(dataDir, 'tenants'))).toBe(false)
+    r.setPlacement('gone', { isolation: 'schema' })
+    r.tenant('analytics', 'gone')
+    rmSync(join(dataDir, 'tenants', 'gone'), { recursive: true })
+    r.evictPlacement?.('gone')
+    expect(() => r.tenant('analytics', 'gone')).toThrow(/does not exist/)
+    expect(existsSync(join(dataDir, 'tenants', 'gone'))).toBe(false)
+    expect(r.tenant('analytics', 'platform').path).toContain('_shared')
   })
 
   it('gives a Pro tenant its own folder and an Enterprise tenant its dedicated path', () => {

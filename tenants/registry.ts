@@ -4,13 +4,15 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import type { Db, Migration } from '../services/kernel/db.ts'
 import { openDatabase } from '../services/kernel/db.ts'
-import { assertTenantId } from '../services/kernel/tenant-id.ts'
+import { TenantNotFound } from '../services/kernel/errors.ts'
+import { assertTenantId, PLATFORM_TENANT } from '../services/kernel/tenant-id.ts'
 
 /**
  * Where a tenant's data lives (DESIGN §3): Free tenants share `tenants/_shared/<service>.db`, Pro
@@ -60,6 +62,10 @@ export interface RegistryOptions {
 export interface TenantRegistry {
   readonly dataDir: string
   platform(service: string): Db
+  /**
+   * The tenant's database for a service. Throws TenantNotFound (404) for a tenant the tenant
+   * service never created or has erased, before any file is made: no ghost tenants.
+   */
   tenant(service: string, tenantId: string): Db
   /** The database file a (service, tenant) pair lives in right now. */
   pathOf(service: string, tenantId: string): string
@@ -67,8 +73,12 @@ export interface TenantRegistry {
   placement(tenantId: string): Placement
   /** Written by the tenant service only; atomically replaces the file. */
   setPlacement(tenantId: string, placement: Placement): void
+  /** Takes back a profile written for a tenant whose creation failed: it does not exist. */
+  removePlacement(tenantId: string): void
   /** Whether the tenant service has written a profile for this tenant (it exists as a tenant). */
   hasProfile(tenantId: string): boolean
+  /** Throws TenantNotFound unless the tenant exists (the platform tenant always does). */
+  assertExists(tenantId: string): string
   /** Folder for a tenant's small JSON state files (placement, entitlements). */
   tenantDir(tenantId: string): string
   /** The database of a given placement, for moving a tenant between tiers. */
@@ -154,8 +164,14 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
     dataDir,
     platform: (service) => openPath(service, join(dataDir, 'platform', `${service}.db`), null),
     tenant(service, tenantId) {
-      assertTenantId(tenantId)
+      this.assertExists(tenantId)
       return openPath(service, this.pathOf(service, tenantId), tenantId)
+    },
+    assertExists(tenantId) {
+      assertTenantId(tenantId)
+      if (tenantId !== PLATFORM_TENANT && !existsSync(placementFile(tenantId)))
+        throw new TenantNotFound(tenantId)
+      return tenantId
     },
     pathOf(service, tenantId) {
       assertTenantId(tenantId)
@@ -169,6 +185,10 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
       writeFileSync(`${file}.tmp`, JSON.stringify(placement))
       renameSync(`${file}.tmp`, file)
       placements.set(tenantId, { p: placement, at: Date.now() })
+    },
+    removePlacement(tenantId) {
+      rmSync(placementFile(assertTenantId(tenantId)), { force: true })
+      placements.delete(tenantId)
     },
     tenantDir: (tenantId) => join(tenantsDir, assertTenantId(tenantId)),
     hasProfile: (tenantId) => existsSync(placementFile(assertTenantId(tenantId))),

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import mqtt, { type MqttClient } from 'mqtt'
 import Papa from 'papaparse'
 import type { TransactionEvent } from '../schema/events.ts'
 import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
 
 const TOPIC = 'mobilemoney.transactions.categorized'
 const localDay = (iso: string) =>
@@ -56,6 +57,7 @@ describe('analytics end to end', () => {
   let acme: string
   let acmeUserId: string
   let beta: string
+  let operatorToken: string
   let viewer: string
   const rows = new Map<string, TransactionEvent>()
 
@@ -94,8 +96,14 @@ describe('analytics end to end', () => {
   }
 
   beforeAll(async () => {
-    p = await startTestPlatform({ only: 'gateway,auth,analytics,broker' })
+    p = await startTestPlatform({ only: 'gateway,auth,tenant,analytics,broker' })
     const operator = await p.login()
+    await createTenants(p.gateway, operator, 'acme', 'beta')
+    operatorToken = operator
+    const on = await api(p.gateway, operator).put('/api/v1/tenants/acme/features', {
+      advanced_analytics: true,
+    })
+    expect(on.status).toBe(200)
     const secrets = JSON.parse(readFileSync(join(p.dataDir, 'secrets.json'), 'utf8'))
     broker = await mqtt.connectAsync(`mqtt://127.0.0.1:${1883 + p.offset}`, {
       username: secrets.mqtt_username,
@@ -315,11 +323,10 @@ describe('analytics end to end', () => {
     expect(customers.body.data[0].total).toBeGreaterThanOrEqual(customers.body.data[1].total)
     const segments = await api(p.gateway, acme).get('/api/v1/analytics/segments')
     expect(segments.status).toBe(200)
-    mkdirSync(join(p.dataDir, 'tenants', 'beta'), { recursive: true })
-    writeFileSync(
-      join(p.dataDir, 'tenants', 'beta', 'placement.json'),
-      JSON.stringify({ isolation: 'shared', features: { advanced_analytics: false } }),
-    )
+    const off0 = await api(p.gateway, operatorToken).put('/api/v1/tenants/beta/features', {
+      advanced_analytics: false,
+    })
+    expect(off0.status).toBe(200)
     const deadline = Date.now() + 5000
     let off: any
     do {

@@ -5,6 +5,7 @@ import mqtt, { type MqttClient } from 'mqtt'
 import { type TransactionEvent, topics } from '../schema/events.ts'
 import { syntheticBusiness } from './cashflow-fixtures.ts'
 import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
 
 const DAY = 86_400_000
 const nairobiDay = (ms: number) => new Date(ms + 3 * 3_600_000).toISOString().slice(0, 10)
@@ -58,7 +59,7 @@ describe('cashflow end to end', () => {
   }
 
   beforeAll(async () => {
-    p = await startTestPlatform({ only: 'gateway,auth,cashflow,broker' })
+    p = await startTestPlatform({ only: 'gateway,auth,tenant,cashflow,broker' })
     const secrets = JSON.parse(readFileSync(join(p.dataDir, 'secrets.json'), 'utf8'))
     broker = await mqtt.connectAsync(`mqtt://127.0.0.1:${1883 + p.offset}`, {
       username: secrets.mqtt_username,
@@ -68,6 +69,7 @@ describe('cashflow end to end', () => {
     broker.on('message', (_topic, payload) => lowAlerts.push(JSON.parse(payload.toString())))
     await broker.subscribeAsync(topics.balanceLow, { qos: 1 })
     const operator = await p.login()
+    await createTenants(p.gateway, operator, 'cf-alpha', 'cf-beta')
     alpha = await userToken(operator, 'cf-alpha')
     beta = await userToken(operator, 'cf-beta')
     for (let i = 0; i < biz.transactions.length; i += 500) {

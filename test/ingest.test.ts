@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawn } from 'bun'
 import mqtt, { type MqttClient } from 'mqtt'
 import { topics } from '../schema/events.ts'
 import { api, OPERATOR, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
 
 const root = join(import.meta.dir, '..')
 const statement = readFileSync(join(import.meta.dir, 'fixtures/mpesa-statement.csv'), 'utf8')
@@ -51,8 +52,9 @@ describe('transactions in: parser and categorizer on a running platform', () => 
   let client: MqttClient
 
   beforeAll(async () => {
-    p = await startTestPlatform({ only: 'gateway,auth,parser,categorizer,broker' })
+    p = await startTestPlatform({ only: 'gateway,auth,tenant,parser,categorizer,broker' })
     operator = await p.login()
+    await createTenants(p.gateway, operator, 'duka')
     const created = await api(p.gateway, operator).post('/api/v1/auth/users', {
       tenant_id: 'duka',
       email: 'manager@duka.test',
@@ -190,6 +192,7 @@ describe('transactions in: parser and categorizer on a running platform', () => 
   it('imports a statement file with `mmp import` and seeds a demo tenant with `mmp demo seed`', async () => {
     const file = join(p.dataDir, 'statement.csv')
     await Bun.write(file, statement.replaceAll('SAB1', 'SCLI'))
+    await createTenants(p.gateway, operator, 'clitenant', 'demo')
     const imported = await cli(p, ['import', file, '--tenant', 'clitenant'])
     expect(imported.code).toBe(0)
     expect(imported.output).toContain('9 accepted, 0 duplicates, 3 rejected, 2 failed rows skipped')
@@ -230,6 +233,27 @@ describe('transactions in: parser and categorizer on a running platform', () => 
     ])
     expect(again.output).toContain(`0 transactions written (${written} already there)`)
   }, 60_000)
+
+  it('refuses to import or seed for a tenant that does not exist, creating nothing', async () => {
+    const file = join(p.dataDir, 'ghost.csv')
+    await Bun.write(file, statement.replaceAll('SAB1', 'SGHO'))
+    const imported = await cli(p, ['import', file, '--tenant', 'dukka'])
+    expect(imported.code).toBe(1)
+    expect(imported.output).toContain('tenant dukka does not exist')
+    const seeded = await cli(p, ['demo', 'seed', '--tenant', 'nosuch', '--days', '3'])
+    expect(seeded.code).toBe(1)
+    expect(seeded.output).toContain('tenant nosuch does not exist')
+    expect(existsSync(join(p.dataDir, 'tenants', 'dukka'))).toBe(false)
+    expect(existsSync(join(p.dataDir, 'tenants', 'nosuch'))).toBe(false)
+    const asOperator = await api(p.gateway, operator).post('/api/v1/parser/transactions', {
+      tenant_id: 'nosuch',
+      transactions: [
+        { occurred_at: '2024-01-01T00:00:00Z', amount: 1, direction: 'in', description: 'x' },
+      ],
+    })
+    expect(asOperator.status).toBe(404)
+    expect(asOperator.body).toMatchObject({ code: 'TENANT_NOT_FOUND', status: 404 })
+  })
 
   it('refuses another tenant in the body and Viewers', async () => {
     const other = await api(p.gateway, manager).post('/api/v1/parser/transactions', {

@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
-import { invalidField, NotFound } from '../kernel/errors.ts'
+import { invalidField } from '../kernel/errors.ts'
 import { listOf, wholeList } from '../kernel/lists.ts'
 import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
@@ -28,12 +28,7 @@ import { payInvoice, upgradeSubscription } from './pay.ts'
 import { renderInvoicePdf } from './pdf.ts'
 import { createPlan, listPlans, toPlan } from './plans.ts'
 import { voidInvoice } from './settle.ts'
-import {
-  ensureSubscription,
-  findSubscription,
-  listSubscriptionEvents,
-  toSubscription,
-} from './subscriptions.ts'
+import { ensureSubscription, listSubscriptionEvents, toSubscription } from './subscriptions.ts'
 import { recordUsage, syncEntitlements, usageStats } from './usage.ts'
 
 const secured = (summary: string) => ({ summary, tags: ['billing'], security: [{ bearer: [] }] })
@@ -54,17 +49,9 @@ function subscriptionFor(b: Billing, tenantId: string) {
 
 /** The billing service's HTTP controller (SPEC §4 Billing, DESIGN §10–11). */
 export function createBillingApp(ctx: ServiceContext, b: Billing) {
-  /**
-   * The tenant a path names. A tenant's own users always have one; the operator asking about a
-   * tenant that neither billing nor the tenant service knows gets 404, not a new subscription.
-   */
-  const knownTenant = (actor: Actor, named: string): string => {
-    const tenantId = tenantFor(actor, assertTenantId(named))
-    if (isOperator(actor) && !findSubscription(b, tenantId) && !ctx.registry.hasProfile(tenantId)) {
-      throw new NotFound('tenant', tenantId)
-    }
-    return tenantId
-  }
+  /** The tenant a path names: one the actor may see, and one that exists (404 otherwise). */
+  const knownTenant = (actor: Actor, named: string): string =>
+    ctx.registry.assertExists(tenantFor(actor, assertTenantId(named)))
   return createServiceApp(ctx, {
     title: 'Billing',
     description: 'Plans, subscriptions, usage metering and invoices',

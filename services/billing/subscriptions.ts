@@ -110,6 +110,8 @@ export function ensureSubscription(
   if (tenantId === PLATFORM_TENANT) throw new NotFound('subscription of tenant', tenantId)
   const existing = findSubscription(b, tenantId)
   if (existing) return { sub: existing, created: false }
+  // Only a tenant the tenant service created gets a subscription: never a ghost or an erased one.
+  b.ctx.registry.assertExists(tenantId)
   return b.db.write(() => {
     const again = findSubscription(b, tenantId)
     if (again) return { sub: again, created: false }

@@ -85,6 +85,15 @@ async function runWithRetry(
       await handler(event)
       return
     } catch (err) {
+      // An event of an erased tenant has nothing left to apply to: dropped, not retried.
+      if ((err as { code?: string }).code === 'TENANT_NOT_FOUND') {
+        log.info('event of a tenant that no longer exists dropped', {
+          topic,
+          event_id: event.id,
+          tenant_id: event.tenant_id,
+        })
+        return
+      }
       if (attempt >= 5) {
         log.error('event handler failed; the event stays in the outbox for replay', {
           topic,

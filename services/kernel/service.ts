@@ -6,6 +6,7 @@ import { AppError, Forbidden } from './errors.ts'
 import { isValidRequestId, newRequestId } from './ids.ts'
 import { appErrorResponse, fieldErrorsOf, problemResponse } from './problem.ts'
 import { type Action, type Actor, assertCan, isOperator } from './roles.ts'
+import { isTenantId } from './tenant-id.ts'
 import { bearerToken } from './tokens.ts'
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
@@ -146,10 +147,21 @@ export function createServiceApp(
       auth: (action: Action) => ({
         // Runs before body validation, so a request without a valid token is a 401 whatever
         // its body; the verified token is cached, so resolve's second look is cheap.
-        async transform({ request }: { request: Request }) {
+        async transform({
+          request,
+          params,
+          query,
+          body,
+        }: {
+          request: Request
+          params?: unknown
+          query?: unknown
+          body?: unknown
+        }) {
           const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
           assertHeadersAgree(request.headers, actor)
           assertCan(actor, action)
+          assertTenantsExist(ctx, actor, [params, query, body])
           if (writesWhileSuspendedRefused(ctx.name, request, actor)) {
             assertEntitled(ctx.registry, actor.tenantId, { write: true })
           }
@@ -190,6 +202,19 @@ function writesWhileSuspendedRefused(service: string, request: Request, actor: A
   if (request.method === 'GET' || request.method === 'HEAD' || isOperator(actor)) return false
   if (service === 'billing') return false
   return request.headers.get(PURPOSE_HEADER) !== INVOICE_PAYMENT
+}
+
+/**
+ * No ghost tenants: the actor's own tenant (a token outliving an erasure) and any tenant a request
+ * names by `tenant_id` in its path, query or body must exist, on every service and every door,
+ * before anything is read or written. A malformed id is left to validation (422).
+ */
+function assertTenantsExist(ctx: ServiceContext<unknown>, actor: Actor, sources: unknown[]): void {
+  ctx.registry.assertExists(actor.tenantId)
+  for (const source of sources) {
+    const named = (source as { tenant_id?: unknown } | null | undefined)?.tenant_id
+    if (isTenantId(named)) ctx.registry.assertExists(named)
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose'
 import type { Migration } from '../../schema/kernel.ts'
-import { createRegistry, type TenantRegistry } from '../../tenants/registry.ts'
+import { createRegistry, type Placement, type TenantRegistry } from '../../tenants/registry.ts'
 import { createMemoryBus } from './bus.ts'
 import { createClock } from './clock.ts'
 import type { ServiceContext, ServiceName } from './context.ts'
@@ -12,6 +12,7 @@ import { createServiceClient, staticDiscovery } from './http-client.ts'
 import { newId } from './ids.ts'
 import { createLogger } from './log.ts'
 import type { Role } from './roles.ts'
+import { isTenantId } from './tenant-id.ts'
 import { createTokenVerifier, TOKEN_ALGORITHM } from './tokens.ts'
 
 export interface TestKit {
@@ -26,6 +27,8 @@ export interface TestKit {
     userId?: string
     expiresIn?: number
   }): Promise<string>
+  /** Makes a tenant exist (its placement profile), as the tenant service does on create. */
+  createTenant(tenantId: string, placement?: Partial<Placement>): void
   /** Authorization header for the same. */
   authFor(opts: {
     tenantId: string
@@ -61,11 +64,28 @@ export async function createTestKit(
   log.level = -999
   const bus = createMemoryBus(log)
   const relay = createRelay({ bus, log })
-  const registry = createRegistry({
+  const real = createRegistry({
     dataDir,
     migrations: () => opts.migrations,
     onOpen: (db) => relay.watch(db),
   })
+  // Unit tests address tenants freely: the first use makes the tenant exist, as if the tenant
+  // service had created it. The existence check itself is tested on a real registry.
+  const registry: TenantRegistry = {
+    ...real,
+    tenant(service, tenantId) {
+      createTenant(tenantId)
+      return real.tenant(service, tenantId)
+    },
+    assertExists(tenantId) {
+      createTenant(tenantId)
+      return real.assertExists(tenantId)
+    },
+  }
+  function createTenant(tenantId: string, placement: Partial<Placement> = {}): void {
+    if (tenantId === 'platform' || !isTenantId(tenantId) || real.hasProfile(tenantId)) return
+    real.setPlacement(tenantId, { isolation: 'shared', ...placement })
+  }
   const tokens = await createTokenVerifier(publicPem, settings, { now: () => clock.nowMs() })
   const discovery = staticDiscovery({} as never)
   const tokenFor: TestKit['tokenFor'] = async (o) => {
@@ -104,6 +124,7 @@ export async function createTestKit(
     bus,
     dataDir,
     tokenFor,
+    createTenant,
     authFor: async (o) => ({ authorization: `Bearer ${await tokenFor(o)}` }),
     cleanup() {
       registry.closeAll()

@@ -6,7 +6,7 @@ import { tenants } from '../../schema/tenant/tables.ts'
 import type { Placement } from '../../tenants/registry.ts'
 import type { Clock } from '../kernel/clock.ts'
 import type { Db } from '../kernel/db.ts'
-import { invalidField, NotFound } from '../kernel/errors.ts'
+import { invalidField, TenantNotFound } from '../kernel/errors.ts'
 import { emitEvent } from '../kernel/events.ts'
 import { type Role, roles } from '../kernel/roles.ts'
 import type { TenantView } from './model.ts'
@@ -96,7 +96,7 @@ export function findTenant(db: Db, id: string): TenantRow | undefined {
 
 export function getTenantRow(db: Db, id: string): TenantRow {
   const row = findTenant(db, id)
-  if (!row) throw new NotFound('tenant', id)
+  if (!row) throw new TenantNotFound(id)
   return row
 }
 

@@ -459,19 +459,11 @@ describe('tenant service', () => {
     expect(client.users.map((u) => u.tenant_id)).toEqual(['beta'])
   })
 
-  it('adopts a tenant known only from its users on first use, but never an erased one', async () => {
+  it('answers 404 TENANT_NOT_FOUND for a tenant it never created, even one its users name, and after erasure', async () => {
     const legacyAdmin = { tenantId: 'legacy', role: 'Admin' as Role }
     const up = await req('PUT', '/api/v1/tenants/legacy/upgrade', legacyAdmin, { plan: 'pro' })
-    expect(up.status).toBe(200)
-    expect(up.body).toMatchObject({
-      id: 'legacy',
-      name: 'legacy',
-      plan: 'pro',
-      previous_plan: 'free',
-    })
-    expect(kit.registry.placement('legacy')).toMatchObject({ plan: 'pro', isolation: 'schema' })
-
-    expect((await req('GET', '/api/v1/tenants/nobody', operator)).status).toBe(404)
+    expect(up.status).toBe(404)
+    expect(up.body).toMatchObject({ code: 'TENANT_NOT_FOUND' })
     client.users.push({
       id: 'usr_old',
       tenant_id: 'old-co',
@@ -479,15 +471,19 @@ describe('tenant service', () => {
       role: 'Admin',
       status: 'active',
     })
-    const seen = await req('GET', '/api/v1/tenants/old-co', operator)
-    expect(seen.body).toMatchObject({ id: 'old-co', plan: 'free', isolation: 'shared' })
-
-    const del = await req('DELETE', '/api/v1/tenants/old-co?confirm=old-co', operator)
-    expect(del.status).toBe(200)
-    const stale = await req('GET', '/api/v1/tenants/old-co', { tenantId: 'old-co' })
-    expect(stale.status).toBe(404)
+    expect((await req('GET', '/api/v1/tenants/old-co', operator)).body).toMatchObject({
+      status: 404,
+      code: 'TENANT_NOT_FOUND',
+    })
+    expect((await create({ id: 'gone-co', name: 'Gone', admin_email: 'g@gone.test' })).status).toBe(
+      201,
+    )
+    expect((await req('DELETE', '/api/v1/tenants/gone-co?confirm=gone-co', operator)).status).toBe(
+      200,
+    )
+    expect(kit.registry.hasProfile('gone-co')).toBe(false)
     expect(
-      (await create({ id: 'old-co', name: 'Old Co again', admin_email: 'n@old.test' })).status,
+      (await create({ id: 'gone-co', name: 'Gone again', admin_email: 'n@gone.test' })).status,
     ).toBe(201)
   })
 })

@@ -3,7 +3,6 @@ import type { ServiceContext } from '../kernel/context.ts'
 import { wholeList } from '../kernel/lists.ts'
 import type { Actor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
-import { adoptImpliedTenant } from './adopt.ts'
 import {
   CreatedTenant,
   CreateTenantBody,
@@ -50,8 +49,6 @@ function callOf(actor: Actor, requestId: string, request: Request): CallInfo {
 
 /** The tenant service's HTTP controller (DESIGN §10–11). */
 export function createTenantsApp(ctx: ServiceContext) {
-  const adopt = (actor: Actor, requestId: string, request: Request, id: string) =>
-    adoptImpliedTenant(ctx, callOf(actor, requestId, request), actor, id)
   return createServiceApp(ctx, {
     title: 'Tenants',
     description: 'Tenants, their users, plans, isolation tiers and feature flags',
@@ -77,10 +74,7 @@ export function createTenantsApp(ctx: ServiceContext) {
     })
     .get(
       '/api/v1/tenants/:tenant_id',
-      async ({ params, actor, requestId, request }) => {
-        await adopt(actor, requestId, request, params.tenant_id)
-        return viewOf(tenantInPath(ctx, actor, params.tenant_id))
-      },
+      ({ params, actor }) => viewOf(tenantInPath(ctx, actor, params.tenant_id)),
       {
         auth: 'read',
         response: { 200: Tenant },
@@ -89,10 +83,7 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .patch(
       '/api/v1/tenants/:tenant_id',
-      async ({ params, actor, body, requestId, request }) => {
-        await adopt(actor, requestId, request, params.tenant_id)
-        return updateTenant(ctx, actor, params.tenant_id, body)
-      },
+      ({ params, actor, body }) => updateTenant(ctx, actor, params.tenant_id, body),
       {
         auth: 'admin',
         body: UpdateTenantBody,
@@ -102,10 +93,7 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .put(
       '/api/v1/tenants/:tenant_id',
-      async ({ params, actor, body, requestId, request }) => {
-        await adopt(actor, requestId, request, params.tenant_id)
-        return updateTenant(ctx, actor, params.tenant_id, body)
-      },
+      ({ params, actor, body }) => updateTenant(ctx, actor, params.tenant_id, body),
       {
         auth: 'admin',
         body: UpdateTenantBody,
@@ -115,10 +103,8 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .delete(
       '/api/v1/tenants/:tenant_id',
-      async ({ params, query, actor, requestId, request }) => {
-        await adopt(actor, requestId, request, params.tenant_id)
-        return deleteTenant(ctx, callOf(actor, requestId, request), params.tenant_id, query.confirm)
-      },
+      ({ params, query, actor, requestId, request }) =>
+        deleteTenant(ctx, callOf(actor, requestId, request), params.tenant_id, query.confirm),
       {
         auth: 'operator',
         query: t.Object({ confirm: t.Optional(t.String()) }),
@@ -127,10 +113,8 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .put(
       '/api/v1/tenants/:tenant_id/upgrade',
-      async ({ params, actor, body, requestId, request }) => {
-        await adopt(actor, requestId, request, params.tenant_id)
-        return upgradeTenant(ctx, callOf(actor, requestId, request), actor, params.tenant_id, body)
-      },
+      ({ params, actor, body, requestId, request }) =>
+        upgradeTenant(ctx, callOf(actor, requestId, request), actor, params.tenant_id, body),
       {
         auth: 'admin',
         body: UpgradeBody,
@@ -140,10 +124,7 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .post(
       '/api/v1/tenants/:tenant_id/suspend',
-      async ({ params, actor, requestId, request }) => {
-        await adopt(actor, requestId, request, params.tenant_id)
-        return setStatus(ctx, params.tenant_id, 'suspended')
-      },
+      ({ params }) => setStatus(ctx, params.tenant_id, 'suspended'),
       {
         auth: 'operator',
         response: { 200: Tenant },
@@ -152,10 +133,7 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .post(
       '/api/v1/tenants/:tenant_id/resume',
-      async ({ params, actor, requestId, request }) => {
-        await adopt(actor, requestId, request, params.tenant_id)
-        return setStatus(ctx, params.tenant_id, 'active')
-      },
+      ({ params }) => setStatus(ctx, params.tenant_id, 'active'),
       {
         auth: 'operator',
         response: { 200: Tenant },
@@ -164,10 +142,7 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .get(
       '/api/v1/tenants/:tenant_id/features',
-      async ({ params, actor, requestId, request }) => {
-        await adopt(actor, requestId, request, params.tenant_id)
-        return featureState(tenantInPath(ctx, actor, params.tenant_id))
-      },
+      ({ params, actor }) => featureState(tenantInPath(ctx, actor, params.tenant_id)),
       {
         auth: 'read',
         response: { 200: FeatureState },
@@ -176,10 +151,7 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .put(
       '/api/v1/tenants/:tenant_id/features',
-      async ({ params, actor, body, requestId, request }) => {
-        await adopt(actor, requestId, request, params.tenant_id)
-        return setFeatures(ctx, actor, params.tenant_id, body)
-      },
+      ({ params, actor, body }) => setFeatures(ctx, actor, params.tenant_id, body),
       {
         auth: 'admin',
         body: t.Record(t.String(), t.Unknown()),
@@ -190,7 +162,6 @@ export function createTenantsApp(ctx: ServiceContext) {
     .post(
       '/api/v1/tenants/:tenant_id/users',
       async ({ params, actor, body, requestId, request, set }) => {
-        await adopt(actor, requestId, request, params.tenant_id)
         const row = tenantInPath(ctx, actor, params.tenant_id)
         const user = await inviteUser(ctx, callOf(actor, requestId, request), actor, row, body)
         set.status = 201
@@ -206,7 +177,6 @@ export function createTenantsApp(ctx: ServiceContext) {
     .get(
       '/api/v1/tenants/:tenant_id/users',
       async ({ params, actor, requestId, request }) => {
-        await adopt(actor, requestId, request, params.tenant_id)
         const row = tenantInPath(ctx, actor, params.tenant_id)
         return wholeList(await listTenantUsers(ctx, callOf(actor, requestId, request), row.id))
       },
@@ -219,7 +189,6 @@ export function createTenantsApp(ctx: ServiceContext) {
     .delete(
       '/api/v1/tenants/:tenant_id/users/:user_id',
       async ({ params, actor, requestId, request, set }) => {
-        await adopt(actor, requestId, request, params.tenant_id)
         const row = tenantInPath(ctx, actor, params.tenant_id)
         await removeTenantUser(ctx, callOf(actor, requestId, request), row.id, params.user_id)
         set.status = 204
@@ -229,7 +198,6 @@ export function createTenantsApp(ctx: ServiceContext) {
     .get(
       '/api/v1/tenants/:tenant_id/usage',
       async ({ params, actor, requestId, request }) => {
-        await adopt(actor, requestId, request, params.tenant_id)
         return tenantUsage(
           ctx,
           callOf(actor, requestId, request),

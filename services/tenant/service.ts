@@ -43,19 +43,14 @@ export async function createTenant(ctx: ServiceContext, call: CallInfo, input: C
   const timezone = assertTimezone(input.timezone ?? DEFAULT_TIMEZONE)
   const settings = mergeSettings({}, input.settings ?? {})
   const db = tenantDb(ctx)
-  if (findTenant(db, id)) throw new Conflict(`tenant ${id} already exists`)
+  if (findTenant(db, id) || ctx.registry.hasProfile(id))
+    throw new Conflict(`tenant ${id} already exists`)
   const choice = await resolvePlan(ctx, call, input.plan ?? 'free')
   const tier = termsOf(choice).tier
   if (input.database_path && plans[tier].isolation !== 'database') {
     throw invalidField('database_path', 'only the enterprise tier has a dedicated location')
   }
   const where = placementFor(ctx, id, tier, input.database_path)
-  const admin = await createAuthUser(ctx, call, {
-    tenant_id: id,
-    email: input.admin_email,
-    role: 'Admin',
-    ...(input.admin_password ? { password: input.admin_password } : {}),
-  })
   const now = ctx.clock.now().toISOString()
   const row: TenantRow = {
     id,
@@ -71,18 +66,29 @@ export async function createTenant(ctx: ServiceContext, call: CallInfo, input: C
     createdAt: now,
     updatedAt: now,
   }
+  // The profile is what makes a tenant exist for every service, so it comes first: auth refuses
+  // users of a tenant without one. A failure below takes it back.
+  ctx.registry.setPlacement(id, placementOf(row))
+  let admin: Awaited<ReturnType<typeof createAuthUser>> | null = null
   try {
+    admin = await createAuthUser(ctx, call, {
+      tenant_id: id,
+      email: input.admin_email,
+      role: 'Admin',
+      ...(input.admin_password ? { password: input.admin_password } : {}),
+    })
     db.write((orm) => {
       orm.insert(tenants).values(row).run()
       orm.delete(tenantTombstones).where(eq(tenantTombstones.id, id)).run()
       emitTenantChanged(db, ctx.clock, row, 'created')
     })
   } catch (err) {
-    await removeAuthUser(ctx, call, admin.id).catch(() => {})
+    if (admin) await removeAuthUser(ctx, call, admin.id).catch(() => {})
+    // A concurrent create of the same id owns the profile when the insert lost the race.
     if (/UNIQUE/.test((err as Error).message)) throw new Conflict(`tenant ${id} already exists`)
+    ctx.registry.removePlacement(id)
     throw err
   }
-  ctx.registry.setPlacement(id, placementOf(row))
   return {
     ...viewOf(row),
     admin_user_id: admin.id,
