@@ -47,6 +47,22 @@ describe('one delivery attempt', () => {
     expect(seen.length).toBe(before)
   })
 
+  it('refuses at attempt time IPv6 forms of internal IPv4 addresses, literal or resolved', async () => {
+    const before = seen.length
+    for (const [url, resolved] of [
+      [`https://[::127.0.0.1]:${port}/ok`, []],
+      [`https://[64:ff9b::7f00:1]:${port}/ok`, []],
+      [`https://[2002:7f00:1::]:${port}/ok`, []],
+      [`https://rebound.example:${port}/ok`, ['::7f00:1']],
+      [`https://rebound.example:${port}/ok`, ['64:ff9b::7f00:1', '2002:7f00:1::']],
+    ] as const) {
+      const out = await attemptDelivery(input(url, [...resolved], false))
+      expect(out).toMatchObject({ ok: false, statusCode: null })
+      expect(out.error).toContain('destination refused')
+    }
+    expect(seen.length).toBe(before)
+  })
+
   it('does not follow redirects and reports them as failures', async () => {
     const out = await attemptDelivery(input(`http://127.0.0.1:${port}/redirect`, []))
     expect(out).toMatchObject({ ok: false, statusCode: 307 })

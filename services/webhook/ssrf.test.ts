@@ -17,6 +17,21 @@ describe('webhook destinations', () => {
     'https://[::1]/x',
     'https://[::ffff:127.0.0.1]/x',
     'https://[::ffff:a9fe:a9fe]/x',
+    // IPv4-compatible, NAT64 and 6to4 forms of refused IPv4 addresses
+    'https://[::127.0.0.1]/',
+    'https://[::7f00:1]/x',
+    'https://[::10.0.0.1]/x',
+    'https://[::169.254.169.254]/x',
+    'https://[64:ff9b::7f00:1]/',
+    'https://[64:ff9b::127.0.0.1]/x',
+    'https://[64:ff9b::a9fe:a9fe]/x',
+    'https://[64:ff9b::c0a8:101]/x',
+    'https://[2002:7f00:1::]/',
+    'https://[2002:a00:1::1]/x',
+    'https://[2002:a9fe:a9fe::]/x',
+    'https://[::ffff:0:7f00:1]/x',
+    'https://[64:ff9b:1::7f00:1]/x',
+    'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x',
     'https://[fd00::1]/x',
     'https://[fe80::1]/x',
     'http://example.com/x',
@@ -36,6 +51,23 @@ describe('webhook destinations', () => {
     })
     for (const url of ['https://localhost/x', 'https://evil.test/x', 'https://meta.test/x'])
       await expect(checkDestination(url, prod, { resolve })).rejects.toThrow(DestinationRefused)
+  })
+
+  it('refuses names resolving to an IPv6 form of an internal IPv4 address', async () => {
+    const resolve = fixed({
+      'compat.test': ['::7f00:1'],
+      'nat64.test': ['64:ff9b::a00:5'],
+      '6to4.test': ['2002:a9fe:a9fe::1'],
+    })
+    for (const host of Object.keys({ 'compat.test': 1, 'nat64.test': 1, '6to4.test': 1 }))
+      await expect(checkDestination(`https://${host}/x`, prod, { resolve })).rejects.toThrow(
+        /embedded in/,
+      )
+  })
+
+  it('accepts NAT64 and 6to4 forms of a public IPv4 address', async () => {
+    for (const url of ['https://[64:ff9b::5db8:d822]/x', 'https://[2002:5db8:d822::1]/x'])
+      await expect(checkDestination(url, prod)).resolves.toBeTruthy()
   })
 
   it('accepts public https hosts and allow-listed internal ones', async () => {

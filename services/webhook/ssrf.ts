@@ -30,12 +30,33 @@ export interface Destination {
 
 const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, '').toLowerCase()
 
-/** Unwraps IPv4-mapped IPv6 (`::ffff:10.0.0.1`) so its IPv4 range is what gets checked. */
+const v4 = (bytes: readonly number[]) => new ipaddr.IPv4(bytes.slice(-4) as number[])
+
+/**
+ * The IPv4 address an IPv6 address carries and that traffic to it ends up at, or null. Covered:
+ * IPv4-mapped `::ffff:0:0/96`, IPv4-compatible `::/96` (deprecated but still routed by some
+ * stacks, and what `https://[::127.0.0.1]/` becomes after URL parsing), NAT64 `64:ff9b::/96`
+ * (RFC 6052, a DNS64 network answers IPv4-only names with it) and 6to4 `2002::/16`, whose next
+ * 32 bits are the IPv4 address.
+ */
+export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const b = address.toByteArray()
+  const zeros = (from: number, to: number) => b.slice(from, to).every((x) => x === 0)
+  if (address.isIPv4MappedAddress()) return address.toIPv4Address()
+  // ::/96 without :: and ::1, which are their own (refused) ranges.
+  if (zeros(0, 12) && !(zeros(12, 15) && (b[15] ?? 0) <= 1)) return v4(b)
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(4, 12)) return v4(b)
+  if (b[0] === 0x20 && b[1] === 0x02) return v4(b.slice(2, 6))
+  return null
+}
+
+/**
+ * The address whose range decides: an IPv6 address that embeds an IPv4 one (mapped, compatible,
+ * NAT64, 6to4) is judged by that IPv4 address, so none of them is a way to reach 127.0.0.1.
+ */
 export function normaliseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
   const parsed = ipaddr.parse(address)
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    return (parsed as ipaddr.IPv6).toIPv4Address()
-  }
+  if (parsed.kind() === 'ipv6') return embeddedIPv4(parsed as ipaddr.IPv6) ?? parsed
   return parsed
 }
 
@@ -84,7 +105,8 @@ export function addressProblem(
   if (range === 'unicast') return null
   if (range === 'loopback' && policy.allowInsecure) return null
   const label = parsed.toString() === '169.254.169.254' ? 'metadata' : range
-  return `${host} resolves to ${parsed.toString()}, a ${label} address`
+  const via = parsed.toString() === address.toLowerCase() ? '' : ` (embedded in ${address})`
+  return `${host} resolves to ${parsed.toString()}${via}, a ${label} address`
 }
 
 const HTTP_LOOPBACK_ONLY = 'must be an https URL (plain http only to a loopback address)'
