@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
 
 describe('auth users and invitations', () => {
   let p: TestPlatform
   let operator: string
   beforeAll(async () => {
-    p = await startTestPlatform({ only: 'gateway,auth,broker' })
+    p = await startTestPlatform({ only: 'gateway,auth,tenant,broker' })
     operator = await p.login()
+    await createTenants(p.gateway, operator, 'acme', 'beta')
   })
   afterAll(() => p.dispose())
 
@@ -73,6 +75,7 @@ describe('auth users and invitations', () => {
     const list = await api(p.gateway, admin).get('/api/v1/auth/users')
     expect(list.body.data.map((u: { email: string }) => u.email).sort()).toEqual([
       'boss@beta.test',
+      'owner@beta.test',
       'v@beta.test',
     ])
     const viewer = await p.login('v@beta.test', 'viewer-pass-1')

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import mqtt, { type MqttClient } from 'mqtt'
 import { migrationsOf } from '../daemon/migrations.ts'
@@ -66,8 +66,16 @@ describe('billing end to end', () => {
     change: string,
     plan: string,
     occurredAt?: Date,
-  ) =>
-    publish(
+  ) => {
+    // This test plays the tenant service: it writes the tenant's profile before announcing it.
+    if (change === 'created') {
+      mkdirSync(join(p.dataDir, 'tenants', tenantId), { recursive: true })
+      writeFileSync(
+        join(p.dataDir, 'tenants', tenantId, 'placement.json'),
+        JSON.stringify({ isolation: 'shared', plan }),
+      )
+    }
+    return publish(
       topics.tenantsChanged,
       tenantId,
       id,
@@ -82,6 +90,7 @@ describe('billing end to end', () => {
       },
       occurredAt,
     )
+  }
   // kilo was created twelve hours ago, so an upgrade now falls in the middle of its period.
   const kiloCreated = new Date(Date.now() - 12 * 3600_000)
   let kiloProration = { periodStart: '', cents: 0 }

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { importPKCS8, SignJWT } from 'jose'
 import { api, OPERATOR, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
 
 /** A stand-in upstream the test starts, stops and slows down; it records what it was sent. */
 function fakeUpstream(opts: { delayMs?: number } = {}) {
@@ -74,6 +75,11 @@ describe('gateway edge', () => {
       },
     })
     operator = await p.login()
+    await createTenants(
+      p.gateway,
+      operator,
+      ...['acme', 'other', 'bursty', 'calm', 'direct', 'tenant-a', 'tenant-b', 'viewers'],
+    )
     privateKey = (await importPKCS8(
       readFileSync(join(p.dataDir, 'keys', 'jwt-private.pem'), 'utf8'),
       'EdDSA',

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import mqtt, { type MqttClient } from 'mqtt'
 import { api, OPERATOR, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
 
 const root = join(import.meta.dir, '..')
 
@@ -49,14 +50,16 @@ describe('payments end to end through the gateway', () => {
 
   beforeAll(async () => {
     p = await startTestPlatform({
-      only: 'gateway,auth,payment,simulator,broker',
+      only: 'gateway,auth,tenant,payment,simulator,broker',
       env: {
         MMP_RECONCILE_AFTER: '1',
         MMP_RATE_LIMIT_FREE: '1000000',
         MMP_RATE_LIMIT_IP: '1000000',
       },
     })
-    operator = api(p.gateway, await p.login())
+    const operatorToken = await p.login()
+    operator = api(p.gateway, operatorToken)
+    await createTenants(p.gateway, operatorToken, 'acme', 'globex')
     acme = api(p.gateway, await userToken('acme', 'ann@acme.test'))
     globex = api(p.gateway, await userToken('globex', 'bob@globex.test'))
     const secrets = JSON.parse(readFileSync(join(p.dataDir, 'secrets.json'), 'utf8'))

@@ -1,15 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
 
 describe('webhook destinations in production mode', () => {
   let p: TestPlatform
   let admin: string
   beforeAll(async () => {
     p = await startTestPlatform({
-      only: 'gateway,auth,webhook,broker',
+      only: 'gateway,auth,tenant,webhook,broker',
       env: { MMP_WEBHOOK_ALLOW_INSECURE: '0' },
     })
     const operator = await p.login()
+    await createTenants(p.gateway, operator, 'acme')
     await api(p.gateway, operator).post('/api/v1/auth/users', {
       tenant_id: 'acme',
       email: 'admin@acme.test',

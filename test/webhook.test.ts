@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import mqtt, { type MqttClient } from 'mqtt'
 import { Webhook } from 'standardwebhooks'
 import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
 
 const SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD'
 const root = join(import.meta.dir, '..')
@@ -94,10 +95,11 @@ describe('webhooks end to end', () => {
     })
     base = `http://127.0.0.1:${receiver.port}`
     p = await startTestPlatform({
-      only: 'gateway,auth,webhook,broker',
+      only: 'gateway,auth,tenant,webhook,broker',
       env: { MMP_WEBHOOK_RETRY_SCHEDULE: '0s,300ms,600ms' },
     })
     operator = await p.login()
+    await createTenants(p.gateway, operator, 'acme', 'beta')
     for (const [tenant, email] of [
       ['acme', 'admin@acme.test'],
       ['beta', 'admin@beta.test'],
