@@ -58,7 +58,7 @@ describe('Daraja adapter retries', () => {
     callbackUrl: 'http://127.0.0.1/cb',
   }
 
-  it('retries 5xx and succeeds, caching the OAuth token', async () => {
+  it('retries a 503 and succeeds, caching the OAuth token', async () => {
     failNext = 2
     status = 503
     const before = calls['/mpesa/stkpush/v1/processrequest'] ?? 0
@@ -99,6 +99,48 @@ describe('Daraja adapter retries', () => {
     })
     const err = await down.stkPush(input).catch((e) => e)
     expect(err).toBeInstanceOf(ProviderError)
-    expect((err as ProviderError).status).toBe(0)
+    expect(err).toMatchObject({ status: 0, reached: false })
+  })
+
+  it('sends an STK push only once after a 500: the provider may have acted on it', async () => {
+    failNext = 1
+    status = 500
+    const before = calls['/mpesa/stkpush/v1/processrequest'] ?? 0
+    const err = await daraja.stkPush(input).catch((e) => e)
+    expect(err).toMatchObject({ status: 500, reached: true })
+    expect(calls['/mpesa/stkpush/v1/processrequest']! - before).toBe(1)
+  })
+
+  it('reports a push that timed out after sending as possibly reached, without retrying it', async () => {
+    let pushes = 0
+    const hung = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        if (new URL(req.url).pathname === '/oauth/v1/generate')
+          return Response.json({ access_token: 'tok', expires_in: '3599' })
+        pushes++
+        await Bun.sleep(1000)
+        return Response.json({})
+      },
+    })
+    try {
+      const slow = createDaraja({
+        baseUrl: `http://127.0.0.1:${hung.port}`,
+        consumerKey: 'k',
+        consumerSecret: 's',
+        shortcode: '1',
+        passkey: 'p',
+        initiatorName: 'i',
+        securityCredential: 'c',
+        minTimeoutMs: 5,
+        timeoutMs: 100,
+      })
+      const err = await slow.stkPush(input).catch((e) => e)
+      expect(err).toMatchObject({ status: 0, reached: true })
+      expect(pushes).toBe(1)
+    } finally {
+      hung.stop(true)
+    }
   })
 })

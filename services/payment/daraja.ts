@@ -1,5 +1,5 @@
 import pRetry, { AbortError } from 'p-retry'
-import { httpRequest } from './http.ts'
+import { httpRequest, NetworkError } from './http.ts'
 
 /**
  * The one provider adapter: Safaricom Daraja's HTTP protocol, pointed at the built-in simulator
@@ -72,12 +72,18 @@ export interface B2CAccepted {
   ResponseDescription: string
 }
 
-/** A provider answer that is not a success; `status` is the HTTP status (0: no answer). */
+/**
+ * A provider answer that is not a success; `status` is the HTTP status (0: no answer). `reached`
+ * is false only when the provider certainly did not act on the request: the connection was never
+ * made, or it answered a refusal (4xx, 503 Service Unavailable, or a non-zero ResponseCode). A
+ * timeout, a reset after sending or another 5xx may have reached it.
+ */
 export class ProviderError extends Error {
   constructor(
     readonly status: number,
     readonly errorCode: string | null,
     message: string,
+    readonly reached = status === 0 || (status >= 500 && status !== 503),
   ) {
     super(message)
     this.name = 'ProviderError'
@@ -117,8 +123,13 @@ export function createDaraja(cfg: DarajaConfig, now: () => Date = () => new Date
   let token: { value: string; expiresAt: number } | null = null
   let tokenPending: Promise<string> | null = null
 
-  const retry = <T>(fn: () => Promise<T>) =>
+  /**
+   * Queries and the token are safe to repeat; a push or a B2C request is retried only when the
+   * previous attempt certainly did not reach the provider, or one key would prompt twice.
+   */
+  const retry = <T>(fn: () => Promise<T>, repeatable = true) =>
     pRetry(fn, {
+      shouldRetry: ({ error }) => repeatable || !(error instanceof ProviderError && error.reached),
       retries: cfg.retries ?? 3,
       minTimeout: cfg.minTimeoutMs ?? 200,
       maxTimeout: 2000,
@@ -135,7 +146,8 @@ export function createDaraja(cfg: DarajaConfig, now: () => Date = () => new Date
     try {
       res = await httpRequest(base + path, { ...init, timeoutMs: cfg.timeoutMs ?? 10_000 })
     } catch (err) {
-      throw new ProviderError(0, null, `provider unreachable: ${(err as Error).message}`)
+      const sent = err instanceof NetworkError ? err.sent : true
+      throw new ProviderError(0, null, `provider unreachable: ${(err as Error).message}`, sent)
     }
     const text = res.text
     let body: Record<string, unknown> = {}
@@ -180,9 +192,22 @@ export function createDaraja(cfg: DarajaConfig, now: () => Date = () => new Date
     return tokenPending
   }
 
-  const authed = async (path: string, payload: unknown) => {
+  const authed = async (path: string, payload: unknown, repeatable = true) => {
     return retry(async () => {
-      const bearer = await accessToken()
+      let bearer: string
+      try {
+        bearer = await accessToken()
+      } catch (err) {
+        // Without a token the request itself was never sent.
+        const e = (err as { originalError?: unknown }).originalError ?? err
+        const unsent = new ProviderError(
+          e instanceof ProviderError ? e.status : 0,
+          e instanceof ProviderError ? e.errorCode : null,
+          (e as Error).message,
+          false,
+        )
+        throw err instanceof AbortError ? new AbortError(unsent) : unsent
+      }
       try {
         return await call(path, {
           method: 'POST',
@@ -199,7 +224,7 @@ export function createDaraja(cfg: DarajaConfig, now: () => Date = () => new Date
         }
         throw err
       }
-    })
+    }, repeatable)
   }
 
   const unwrap = async <T>(p: Promise<T>): Promise<T> => {
@@ -215,19 +240,23 @@ export function createDaraja(cfg: DarajaConfig, now: () => Date = () => new Date
     async stkPush(input) {
       const ts = darajaTimestamp(now())
       const body = await unwrap(
-        authed('/mpesa/stkpush/v1/processrequest', {
-          BusinessShortCode: cfg.shortcode,
-          Password: stkPassword(cfg.shortcode, cfg.passkey, ts),
-          Timestamp: ts,
-          TransactionType: 'CustomerPayBillOnline',
-          Amount: input.amount,
-          PartyA: input.phoneNumber,
-          PartyB: cfg.shortcode,
-          PhoneNumber: input.phoneNumber,
-          CallBackURL: input.callbackUrl,
-          AccountReference: input.accountReference,
-          TransactionDesc: input.transactionDesc,
-        }),
+        authed(
+          '/mpesa/stkpush/v1/processrequest',
+          {
+            BusinessShortCode: cfg.shortcode,
+            Password: stkPassword(cfg.shortcode, cfg.passkey, ts),
+            Timestamp: ts,
+            TransactionType: 'CustomerPayBillOnline',
+            Amount: input.amount,
+            PartyA: input.phoneNumber,
+            PartyB: cfg.shortcode,
+            PhoneNumber: input.phoneNumber,
+            CallBackURL: input.callbackUrl,
+            AccountReference: input.accountReference,
+            TransactionDesc: input.transactionDesc,
+          },
+          false,
+        ),
       )
       const code = body.ResponseCode
       if ((code !== undefined && String(code) !== '0') || !body.CheckoutRequestID) {
@@ -267,19 +296,23 @@ export function createDaraja(cfg: DarajaConfig, now: () => Date = () => new Date
 
     async b2c(input) {
       const body = await unwrap(
-        authed('/mpesa/b2c/v3/paymentrequest', {
-          OriginatorConversationID: input.originatorConversationId,
-          InitiatorName: cfg.initiatorName,
-          SecurityCredential: cfg.securityCredential,
-          CommandID: input.commandId ?? 'BusinessPayment',
-          Amount: input.amount,
-          PartyA: cfg.shortcode,
-          PartyB: input.phoneNumber,
-          Remarks: input.remarks,
-          QueueTimeOutURL: input.timeoutUrl,
-          ResultURL: input.resultUrl,
-          Occassion: input.occasion,
-        }),
+        authed(
+          '/mpesa/b2c/v3/paymentrequest',
+          {
+            OriginatorConversationID: input.originatorConversationId,
+            InitiatorName: cfg.initiatorName,
+            SecurityCredential: cfg.securityCredential,
+            CommandID: input.commandId ?? 'BusinessPayment',
+            Amount: input.amount,
+            PartyA: cfg.shortcode,
+            PartyB: input.phoneNumber,
+            Remarks: input.remarks,
+            QueueTimeOutURL: input.timeoutUrl,
+            ResultURL: input.resultUrl,
+            Occassion: input.occasion,
+          },
+          false,
+        ),
       )
       if (
         (body.ResponseCode !== undefined && String(body.ResponseCode) !== '0') ||

@@ -18,8 +18,12 @@ export interface HttpAnswer {
   text: string
 }
 
+/** No answer. `sent`: the connection was open, so the request may have reached the server. */
 export class NetworkError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly sent: boolean,
+  ) {
     super(message)
     this.name = 'NetworkError'
   }
@@ -32,8 +36,10 @@ export function httpRequest(
   const u = new URL(url)
   const lib = u.protocol === 'https:' ? https : http
   const agent = agents[u.protocol as 'http:' | 'https:']
-  if (!agent) return Promise.reject(new NetworkError(`unsupported protocol ${u.protocol}`))
+  if (!agent) return Promise.reject(new NetworkError(`unsupported protocol ${u.protocol}`, false))
   return new Promise((resolve, reject) => {
+    // Until the socket connects nothing can have reached the server (refused, unresolvable).
+    let connected = false
     const headers: Record<string, string | number> = { ...(init.headers ?? {}) }
     if (init.body !== undefined) headers['content-length'] = Buffer.byteLength(init.body)
     const req = lib.request(
@@ -45,11 +51,15 @@ export function httpRequest(
         res.on('end', () =>
           resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
         )
-        res.on('error', (err) => reject(new NetworkError(err.message)))
+        res.on('error', (err) => reject(new NetworkError(err.message, true)))
       },
     )
+    req.on('socket', (socket) => {
+      if (!socket.connecting) connected = true
+      else socket.once('connect', () => (connected = true))
+    })
     req.on('timeout', () => req.destroy(new Error(`no answer within ${init.timeoutMs} ms`)))
-    req.on('error', (err) => reject(new NetworkError(err.message)))
+    req.on('error', (err) => reject(new NetworkError(err.message, connected)))
     if (init.body !== undefined) req.write(init.body)
     req.end()
   })
