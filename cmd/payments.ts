@@ -16,9 +16,10 @@ const reconcile = defineCommand({
       settled: number
       still_pending: number
       failed_to_query: number
+      unknown: number
     }>('POST', '/api/v1/payments/reconcile')
     console.log(
-      `checked ${r.checked}, settled ${r.settled}, still pending ${r.still_pending}, query failures ${r.failed_to_query}`,
+      `checked ${r.checked}, settled ${r.settled}, still pending ${r.still_pending}, query failures ${r.failed_to_query}, unknown (waiting for their callback) ${r.unknown}`,
     )
   },
 })

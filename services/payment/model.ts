@@ -3,12 +3,16 @@ import { t } from 'elysia'
 const Status = t.Union(
   [
     t.Literal('pending'),
+    t.Literal('unknown'),
     t.Literal('success'),
     t.Literal('failed'),
     t.Literal('cancelled'),
     t.Literal('timeout'),
   ],
-  { description: 'pending until the customer answers; then the final result' },
+  {
+    description:
+      'pending until the customer answers, then the final result; unknown when the provider may have the request but its answer was lost (settled by its callback or a query, never retried)',
+  },
 )
 
 export const StkPushBody = t.Object({
@@ -20,9 +24,11 @@ export const StkPushBody = t.Object({
 })
 
 export const StkPushAccepted = t.Object({
-  checkout_request_id: t.String(),
+  checkout_request_id: t.String({
+    description: "the provider's CheckoutRequestID; our payment id while it is unknown",
+  }),
   merchant_request_id: t.String(),
-  status: t.Literal('pending'),
+  status: Status,
 })
 
 export const PaymentStatusView = t.Object({
@@ -66,7 +72,7 @@ export const B2CAccepted = t.Object({
   id: t.String(),
   originator_conversation_id: t.String(),
   conversation_id: t.String(),
-  status: t.Literal('pending'),
+  status: Status,
 })
 
 export const DisbursementView = t.Object({
@@ -101,4 +107,7 @@ export const ReconcileReport = t.Object({
   settled: t.Integer(),
   still_pending: t.Integer(),
   failed_to_query: t.Integer(),
+  unknown: t.Integer({
+    description: 'requests whose provider answer was lost; only their callback can settle them',
+  }),
 })

@@ -46,15 +46,16 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
           requestId,
           headers[PURPOSE_HEADER] === INVOICE_PAYMENT,
         )
-        set.status = answer.status
-        return answer.body as typeof StkPushAccepted.static
+        set.status = 202
+        return answer
       },
       {
         auth: 'pay',
         body: StkPushBody,
         response: { 202: StkPushAccepted },
         detail: {
-          summary: 'Prompt a customer to pay (M-Pesa STK push); optional Idempotency-Key header',
+          summary:
+            'Prompt a customer to pay (M-Pesa STK push); optional Idempotency-Key header (a retry answers the same, or 409 IDEMPOTENCY_IN_PROGRESS with Retry-After while the first is running)',
           tags: ['payments'],
           ...secured,
         },
@@ -80,8 +81,8 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
       '/api/v1/payments/b2c',
       async ({ body, actor, headers, set, requestId }) => {
         const answer = await payments.b2cPay(actor, body, headers['idempotency-key'], requestId)
-        set.status = answer.status
-        return answer.body as typeof B2CAccepted.static
+        set.status = 202
+        return answer
       },
       {
         auth: 'pay',

@@ -1,0 +1,197 @@
+import type { Db } from '../kernel/db.ts'
+import { type CallbackAuth, InvalidCallback, jsonBody } from './callback-auth.ts'
+import { parseDarajaTimestamp } from './daraja.ts'
+import type { PaymentDeps } from './deps.ts'
+import { grouped } from './grouped.ts'
+import type { ProviderIndex } from './provider-index.ts'
+import { getDisbursement, getPayment, type Kind, OPEN, type PaymentRow } from './rows.ts'
+import { type Outcome, settle } from './settle.ts'
+import { markAccepted } from './transitions.ts'
+
+const ACK = { ResultCode: 0, ResultDesc: 'Accepted' }
+
+type SuccessMeta = Pick<Outcome, 'receipt' | 'transactionDate' | 'counterpartyName'>
+
+/** STK callback metadata items, read by `Name`, never by position (DESIGN §8). */
+export function metaOf(items: unknown): SuccessMeta {
+  const list = Array.isArray(items) ? (items as Array<{ Name?: unknown; Value?: unknown }>) : []
+  const get = (name: string) => list.find((i) => i && i.Name === name)?.Value
+  const receipt = get('MpesaReceiptNumber')
+  const date = parseDarajaTimestamp(get('TransactionDate'))
+  const names = ['FirstName', 'MiddleName', 'LastName']
+    .map((n) => get(n))
+    .filter((v) => typeof v === 'string' && v)
+  return {
+    receipt: receipt === undefined || receipt === null ? null : String(receipt),
+    transactionDate: date ? date.toISOString() : null,
+    counterpartyName: names.length ? names.join(' ') : null,
+  }
+}
+
+const NO_META: SuccessMeta = { receipt: null, transactionDate: null, counterpartyName: null }
+
+/** The provider's callbacks and results: authenticate, bind a lost answer, settle. */
+export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: ProviderIndex) {
+  /** Waits for this process's provider call for `ref` to finish (the callback can beat it). */
+  const awaitInitiated = async (ref: string) => {
+    const pending = deps.inflight.get(ref)
+    if (pending) await pending.catch(() => {})
+  }
+
+  /**
+   * The request whose answer was lost (its process died, or the call timed out after sending) is
+   * bound to the provider's id named by its authenticated callback: the token in the URL was
+   * issued for exactly this payment.
+   */
+  const bindLostAnswer = async (
+    db: Db,
+    kind: Kind,
+    tid: string,
+    ref: string,
+    ids: { providerId: string; merchantId?: string },
+  ) => {
+    const bound = await grouped(db, () =>
+      markAccepted(deps, db, { kind, tid, id: ref, actor: null, at: deps.nowIso() }, ids),
+    )
+    if (bound) index.setProviderId(ref, ids.providerId)
+  }
+
+  const unanswered = (status: string, providerId: string | null, ref: string) =>
+    (status === 'initiating' || status === 'unknown') && !providerId && !deps.inflight.has(ref)
+
+  /** Asks the provider for the final result; settles when there is one. */
+  async function confirmByQuery(
+    db: Db,
+    p: PaymentRow,
+    meta: SuccessMeta | null,
+    via: string,
+  ): Promise<'settled' | 'pending'> {
+    if (!p.checkout_request_id) return 'pending'
+    const r = await deps.provider.stkQuery(p.checkout_request_id)
+    if (r.state === 'processing') return 'pending'
+    const m = r.resultCode === 0 ? (meta ?? NO_META) : NO_META
+    await settle(deps, db, 'stk', p.tenant_id, p.id, {
+      code: r.resultCode,
+      desc: r.resultDesc,
+      ...m,
+      via,
+    })
+    return 'settled'
+  }
+
+  async function stkCallback(
+    query: Record<string, string | undefined>,
+    raw: unknown,
+    sourceIp: string | null,
+    requestId?: string,
+    bodySignature?: string | null,
+  ) {
+    const { tid, ref } = auth.checkToken('stk', query)
+    auth.checkSource(sourceIp)
+    const signed = auth.checkBodySignature(raw, bodySignature)
+    const body = jsonBody(raw)
+    const cb = (body as { Body?: { stkCallback?: Record<string, unknown> } } | null)?.Body
+      ?.stkCallback
+    const checkoutId = cb?.CheckoutRequestID
+    if (!cb || typeof checkoutId !== 'string')
+      throw new InvalidCallback('the callback names no CheckoutRequestID')
+    const db = deps.tenantDb(tid)
+    await awaitInitiated(ref)
+    let p = getPayment(db, tid, ref)
+    if (p && unanswered(p.status, p.checkout_request_id, ref)) {
+      await bindLostAnswer(db, 'stk', tid, ref, {
+        providerId: checkoutId,
+        merchantId: String(cb.MerchantRequestID ?? ''),
+      })
+      p = getPayment(db, tid, ref)
+    }
+    if (!p || p.checkout_request_id !== checkoutId)
+      throw new InvalidCallback('the callback token does not belong to this checkout request')
+    const code = Number(cb.ResultCode)
+    if (!Number.isInteger(code)) throw new InvalidCallback('the callback has no ResultCode')
+    const desc = String(cb.ResultDesc ?? '')
+    if (!OPEN.has(p.status)) return ACK
+    if (code !== 0) {
+      await settle(deps, db, 'stk', tid, p.id, { code, desc, ...NO_META, via: 'callback' })
+      return ACK
+    }
+    // A success: count the money only once the provider confirms it (Daraja does not sign its
+    // callbacks). When it cannot confirm yet, keep what the callback said for reconciliation.
+    const meta = metaOf((cb.CallbackMetadata as { Item?: unknown } | undefined)?.Item)
+    if (signed) {
+      await settle(deps, db, 'stk', tid, p.id, { code: 0, desc, ...meta, via: 'signed callback' })
+      return ACK
+    }
+    let outcome: 'settled' | 'pending' = 'pending'
+    try {
+      outcome = await confirmByQuery(db, p, meta, 'callback+query')
+    } catch (err) {
+      deps.ctx.log.warn('could not confirm a payment callback; reconciliation will', {
+        request_id: requestId,
+        payment: p.id,
+        error: (err as Error).message,
+      })
+    }
+    if (outcome === 'pending')
+      db.write(() =>
+        db.sqlite
+          .query(
+            'UPDATE payments SET callback_body = ?, callback_at = ? WHERE id = ? AND callback_body IS NULL',
+          )
+          .run(JSON.stringify(body), deps.nowIso(), p.id),
+      )
+    return ACK
+  }
+
+  async function b2cResult(
+    query: Record<string, string | undefined>,
+    raw: unknown,
+    sourceIp: string | null,
+  ) {
+    const { tid, ref } = auth.checkToken('b2c', query)
+    auth.checkSource(sourceIp)
+    const result = (jsonBody(raw) as { Result?: Record<string, unknown> } | null)?.Result
+    if (!result) throw new InvalidCallback('the result names no transaction')
+    const db = deps.tenantDb(tid)
+    await awaitInitiated(ref)
+    let d = getDisbursement(db, tid, ref)
+    const conversationId =
+      typeof result.ConversationID === 'string' ? result.ConversationID : undefined
+    if (d && conversationId && unanswered(d.status, d.conversation_id, ref)) {
+      await bindLostAnswer(db, 'b2c', tid, ref, { providerId: conversationId })
+      d = getDisbursement(db, tid, ref)
+    }
+    // OriginatorConversationID is our id; ConversationID must match the provider's answer when we
+    // recorded one.
+    if (
+      !d ||
+      (result.OriginatorConversationID !== undefined && result.OriginatorConversationID !== d.id) ||
+      (d.conversation_id !== null &&
+        result.ConversationID !== undefined &&
+        result.ConversationID !== d.conversation_id)
+    )
+      throw new InvalidCallback('the result token does not belong to this disbursement')
+    if (!OPEN.has(d.status)) return ACK
+    const timedOut = query.timeout === '1'
+    const code = timedOut && result.ResultCode === undefined ? 1037 : Number(result.ResultCode)
+    const params = ((result.ResultParameters as { ResultParameter?: unknown } | undefined)
+      ?.ResultParameter ?? []) as Array<{ Key?: string; Value?: unknown }>
+    const param = (k: string) =>
+      (Array.isArray(params) ? params : [params]).find((i) => i?.Key === k)?.Value
+    const publicName = param('ReceiverPartyPublicName')
+    await settle(deps, db, 'b2c', tid, ref, {
+      code: Number.isInteger(code) ? code : null,
+      desc: String(result.ResultDesc ?? (timedOut ? 'queue timeout' : '')),
+      receipt: (param('TransactionReceipt') ?? result.TransactionID ?? null) as string | null,
+      transactionDate: null,
+      counterpartyName:
+        typeof publicName === 'string'
+          ? publicName.split(' - ').slice(1).join(' - ') || null
+          : null,
+      via: timedOut ? 'queue timeout' : 'result',
+    })
+    return ACK
+  }
+
+  return { stkCallback, b2cResult, confirmByQuery }
+}

@@ -1,0 +1,57 @@
+import type { ServiceContext } from '../kernel/context.ts'
+import type { Db } from '../kernel/db.ts'
+import type { Daraja } from './daraja.ts'
+import { type PaymentSettings, paymentSettings, providerFromSettings } from './settings.ts'
+
+/**
+ * A provider call is over after this long at the latest (timeouts and retries included), so an
+ * `initiating` payment older than this, or older than this process, has nobody waiting on it.
+ */
+export const PROVIDER_CALL_BUDGET_MS = 60_000
+
+/** What the payment service's parts share: settings, provider, databases, in-flight calls. */
+export interface PaymentDeps {
+  ctx: ServiceContext
+  cfg: PaymentSettings
+  provider: Daraja
+  /** Provider calls this process is making, by payment or disbursement id. */
+  inflight: Map<string, Promise<unknown>>
+  nowIso(): string
+  platform(): Db
+  tenantDb(tid: string): Db
+  /** True when no provider call for this `initiating` row can still be running anywhere. */
+  orphaned(id: string, createdAt: string): boolean
+}
+
+export function createDeps(ctx: ServiceContext, provider?: Daraja): PaymentDeps {
+  const cfg = paymentSettings(ctx)
+  const bootIso = ctx.clock.now().toISOString()
+  const inflight = new Map<string, Promise<unknown>>()
+  const tuned = new WeakSet<Db>()
+  return {
+    ctx,
+    cfg,
+    provider: provider ?? providerFromSettings(ctx, cfg.providerUrl),
+    inflight,
+    nowIso: () => ctx.clock.now().toISOString(),
+    /**
+     * The platform index is a lookup aid (checkout id → tenant, open payments to reconcile); the
+     * money itself is in the tenant databases, synced FULL. WAL with synchronous NORMAL survives a
+     * process crash, so the index skips the fsync per commit that FULL costs.
+     */
+    platform() {
+      const db = ctx.registry.platform('payment')
+      if (!tuned.has(db)) {
+        db.sqlite.run('PRAGMA synchronous = NORMAL')
+        tuned.add(db)
+      }
+      return db
+    },
+    tenantDb: (tid) => ctx.registry.tenant('payment', tid),
+    orphaned(id, createdAt) {
+      if (inflight.has(id)) return false
+      const budget = new Date(ctx.clock.nowMs() - PROVIDER_CALL_BUDGET_MS).toISOString()
+      return createdAt < bootIso || createdAt < budget
+    },
+  }
+}

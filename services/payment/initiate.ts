@@ -1,0 +1,150 @@
+import type { Db } from '../kernel/db.ts'
+import { AppError, IdempotencyInProgress } from '../kernel/errors.ts'
+import { faultPoint } from '../kernel/faults.ts'
+import { newId } from '../kernel/ids.ts'
+import { ProviderError } from './daraja.ts'
+import type { PaymentDeps } from './deps.ts'
+import { grouped } from './grouped.ts'
+import { claimKey, decideKey, readKey, releaseKey, storeAnswer } from './idempotency.ts'
+import type { ProviderIndex } from './provider-index.ts'
+import { getEntity, KINDS, type Kind } from './rows.ts'
+import { type Change, markAccepted, markRejected, markUnknown } from './transitions.ts'
+
+/** One request to start an STK push or a B2C disbursement. */
+export interface Initiation {
+  kind: Kind
+  tid: string
+  actorId: string | null
+  key: string | null
+  hash: string
+  requestId?: string | undefined
+  /** Throws when the tenant may not start it (checked after a replay, before anything is written). */
+  entitle(): void
+  /** Inserts the row and its 'created' audit row (inside the write that claims the key). */
+  insert(db: Db, id: string, at: string): void
+  /** The provider call. */
+  call(id: string): Promise<{ providerId: string; merchantId?: string }>
+  /** The answer for the row as it is now. */
+  answer(db: Db, id: string): unknown
+}
+
+const FAULTS = {
+  stk: 'payment.after_provider_accepted',
+  b2c: 'b2c.after_provider_accepted',
+} as const
+
+/** Whether a failed provider call may still have reached the provider (anything not proven). */
+export const mayHaveReached = (err: unknown) => !(err instanceof ProviderError) || err.reached
+
+/**
+ * The one path that starts a payment (STK push and B2C alike): key → row → provider → record.
+ * A provider call that may have reached the provider never ends `failed` and never frees its key.
+ */
+export function createInitiator(deps: PaymentDeps, index: ProviderIndex) {
+  const change = (r: Initiation, id: string): Change => ({
+    kind: r.kind,
+    tid: r.tid,
+    id,
+    actor: r.actorId,
+    at: deps.nowIso(),
+  })
+
+  /** The answer for a key already used, or null when the key is free. */
+  async function answerKnownKey(r: Initiation, db: Db): Promise<unknown | null> {
+    const route = KINDS[r.kind].route
+    const row = readKey(db, r.tid, route, r.key!)
+    const d = decideKey(row, r.hash, row ? deps.inflight.has(row.ref) : false)
+    if (d.action === 'new') return null
+    if (d.action === 'replay') return d.body
+    if (d.action === 'in_progress') throw new IdempotencyInProgress(1)
+    const cur = getEntity(db, r.kind, r.tid, d.ref)
+    if (!cur) throw new IdempotencyInProgress(1)
+    if (cur.status === 'initiating') {
+      // Nobody can still be waiting on the provider for it: its answer is lost, so it is unknown.
+      if (!deps.orphaned(d.ref, cur.createdAt)) throw new IdempotencyInProgress(1)
+      await grouped(db, () =>
+        markUnknown(db, change(r, d.ref), 'the provider answer was not recorded (process ended)'),
+      )
+    }
+    return r.answer(db, d.ref)
+  }
+
+  async function callProvider(r: Initiation, db: Db, id: string): Promise<unknown> {
+    const route = KINDS[r.kind].route
+    let ids: { providerId: string; merchantId?: string }
+    try {
+      ids = await r.call(id)
+    } catch (err) {
+      const reason =
+        err instanceof ProviderError
+          ? err.message
+          : `provider call failed: ${(err as Error).message}`
+      if (!mayHaveReached(err)) {
+        deps.ctx.log.warn('the provider did not accept the request', {
+          request_id: r.requestId,
+          id,
+          error: reason,
+        })
+        await grouped(db, () => {
+          markRejected(deps, db, change(r, id), reason)
+          if (r.key) releaseKey(db, r.tid, route, r.key)
+        })
+        index.close([id])
+        throw new AppError(
+          'BAD_GATEWAY',
+          `the payment provider did not accept the request: ${reason}`,
+        )
+      }
+      deps.ctx.log.warn(
+        'the provider may have received a request whose answer was lost; unknown until its callback',
+        {
+          request_id: r.requestId,
+          id,
+          error: reason,
+        },
+      )
+      await grouped(db, () => markUnknown(db, change(r, id), reason))
+      return r.answer(db, id)
+    }
+    faultPoint(FAULTS[r.kind])
+    const answer = await grouped(db, () => {
+      markAccepted(deps, db, change(r, id), ids)
+      const body = r.answer(db, id)
+      if (r.key) storeAnswer(db, r.tid, route, r.key, body)
+      return body
+    })
+    index.setProviderId(id, ids.providerId)
+    return answer
+  }
+
+  return async function initiate(r: Initiation): Promise<unknown> {
+    const db = deps.tenantDb(r.tid)
+    if (r.key) {
+      const known = await answerKnownKey(r, db)
+      if (known !== null) return known
+    }
+    r.entitle()
+    const id = newId(r.kind === 'stk' ? 'pay' : 'b2c')
+    const at = deps.nowIso()
+    const inserted = await grouped(db, () => {
+      if (r.key && !claimKey(db, { ...r, route: KINDS[r.kind].route, key: r.key, ref: id, at }))
+        return false
+      r.insert(db, id, at)
+      return true
+    })
+    if (!inserted) {
+      // Another request with the same key won the race.
+      const known = await answerKnownKey(r, db)
+      if (known !== null) return known
+      throw new IdempotencyInProgress(1)
+    }
+    index.add(id, r.kind, r.tid, at)
+    const work = callProvider(r, db, id)
+    deps.inflight.set(id, work)
+    try {
+      return await work
+    } finally {
+      deps.inflight.delete(id)
+    }
+  }
+}

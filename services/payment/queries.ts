@@ -1,0 +1,66 @@
+import { NotFound } from '../kernel/errors.ts'
+import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
+import type { PaymentDeps } from './deps.ts'
+import type { ProviderIndex } from './provider-index.ts'
+import { findPayment, getDisbursement, type PaymentRow } from './rows.ts'
+import { disbursementView, paymentView } from './views.ts'
+
+export interface ListQuery {
+  tenant_id?: string | undefined
+  limit?: number | undefined
+  cursor?: string | undefined
+  status?: string | undefined
+}
+
+/** Reads: a payment's status, a page of payments, a disbursement. Every read filters by tenant. */
+export function createQueries(deps: PaymentDeps, index: ProviderIndex) {
+  /** The operator reads any tenant's payment; everyone else only their own (404 otherwise). */
+  const tenantOf = (actor: Actor, idOrRef: string) =>
+    (isOperator(actor) ? index.tenantOf(idOrRef) : null) ?? actor.tenantId
+
+  function status(actor: Actor, checkoutId: string) {
+    const tid = tenantOf(actor, checkoutId)
+    const p = findPayment(deps.tenantDb(tid), tid, checkoutId)
+    if (!p) throw new NotFound('payment', checkoutId)
+    return paymentView(p)
+  }
+
+  function list(actor: Actor, q: ListQuery) {
+    const tid = tenantFor(actor, q.tenant_id)
+    const limit = Math.min(Math.max(q.limit ?? 50, 1), 500)
+    const params: (string | number)[] = [tid]
+    let where = 'tenant_id = ?'
+    if (q.cursor) {
+      where += ' AND id < ?'
+      params.push(q.cursor)
+    }
+    if (q.status) {
+      where +=
+        q.status === 'pending' ? " AND status IN ('pending','initiating')" : ' AND status = ?'
+      if (q.status !== 'pending') params.push(q.status)
+    }
+    params.push(limit + 1)
+    const rows = deps
+      .tenantDb(tid)
+      .sqlite.query<PaymentRow, (string | number)[]>(
+        `SELECT * FROM payments WHERE ${where} ORDER BY id DESC LIMIT ?`,
+      )
+      .all(...params)
+    const has_more = rows.length > limit
+    const page = rows.slice(0, limit)
+    return {
+      data: page.map((p) => ({ id: p.id, ...paymentView(p) })),
+      next_cursor: has_more ? page[page.length - 1]!.id : null,
+      has_more,
+    }
+  }
+
+  function b2cStatus(actor: Actor, id: string) {
+    const tid = tenantOf(actor, id)
+    const d = getDisbursement(deps.tenantDb(tid), tid, id)
+    if (!d) throw new NotFound('disbursement', id)
+    return disbursementView(d)
+  }
+
+  return { status, list, b2cStatus }
+}

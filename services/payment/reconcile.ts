@@ -1,0 +1,122 @@
+import type { Db } from '../kernel/db.ts'
+import type { createCallbacks } from './callbacks.ts'
+import { metaOf } from './callbacks.ts'
+import type { PaymentDeps } from './deps.ts'
+import { grouped } from './grouped.ts'
+import type { IndexRow, ProviderIndex } from './provider-index.ts'
+import { getEntity, getPayment, OPEN } from './rows.ts'
+import { markUnknown } from './transitions.ts'
+
+export interface ReconcileReport {
+  checked: number
+  settled: number
+  still_pending: number
+  failed_to_query: number
+  /** Requests whose provider answer was lost and that nothing can settle yet but their callback. */
+  unknown: number
+}
+
+type Confirm = ReturnType<typeof createCallbacks>['confirmByQuery']
+
+/**
+ * Reconciliation: requests whose answer was lost become `unknown` (never `failed`: the provider
+ * may have them); STK payments pending too long are settled by an STK query; what cannot be
+ * settled (unknown ones, B2C without a result) is reported, not guessed.
+ */
+export function createReconciler(deps: PaymentDeps, index: ProviderIndex, confirm: Confirm) {
+  let running: Promise<ReconcileReport> | null = null
+
+  /** Marks lost answers `unknown`; returns how many are unknown now and which rows are final. */
+  async function sweepUnanswered(report: ReconcileReport, closed: string[]) {
+    for (const row of index.unanswered()) {
+      const db = deps.tenantDb(row.tenant_id)
+      const cur = getEntity(db, row.kind, row.tenant_id, row.ref)
+      if (!cur || !OPEN.has(cur.status)) {
+        closed.push(row.ref)
+        continue
+      }
+      // A crash between recording the provider's id and indexing it: index it now.
+      if (cur.providerId) index.setProviderId(row.ref, cur.providerId)
+      else if (cur.status === 'initiating' && deps.orphaned(row.ref, cur.createdAt)) {
+        const c = {
+          kind: row.kind,
+          tid: row.tenant_id,
+          id: row.ref,
+          actor: null,
+          at: deps.nowIso(),
+        }
+        await grouped(db, () =>
+          markUnknown(db, c, 'the provider answer was not recorded (process ended)'),
+        )
+        report.unknown++
+      } else if (cur.status === 'unknown') report.unknown++
+    }
+  }
+
+  async function queryPending(row: IndexRow, db: Db, report: ReconcileReport, closed: string[]) {
+    const p = getPayment(db, row.tenant_id, row.ref)
+    if (!p || !OPEN.has(p.status)) {
+      closed.push(row.ref)
+      return
+    }
+    if (p.status !== 'pending') return
+    report.checked++
+    let meta = null
+    if (p.callback_body) {
+      try {
+        const cb = JSON.parse(p.callback_body) as {
+          Body?: { stkCallback?: { CallbackMetadata?: { Item?: unknown } } }
+        }
+        meta = metaOf(cb.Body?.stkCallback?.CallbackMetadata?.Item)
+      } catch {}
+    }
+    try {
+      if ((await confirm(db, p, meta, 'reconcile')) === 'settled') {
+        report.settled++
+        closed.push(row.ref)
+      } else report.still_pending++
+    } catch (err) {
+      report.failed_to_query++
+      deps.ctx.log.warn('reconciliation could not query a payment', {
+        payment: p.id,
+        tenant_id: row.tenant_id,
+        error: (err as Error).message,
+      })
+    }
+  }
+
+  async function run(olderThanS: number): Promise<ReconcileReport> {
+    const report: ReconcileReport = {
+      checked: 0,
+      settled: 0,
+      still_pending: 0,
+      failed_to_query: 0,
+      unknown: 0,
+    }
+    const closed: string[] = []
+    await sweepUnanswered(report, closed)
+    const cutoff = new Date(deps.ctx.clock.nowMs() - olderThanS * 1000).toISOString()
+    for (const row of index.open(cutoff)) {
+      if (deps.inflight.has(row.ref) || !row.provider_id) continue
+      const db = deps.tenantDb(row.tenant_id)
+      if (row.kind === 'stk') {
+        await queryPending(row, db, report, closed)
+        continue
+      }
+      // B2C has no status query here: its result callback settles it.
+      const d = getEntity(db, 'b2c', row.tenant_id, row.ref)
+      if (!d || !OPEN.has(d.status)) closed.push(row.ref)
+    }
+    index.close(closed)
+    if (report.checked || report.unknown) deps.ctx.log.info('reconciliation ran', { ...report })
+    return report
+  }
+
+  /** Runs once at a time; `olderThanS` defaults to `mpesa.reconcile_after_s`. */
+  return function reconcile(opts: { olderThanS?: number } = {}): Promise<ReconcileReport> {
+    running ??= run(opts.olderThanS ?? deps.cfg.reconcileAfterS).finally(() => {
+      running = null
+    })
+    return running
+  }
+}

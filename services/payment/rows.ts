@@ -1,0 +1,127 @@
+import type { Db } from '../kernel/db.ts'
+
+/**
+ * initiating → pending → success | failed | cancelled | timeout. `unknown`: the provider may have
+ * received the request but its answer was never recorded (a crash, a timeout after sending); the
+ * callback or a provider query settles it, never a guess.
+ */
+export type PaymentStatus =
+  | 'initiating'
+  | 'pending'
+  | 'unknown'
+  | 'success'
+  | 'failed'
+  | 'cancelled'
+  | 'timeout'
+export type FinalStatus = Exclude<PaymentStatus, 'initiating' | 'pending' | 'unknown'>
+
+/** Statuses a callback, a result or a query may still settle. */
+export const OPEN: ReadonlySet<string> = new Set(['initiating', 'pending', 'unknown'])
+
+/** Daraja result code → our status. 1031 and 1032 are both the customer cancelling. */
+export function statusOfResult(code: number): FinalStatus {
+  if (code === 0) return 'success'
+  if (code === 1032 || code === 1031) return 'cancelled'
+  if (code === 1037 || code === 1019) return 'timeout'
+  return 'failed'
+}
+
+export interface PaymentRow {
+  id: string
+  tenant_id: string
+  purpose: string | null
+  checkout_request_id: string | null
+  merchant_request_id: string | null
+  phone_number: string
+  amount_cents: number
+  account_reference: string
+  transaction_desc: string
+  status: PaymentStatus
+  result_code: number | null
+  result_desc: string | null
+  mpesa_receipt_number: string | null
+  transaction_date: string | null
+  counterparty_name: string | null
+  callback_body: string | null
+  callback_at: string | null
+  user_id: string | null
+  transaction_id: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface DisbursementRow {
+  id: string
+  tenant_id: string
+  conversation_id: string | null
+  phone_number: string
+  amount_cents: number
+  remarks: string
+  occasion: string | null
+  status: PaymentStatus
+  result_code: number | null
+  result_desc: string | null
+  transaction_receipt: string | null
+  receiver_name: string | null
+  user_id: string | null
+  transaction_id: string | null
+  created_at: string
+  updated_at: string
+}
+
+export type Kind = 'stk' | 'b2c'
+
+/** What differs between an STK push and a B2C disbursement where one path serves both. */
+export const KINDS = {
+  stk: {
+    table: 'payments',
+    entity: 'payment',
+    route: 'stkpush',
+    providerCol: 'checkout_request_id',
+  },
+  b2c: {
+    table: 'disbursements',
+    entity: 'disbursement',
+    route: 'b2c',
+    providerCol: 'conversation_id',
+  },
+} as const
+
+export const getPayment = (db: Db, tid: string, id: string) =>
+  db.sqlite
+    .query<PaymentRow, [string, string]>('SELECT * FROM payments WHERE tenant_id = ? AND id = ?')
+    .get(tid, id)
+
+export const getDisbursement = (db: Db, tid: string, id: string) =>
+  db.sqlite
+    .query<DisbursementRow, [string, string]>(
+      'SELECT * FROM disbursements WHERE tenant_id = ? AND id = ?',
+    )
+    .get(tid, id)
+
+/** A payment by the provider's CheckoutRequestID or, before the provider answered, by our id. */
+export const findPayment = (db: Db, tid: string, checkoutOrId: string) =>
+  db.sqlite
+    .query<PaymentRow, [string, string, string]>(
+      'SELECT * FROM payments WHERE tenant_id = ? AND (checkout_request_id = ? OR id = ?) LIMIT 1',
+    )
+    .get(tid, checkoutOrId, checkoutOrId)
+
+/** The status and provider id of either kind, for the paths they share. */
+export function getEntity(
+  db: Db,
+  kind: Kind,
+  tid: string,
+  id: string,
+): { status: PaymentStatus; providerId: string | null; createdAt: string } | null {
+  const row = db.sqlite
+    .query<
+      { status: PaymentStatus; provider_id: string | null; created_at: string },
+      [string, string]
+    >(
+      `SELECT status, ${KINDS[kind].providerCol} AS provider_id, created_at FROM ${KINDS[kind].table}
+       WHERE tenant_id = ? AND id = ?`,
+    )
+    .get(tid, id)
+  return row ? { status: row.status, providerId: row.provider_id, createdAt: row.created_at } : null
+}

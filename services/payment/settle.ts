@@ -1,0 +1,201 @@
+import { type PaymentFailedEvent, type TransactionEvent, topics } from '../../schema/events.ts'
+import type { Db } from '../kernel/db.ts'
+import { emitEvent } from '../kernel/events.ts'
+import { faultPoint } from '../kernel/faults.ts'
+import { newId } from '../kernel/ids.ts'
+import { toMajor } from '../kernel/money.ts'
+import { appendAudit } from './audit.ts'
+import type { PaymentDeps } from './deps.ts'
+import { grouped } from './grouped.ts'
+import {
+  type DisbursementRow,
+  getDisbursement,
+  getPayment,
+  type Kind,
+  OPEN,
+  type PaymentRow,
+  statusOfResult,
+} from './rows.ts'
+import { emitPaymentFailed } from './transitions.ts'
+
+/** The provider's final word on a request, from a callback, a B2C result or a query. */
+export interface Outcome {
+  /** Daraja's ResultCode; null when the provider sent none we can read (ends `failed`). */
+  code: number | null
+  desc: string
+  receipt: string | null
+  transactionDate: string | null
+  counterpartyName: string | null
+  /** What settled it, for the audit row: 'callback', 'signed callback', 'reconcile', ... */
+  via: string
+}
+
+/**
+ * The one settle path (callbacks, B2C results and queries alike): an open payment or disbursement
+ * moves to its final state with its audit row and its success or failed event, in one
+ * transaction. False when it was already final, so a repeat changes nothing.
+ */
+export async function settle(
+  deps: PaymentDeps,
+  db: Db,
+  kind: Kind,
+  tid: string,
+  id: string,
+  o: Outcome,
+): Promise<boolean> {
+  const done = await grouped(db, () =>
+    kind === 'stk' ? settlePayment(deps, db, tid, id, o) : settleDisbursement(deps, db, tid, id, o),
+  )
+  if (done) faultPoint('payment.after_settle_commit')
+  // The index row is closed in batches by the reconciliation job, off the hot path.
+  return done
+}
+
+function settlePayment(deps: PaymentDeps, db: Db, tid: string, id: string, o: Outcome): boolean {
+  const p = getPayment(db, tid, id)
+  if (!p || !OPEN.has(p.status)) return false
+  const status = o.code === null ? 'failed' : statusOfResult(o.code)
+  const ok = status === 'success'
+  const at = deps.nowIso()
+  const txnId = ok ? newId('txn') : null
+  db.sqlite
+    .query(
+      `UPDATE payments SET status = ?, result_code = ?, result_desc = ?, mpesa_receipt_number = ?,
+        transaction_date = ?, counterparty_name = ?, transaction_id = ?, updated_at = ? WHERE id = ?`,
+    )
+    .run(
+      status,
+      o.code,
+      o.desc,
+      ok ? o.receipt : null,
+      ok ? o.transactionDate : null,
+      o.counterpartyName,
+      txnId,
+      at,
+      id,
+    )
+  appendAudit(db, {
+    tenantId: tid,
+    entity: 'payment',
+    entityId: id,
+    action: 'settled',
+    fromStatus: p.status,
+    toStatus: status,
+    detail: {
+      result_code: o.code,
+      result_desc: o.desc,
+      via: o.via,
+      ...(ok ? { mpesa_receipt_number: o.receipt } : {}),
+    },
+    actor: null,
+    at,
+  })
+  if (ok) emitSuccess(deps, db, paymentTransaction(p, txnId!, o, at))
+  else emitPaymentFailed(deps, db, p, status, o.code, o.desc)
+  return true
+}
+
+function settleDisbursement(
+  deps: PaymentDeps,
+  db: Db,
+  tid: string,
+  id: string,
+  o: Outcome,
+): boolean {
+  const d = getDisbursement(db, tid, id)
+  if (!d || !OPEN.has(d.status)) return false
+  const status = o.code === null ? 'failed' : statusOfResult(o.code)
+  const ok = status === 'success'
+  const at = deps.nowIso()
+  const txnId = ok ? newId('txn') : null
+  db.sqlite
+    .query(
+      `UPDATE disbursements SET status = ?, result_code = ?, result_desc = ?, transaction_receipt = ?,
+        receiver_name = ?, transaction_id = ?, updated_at = ? WHERE id = ?`,
+    )
+    .run(status, o.code, o.desc, ok ? o.receipt : null, o.counterpartyName, txnId, at, id)
+  appendAudit(db, {
+    tenantId: tid,
+    entity: 'disbursement',
+    entityId: id,
+    action: 'settled',
+    fromStatus: d.status,
+    toStatus: status,
+    detail: {
+      result_code: o.code,
+      result_desc: o.desc,
+      transaction_receipt: o.receipt,
+      via: o.via,
+    },
+    actor: null,
+    at,
+  })
+  const reference = d.occasion ?? d.remarks.slice(0, 12)
+  if (ok) emitSuccess(deps, db, disbursementTransaction(d, txnId!, o, at, reference))
+  else {
+    const data: PaymentFailedEvent = {
+      checkout_request_id: d.id,
+      status,
+      result_code: o.code,
+      result_desc: o.desc,
+      amount: toMajor(d.amount_cents),
+      phone_number: d.phone_number,
+      account_reference: reference,
+    }
+    emitEvent(db, { topic: topics.transactionsFailed, tenantId: tid, data }, deps.ctx.clock)
+  }
+  return true
+}
+
+const emitSuccess = (deps: PaymentDeps, db: Db, data: TransactionEvent & { tenant: string }) => {
+  const { tenant, ...event } = data
+  emitEvent(
+    db,
+    { topic: topics.transactionsSuccess, tenantId: tenant, data: event },
+    deps.ctx.clock,
+  )
+}
+
+function paymentTransaction(p: PaymentRow, txnId: string, o: Outcome, at: string) {
+  return {
+    tenant: p.tenant_id,
+    transaction_id: txnId,
+    occurred_at: o.transactionDate ?? at,
+    amount: toMajor(p.amount_cents),
+    direction: 'in' as const,
+    counterparty_name: o.counterpartyName,
+    counterparty_phone: p.phone_number,
+    description: `M-Pesa payment ${p.account_reference}`,
+    receipt_number: o.receipt,
+    balance: null,
+    source: 'payment' as const,
+    user_id: p.user_id,
+    checkout_request_id: p.checkout_request_id ?? p.id,
+    account_reference: p.account_reference,
+    ...(p.purpose ? { purpose: p.purpose } : {}),
+  }
+}
+
+function disbursementTransaction(
+  d: DisbursementRow,
+  txnId: string,
+  o: Outcome,
+  at: string,
+  reference: string,
+) {
+  return {
+    tenant: d.tenant_id,
+    transaction_id: txnId,
+    occurred_at: o.transactionDate ?? at,
+    amount: toMajor(d.amount_cents),
+    direction: 'out' as const,
+    counterparty_name: o.counterpartyName,
+    counterparty_phone: d.phone_number,
+    description: `M-Pesa disbursement ${d.remarks}`,
+    receipt_number: o.receipt,
+    balance: null,
+    source: 'payment' as const,
+    user_id: d.user_id,
+    account_reference: reference,
+  }
+}

@@ -1,0 +1,130 @@
+import { type PaymentFailedEvent, topics } from '../../schema/events.ts'
+import type { Db } from '../kernel/db.ts'
+import { emitEvent } from '../kernel/events.ts'
+import { toMajor } from '../kernel/money.ts'
+import { appendAudit } from './audit.ts'
+import type { PaymentDeps } from './deps.ts'
+import { getEntity, getPayment, KINDS, type Kind, type PaymentRow } from './rows.ts'
+
+/**
+ * The state changes before settlement, each with its audit row and events; call inside a write.
+ * initiating → pending (accepted), initiating → unknown (answer lost), initiating → failed (the
+ * provider certainly never got it), unknown → pending (its callback named the provider's id).
+ */
+export interface Change {
+  kind: Kind
+  tid: string
+  id: string
+  actor: string | null
+  at: string
+}
+
+export function emitPaymentFailed(
+  deps: PaymentDeps,
+  db: Db,
+  p: PaymentRow,
+  status: string,
+  code: number | null,
+  desc: string,
+) {
+  const data: PaymentFailedEvent = {
+    checkout_request_id: p.checkout_request_id ?? p.id,
+    status,
+    result_code: code,
+    result_desc: desc,
+    amount: toMajor(p.amount_cents),
+    phone_number: p.phone_number,
+    account_reference: p.account_reference,
+  }
+  emitEvent(db, { topic: topics.transactionsFailed, tenantId: p.tenant_id, data }, deps.ctx.clock)
+}
+
+/** Records the provider's id for a request it accepted; false when one is recorded already. */
+export function markAccepted(
+  deps: PaymentDeps,
+  db: Db,
+  c: Change,
+  ids: { providerId: string; merchantId?: string | undefined },
+): boolean {
+  const cur = getEntity(db, c.kind, c.tid, c.id)
+  if (!cur || cur.providerId || (cur.status !== 'initiating' && cur.status !== 'unknown'))
+    return false
+  if (c.kind === 'stk')
+    db.sqlite
+      .query(
+        `UPDATE payments SET checkout_request_id = ?, merchant_request_id = ?, status = 'pending',
+          updated_at = ? WHERE id = ?`,
+      )
+      .run(ids.providerId, ids.merchantId ?? '', c.at, c.id)
+  else
+    db.sqlite
+      .query(
+        "UPDATE disbursements SET conversation_id = ?, status = 'pending', updated_at = ? WHERE id = ?",
+      )
+      .run(ids.providerId, c.at, c.id)
+  appendAudit(db, {
+    tenantId: c.tid,
+    entity: KINDS[c.kind].entity,
+    entityId: c.id,
+    action: 'accepted',
+    fromStatus: cur.status,
+    toStatus: 'pending',
+    detail:
+      c.kind === 'stk'
+        ? { checkout_request_id: ids.providerId, merchant_request_id: ids.merchantId ?? '' }
+        : { conversation_id: ids.providerId },
+    actor: c.actor,
+    at: c.at,
+  })
+  emitEvent(
+    db,
+    { topic: topics.usage, tenantId: c.tid, data: { metric: 'payments', quantity: 1 } },
+    deps.ctx.clock,
+  )
+  return true
+}
+
+/** The provider may have the request but we do not have its answer: never failed, never retried. */
+export function markUnknown(db: Db, c: Change, reason: string): boolean {
+  const cur = getEntity(db, c.kind, c.tid, c.id)
+  if (cur?.status !== 'initiating') return false
+  db.sqlite
+    .query(
+      `UPDATE ${KINDS[c.kind].table} SET status = 'unknown', result_desc = ?, updated_at = ? WHERE id = ?`,
+    )
+    .run(reason, c.at, c.id)
+  appendAudit(db, {
+    tenantId: c.tid,
+    entity: KINDS[c.kind].entity,
+    entityId: c.id,
+    action: 'unanswered',
+    fromStatus: 'initiating',
+    toStatus: 'unknown',
+    detail: { reason },
+    actor: c.actor,
+    at: c.at,
+  })
+  return true
+}
+
+/** The provider certainly did not take the request (refused before sending, or a 4xx answer). */
+export function markRejected(deps: PaymentDeps, db: Db, c: Change, reason: string): void {
+  db.sqlite
+    .query(
+      `UPDATE ${KINDS[c.kind].table} SET status = 'failed', result_desc = ?, updated_at = ? WHERE id = ? AND status = 'initiating'`,
+    )
+    .run(reason, c.at, c.id)
+  appendAudit(db, {
+    tenantId: c.tid,
+    entity: KINDS[c.kind].entity,
+    entityId: c.id,
+    action: 'rejected',
+    fromStatus: 'initiating',
+    toStatus: 'failed',
+    detail: { reason },
+    actor: c.actor,
+    at: c.at,
+  })
+  if (c.kind === 'stk')
+    emitPaymentFailed(deps, db, getPayment(db, c.tid, c.id)!, 'failed', null, reason)
+}
