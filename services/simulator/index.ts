@@ -2,6 +2,7 @@ import { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { Elysia } from 'elysia'
+import { b2cResultOf, eatTimestamp, stkCallbackOf } from './callbacks.ts'
 
 /**
  * The Daraja-compatible M-Pesa simulator (DESIGN §8, §11): the same HTTP protocol as Safaricom
@@ -21,9 +22,14 @@ import { Elysia } from 'elysia'
  * the query reports the final result, including for 9999 (so reconciliation settles it as a
  * success with no receipt number).
  *
+ * Like Daraja, an accepted request is called back even when the process dies in between: the
+ * request and its pending callback are committed before the answer is sent, and on start the
+ * simulator fires every callback still due (with `statePath`; in memory only without it).
+ *
  * Test helpers (not part of Daraja): `GET /simulator/requests/{CheckoutRequestID}` shows what the
  * simulator received (including the CallBackURL) and what it decided; `GET /simulator/requests`
- * lists the recent ones.
+ * lists the recent ones; `GET /simulator/received?phone=&kind=` counts every STK push and B2C
+ * request accepted for a phone, across restarts.
  */
 export interface SimulatorOptions {
   delayMs: number
@@ -77,7 +83,7 @@ function b2cOutcome(phone: string): Outcome {
   return { resultCode: code, resultDesc: descriptions[code]!, callback: last4 !== '9999' }
 }
 
-interface StkRecord {
+export interface StkRecord {
   kind: 'stk'
   checkoutRequestId: string
   merchantRequestId: string
@@ -89,7 +95,7 @@ interface StkRecord {
   callbackError: string | null
 }
 
-interface B2cRecord {
+export interface B2cRecord {
   kind: 'b2c'
   conversationId: string
   originatorConversationId: string
@@ -119,12 +125,6 @@ function receiptNumber(): string {
   return out
 }
 
-function eatTimestamp(at: number): string {
-  const d = new Date(at + 3 * 3600_000)
-  const p = (n: number) => String(n).padStart(2, '0')
-  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}`
-}
-
 const PHONE = /^254[17]\d{8}$/
 const MAX_RECORDS = 50_000
 
@@ -140,26 +140,50 @@ export function createSimulator(opts: SimulatorOptions) {
   const timers = new Set<ReturnType<typeof setTimeout>>()
   let stopped = false
 
-  let store: Database | null = null
-  if (opts.statePath) {
-    mkdirSync(dirname(opts.statePath), { recursive: true })
-    store = new Database(opts.statePath, { create: true })
-    store.run('PRAGMA journal_mode = WAL')
-    store.run('PRAGMA synchronous = NORMAL')
-    store.run('PRAGMA busy_timeout = 5000')
-    store.run(
-      'CREATE TABLE IF NOT EXISTS requests (id TEXT PRIMARY KEY, kind TEXT NOT NULL, record TEXT NOT NULL)',
-    )
-  }
-  const save = store?.query('INSERT OR REPLACE INTO requests (id, kind, record) VALUES (?, ?, ?)')
-  const load = store?.query<{ record: string }, [string, string]>(
+  if (opts.statePath) mkdirSync(dirname(opts.statePath), { recursive: true })
+  const store = new Database(opts.statePath ?? ':memory:', { create: true })
+  store.run('PRAGMA journal_mode = WAL')
+  store.run('PRAGMA synchronous = NORMAL')
+  store.run('PRAGMA busy_timeout = 5000')
+  store.run(
+    'CREATE TABLE IF NOT EXISTS requests (id TEXT PRIMARY KEY, kind TEXT NOT NULL, record TEXT NOT NULL)',
+  )
+  store.run(
+    'CREATE TABLE IF NOT EXISTS received (seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, id TEXT NOT NULL, phone TEXT NOT NULL, received_at INTEGER NOT NULL)',
+  )
+  store.run('CREATE INDEX IF NOT EXISTS received_phone ON received (phone, kind)')
+  store.run(
+    'CREATE TABLE IF NOT EXISTS pending_callbacks (id TEXT PRIMARY KEY, kind TEXT NOT NULL, due_at INTEGER NOT NULL)',
+  )
+  const save = store.query('INSERT OR REPLACE INTO requests (id, kind, record) VALUES (?, ?, ?)')
+  const load = store.query<{ record: string }, [string, string]>(
     'SELECT record FROM requests WHERE id = ? AND kind = ?',
   )
+  const receive = store.query(
+    'INSERT INTO received (kind, id, phone, received_at) VALUES (?, ?, ?, ?)',
+  )
+  const due = store.query(
+    'INSERT OR REPLACE INTO pending_callbacks (id, kind, due_at) VALUES (?, ?, ?)',
+  )
+  const done = store.query('DELETE FROM pending_callbacks WHERE id = ?')
 
-  const remember = <T extends StkRecord | B2cRecord>(map: Map<string, T>, id: string, rec: T) => {
+  /**
+   * Records an accepted request, counts it, and (when it will be called back) its pending callback,
+   * in one commit before the answer goes out: a crash after answering still calls back.
+   */
+  const remember = <T extends StkRecord | B2cRecord>(
+    map: Map<string, T>,
+    id: string,
+    rec: T,
+    phone: string,
+  ) => {
     map.set(id, rec)
     if (map.size > MAX_RECORDS) map.delete(map.keys().next().value as string)
-    save?.run(id, rec.kind, JSON.stringify(rec))
+    store.transaction(() => {
+      save.run(id, rec.kind, JSON.stringify(rec))
+      receive.run(rec.kind, id, phone, Date.now())
+      if (rec.outcome.callback) due.run(id, rec.kind, rec.decideAt)
+    })()
   }
   const recall = <T extends StkRecord | B2cRecord>(
     map: Map<string, T>,
@@ -168,7 +192,7 @@ export function createSimulator(opts: SimulatorOptions) {
   ): T | undefined => {
     const hit = map.get(id)
     if (hit) return hit
-    const row = load?.get(id, kind)
+    const row = load.get(id, kind)
     return row ? (JSON.parse(row.record) as T) : undefined
   }
 
@@ -178,11 +202,12 @@ export function createSimulator(opts: SimulatorOptions) {
     return exp !== undefined && exp > Date.now()
   }
 
-  const later = (fn: () => Promise<void>) => {
+  const later = (ms: number, fn: () => Promise<void>) => {
     const timer = setTimeout(() => {
       timers.delete(timer)
-      void fn()
-    }, opts.delayMs)
+      // After stop the store is closed: a callback finishing then is simply left for the next start.
+      fn().catch(() => {})
+    }, ms)
     timers.add(timer)
   }
 
@@ -195,7 +220,7 @@ export function createSimulator(opts: SimulatorOptions) {
     url: string,
     body: unknown,
     rec: { callbackStatus: number | null; callbackError: string | null },
-  ) => {
+  ): Promise<boolean> => {
     for (let attempt = 0; attempt < 6; attempt++) {
       let wait = 100 * 2 ** attempt
       try {
@@ -208,16 +233,29 @@ export function createSimulator(opts: SimulatorOptions) {
         rec.callbackStatus = res.status
         rec.callbackError = null
         await res.arrayBuffer()
-        if (res.status !== 429 && res.status < 500) return
+        if (res.status !== 429 && res.status < 500) return true
         const retryAfter = Number(res.headers.get('retry-after'))
         if (Number.isFinite(retryAfter) && retryAfter > 0) wait = Math.min(5000, retryAfter * 1000)
       } catch (err) {
         rec.callbackError = (err as Error).message
       }
-      if (stopped) return
+      if (stopped) return false
       await Bun.sleep(wait)
     }
+    return true
   }
+
+  /** Calls back a remembered request after `ms`; its pending row goes once it was delivered. */
+  const schedule = (kind: 'stk' | 'b2c', id: string, ms: number) =>
+    later(ms, async () => {
+      const rec = kind === 'stk' ? recall(stk, 'stk', id) : recall(b2c, 'b2c', id)
+      if (!rec) {
+        done.run(id)
+        return
+      }
+      const { url, body } = rec.kind === 'stk' ? stkCallbackOf(rec) : b2cResultOf(rec)
+      if (await post(url, body, rec)) done.run(id)
+    })
 
   const readJson = async (request: Request): Promise<Record<string, unknown> | null> => {
     try {
@@ -281,29 +319,8 @@ export function createSimulator(opts: SimulatorOptions) {
         callbackStatus: null,
         callbackError: null,
       }
-      remember(stk, checkoutRequestId, rec)
-      if (rec.outcome.callback) {
-        later(async () => {
-          const stkCallback: Record<string, unknown> = {
-            MerchantRequestID: merchantRequestId,
-            CheckoutRequestID: checkoutRequestId,
-            ResultCode: rec.outcome.resultCode,
-            ResultDesc: rec.outcome.resultDesc,
-          }
-          if (rec.outcome.resultCode === 0) {
-            stkCallback.CallbackMetadata = {
-              Item: [
-                { Name: 'Amount', Value: amount },
-                { Name: 'MpesaReceiptNumber', Value: rec.receipt },
-                { Name: 'Balance' },
-                { Name: 'TransactionDate', Value: Number(eatTimestamp(Date.now())) },
-                { Name: 'PhoneNumber', Value: Number(phone) },
-              ],
-            }
-          }
-          await post(callbackUrl, { Body: { stkCallback } }, rec)
-        })
-      }
+      remember(stk, checkoutRequestId, rec, phone)
+      if (rec.outcome.callback) schedule('stk', checkoutRequestId, opts.delayMs)
       return {
         MerchantRequestID: merchantRequestId,
         CheckoutRequestID: checkoutRequestId,
@@ -360,42 +377,8 @@ export function createSimulator(opts: SimulatorOptions) {
         callbackStatus: null,
         callbackError: null,
       }
-      remember(b2c, conversationId, rec)
-      if (outcome.callback) {
-        later(async () => {
-          const result: Record<string, unknown> = {
-            ResultType: 0,
-            ResultCode: outcome.resultCode,
-            ResultDesc: outcome.resultDesc,
-            OriginatorConversationID: originatorConversationId,
-            ConversationID: conversationId,
-            TransactionID: rec.receipt,
-          }
-          if (outcome.resultCode === 0) {
-            const d = new Date(Date.now() + 3 * 3600_000)
-            const p = (n: number) => String(n).padStart(2, '0')
-            result.ResultParameters = {
-              ResultParameter: [
-                { Key: 'TransactionAmount', Value: amount },
-                { Key: 'TransactionReceipt', Value: rec.receipt },
-                { Key: 'B2CRecipientIsRegisteredCustomer', Value: 'Y' },
-                { Key: 'B2CChargesPaidAccountAvailableFunds', Value: 0 },
-                { Key: 'ReceiverPartyPublicName', Value: `${phone} - Simulated Customer` },
-                {
-                  Key: 'TransactionCompletedDateTime',
-                  Value: `${p(d.getUTCDate())}.${p(d.getUTCMonth() + 1)}.${d.getUTCFullYear()} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}`,
-                },
-                { Key: 'B2CUtilityAccountAvailableFunds', Value: 100000 },
-                { Key: 'B2CWorkingAccountAvailableFunds', Value: 900000 },
-              ],
-            }
-          }
-          result.ReferenceData = {
-            ReferenceItem: { Key: 'QueueTimeoutURL', Value: String(body.QueueTimeOutURL ?? '') },
-          }
-          await post(resultUrl, { Result: result }, rec)
-        })
-      }
+      remember(b2c, conversationId, rec, phone)
+      if (outcome.callback) schedule('b2c', conversationId, opts.delayMs)
       return {
         ConversationID: conversationId,
         OriginatorConversationID: originatorConversationId,
@@ -408,15 +391,34 @@ export function createSimulator(opts: SimulatorOptions) {
       if (!rec) return darajaError(404, '404.001.01', 'Resource not found')
       return rec
     })
+    .get('/simulator/received', ({ query }) => {
+      const rows = store
+        .query<{ kind: string; id: string; phone: string; received_at: number }, [string, string]>(
+          `SELECT kind, id, phone, received_at FROM received
+           WHERE (?1 = '' OR phone = ?1) AND (?2 = '' OR kind = ?2) ORDER BY seq`,
+        )
+        .all(String(query.phone ?? ''), String(query.kind ?? ''))
+      return { count: rows.length, requests: rows }
+    })
     .get('/simulator/requests', () => ({
       stk: [...stk.values()].slice(-100),
       b2c: [...b2c.values()].slice(-100),
     }))
+    .onStart(() => {
+      // Callbacks a previous process accepted but did not deliver: Daraja would still send them.
+      const now = Date.now()
+      for (const row of store
+        .query<{ id: string; kind: 'stk' | 'b2c'; due_at: number }, []>(
+          'SELECT id, kind, due_at FROM pending_callbacks ORDER BY due_at',
+        )
+        .all())
+        schedule(row.kind, row.id, Math.max(0, row.due_at - now))
+    })
     .onStop(() => {
       stopped = true
       for (const t of timers) clearTimeout(t)
       timers.clear()
-      store?.close()
+      store.close()
     })
   return app
 }
