@@ -10,6 +10,8 @@ export interface Secrets {
   mqttUsername: string
   mqttPassword: string
   callbackSecret: string
+  /** Encrypts webhook signing secrets at rest (base64 of 32 bytes). */
+  webhookKey: string
 }
 
 function writeSecretFile(path: string, content: string): void {
@@ -20,6 +22,7 @@ function writeSecretFile(path: string, content: string): void {
 
 const randomSecret = () =>
   Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
+const randomKey = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')
 
 /**
  * Creates what a data dir needs on first use (DESIGN §2): the JWT key pair and the generated
@@ -46,12 +49,24 @@ export async function initDataDir(config: Config): Promise<string[]> {
     writeSecretFile(
       secretsFile,
       JSON.stringify(
-        { mqtt_username: 'mmp', mqtt_password: randomSecret(), callback_secret: randomSecret() },
+        {
+          mqtt_username: 'mmp',
+          mqtt_password: randomSecret(),
+          callback_secret: randomSecret(),
+          webhook_key: randomKey(),
+        },
         null,
         2,
       ),
     )
     created.push(secretsFile)
+  } else {
+    // Data dirs made before webhook secrets were encrypted get their key on the next start.
+    const stored = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>
+    if (!stored.webhook_key) {
+      writeSecretFile(secretsFile, JSON.stringify({ ...stored, webhook_key: randomKey() }, null, 2))
+      created.push(secretsFile)
+    }
   }
   return created
 }
@@ -75,5 +90,6 @@ export function loadSecrets(config: Config): Secrets {
     mqttPassword: config.get<string | null>('mqtt.password') ?? stored.mqtt_password ?? '',
     callbackSecret:
       config.get<string | null>('mpesa.callback_secret') ?? stored.callback_secret ?? '',
+    webhookKey: config.get<string | null>('webhook.secret_key') ?? stored.webhook_key ?? '',
   }
 }

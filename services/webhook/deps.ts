@@ -3,6 +3,7 @@ import type { Clock } from '../kernel/clock.ts'
 import type { Db } from '../kernel/db.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { WebhookConfig } from './config.ts'
+import type { SecretBox } from './secret-box.ts'
 import type { Resolver } from './ssrf.ts'
 
 /** What the webhook verbs work with (explicit, no framework objects). */
@@ -14,6 +15,8 @@ export interface WebhookDeps {
   registry: TenantRegistry
   log: Logger
   resolve: Resolver
+  /** Seals signing secrets in the database and opens them to sign. */
+  secrets: SecretBox
   /** Tells the dispatcher that endpoints changed or got due deliveries. */
   notify: {
     enqueued(endpointIds: Iterable<string>): void

@@ -63,7 +63,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
         url: endpoint.url,
         messageId: delivery.messageId,
         body: delivery.payload,
-        keys: signingKeys(endpoint, nowMs),
+        keys: signingKeys(endpoint, nowMs, deps.secrets),
         timeoutMs: deps.config.timeoutMs,
         policy: deps.config,
         resolve: deps.resolve,

@@ -11,7 +11,8 @@ import {
   payloadVersions,
   type UpdateEndpointBody,
 } from './model.ts'
-import { generateSecret, secretKey } from './signing.ts'
+import { isSealed, type SecretBox } from './secret-box.ts'
+import { generateSecret, secretKey, secretProblem } from './signing.ts'
 import { checkDestination, DestinationRefused } from './ssrf.ts'
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect
@@ -47,8 +48,8 @@ function checkVersion(version: number | undefined): number {
 }
 
 function checkSecret(secret: string): string {
-  if (!secretKey(secret))
-    throw invalidField('secret', 'a whsec_ secret must be followed by non-empty base64')
+  const problem = secretProblem(secret)
+  if (problem) throw invalidField('secret', problem)
   return secret
 }
 
@@ -87,22 +88,24 @@ function assertEndpointAllowed(deps: WebhookDeps, tenantId: string): void {
   if (limit !== null && used + 1 > limit) throw new LimitExceeded('webhook_endpoints', limit, used)
 }
 
+/** Registers an endpoint; a generated secret is returned this once (`secret`), never again. */
 export async function createEndpoint(
   deps: WebhookDeps,
   tenantId: string,
   body: CreateEndpointBody,
-): Promise<Endpoint> {
+): Promise<Endpoint & { secret?: string }> {
   const events = checkEvents(body.events)
   const version = checkVersion(body.version)
-  const secret = checkSecret(body.secret)
+  const secret = body.secret === undefined ? generateSecret() : checkSecret(body.secret)
   const url = await checkUrl(deps, body.url)
   const now = deps.clock.now().toISOString()
+  const id = newId('whe')
   const row: EndpointRow = {
-    id: newId('whe'),
+    id,
     tenantId,
     url,
     events: JSON.stringify(events),
-    secret,
+    secret: deps.secrets.seal(secret, id),
     previousSecret: null,
     previousSecretExpiresAt: null,
     version,
@@ -117,7 +120,7 @@ export async function createEndpoint(
     assertEndpointAllowed(deps, tenantId)
     orm.insert(webhookEndpoints).values(row).run()
   })
-  return endpointView(row)
+  return { ...endpointView(row), ...(body.secret === undefined ? { secret } : {}) }
 }
 
 /** `tenantId` null: the platform operator, who sees every tenant's endpoints. */
@@ -221,7 +224,7 @@ export function rotateSecret(
     orm
       .update(webhookEndpoints)
       .set({
-        secret: next,
+        secret: deps.secrets.seal(next, current.id),
         previousSecret: current.secret,
         previousSecretExpiresAt: expires,
         updatedAt: new Date(now).toISOString(),
@@ -237,16 +240,47 @@ export function rotateSecret(
   }
 }
 
-/** The keys an attempt signs with now: the current secret, and the previous one while valid. */
-export function signingKeys(row: EndpointRow, nowMs: number): Uint8Array[] {
-  const keys = [secretKey(row.secret)!]
-  if (
-    row.previousSecret &&
-    row.previousSecretExpiresAt &&
-    Date.parse(row.previousSecretExpiresAt) > nowMs
-  ) {
-    const old = secretKey(row.previousSecret)
-    if (old) keys.push(old)
+/** Opened keys per loaded row: the dispatcher keeps a row until its endpoint changes. */
+const opened = new WeakMap<EndpointRow, { current: Uint8Array; previous: Uint8Array | null }>()
+
+/**
+ * The keys an attempt signs with now: the current secret, and the previous one while valid,
+ * opened from their sealed form here so nothing else handles a clear secret. Throws when the
+ * install's key cannot open them (the attempt then fails with that reason).
+ */
+export function signingKeys(row: EndpointRow, nowMs: number, box: SecretBox): Uint8Array[] {
+  let keys = opened.get(row)
+  if (!keys) {
+    const previous = row.previousSecret ? box.open(row.previousSecret, row.id) : null
+    keys = {
+      current: secretKey(box.open(row.secret, row.id))!,
+      previous: previous ? secretKey(previous) : null,
+    }
+    opened.set(row, keys)
   }
-  return keys
+  const expires = row.previousSecretExpiresAt ? Date.parse(row.previousSecretExpiresAt) : 0
+  return keys.previous && expires > nowMs ? [keys.current, keys.previous] : [keys.current]
+}
+
+/**
+ * Seals secrets stored in clear by versions before encryption at rest. Runs at start; a row is
+ * rewritten only while still clear, so two processes starting together do not seal twice.
+ */
+export function sealClearSecrets(deps: WebhookDeps): number {
+  const clear = deps.db.sqlite
+    .query<{ id: string; secret: string; previous_secret: string | null }, []>(
+      `SELECT id, secret, previous_secret FROM webhook_endpoints
+       WHERE secret NOT LIKE 'enc:%' OR previous_secret NOT LIKE 'enc:%'`,
+    )
+    .all()
+  const update = deps.db.sqlite.query(
+    'UPDATE webhook_endpoints SET secret = ?, previous_secret = ? WHERE id = ? AND secret = ?',
+  )
+  const seal = (v: string | null, id: string) =>
+    v === null || isSealed(v) ? v : deps.secrets.seal(v, id)
+  deps.db.write(() => {
+    for (const r of clear)
+      update.run(seal(r.secret, r.id), seal(r.previous_secret, r.id), r.id, r.secret)
+  })
+  return clear.length
 }

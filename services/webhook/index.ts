@@ -2,13 +2,20 @@ import { defineService } from '../kernel/context.ts'
 import { webhookConfig } from './config.ts'
 import type { WebhookDeps } from './deps.ts'
 import { createDispatcher, type Dispatcher } from './dispatcher.ts'
+import { sealClearSecrets } from './endpoints.ts'
 import { createWebhooksApp } from './routes.ts'
+import { createSecretBox, parseBoxKey } from './secret-box.ts'
 import { subscribeSources } from './sources.ts'
 import { cachedResolver, systemResolver } from './ssrf.ts'
 
 export default defineService({
   name: 'webhook',
   create(ctx) {
+    const key = (ctx.settings as { secrets?: { webhookKey?: string } }).secrets?.webhookKey
+    if (!key)
+      throw new Error(
+        'the webhook service needs its secret key (run `mmp init` or set MMP_WEBHOOK_SECRET_KEY)',
+      )
     let dispatcher: Dispatcher | null = null
     const deps: WebhookDeps = {
       db: ctx.registry.platform('webhook'),
@@ -17,11 +24,15 @@ export default defineService({
       registry: ctx.registry,
       log: ctx.log,
       resolve: cachedResolver(systemResolver, 5000),
+      secrets: createSecretBox(parseBoxKey(key)),
       notify: {
         enqueued: (ids) => dispatcher?.enqueued(ids),
         endpointChanged: (id) => dispatcher?.endpointChanged(id),
       },
     }
+    const sealed = sealClearSecrets(deps)
+    if (sealed)
+      ctx.log.info('encrypted webhook signing secrets stored in clear', { endpoints: sealed })
     dispatcher = createDispatcher(deps)
     const d = dispatcher
     return {

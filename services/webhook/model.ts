@@ -26,7 +26,8 @@ export const CreateEndpointBody = t.Object({
   tenant_id: t.Optional(t.String()),
   url: t.String({ minLength: 1, maxLength: 2048 }),
   events: t.Array(t.String(), { minItems: 1, maxItems: 20 }),
-  secret: Secret,
+  /** Omitted: one is generated and returned once, in the 201 answer. */
+  secret: t.Optional(Secret),
   version: t.Optional(t.Integer({ minimum: 1 })),
   rate_limit: t.Optional(t.Nullable(t.Integer({ minimum: 1, maximum: 100000 }))),
   description: t.Optional(t.Nullable(t.String({ maxLength: 500 }))),
@@ -57,6 +58,12 @@ export const Endpoint = t.Object({
   updated_at: t.String(),
 })
 export type Endpoint = typeof Endpoint.static
+
+export const CreatedEndpoint = t.Object({
+  ...Endpoint.properties,
+  /** Present only when the service generated the secret: shown this once, stored encrypted. */
+  secret: t.Optional(t.String()),
+})
 
 export const RotateSecretBody = t.Object({ secret: t.Optional(Secret) })
 export const RotatedSecret = t.Object({

@@ -16,6 +16,7 @@ import {
   updateEndpoint,
 } from './endpoints.ts'
 import {
+  CreatedEndpoint,
   CreateEndpointBody,
   Delivery,
   DeliveryQuery,
@@ -59,7 +60,7 @@ export function createWebhooksApp(ctx: ServiceContext, deps: WebhookDeps) {
       {
         auth: 'admin',
         body: CreateEndpointBody,
-        response: { 201: Endpoint },
+        response: { 201: CreatedEndpoint },
         detail: secured('Register a webhook endpoint for a tenant'),
       },
     )

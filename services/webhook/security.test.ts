@@ -35,14 +35,22 @@ describe('webhook routes security', () => {
   beforeAll(async () => {
     kit = await createTestKit('webhook', {
       migrations,
-      settings: { 'webhook.allow_insecure': true, 'webhook.retry_schedule': [0] },
+      settings: {
+        'webhook.allow_insecure': true,
+        'webhook.retry_schedule': [0],
+        secrets: { webhookKey: Buffer.alloc(32, 7).toString('base64') },
+      },
     })
     svc = await service.create(kit.ctx)
     const admin = { tenantId: 'acme', role: 'Admin' as const }
     const ep = await call(
       'POST',
       '/api/v1/webhooks',
-      { url: 'http://127.0.0.1:9/hook', events: ['payment.success'], secret: 'secret-1' },
+      {
+        url: 'http://127.0.0.1:9/hook',
+        events: ['payment.success'],
+        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      },
       admin,
     )
     endpointId = ep.body.id
@@ -56,7 +64,11 @@ describe('webhook routes security', () => {
       [
         'POST',
         '/api/v1/webhooks',
-        { url: 'http://127.0.0.1:9/x', events: ['payment.failed'], secret: 's' },
+        {
+          url: 'http://127.0.0.1:9/x',
+          events: ['payment.failed'],
+          secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        },
       ],
       ['GET', '/api/v1/webhooks', undefined],
       ['GET', `/api/v1/webhooks/${endpointId}`, undefined],
@@ -136,7 +148,11 @@ describe('webhook routes security', () => {
       updated_at: '2026-01-01T00:00:00Z',
     })
     const gamma = { tenantId: 'gamma', role: 'Admin' as const }
-    const body = { url: 'http://127.0.0.1:9/g', events: ['payment.success'], secret: 's' }
+    const body = {
+      url: 'http://127.0.0.1:9/g',
+      events: ['payment.success'],
+      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    }
     expect((await call('POST', '/api/v1/webhooks', body, gamma)).status).toBe(201)
     const second = await call('POST', '/api/v1/webhooks', body, gamma)
     expect(second.status).toBe(402)

@@ -19,6 +19,19 @@ export function secretKey(secret: string): Uint8Array | null {
   return new TextEncoder().encode(secret)
 }
 
+/** Key sizes a given secret may have (DESIGN §9): at least HMAC-SHA256's 192-bit floor. */
+export const MIN_SECRET_BYTES = 24
+export const MAX_SECRET_BYTES = 64
+
+/** Why a secret given by a user may not sign, or null when it may. */
+export function secretProblem(secret: string): string | null {
+  const key = secretKey(secret)
+  if (!key) return 'a whsec_ secret must be followed by non-empty base64'
+  if (key.length < MIN_SECRET_BYTES || key.length > MAX_SECRET_BYTES)
+    return `must be ${MIN_SECRET_BYTES} to ${MAX_SECRET_BYTES} random bytes (whsec_ + base64, or a plain string of that many bytes); this one is ${key.length} bytes; omit it to have one generated`
+  return null
+}
+
 /** A fresh `whsec_` secret of 32 random bytes. */
 export function generateSecret(): string {
   return SECRET_PREFIX + Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')

@@ -15,6 +15,7 @@ interface Received {
 }
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
+const TEST_WEBHOOK_KEY = Buffer.alloc(32, 7).toString('base64')
 
 async function until<T>(fn: () => T | Promise<T>, ms = 5000): Promise<NonNullable<T>> {
   const end = Date.now() + ms
@@ -67,6 +68,7 @@ describe('webhook service', () => {
         'webhook.retry_schedule': [0, 100, 200],
         'webhook.timeout_ms': 2000,
         'webhook.allow_hosts': [],
+        secrets: { webhookKey: TEST_WEBHOOK_KEY },
       },
     })
     svc = await service.create(kit.ctx)
@@ -125,7 +127,7 @@ describe('webhook service', () => {
           tenant_id: 'acme',
           url: `${base}/x`,
           events: ['nope'],
-          secret: 's',
+          secret: SECRET,
         })
       ).status,
     ).toBe(422)
@@ -135,7 +137,7 @@ describe('webhook service', () => {
           tenant_id: 'acme',
           url: 'https://10.0.0.1/x',
           events: ['payment.success'],
-          secret: 's',
+          secret: SECRET,
         })
       ).status,
     ).toBe(422)
@@ -145,7 +147,7 @@ describe('webhook service', () => {
           tenant_id: 'other',
           url: `${base}/x`,
           events: ['payment.success'],
-          secret: 's',
+          secret: SECRET,
         })
       ).status,
     ).toBe(403)
@@ -154,7 +156,7 @@ describe('webhook service', () => {
         await call(
           'POST',
           '/api/v1/webhooks',
-          { tenant_id: 'acme', url: `${base}/x`, events: ['payment.success'], secret: 's' },
+          { tenant_id: 'acme', url: `${base}/x`, events: ['payment.success'], secret: SECRET },
           'acme',
           'Manager',
         )
@@ -315,7 +317,7 @@ describe('webhook service', () => {
     const created = await call('POST', '/api/v1/webhooks', {
       url: base,
       events: ['payment.success'],
-      secret: 'plain-secret',
+      secret: 'a-plain-secret-of-32-bytes-length',
     })
     expect(created.body.url).toBe(base)
     const all = await call('GET', '/api/v1/webhooks', undefined, 'platform')
