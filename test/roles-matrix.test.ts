@@ -208,7 +208,7 @@ const rows: Row[] = [
       tenant_id: 'acme',
       url: `http://127.0.0.1:9/${who}`,
       events: ['payment.success'],
-      secret: `secret-of-${who}`,
+      secret: `secret-of-${who}-in-the-roles-matrix`,
     }),
     action: 'admin',
   },
