@@ -6,13 +6,15 @@ import type { ServiceContext, ServiceInstance, ServiceName } from '../services/k
 import { createRelay, type Relay } from '../services/kernel/events.ts'
 import { configureFaults, FAULT_POINTS } from '../services/kernel/faults.ts'
 import { createServiceClient, staticDiscovery } from '../services/kernel/http-client.ts'
-import { configureLogging, createLogger } from '../services/kernel/log.ts'
+import { configureLogging, createLogger, type Logger } from '../services/kernel/log.ts'
+import { appErrorResponse, storageError } from '../services/kernel/problem.ts'
 import { createTokenVerifier } from '../services/kernel/tokens.ts'
 import { createSimulator } from '../services/simulator/index.ts'
 import { createRegistry } from '../tenants/registry.ts'
 import { dashboardRoutes } from '../web/routes.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
+import { databaseCap, openFilesLimit } from './fd-limit.ts'
 import { migrationsOf } from './migrations.ts'
 import { followRevocations } from './revocations.ts'
 import { initDataDir, loadSecrets } from './secrets.ts'
@@ -43,6 +45,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
     json: format === 'auto' ? !process.stdout.isTTY : format === 'json',
   })
   const log = createLogger('mmp')
+  guardProcess(log)
   armFaults(config, log)
   const created = await initDataDir(config)
   if (created.length)
@@ -66,11 +69,25 @@ export async function startPlatform(config: Config): Promise<Platform> {
 
   const relays = new Map<string, Relay>()
   const replayMs = config.get<number>('outbox.replay_window_s') * 1000
+  // One cap for the whole process (DESIGN §15), lowered to what the open-files limit can hold.
+  const fdLimit = openFilesLimit()
+  const maxOpen = databaseCap(config.get('registry.max_open'), fdLimit)
+  if (maxOpen < config.get<number>('registry.max_open'))
+    log.info('open databases capped by the open-files limit', {
+      max_open: maxOpen,
+      configured: config.get('registry.max_open'),
+      open_files_limit: fdLimit,
+    })
   const registry = createRegistry({
     dataDir: config.dataDir,
     migrations: migrationsOf,
     synchronous: synchronousOf,
-    maxOpen: config.get('registry.max_open'),
+    maxOpen,
+    onOverCap: (open, max) =>
+      log.warn('every open database is busy; the open-database cap is exceeded for now', {
+        open,
+        max_open: max,
+      }),
     onOpen(db, info) {
       relays.get(info.service)?.watch(db, { replaySinceMs: info.firstInProcess ? replayMs : 0 })
     },
@@ -100,6 +117,17 @@ export async function startPlatform(config: Config): Promise<Platform> {
     secrets,
   }
 
+  // Longer than the longest route budget, so a spent budget is always answered with a 504 before
+  // the server drops an idle connection (DESIGN §15). Bun allows at most 255 s.
+  const idleTimeout = Math.min(
+    255,
+    Math.ceil(
+      Math.max(
+        config.get<number>('gateway.timeout_ms'),
+        config.get<number>('gateway.bulk_timeout_ms'),
+      ) / 1000,
+    ) + 10,
+  )
   const running: Running[] = []
   const servers: Array<{ stop(closeActive?: boolean): Promise<void> | void }> = []
   const urls: Record<string, string> = {}
@@ -136,6 +164,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
         port: config.ports[name],
         hostname: config.host,
         maxRequestBodySize: name === 'parser' ? 20 * 1024 * 1024 : 1024 * 1024,
+        idleTimeout,
       })
       urls[name] = `http://${config.host}:${config.ports[name]}`
       running.push({ name, instance, relay, bus })
@@ -245,20 +274,35 @@ export async function startPlatform(config: Config): Promise<Platform> {
       // The gateway refuses oversized bodies itself, by Content-Length or while streaming, with
       // a problem+json 413; Bun's own cap (a bare 413) is only a backstop far above the limits.
       maxRequestBodySize: 1024 * 1024 * 1024,
-      error: () =>
-        new Response(
+      idleTimeout,
+      error: (err) => {
+        const storage = storageError(err)
+        if (storage) return appErrorResponse(storage, undefined)
+        return new Response(
           JSON.stringify({ type: 'about:blank', title: 'Internal Server Error', status: 500 }),
           { status: 500, headers: { 'content-type': 'application/problem+json' } },
-        ),
+        )
+      },
     })
     servers.push({ stop: (closeActive) => server.stop(closeActive) })
     urls.gateway = gatewayUrl
   }
 
+  // Every tenant database is opened once at start so its relay replays and drains it; one at a
+  // time, so the scan stays under the open-database cap however many tenants there are.
   for (const r of running) {
     registry.platform(r.name)
-    for (const path of registry.existingTenantDatabases(r.name))
-      registry.openPath(r.name, path, null)
+    for (const path of registry.existingTenantDatabases(r.name)) {
+      try {
+        await r.relay.settled(registry.openPath(r.name, path, null))
+      } catch (err) {
+        log.warn('could not open a tenant database at start', {
+          service: r.name,
+          db: path,
+          error: (err as Error)?.message,
+        })
+      }
+    }
     await r.instance.start?.()
   }
   log.info('mmp is up', {
@@ -286,6 +330,28 @@ export async function startPlatform(config: Config): Promise<Platform> {
 }
 
 export const dataFile = (config: Config, name: string) => join(config.dataDir, name)
+
+let guarded = false
+/**
+ * The last resort (DESIGN §15): an exception nobody caught is logged, not fatal. Every loop catches
+ * its own errors; this keeps one that slipped through from taking every service down with it.
+ */
+function guardProcess(log: Logger): void {
+  if (guarded) return
+  guarded = true
+  process.on('uncaughtException', (err) =>
+    log.error('uncaught exception; carrying on', {
+      error: (err as Error)?.message,
+      stack: (err as Error)?.stack,
+    }),
+  )
+  process.on('unhandledRejection', (reason) =>
+    log.error('unhandled rejection; carrying on', {
+      error: (reason as Error)?.message ?? String(reason),
+      stack: (reason as Error)?.stack,
+    }),
+  )
+}
 
 /** MMP_FAULT arms a crash point only with MMP_ALLOW_FAULTS=1; otherwise one warning line. */
 function armFaults(config: Config, log: ReturnType<typeof createLogger>): void {

@@ -153,16 +153,17 @@ export const settings: readonly Setting[] = [
   {
     key: 'gateway.bulk_timeout_ms',
     env: 'MMP_GATEWAY_BULK_TIMEOUT_MS',
-    kind: int(100, 3600000),
+    // At most 240 s: the servers' idle timeout (Bun allows 255 s) must outlast every budget.
+    kind: int(100, 240000),
     default: 120000,
-    help: 'request budget of statement uploads and exports',
+    help: 'request budget of statement uploads and exports (at most 240 s)',
   },
   {
     key: 'gateway.timeout_ms',
     env: 'MMP_GATEWAY_TIMEOUT_MS',
-    kind: int(100, 600000),
+    kind: int(100, 240000),
     default: 10000,
-    help: 'default request budget',
+    help: 'default request budget (at most 240 s)',
   },
   {
     key: 'rate_limit.free',
@@ -323,7 +324,7 @@ export const settings: readonly Setting[] = [
     env: 'MMP_MAX_OPEN_DATABASES',
     kind: int(8, 100000),
     default: 256,
-    help: 'open database handles kept',
+    help: 'open databases in the whole process (3 files each); lowered to fit the open-files limit',
   },
   {
     key: 'outbox.replay_window_s',

@@ -41,8 +41,14 @@ export interface RegistryOptions {
   migrations: (service: string) => readonly Migration[]
   /** `FULL` for money (payment, billing), `NORMAL` elsewhere. */
   synchronous?: (service: string) => 'FULL' | 'NORMAL'
-  /** Open handles kept at most; the least recently used is closed beyond it. */
+  /**
+   * Open handles kept at most, for the whole process (every service shares this registry): beyond
+   * it the least recently used handle that is not busy is released and its descriptors freed.
+   * Platform databases are never released (services hold statements on them for life).
+   */
   maxOpen?: number
+  /** Told once when every open handle is busy and the cap cannot be kept. */
+  onOverCap?: (open: number, max: number) => void
   /** Called once for every database the first time it is opened (the relay watches it). */
   onOpen?: (
     db: Db,
@@ -94,6 +100,8 @@ export interface TenantRegistry {
   /** Forgets the cached placement of a tenant (after its folder is erased). */
   evictPlacement?(tenantId: string): void
   closeAll(): void
+  /** Handles open right now (tests and metrics). */
+  openCount?(): number
 }
 
 export const SHARED = '_shared'
@@ -118,8 +126,15 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
   const dataDir = resolve(opts.dataDir)
   const tenantsDir = join(dataDir, 'tenants')
   const max = opts.maxOpen ?? 256
-  const open = new Map<string, Db>()
+  /** Open handles, least recently used first (a path may have two: see `openPath`). */
+  const lru = new Map<Db, string>()
+  /** The handle `openPath` gives out for a path. */
+  const current = new Map<string, Db>()
+  const pinned = new Set<string>()
+  /** Files closed before deletion: a released handle of one must not recreate it. */
+  const erased = new Set<string>()
   const seen = new Set<string>()
+  let warnedOverCap = false
   const placements = new Map<string, { p: Placement; at: number }>()
 
   const placementFile = (tenantId: string) => join(tenantsDir, tenantId, 'placement.json')
@@ -137,32 +152,93 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
   const folderOf = (placement: Placement, tenantId: string): string =>
     placementFolder(dataDir, placement, tenantId)
 
-  const openPath = (service: string, path: string, tenantId: string | null): Db => {
-    const hit = open.get(path)
+  /** Releases least recently used handles that are not busy until the cap holds. */
+  const evict = (keep: Db | null, room = 0) => {
+    const limit = max - room
+    if (lru.size <= limit) return
+    for (const [db, path] of lru) {
+      if (lru.size <= limit) break
+      if (db.gone) lru.delete(db)
+      else if (db === keep || pinned.has(path) || db.busy) continue
+      else if (db.release()) {
+        lru.delete(db)
+        if (current.get(path) === db) current.delete(path)
+      }
+    }
+    if (lru.size > limit && !warnedOverCap) {
+      warnedOverCap = true
+      opts.onOverCap?.(lru.size, max)
+    }
+  }
+
+  /** Releases up to `n` idle handles, oldest first; whether any was released. */
+  const shrink = (n: number): boolean => {
+    let released = 0
+    for (const [db, path] of lru) {
+      if (released >= n) break
+      if (pinned.has(path) || db.busy || !db.release()) continue
+      lru.delete(db)
+      if (current.get(path) === db) current.delete(path)
+      released++
+    }
+    return released > 0
+  }
+
+  const touch = (db: Db, path: string) => {
+    lru.delete(db)
+    lru.set(db, path)
+  }
+
+  /**
+   * A released handle is never given out again: services cache prepared statements per `Db`
+   * (WeakMap), and those died with the release. Code that still holds the old one reopens it on
+   * use; it then counts in the LRU again beside the new one.
+   */
+  const openPath = (service: string, path: string, tenantId: string | null, pin = false): Db => {
+    if (pin) pinned.add(path)
+    const hit = current.get(path)
     if (hit && !hit.closed) {
-      open.delete(path)
-      open.set(path, hit)
+      touch(hit, path)
       return hit
     }
-    const db = openDatabase(path, {
-      migrations: opts.migrations(service),
-      synchronous: opts.synchronous?.(service) ?? 'NORMAL',
-    })
-    open.set(path, db)
+    erased.delete(path)
+    const open = () =>
+      openDatabase(path, {
+        migrations: opts.migrations(service),
+        synchronous: opts.synchronous?.(service) ?? 'NORMAL',
+        mayReopen: () => {
+          evict(null, 1)
+          return !erased.has(path)
+        },
+        onReopen(reopened) {
+          touch(reopened, path)
+          evict(reopened)
+        },
+      })
+    // Room first, then the open: the descriptors never exceed the cap, even for a moment.
+    evict(null, 1)
+    let db: Db
+    try {
+      db = open()
+    } catch (err) {
+      // Out of descriptors (other files, sockets): give back half the idle handles and try once more.
+      if (!/unable to open/i.test((err as Error)?.message ?? '') || !shrink(lru.size >> 1))
+        throw err
+      db = open()
+    }
+    current.set(path, db)
+    touch(db, path)
     const firstInProcess = !seen.has(path)
     seen.add(path)
     opts.onOpen?.(db, { service, tenantId, firstInProcess })
-    while (open.size > max) {
-      const [oldest, handle] = open.entries().next().value as [string, Db]
-      open.delete(oldest)
-      handle.close()
-    }
+    evict(db)
     return db
   }
 
   return {
     dataDir,
-    platform: (service) => openPath(service, join(dataDir, 'platform', `${service}.db`), null),
+    platform: (service) =>
+      openPath(service, join(dataDir, 'platform', `${service}.db`), null, true),
     tenant(service, tenantId) {
       this.assertExists(tenantId)
       return openPath(service, this.pathOf(service, tenantId), tenantId)
@@ -215,16 +291,22 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
     pathAt: (service, placement, tenantId) =>
       join(folderOf(placement, assertTenantId(tenantId)), `${service}.db`),
     closePath(path) {
-      const db = open.get(path)
-      open.delete(path)
-      db?.close()
+      erased.add(path)
+      current.delete(path)
+      for (const [db, p] of lru) {
+        if (p !== path) continue
+        lru.delete(db)
+        db.close()
+      }
     },
     evictPlacement(tenantId) {
       placements.delete(tenantId)
     },
     closeAll() {
-      for (const db of open.values()) db.close()
-      open.clear()
+      for (const db of lru.keys()) db.close()
+      lru.clear()
+      current.clear()
     },
+    openCount: () => lru.size,
   }
 }

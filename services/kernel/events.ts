@@ -4,6 +4,7 @@ import { outbox } from '../../schema/kernel.ts'
 import type { EventBus } from './bus.ts'
 import type { Clock } from './clock.ts'
 import type { Db } from './db.ts'
+import { faultPoint } from './faults.ts'
 import { newId } from './ids.ts'
 import type { Logger } from './log.ts'
 import { counter } from './metrics.ts'
@@ -79,6 +80,8 @@ export function handleOnce(
 export interface Relay {
   /** Starts relaying a database's outbox: drains what is unsent now and after each commit. */
   watch(db: Db, opts?: { replaySinceMs?: number }): void
+  /** Resolves when the replay and drain started by `watch` for this database are done. */
+  settled(db: Db): Promise<void>
   /** Publishes everything unsent in every watched database. */
   flush(): Promise<void>
   stop(): Promise<void>
@@ -88,12 +91,18 @@ export interface Relay {
  * The outbox relay: publishes unsent rows in order and marks them sent once the broker acked.
  * On first watch after a start it also republishes what was sent within `replaySinceMs`, because an
  * embedded broker loses what it held when the process died; consumers' inboxes drop the repeats.
+ *
+ * Nothing here may end the process (DESIGN §15): a failed drain is logged and retried with a
+ * backoff per database (1 s doubling to `maxRetryMs`), and the poller survives a failing file.
+ * A database being drained is held, so the registry does not release it mid-batch; a released one
+ * is reopened by the retry.
  */
 export function createRelay(opts: {
   bus: EventBus
   log: Logger
   batchSize?: number
   retryMs?: number
+  maxRetryMs?: number
   paused?: boolean
   /**
    * How often every watched database is checked for unsent rows, so events written by another
@@ -101,14 +110,19 @@ export function createRelay(opts: {
    */
   pollMs?: number
 }): Relay {
-  const watched = new Set<Db>()
+  /** One handle per file: a newer handle of the same file (after a release) replaces the old. */
+  const watched = new Map<string, Db>()
   const running = new Map<Db, Promise<void>>()
+  const starting = new Map<Db, Promise<void>>()
   const again = new Set<Db>()
+  const backoff = new Map<string, number>()
   let stopped = false
   const batch = opts.batchSize ?? 500
+  const retryMs = opts.retryMs ?? 1000
+  const maxRetryMs = opts.maxRetryMs ?? 30_000
 
   const drainOnce = async (db: Db): Promise<void> => {
-    while (!stopped && !db.closed) {
+    while (!stopped && !db.gone) {
       const rows = db.orm
         .select({ seq: outbox.seq, topic: outbox.topic, payload: outbox.payload })
         .from(outbox)
@@ -127,8 +141,9 @@ export function createRelay(opts: {
           published++
           eventsPublished.inc({ topic: row.topic })
         }
+        faultPoint('relay.after_publish')
       } finally {
-        if (published > 0 && !db.closed) {
+        if (published > 0 && !db.gone) {
           const last = rows[published - 1]!.seq
           db.orm
             .update(outbox)
@@ -137,31 +152,40 @@ export function createRelay(opts: {
             .run()
         }
       }
-      if (db.closed) return
     }
   }
 
+  const retryLater = (db: Db, err: unknown) => {
+    const delay = Math.min(backoff.get(db.path) ?? retryMs, maxRetryMs)
+    backoff.set(db.path, delay * 2)
+    opts.log.warn('outbox relay failed; retrying', {
+      db: db.path,
+      retry_ms: delay,
+      error: (err as Error)?.message,
+    })
+    setTimeout(() => void drain(db), delay).unref?.()
+  }
+
   const drain = (db: Db): Promise<void> => {
-    if (opts.paused || stopped) return Promise.resolve()
+    if (opts.paused || stopped || db.gone) return Promise.resolve()
     const current = running.get(db)
     if (current) {
       again.add(db)
       return current
     }
+    const release = db.hold()
     const p = (async () => {
       try {
         do {
           again.delete(db)
           await drainOnce(db)
         } while (again.has(db))
+        backoff.delete(db.path)
       } catch (err) {
-        opts.log.warn('outbox relay failed; retrying', {
-          db: db.path,
-          error: (err as Error).message,
-        })
-        setTimeout(() => drain(db), opts.retryMs ?? 1000).unref?.()
+        retryLater(db, err)
       } finally {
         running.delete(db)
+        release()
       }
     })()
     running.set(db, p)
@@ -169,14 +193,41 @@ export function createRelay(opts: {
   }
 
   const replay = async (db: Db, sinceMs: number) => {
-    const since = new Date(Date.now() - sinceMs).toISOString()
-    const rows = db.orm
-      .select({ topic: outbox.topic, payload: outbox.payload })
-      .from(outbox)
-      .where(and(gt(outbox.sentAt, since)))
-      .orderBy(asc(outbox.seq))
-      .all()
-    for (const row of rows) await opts.bus.publish(row.topic, JSON.parse(row.payload))
+    const release = db.hold()
+    try {
+      const since = new Date(Date.now() - sinceMs).toISOString()
+      const rows = db.orm
+        .select({ topic: outbox.topic, payload: outbox.payload })
+        .from(outbox)
+        .where(and(gt(outbox.sentAt, since)))
+        .orderBy(asc(outbox.seq))
+        .all()
+      for (const row of rows) await opts.bus.publish(row.topic, JSON.parse(row.payload))
+    } catch (err) {
+      opts.log.warn('outbox replay failed; consumers may miss what the broker lost', {
+        db: db.path,
+        error: (err as Error)?.message,
+      })
+    } finally {
+      release()
+    }
+  }
+
+  const poll = (prune: boolean) => {
+    for (const [path, db] of watched) {
+      if (db.gone) {
+        watched.delete(path)
+        continue
+      }
+      // A released handle is not reopened just to look: a commit or a retry reopens it.
+      if (db.closed || running.has(db) || backoff.has(path)) continue
+      try {
+        if (hasUnsent(db)) void drain(db)
+        if (prune) pruneDelivered(db)
+      } catch (err) {
+        opts.log.warn('outbox poll failed', { db: path, error: (err as Error)?.message })
+      }
+    }
   }
 
   const pollMs = opts.pollMs ?? 1000
@@ -184,14 +235,12 @@ export function createRelay(opts: {
   const poller =
     pollMs > 0 && !opts.paused
       ? setInterval(() => {
-          const prune = Date.now() - lastPrune > PRUNE_EVERY_MS
-          if (prune) lastPrune = Date.now()
-          for (const db of watched) {
-            if (db.closed) watched.delete(db)
-            else {
-              if (!running.has(db) && hasUnsent(db)) void drain(db)
-              if (prune) pruneDelivered(db)
-            }
+          try {
+            const prune = Date.now() - lastPrune > PRUNE_EVERY_MS
+            if (prune) lastPrune = Date.now()
+            poll(prune)
+          } catch (err) {
+            opts.log.error('outbox poller failed', { error: (err as Error)?.message })
           }
         }, pollMs)
       : null
@@ -199,16 +248,19 @@ export function createRelay(opts: {
 
   return {
     watch(db, wopts) {
-      if (watched.has(db)) return
-      watched.add(db)
+      if (watched.get(db.path) === db) return
+      watched.set(db.path, db)
       db.onEvents(() => void drain(db))
       if (opts.paused) return
       const since = wopts?.replaySinceMs ?? 0
-      const start = since > 0 ? replay(db, since).catch(() => {}) : Promise.resolve()
-      void start.then(() => drain(db))
+      const start = (since > 0 ? replay(db, since) : Promise.resolve())
+        .then(() => drain(db))
+        .finally(() => starting.delete(db))
+      starting.set(db, start)
     },
+    settled: (db) => starting.get(db) ?? running.get(db) ?? Promise.resolve(),
     async flush() {
-      await Promise.all([...watched].filter((db) => !db.closed).map((db) => drain(db)))
+      await Promise.all([...watched.values()].filter((db) => !db.closed).map((db) => drain(db)))
     },
     async stop() {
       stopped = true

@@ -96,3 +96,41 @@ export function fieldErrorsOf(
 }
 
 export { AppError }
+
+const FULL = /^(SQLITE_FULL|ENOSPC|EDQUOT)/
+const UNAVAILABLE =
+  /^(SQLITE_(IOERR|BUSY|LOCKED|CANTOPEN|READONLY|PROTOCOL|NOMEM)|EIO|EMFILE|ENFILE|EROFS|EAGAIN)/
+
+/**
+ * A storage fault (SQLite or the file system) as the kernel error a client should see: 507
+ * STORAGE_FULL when the disk is full, 503 STORAGE_UNAVAILABLE for I/O errors, locks and exhausted
+ * descriptors, both with Retry-After, since they pass without anyone fixing the request. Null for
+ * anything else. Looks one `cause` deep.
+ *
+ * @example
+ * const storage = storageError(err)
+ * if (storage) return appErrorResponse(storage, requestId)
+ */
+export function storageError(err: unknown): AppError | null {
+  for (let e = err, depth = 0; e && depth < 2; e = (e as Error).cause, depth++) {
+    if (e instanceof AppError) return null
+    const code = String((e as { code?: unknown }).code ?? '')
+    const message = String((e as Error).message ?? '')
+    if (FULL.test(code) || /database or disk is full|no space left/i.test(message)) {
+      return new AppError('STORAGE_FULL', 'the storage is full; retry once space is freed', {
+        headers: { 'Retry-After': '30' },
+        cause: e,
+      })
+    }
+    if (
+      UNAVAILABLE.test(code) ||
+      /disk I\/O error|database is locked|unable to open/i.test(message)
+    ) {
+      return new AppError('STORAGE_UNAVAILABLE', 'the storage failed; retry in a moment', {
+        headers: { 'Retry-After': '1' },
+        cause: e,
+      })
+    }
+  }
+  return null
+}

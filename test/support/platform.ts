@@ -40,6 +40,19 @@ export interface TestPlatform {
   dispose(): Promise<void>
   /** Log in through the gateway; returns the access token. */
   login(email?: string, password?: string): Promise<string>
+  /** The process id of the running `mmp serve` (for /proc/<pid>/fd). */
+  pid(): number | undefined
+}
+
+export interface PlatformOptions {
+  env?: Record<string, string>
+  only?: string
+  dataDir?: string
+  offset?: number
+  /** Start under this open-files limit (`ulimit -n`). */
+  openFiles?: number
+  /** A command the server is started through, e.g. `['fiu-run', '-x', '-c', '...']`. */
+  wrap?: string[]
 }
 
 async function portFree(port: number): Promise<boolean> {
@@ -68,9 +81,7 @@ export async function pickOffset(): Promise<number> {
  * const token = await p.login()
  * await p.dispose()
  */
-export async function startTestPlatform(
-  opts: { env?: Record<string, string>; only?: string; dataDir?: string; offset?: number } = {},
-): Promise<TestPlatform> {
+export async function startTestPlatform(opts: PlatformOptions = {}): Promise<TestPlatform> {
   // Another process may take a port between the check and the listen: try a fresh range.
   for (let attempt = 1; ; attempt++) {
     try {
@@ -81,9 +92,7 @@ export async function startTestPlatform(
   }
 }
 
-async function startOnce(
-  opts: { env?: Record<string, string>; only?: string; dataDir?: string; offset?: number } = {},
-): Promise<TestPlatform> {
+async function startOnce(opts: PlatformOptions = {}): Promise<TestPlatform> {
   const offset = opts.offset ?? (await pickOffset())
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'mmp-e2e-'))
   let out = ''
@@ -92,8 +101,13 @@ async function startOnce(
   const url = (part: string) => `http://127.0.0.1:${basePorts[part]! + offset}`
 
   const launch = async (extraEnv: Record<string, string> = {}) => {
+    const limit = opts.openFiles
+      ? ['sh', '-c', `ulimit -n ${opts.openFiles} && exec "$@"`, 'sh']
+      : []
     proc = spawn(
       [
+        ...(opts.wrap ?? []),
+        ...limit,
         process.execPath,
         join(root, 'cmd/main.ts'),
         'serve',
@@ -182,6 +196,7 @@ async function startOnce(
         throw new Error(`login failed: ${res.status} ${JSON.stringify(body)}`)
       return body.access_token
     },
+    pid: () => (proc as Subprocess | null)?.pid,
   }
   return platform
 }

@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { join } from 'node:path'
+import { importPKCS8, SignJWT } from 'jose'
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
+
+const TENANTS = 300
+const OPEN_FILES = 256
+/** What daemon/fd-limit.ts derives from a 256 limit: (256 - 128) / 3 databases. */
+const CAP = 42
+const CONCURRENCY = 8
+
+/** Runs `fn` over `items` with at most `n` in flight. */
+async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>) {
+  let next = 0
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) await fn(items[next++]!)
+    }),
+  )
+}
+
+describe('open files under a small ulimit', () => {
+  let p: TestPlatform
+  let operator: string
+  const ids = Array.from({ length: TENANTS }, (_, i) => `fd-${String(i).padStart(3, '0')}`)
+  const tokens = new Map<string, string>()
+  const samples: Array<{ all: number; databases: number }> = []
+
+  const sample = () => {
+    const dir = `/proc/${p.pid()}/fd`
+    let all = 0
+    let databases = 0
+    for (const fd of readdirSync(dir)) {
+      all++
+      try {
+        if (/\.db(-wal|-shm)?$/.test(readlinkSync(join(dir, fd)))) databases++
+      } catch {}
+    }
+
+    samples.push({ all, databases })
+  }
+
+  beforeAll(async () => {
+    p = await startTestPlatform({ openFiles: OPEN_FILES })
+    operator = await p.login()
+    await pool(ids, CONCURRENCY, async (id) => {
+      const res = await api(p.gateway, operator).post('/api/v1/tenants', {
+        id,
+        name: `Tenant ${id}`,
+        plan: Number(id.slice(3)) % 2 ? 'pro' : 'free',
+        admin_email: `admin@${id}.test`,
+      })
+      if (res.status !== 201)
+        throw new Error(`creating ${id}: ${res.status} ${JSON.stringify(res.body)}`)
+    })
+    // Tokens are signed with the platform's key rather than 300 logins (argon2 is slow on purpose).
+    const key = await importPKCS8(
+      readFileSync(join(p.dataDir, 'keys', 'jwt-private.pem'), 'utf8'),
+      'EdDSA',
+    )
+    for (const id of ids) {
+      tokens.set(
+        id,
+        await new SignJWT({ tenant_id: id, role: 'Admin' })
+          .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT' })
+          .setIssuer('mmp')
+          .setAudience('mmp')
+          .setSubject(`usr_${id.replace('-', '')}`)
+          .setIssuedAt()
+          .setExpirationTime('10m')
+          .sign(key),
+      )
+    }
+  }, 60_000)
+  afterAll(() => p?.dispose())
+
+  it('answers every write and read for 300 tenants and keeps descriptors under the cap', async () => {
+    const failures: string[] = []
+    const sampler = setInterval(sample, 100)
+    let n = 0
+    const rounds = 2
+    for (let round = 0; round < rounds; round++) {
+      await pool(ids, CONCURRENCY, async (id) => {
+        const client = api(p.gateway, tokens.get(id))
+        const write = await client.post('/api/v1/parser/transactions', {
+          transactions: [
+            {
+              occurred_at: new Date(Date.UTC(2026, 0, 5, 10, round)).toISOString(),
+              amount: 100 + round,
+              direction: 'in',
+              description: `Payment from customer ${round}`,
+              receipt_number: `FD${id.slice(3)}R${round}X${n++}`.toUpperCase(),
+            },
+          ],
+        })
+        if (write.status !== 200 && write.status !== 201)
+          failures.push(`${id} write: ${write.status} ${JSON.stringify(write.body)}`)
+        const read = await client.get('/api/v1/analytics/summary')
+        if (read.status !== 200)
+          failures.push(`${id} read: ${read.status} ${JSON.stringify(read.body)}`)
+      })
+    }
+    clearInterval(sampler)
+    sample()
+    expect(failures.slice(0, 5)).toEqual([])
+    // The event consumers kept going: every tenant's writes reach analytics.
+    for (const id of [ids[0]!, ids[1]!, ids[TENANTS - 2]!, ids[TENANTS - 1]!]) {
+      await eventually(
+        async () => {
+          const res = await api(p.gateway, tokens.get(id)).get('/api/v1/analytics/summary')
+          return res.status === 200 && res.body.total_transactions === rounds
+        },
+        20_000,
+        `analytics of ${id}`,
+      )
+    }
+    const peak = {
+      all: Math.max(...samples.map((s) => s.all)),
+      databases: Math.max(...samples.map((s) => s.databases)),
+    }
+    console.log(`peak descriptors: ${peak.all} in all, ${peak.databases} on databases`)
+    expect(peak.all).toBeLessThan(OPEN_FILES)
+    // Three per database, plus the simulator's own file outside the registry.
+    expect(peak.databases).toBeLessThanOrEqual(CAP * 3 + 3)
+    expect(p.logs()).not.toContain('EMFILE')
+  }, 60_000)
+})
