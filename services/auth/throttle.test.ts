@@ -55,7 +55,7 @@ describe('login throttle under concurrency', () => {
       expect(after.status).toBe(429)
       expect(Number(after.retryAfter)).toBeGreaterThan(0)
       expect(verify.mock.calls.length).toBe(5)
-    })
+    }, 30_000)
   }
 
   it('evaluates at most 20 of 300 concurrent guesses spread over 300 addresses', async () => {
@@ -70,17 +70,18 @@ describe('login throttle under concurrency', () => {
     expect((await login(OPERATOR.password, '192.0.2.1')).status).toBe(429)
     kit.ctx.clock.advance(901_000)
     expect((await login(OPERATOR.password, '192.0.2.1')).status).toBe(200)
-  })
+  }, 30_000)
 
   it('does not count a successful login against the user', async () => {
-    for (let i = 0; i < 30; i++)
-      expect((await login(OPERATOR.password, `192.0.2.${i}`)).status).toBe(200)
+    // More successes than the per-address limit, from addresses that together pass nothing.
+    for (let i = 0; i < 8; i++)
+      expect((await login(OPERATOR.password, `192.0.2.${i % 2}`)).status).toBe(200)
     expect(storedCount(`${OPERATOR.email}|*`)).toBe(0)
     for (let i = 0; i < 4; i++) expect((await login('wrong-guess')).status).toBe(401)
     expect((await login(OPERATOR.password)).status).toBe(200)
     expect(storedCount(`${OPERATOR.email}|203.0.113.7`)).toBe(0)
     expect(storedCount(`${OPERATOR.email}|*`)).toBe(4)
-  })
+  }, 30_000)
 
   it('takes the ceiling from auth.login_max_per_email', async () => {
     kit.cleanup()
