@@ -298,7 +298,12 @@ describe('gateway handler', () => {
         payment: {
           async handle(request) {
             seen.push(request)
-            if (new URL(request.url).pathname.endsWith('/slow')) await Bun.sleep(500)
+            const path = new URL(request.url).pathname
+            if (path.endsWith('/slow')) await Bun.sleep(500)
+            // Busy without yielding: the timer cannot fire before the answer is ready.
+            if (path.endsWith('/busy')) Bun.sleepSync(30)
+            if (path.endsWith('/disk'))
+              throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' })
             return Response.json({ ok: true })
           },
         },
@@ -325,6 +330,23 @@ describe('gateway handler', () => {
     )
     expect(late.status).toBe(504)
     expect(performance.now() - started).toBeLessThan(250)
+    const spent = await local.fetch(
+      new Request('http://gw/api/v1/payments/busy', {
+        headers: { authorization: `Bearer ${token}`, 'x-request-timeout': '1' },
+      }),
+      client('10.0.0.2'),
+    )
+    expect(spent.status).toBe(504)
+    expect(await spent.json()).toMatchObject({ status: 504, code: 'TIMEOUT' })
+    const disk = await local.fetch(
+      new Request('http://gw/api/v1/payments/disk', {
+        headers: { authorization: `Bearer ${token}` },
+      }),
+      client('10.0.0.2'),
+    )
+    expect(disk.status).toBe(503)
+    expect(disk.headers.get('retry-after')).toBe('1')
+    expect(await disk.json()).toMatchObject({ code: 'STORAGE_UNAVAILABLE' })
   })
 })
 

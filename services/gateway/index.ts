@@ -4,6 +4,7 @@ import type { Discovery } from '../kernel/http-client.ts'
 import { isValidRequestId, newRequestId } from '../kernel/ids.ts'
 import type { Logger } from '../kernel/log.ts'
 import { metrics } from '../kernel/metrics.ts'
+import { storageError } from '../kernel/problem.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
 import { isTenantId } from '../kernel/tenant-id.ts'
 import { bearerToken, type TokenVerifier } from '../kernel/tokens.ts'
@@ -281,7 +282,7 @@ export function createGateway(opts: GatewayOptions) {
       status = upstream.status
       response = withHeaders(upstream, rid, verdict)
     } catch (err) {
-      if (!(err instanceof AppError) && !(err instanceof BreakerOpen))
+      if (!(err instanceof AppError) && !(err instanceof BreakerOpen) && !storageError(err))
         opts.log.error('gateway failure', { request_id: rid, error: (err as Error)?.message })
       response = errorResponse(err, rid, service)
       status = response.status

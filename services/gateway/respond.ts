@@ -1,5 +1,5 @@
 import { AppError } from '../kernel/errors.ts'
-import { appErrorResponse, problemResponse } from '../kernel/problem.ts'
+import { appErrorResponse, problemResponse, storageError } from '../kernel/problem.ts'
 import { BreakerOpen } from './breaker.ts'
 import type { RateVerdict } from './rate-limit.ts'
 
@@ -47,6 +47,8 @@ export function errorResponse(err: unknown, rid: string, service: string | undef
     )
   }
   if (err instanceof AppError) return appErrorResponse(err, rid)
+  const storage = storageError(err)
+  if (storage) return appErrorResponse(storage, rid)
   return problemResponse(
     { status: 500, code: 'INTERNAL', detail: 'an internal error occurred' },
     rid,

@@ -32,13 +32,18 @@ export function createUpstream(opts: {
   const timeoutError = (service: ServiceName, budget: number) =>
     new AppError('TIMEOUT', `${service} did not answer within ${budget} ms`)
 
-  /** In-process dispatch: the handler cannot be aborted, but the caller gets its 504 on time. */
+  /**
+   * In-process dispatch: the handler cannot be aborted, but the caller gets its 504 on time, and
+   * an answer that arrives after the budget is spent is a 504 too, as it would be over the network
+   * (a handler that never yields would otherwise beat the timer).
+   */
   async function dispatchLocal(
     local: LocalService,
     service: ServiceName,
     pathAndQuery: string,
     out: Outgoing,
   ): Promise<Response> {
+    const started = performance.now()
     let timer: ReturnType<typeof setTimeout> | undefined
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -52,7 +57,13 @@ export function createUpstream(opts: {
         headers: out.headers,
         body: out.body,
       })
-      return await Promise.race([local.handle(request), expired])
+      const response = await Promise.race([local.handle(request), expired])
+      if (performance.now() - started >= out.budget) {
+        void response.body?.cancel().catch(() => {})
+        observe.upstreamError(service, 'timeout')
+        throw timeoutError(service, out.budget)
+      }
+      return response
     } finally {
       clearTimeout(timer)
     }

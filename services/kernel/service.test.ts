@@ -12,6 +12,15 @@ const app = createServiceApp(kit.ctx, { title: 'Test' })
     body: t.Object({ name: t.String({ minLength: 1 }) }),
   })
   .get('/api/v1/test/static.json', () => ({ ok: true }), { auth: 'read' })
+  .get('/api/v1/test/storage/:fault', ({ params }) => {
+    const errors: Record<string, [string, string]> = {
+      io: ['SQLITE_IOERR_WRITE', 'disk I/O error'],
+      full: ['SQLITE_FULL', 'database or disk is full'],
+      enospc: ['ENOSPC', 'no space left on device'],
+    }
+    const [code, message] = errors[params.fault] ?? ['X', 'boom']
+    throw Object.assign(new Error(message), { name: 'SQLiteError', code })
+  })
   .get('/api/v1/test/list', ({ query }) => ({ limit: query.limit }), {
     auth: 'read',
     query: t.Object({ limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500, multipleOf: 1 })) }),
@@ -82,5 +91,21 @@ describe('the service base', () => {
       paths: Record<string, unknown>
     }
     expect(Object.keys(doc.paths)).toContain('/api/v1/test/static.json')
+  })
+
+  it('answers a storage fault with 503 or 507 problem+json and Retry-After, never a 500', async () => {
+    for (const [fault, status, code] of [
+      ['io', 503, 'STORAGE_UNAVAILABLE'],
+      ['full', 507, 'STORAGE_FULL'],
+      ['enospc', 507, 'STORAGE_FULL'],
+    ] as const) {
+      const res = await app.handle(new Request(`http://localhost/api/v1/test/storage/${fault}`))
+      expect(res.status).toBe(status)
+      expect(res.headers.get('content-type')).toBe('application/problem+json')
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect(await res.json()).toMatchObject({ status, code })
+    }
+    const other = await app.handle(new Request('http://localhost/api/v1/test/storage/other'))
+    expect(other.status).toBe(500)
   })
 })

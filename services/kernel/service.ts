@@ -4,7 +4,7 @@ import type { ServiceContext } from './context.ts'
 import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.ts'
 import { AppError, Forbidden } from './errors.ts'
 import { isValidRequestId, newRequestId } from './ids.ts'
-import { appErrorResponse, fieldErrorsOf, problemResponse } from './problem.ts'
+import { appErrorResponse, fieldErrorsOf, problemResponse, storageError } from './problem.ts'
 import { type Action, type Actor, assertCan, isOperator } from './roles.ts'
 import { isTenantId } from './tenant-id.ts'
 import { bearerToken } from './tokens.ts'
@@ -82,6 +82,16 @@ export function createServiceApp(
     .onError({ as: 'global' }, ({ code, error, request, ...rest }) => {
       const requestId = (rest as { requestId?: string }).requestId ?? requestIdOf(request)
       if (error instanceof AppError) return appErrorResponse(error, requestId)
+      const storage = storageError(error)
+      if (storage) {
+        ctx.log.warn('storage error', {
+          request_id: requestId,
+          path: new URL(request.url).pathname,
+          code: storage.code,
+          error: (error as Error)?.message,
+        })
+        return appErrorResponse(storage, requestId)
+      }
       switch (code) {
         case 'VALIDATION': {
           const v = error as unknown as {
