@@ -196,31 +196,6 @@ export async function startPlatform(config: Config): Promise<Platform> {
     })
   }
 
-  // The payment service talks to the simulator on this host, so it comes along with payment too;
-  // when another local process already serves that port, that one is used.
-  const simulatorImplied = !wants('simulator') && wants('payment')
-  if ((wants('simulator') || simulatorImplied) && !config.get('mpesa.base_url')) {
-    const sim = createSimulator({
-      delayMs: config.get('mpesa.simulator_delay_ms'),
-      version,
-      consumerKey: config.get('mpesa.consumer_key'),
-      consumerSecret: config.get('mpesa.consumer_secret'),
-      shortcode: config.get('mpesa.shortcode'),
-      passkey: config.get('mpesa.passkey'),
-      statePath: join(config.dataDir, 'simulator', 'requests.db'),
-    })
-    try {
-      sim.listen({ port: config.ports.simulator, hostname: '127.0.0.1' })
-      servers.push({ stop: async () => void (await sim.stop()) })
-      urls.simulator = `http://127.0.0.1:${config.ports.simulator}`
-    } catch (err) {
-      if (!simulatorImplied) throw err
-      log.info('the M-Pesa simulator port is taken; using the simulator already there', {
-        port: config.ports.simulator,
-      })
-    }
-  }
-
   if (wants('gateway')) {
     const json = format === 'auto' ? !process.stdout.isTTY : format === 'json'
     const quiet = ['silent', 'error', 'warn'].includes(config.get<string>('log.level'))
@@ -305,6 +280,34 @@ export async function startPlatform(config: Config): Promise<Platform> {
     }
     await r.instance.start?.()
   }
+
+  // The payment service talks to the simulator on this host, so it comes along with payment too;
+  // when another local process already serves that port, that one is used. It starts last: on
+  // start it fires callbacks a previous process accepted, and their events must find every
+  // consumer already subscribed (the embedded broker keeps no messages for a late subscriber).
+  const simulatorImplied = !wants('simulator') && wants('payment')
+  if ((wants('simulator') || simulatorImplied) && !config.get('mpesa.base_url')) {
+    const sim = createSimulator({
+      delayMs: config.get('mpesa.simulator_delay_ms'),
+      version,
+      consumerKey: config.get('mpesa.consumer_key'),
+      consumerSecret: config.get('mpesa.consumer_secret'),
+      shortcode: config.get('mpesa.shortcode'),
+      passkey: config.get('mpesa.passkey'),
+      statePath: join(config.dataDir, 'simulator', 'requests.db'),
+    })
+    try {
+      sim.listen({ port: config.ports.simulator, hostname: '127.0.0.1' })
+      servers.push({ stop: async () => void (await sim.stop()) })
+      urls.simulator = `http://127.0.0.1:${config.ports.simulator}`
+    } catch (err) {
+      if (!simulatorImplied) throw err
+      log.info('the M-Pesa simulator port is taken; using the simulator already there', {
+        port: config.ports.simulator,
+      })
+    }
+  }
+
   log.info('mmp is up', {
     gateway: urls.gateway,
     data_dir: config.dataDir,
