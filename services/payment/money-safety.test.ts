@@ -1,0 +1,220 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { migrations } from '../../schema/payment/migrations.ts'
+import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { verifyAuditFile } from './audit.ts'
+import { type Daraja, ProviderError } from './daraja.ts'
+import { createPaymentsApp } from './routes.ts'
+import { createPayments } from './service.ts'
+
+/**
+ * Issue 14: a provider call whose answer was not recorded leaves the payment `unknown`, its key
+ * bound, and never starts a second provider request; only a call that certainly never reached the
+ * provider ends `failed` and frees the key.
+ */
+type Next = 'accept' | 'timeout' | 'refused' | 'hang'
+
+function fakeProvider() {
+  const calls: Array<{ kind: string; ref: string }> = []
+  let next: Next = 'accept'
+  let seq = 0
+  const hung: Array<() => void> = []
+  const answer = async <T>(kind: string, ref: string, ok: () => T): Promise<T> => {
+    calls.push({ kind, ref })
+    const mode = next
+    if (mode === 'timeout')
+      throw new ProviderError(0, null, 'provider unreachable: no answer within 10000 ms', true)
+    if (mode === 'refused')
+      throw new ProviderError(0, null, 'provider unreachable: connect ECONNREFUSED', false)
+    if (mode === 'hang') await new Promise<void>((resolve) => hung.push(resolve))
+    return ok()
+  }
+  const provider: Daraja = {
+    stkPush: (input) =>
+      answer('stk', new URL(input.callbackUrl).searchParams.get('ref')!, () => ({
+        MerchantRequestID: `m-${++seq}`,
+        CheckoutRequestID: `ws_CO_fake_${seq}`,
+        ResponseCode: '0',
+        ResponseDescription: 'ok',
+      })),
+    stkQuery: async () => ({ state: 'processing' }),
+    b2c: (input) =>
+      answer('b2c', input.originatorConversationId, () => ({
+        ConversationID: `AG_fake_${++seq}`,
+        OriginatorConversationID: input.originatorConversationId,
+        ResponseCode: '0',
+        ResponseDescription: 'ok',
+      })),
+  }
+  return {
+    provider,
+    calls,
+    set: (n: Next) => {
+      next = n
+    },
+    release: () => {
+      for (const r of hung.splice(0)) r()
+    },
+  }
+}
+
+describe('money safety of the payment service', () => {
+  let kit: TestKit
+  let fake: ReturnType<typeof fakeProvider>
+  let payments: ReturnType<typeof createPayments>
+  let app: ReturnType<typeof createPaymentsApp>
+  let auth: Record<string, string>
+  const base = 'http://payment.test'
+
+  beforeAll(async () => {
+    kit = await createTestKit('payment', {
+      migrations,
+      settings: { gateway_url: base, secrets: { callbackSecret: 'test-secret' } },
+    })
+    fake = fakeProvider()
+    payments = createPayments(kit.ctx, { provider: fake.provider })
+    app = createPaymentsApp(kit.ctx, payments)
+    auth = {
+      ...(await kit.authFor({ tenantId: 'acme', role: 'Manager', userId: 'usr_ann' })),
+      'content-type': 'application/json',
+    }
+  })
+  afterAll(() => kit.cleanup())
+
+  const call = async (path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await app.handle(
+      new Request(`${base}${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { ...auth, ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    )
+    return { status: res.status, headers: res.headers, body: (await res.json()) as any }
+  }
+  const push = (key: string, phone = '254712345678') =>
+    call(
+      '/api/v1/payments/stkpush',
+      { phone_number: phone, amount: 10, account_reference: 'INV-1', transaction_desc: 'Order' },
+      { 'idempotency-key': key },
+    )
+  const callsFor = (ref: string) => fake.calls.filter((c) => c.ref === ref).length
+
+  it('leaves a push that timed out after sending unknown, with its key bound to it', async () => {
+    fake.set('timeout')
+    const first = await push('k-timeout')
+    expect(first.status).toBe(202)
+    expect(first.body).toMatchObject({ status: 'unknown' })
+    const id = first.body.checkout_request_id as string
+    expect(id).toMatch(/^pay_/)
+    fake.set('accept')
+    const retry = await push('k-timeout')
+    expect(retry).toMatchObject({
+      status: 202,
+      body: { checkout_request_id: id, status: 'unknown' },
+    })
+    expect(callsFor(id)).toBe(1)
+    expect(fake.calls).toHaveLength(1)
+    expect((await call(`/api/v1/payments/status/${id}`)).body).toMatchObject({ status: 'unknown' })
+    const listed = await call('/api/v1/payments?status=unknown')
+    expect(listed.body.data.map((p: { id: string }) => p.id)).toEqual([id])
+  })
+
+  it('settles an unknown payment when its authenticated callback arrives', async () => {
+    const id = (await call('/api/v1/payments?status=unknown')).body.data[0].id as string
+    const url = payments.callbackUrl('stk', 'acme', id)
+    const res = await app.handle(
+      new Request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          Body: {
+            stkCallback: {
+              MerchantRequestID: 'm-late',
+              CheckoutRequestID: 'ws_CO_late',
+              ResultCode: 1031,
+              ResultDesc: 'Request cancelled by user',
+            },
+          },
+        }),
+      }),
+    )
+    expect(res.status).toBe(200)
+    const s = await call('/api/v1/payments/status/ws_CO_late')
+    expect(s.body).toMatchObject({ checkout_request_id: 'ws_CO_late', status: 'cancelled' })
+    expect((await push('k-timeout')).body).toMatchObject({ status: 'cancelled' })
+    expect(verifyAuditFile(kit.registry.pathOf('payment', 'acme')).ok).toBe(true)
+  })
+
+  it('fails a push refused before it was sent and frees its key for a new attempt', async () => {
+    fake.set('refused')
+    const first = await push('k-refused')
+    expect(first.status).toBe(502)
+    fake.set('accept')
+    const again = await push('k-refused')
+    expect(again).toMatchObject({ status: 202, body: { status: 'pending' } })
+    expect(again.body.checkout_request_id).toMatch(/^ws_CO_fake_/)
+    const failed = await call('/api/v1/payments?status=failed')
+    expect(failed.body.data).toHaveLength(1)
+  })
+
+  it('answers 409 IDEMPOTENCY_IN_PROGRESS at once while the first request is still calling the provider', async () => {
+    fake.set('hang')
+    const n = fake.calls.length
+    const first = push('k-hang')
+    while (fake.calls.length === n) await Bun.sleep(1)
+    const started = Date.now()
+    const second = await push('k-hang')
+    expect(Date.now() - started).toBeLessThan(500)
+    expect(second.status).toBe(409)
+    expect(second.body).toMatchObject({ code: 'IDEMPOTENCY_IN_PROGRESS' })
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    fake.set('accept')
+    fake.release()
+    const answered = await first
+    expect(answered).toMatchObject({ status: 202, body: { status: 'pending' } })
+    expect((await push('k-hang')).body).toEqual(answered.body)
+  })
+
+  it('keeps a B2C whose answer was lost unknown, and reconciliation reports it instead of failing it', async () => {
+    fake.set('timeout')
+    const first = await call(
+      '/api/v1/payments/b2c',
+      { phone_number: '254712345678', amount: 50, remarks: 'Refund 1' },
+      { 'idempotency-key': 'k-b2c' },
+    )
+    expect(first).toMatchObject({ status: 202, body: { status: 'unknown' } })
+    fake.set('accept')
+    const before = fake.calls.length
+    const retry = await call(
+      '/api/v1/payments/b2c',
+      { phone_number: '254712345678', amount: 50, remarks: 'Refund 1' },
+      { 'idempotency-key': 'k-b2c' },
+    )
+    expect(retry).toMatchObject({ status: 202, body: { id: first.body.id, status: 'unknown' } })
+    expect(fake.calls.length).toBe(before)
+    const report = await payments.reconcile({ olderThanS: 0 })
+    expect(report).toMatchObject({ unknown: 1 })
+    const d = await call(`/api/v1/payments/b2c/${first.body.id}`)
+    expect(d.body).toMatchObject({ status: 'unknown' })
+  })
+
+  it('marks a request left initiating by a dead process unknown, never failed', async () => {
+    fake.set('hang')
+    const n = fake.calls.length
+    const dying = push('k-dead', '254700000001')
+    while (fake.calls.length === n) await Bun.sleep(1)
+    const ref = fake.calls.at(-1)!.ref
+    // A new process on the same data: the first one's provider call is nobody's now.
+    await Bun.sleep(2)
+    const restarted = createPayments(kit.ctx, { provider: fake.provider })
+    const report = await restarted.reconcile({ olderThanS: 0 })
+    expect(report.unknown).toBeGreaterThanOrEqual(2)
+    const s = await restarted.status(
+      { tenantId: 'acme', role: 'Manager', userId: 'usr_ann' } as never,
+      ref,
+    )
+    expect(s).toMatchObject({ checkout_request_id: ref, status: 'unknown' })
+    fake.set('accept')
+    fake.release()
+    await dying
+  })
+})
