@@ -1,6 +1,7 @@
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Db } from '../services/kernel/db.ts'
+import { faultPoint } from '../services/kernel/faults.ts'
 import { assertTenantId } from '../services/kernel/tenant-id.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
 
@@ -121,6 +122,8 @@ export function moveTenantData(
       const target = registry.openAt(service, opts.to, tenantId)
       report.moved[service] = copyInto(source, target, tables, tenantId, inboxSince)
     }
+    // Every copy committed, the old placement still authoritative: a crash here must lose nothing.
+    faultPoint('tenant.move.after_copy')
     opts.switchPlacement()
     for (const { source, tables } of pairs) {
       for (const t of tables) {

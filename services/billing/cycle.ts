@@ -1,5 +1,6 @@
 import { and, asc, eq, lte, ne } from 'drizzle-orm'
 import { invoices, subscriptions } from '../../schema/billing/tables.ts'
+import { faultPoint } from '../kernel/faults.ts'
 import { type Billing, iso } from './billing.ts'
 import { generateInvoice } from './generate-invoice.ts'
 import { graceEndsFor } from './invoices.ts'
@@ -37,6 +38,7 @@ export function runCycle(b: Billing, at: Date): CycleReport {
     .all()
   for (const { tenantId } of due) {
     for (;;) {
+      const invoiced = report.invoices.length
       const renewed = b.db.write(() => {
         const sub = findSubscription(b, tenantId)
         if (!sub || sub.status === 'canceled' || sub.currentPeriodEnd > atIso) return false
@@ -68,6 +70,8 @@ export function runCycle(b: Billing, at: Date): CycleReport {
         )
         return true
       })
+      // The invoice and the renewal commit together: a crash here must not invoice the period again.
+      if (report.invoices.length > invoiced) faultPoint('billing.cycle.after_invoice')
       touched.add(tenantId)
       if (!renewed) break
       if (!report.renewed.includes(tenantId)) report.renewed.push(tenantId)

@@ -1,3 +1,4 @@
+import { faultPoint } from '../kernel/faults.ts'
 import { attemptDelivery } from './attempt.ts'
 import type { WebhookDeps } from './deps.ts'
 import { type EndpointRow, signingKeys } from './endpoints.ts'
@@ -134,7 +135,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       () => {
         timer = null
         timerAt = Number.POSITIVE_INFINITY
-        tick()
+        safeTick()
       },
       Math.max(0, at - deps.clock.nowMs()),
     )
@@ -145,7 +146,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     tickQueued = true
     setImmediate(() => {
       tickQueued = false
-      tick()
+      safeTick()
     })
   }
 
@@ -247,6 +248,8 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       try {
         outcome = await send(endpoint, row, deps.clock.nowMs(), (status) => {
           if (status >= 200 && status < 300 && !deps.db.closed) {
+            // The receiver has it; a crash before this commit sends it again with the same id.
+            faultPoint('webhook.after_send')
             const at = deps.clock.now().toISOString()
             q.markDelivered.run(status, at, at, row.id)
           }
@@ -283,6 +286,26 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     if (earliest < Number.POSITIVE_INFINITY) schedule(earliest)
   }
 
+  let failures = 0
+  /**
+   * A tick that fails (the database is unavailable) is logged and tried again later, 1 s doubling
+   * to 30 s: a timer callback that throws would end the process (DESIGN §15).
+   */
+  const safeTick = () => {
+    try {
+      tick()
+      failures = 0
+    } catch (err) {
+      failures++
+      const retryMs = Math.min(30_000, 1000 * 2 ** (failures - 1))
+      deps.log.error('webhook dispatch failed; retrying', {
+        error: (err as Error)?.message,
+        retry_ms: retryMs,
+      })
+      schedule(deps.clock.nowMs() + retryMs)
+    }
+  }
+
   let sweeps = 0
   /** Rebuilds every lane from the table (start, and a slow safety sweep). */
   const sweep = () => {
@@ -293,6 +316,15 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       (status === 'dead' ? deadGauge : pendingGauge).set(n)
     wake()
   }
+  const safeSweep = () => {
+    try {
+      sweep()
+    } catch (err) {
+      deps.log.error('webhook sweep failed; the next sweep retries', {
+        error: (err as Error)?.message,
+      })
+    }
+  }
 
   return {
     start() {
@@ -301,7 +333,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       if (recovered)
         deps.log.info('re-queued webhook deliveries that were in flight', { count: recovered })
       sweep()
-      sweeper = setInterval(sweep, 5000)
+      sweeper = setInterval(safeSweep, 5000)
       sweeper.unref?.()
     },
     /** New or replayed deliveries for these endpoints. */
