@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join } from 'node:path'
 import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose'
 import type { Config } from './config.ts'
+import { restrictNewFiles, secureDataDir } from './permissions.ts'
 
 export interface Secrets {
   jwtPublicPem: string
@@ -30,6 +31,7 @@ const randomKey = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).
  * Returns the files it created.
  */
 export async function initDataDir(config: Config): Promise<string[]> {
+  restrictNewFiles()
   const created: string[] = []
   mkdirSync(join(config.dataDir, 'platform'), { recursive: true })
   mkdirSync(join(config.dataDir, 'tenants'), { recursive: true })
@@ -41,7 +43,7 @@ export async function initDataDir(config: Config): Promise<string[]> {
       extractable: true,
     })
     writeSecretFile(priv, await exportPKCS8(privateKey))
-    writeFileSync(pub, await exportSPKI(publicKey), { mode: 0o644 })
+    writeFileSync(pub, await exportSPKI(publicKey), { mode: 0o600 })
     created.push(priv, pub)
   }
   const secretsFile = join(config.dataDir, 'secrets.json')
@@ -68,6 +70,8 @@ export async function initDataDir(config: Config): Promise<string[]> {
       created.push(secretsFile)
     }
   }
+  // Installs made with a loose umask, or files copied in, are tightened on every start.
+  secureDataDir(config.dataDir)
   return created
 }
 
