@@ -6,7 +6,7 @@ import { AppError, Forbidden } from './errors.ts'
 import { isValidRequestId, newRequestId } from './ids.ts'
 import { appErrorResponse, fieldErrorsOf, problemResponse, storageError } from './problem.ts'
 import { type Action, type Actor, assertCan, isOperator } from './roles.ts'
-import { isTenantId } from './tenant-id.ts'
+import { assertTenantId } from './tenant-id.ts'
 import { bearerToken } from './tokens.ts'
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
@@ -217,13 +217,13 @@ function writesWhileSuspendedRefused(service: string, request: Request, actor: A
 /**
  * No ghost tenants: the actor's own tenant (a token outliving an erasure) and any tenant a request
  * names by `tenant_id` in its path, query or body must exist, on every service and every door,
- * before anything is read or written. A malformed id is left to validation (422).
+ * before anything is read or written. A malformed id is a 422 naming `tenant_id`.
  */
 function assertTenantsExist(ctx: ServiceContext<unknown>, actor: Actor, sources: unknown[]): void {
   ctx.registry.assertExists(actor.tenantId)
   for (const source of sources) {
     const named = (source as { tenant_id?: unknown } | null | undefined)?.tenant_id
-    if (isTenantId(named)) ctx.registry.assertExists(named)
+    if (typeof named === 'string') ctx.registry.assertExists(assertTenantId(named, 'tenant_id'))
   }
 }
 
