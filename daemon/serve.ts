@@ -263,6 +263,9 @@ export async function startPlatform(config: Config): Promise<Platform> {
     urls.gateway = gatewayUrl
   }
 
+  // Consumers subscribe first: the relays below publish what a crash left unsent, and the broker
+  // keeps nothing for a subscriber that comes later.
+  for (const r of running) await r.instance.start?.()
   // Every tenant database is opened once at start so its relay replays and drains it; one at a
   // time, so the scan stays under the open-database cap however many tenants there are.
   for (const r of running) {
@@ -278,7 +281,6 @@ export async function startPlatform(config: Config): Promise<Platform> {
         })
       }
     }
-    await r.instance.start?.()
   }
 
   // The payment service talks to the simulator on this host, so it comes along with payment too;
