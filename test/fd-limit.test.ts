@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { readdirSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
-import { importPKCS8, SignJWT } from 'jose'
 import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { signToken } from './support/tokens.ts'
 
 const TENANTS = 300
 const OPEN_FILES = 256
@@ -55,23 +55,7 @@ describe('open files under a small ulimit', () => {
         throw new Error(`creating ${id}: ${res.status} ${JSON.stringify(res.body)}`)
     })
     // Tokens are signed with the platform's key rather than 300 logins (argon2 is slow on purpose).
-    const key = await importPKCS8(
-      readFileSync(join(p.dataDir, 'keys', 'jwt-private.pem'), 'utf8'),
-      'EdDSA',
-    )
-    for (const id of ids) {
-      tokens.set(
-        id,
-        await new SignJWT({ tenant_id: id, role: 'Admin' })
-          .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT' })
-          .setIssuer('mmp')
-          .setAudience('mmp')
-          .setSubject(`usr_${id.replace('-', '')}`)
-          .setIssuedAt()
-          .setExpirationTime('10m')
-          .sign(key),
-      )
-    }
+    for (const id of ids) tokens.set(id, await signToken(p.dataDir, { tenantId: id }))
   }, 60_000)
   afterAll(() => p?.dispose())
 

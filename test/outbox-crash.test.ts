@@ -1,3 +1,4 @@
+import { Database } from 'bun:sqlite'
 import { afterAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -8,6 +9,10 @@ import { createMqttBus } from '../services/kernel/bus.ts'
 import { openDatabase } from '../services/kernel/db.ts'
 import { createRelay, handleOnce } from '../services/kernel/events.ts'
 import { createLogger } from '../services/kernel/log.ts'
+import { crashed, DISARMED, rearm } from './support/faults.ts'
+import { api, eventually, startTestPlatform } from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
+import { signToken } from './support/tokens.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'mmp-crash-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -102,4 +107,47 @@ describe('an event committed before a crash', () => {
     await consumerBus.close()
     await broker.close()
   })
+})
+
+describe('a crash between publishing and marking sent', () => {
+  it('relay.after_publish: an event published but not marked sent is applied once', async () => {
+    const p = await startTestPlatform({
+      only: 'gateway,auth,tenant,parser,categorizer,analytics,broker',
+    })
+    await createTenants(p.gateway, await p.login(), 'acme')
+    await rearm(p, 'relay.after_publish')
+    const token = await signToken(p.dataDir, { tenantId: 'acme' })
+    const write = await api(p.gateway, token)
+      .post('/api/v1/parser/transactions', {
+        transactions: [
+          {
+            occurred_at: '2026-01-05T10:00:00Z',
+            amount: 250,
+            direction: 'in',
+            description: 'Payment from customer',
+            receipt_number: 'RLYCRASH01',
+          },
+        ],
+      })
+      .catch(() => null)
+    await crashed(p, 'relay.after_publish')
+    expect(write?.status).toBe(200)
+
+    await p.restart(DISARMED)
+    const summary = () => api(p.gateway, token).get('/api/v1/analytics/summary')
+    await eventually(async () => (await summary()).body?.total_transactions === 1, 15_000)
+    const parser = new Database(join(p.dataDir, 'tenants', '_shared', 'parser.db'), {
+      readonly: true,
+    })
+    const unsent = () =>
+      parser
+        .query<{ n: number }, []>('SELECT count(*) AS n FROM outbox WHERE sent_at IS NULL')
+        .get()?.n
+    await eventually(async () => unsent() === 0, 10_000, 'the outbox row marked sent')
+    parser.close()
+    // Republished and replayed copies are dropped by the inboxes.
+    await Bun.sleep(500)
+    expect((await summary()).body).toMatchObject({ total_transactions: 1, total_amount: 250 })
+    await p.dispose()
+  }, 60_000)
 })

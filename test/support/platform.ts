@@ -42,6 +42,8 @@ export interface TestPlatform {
   login(email?: string, password?: string): Promise<string>
   /** The process id of the running `mmp serve` (for /proc/<pid>/fd). */
   pid(): number | undefined
+  /** Resolves when the process ends (a fault point killed it); to its signal or exit code. */
+  exited(): Promise<string | number>
 }
 
 export interface PlatformOptions {
@@ -197,6 +199,12 @@ async function startOnce(opts: PlatformOptions = {}): Promise<TestPlatform> {
       return body.access_token
     },
     pid: () => (proc as Subprocess | null)?.pid,
+    async exited() {
+      const running = proc as Subprocess | null
+      if (!running) return 0
+      const code = await running.exited
+      return running.signalCode ?? code
+    },
   }
   return platform
 }
