@@ -13,6 +13,8 @@ export interface Secrets {
   callbackSecret: string
   /** Encrypts webhook signing secrets at rest (base64 of 32 bytes). */
   webhookKey: string
+  /** Signs what one part tells another in headers (client address, purpose): `x-mmp-hop`. */
+  hopKey: string
 }
 
 function writeSecretFile(path: string, content: string): void {
@@ -56,6 +58,7 @@ export async function initDataDir(config: Config): Promise<string[]> {
           mqtt_password: randomSecret(),
           callback_secret: randomSecret(),
           webhook_key: randomKey(),
+          hop_key: randomKey(),
         },
         null,
         2,
@@ -63,10 +66,14 @@ export async function initDataDir(config: Config): Promise<string[]> {
     )
     created.push(secretsFile)
   } else {
-    // Data dirs made before webhook secrets were encrypted get their key on the next start.
+    // Data dirs made before a secret existed get it on the next start.
     const stored = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>
-    if (!stored.webhook_key) {
-      writeSecretFile(secretsFile, JSON.stringify({ ...stored, webhook_key: randomKey() }, null, 2))
+    const missing = {
+      ...(stored.webhook_key ? {} : { webhook_key: randomKey() }),
+      ...(stored.hop_key ? {} : { hop_key: randomKey() }),
+    }
+    if (Object.keys(missing).length) {
+      writeSecretFile(secretsFile, JSON.stringify({ ...stored, ...missing }, null, 2))
       created.push(secretsFile)
     }
   }
@@ -95,5 +102,6 @@ export function loadSecrets(config: Config): Secrets {
     callbackSecret:
       config.get<string | null>('mpesa.callback_secret') ?? stored.callback_secret ?? '',
     webhookKey: config.get<string | null>('webhook.secret_key') ?? stored.webhook_key ?? '',
+    hopKey: config.get<string | null>('internal.hop_key') ?? stored.hop_key ?? '',
   }
 }

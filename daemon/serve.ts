@@ -5,6 +5,7 @@ import { createClock } from '../services/kernel/clock.ts'
 import type { ServiceContext, ServiceInstance, ServiceName } from '../services/kernel/context.ts'
 import { createRelay, type Relay } from '../services/kernel/events.ts'
 import { configureFaults, FAULT_POINTS } from '../services/kernel/faults.ts'
+import { createHop } from '../services/kernel/hop.ts'
 import { createServiceClient, staticDiscovery } from '../services/kernel/http-client.ts'
 import { configureLogging, createLogger, type Logger } from '../services/kernel/log.ts'
 import { appErrorResponse, storageError } from '../services/kernel/problem.ts'
@@ -106,7 +107,8 @@ export async function startPlatform(config: Config): Promise<Platform> {
     },
   )
   const discovery = staticDiscovery(config.discovery)
-  const client = createServiceClient(discovery, config.get('gateway.timeout_ms'))
+  const hop = createHop(secrets.hopKey)
+  const client = createServiceClient(discovery, config.get('gateway.timeout_ms'), hop)
   const gatewayUrl = `http://127.0.0.1:${config.ports.gateway}`
   const settings = {
     ...config.values,
@@ -156,6 +158,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
         clock,
         log: slog,
         client,
+        hop,
         checks: new Map([['broker', () => ({ status: 'ok' as const })]]),
       }
       const mod = (await serviceModules[name]()).default
@@ -201,6 +204,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
     const quiet = ['silent', 'error', 'warn'].includes(config.get<string>('log.level'))
     const gateway = createGateway({
       discovery,
+      hop,
       tokens,
       log: createLogger('gateway'),
       version,

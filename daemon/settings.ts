@@ -441,6 +441,13 @@ export const settings: readonly Setting[] = [
     default: 32,
     help: 'concurrent delivery attempts per endpoint',
   },
+  {
+    key: 'internal.hop_key',
+    env: 'MMP_HOP_KEY',
+    kind: secret,
+    default: null,
+    help: 'signs headers one part sends another (client address, purpose); the same on every process of an install (default: data dir secrets.json)',
+  },
   // crash testing (DESIGN §15)
   {
     key: 'faults.allow',

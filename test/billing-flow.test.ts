@@ -6,6 +6,7 @@ describe('billing across services', () => {
   let p: TestPlatform
   let operator: ReturnType<typeof api>
   let admin: ReturnType<typeof api>
+  let adminToken: string
   beforeAll(async () => {
     p = await startTestPlatform()
     operator = api(p.gateway, await p.login())
@@ -17,7 +18,8 @@ describe('billing across services', () => {
     })
     expect(created.status).toBe(201)
     expect(created.body.plan).toBe('free')
-    admin = api(p.gateway, await p.login('owner@shop.test', 'shop-password-1'))
+    adminToken = await p.login('owner@shop.test', 'shop-password-1')
+    admin = api(p.gateway, adminToken)
   })
   afterAll(() => p.dispose())
 
@@ -81,6 +83,34 @@ describe('billing across services', () => {
     expect(refused.status).toBe(402)
     expect(refused.body.code).toBe('SUBSCRIPTION_SUSPENDED')
     expect((await admin.get('/api/v1/analytics/summary')).status).toBe(200)
+    // Billing's own purpose header, claimed by the tenant straight at a service port, buys
+    // nothing: only a hop the platform signed is believed.
+    const claims = { 'x-mmp-purpose': 'invoice-payment' }
+    for (const [part, path, body] of [
+      ['categorizer', '/api/v1/categorize/rules', rule],
+      [
+        'payment',
+        '/api/v1/payments/stkpush',
+        {
+          phone_number: '254712345678',
+          amount: 10,
+          account_reference: 'X',
+          transaction_desc: 'x',
+        },
+      ],
+    ] as const) {
+      const direct = await api(p.url(part), adminToken, claims).post(path, body)
+      expect({ part, status: direct.status, code: direct.body.code }).toEqual({
+        part,
+        status: 402,
+        code: 'SUBSCRIPTION_SUSPENDED',
+      })
+      const forged = await api(p.url(part), adminToken, {
+        ...claims,
+        'x-mmp-hop': `${Date.now()}.forged`,
+      }).post(path, body)
+      expect(forged.status).toBe(402)
+    }
 
     // Paying the invoice is still possible, and brings the tenant back.
     const pay = await admin.post(`/api/v1/billing/invoices/${invoice.id}/pay`, {

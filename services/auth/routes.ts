@@ -29,21 +29,19 @@ import {
 } from './service.ts'
 import { logout, logoutEverywhere, refreshSession } from './sessions.ts'
 
-const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/
-
 /**
- * The client's address for login throttling. Behind the gateway (a loopback peer, or no peer at
- * all when the gateway dispatches in-process) the gateway's X-Forwarded-For names the client;
- * from any other peer the header is ignored so a direct caller cannot pick its own key.
+ * The client's address for login throttling: the gateway's X-Forwarded-For when the gateway
+ * signed it (its hop), otherwise the socket's peer. A direct caller of the auth port cannot pick
+ * its own throttle key by sending the header.
  */
 function clientIp(
+  ctx: ServiceContext,
   request: Request,
   server: { requestIP(r: Request): { address: string } | null } | null,
 ): string {
-  const peer = server?.requestIP(request)?.address ?? 'in-process'
-  if (peer !== 'in-process' && !LOOPBACK.test(peer)) return peer
-  const forwarded = request.headers.get('x-forwarded-for')
-  return forwarded?.split(',')[0]?.trim() || peer
+  const forwarded = ctx.hop?.trusted(request.headers, 'x-forwarded-for')
+  const first = forwarded?.split(',')[0]?.trim()
+  return first || server?.requestIP(request)?.address || 'in-process'
 }
 
 export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicKeyPem: string) {
@@ -60,7 +58,7 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
     .post(
       '/api/v1/auth/login',
       ({ body, request, server }) =>
-        login(deps, body.email, body.password, clientIp(request, server)),
+        login(deps, body.email, body.password, clientIp(ctx, request, server)),
       {
         body: LoginBody,
         response: { 200: TokenResponse },

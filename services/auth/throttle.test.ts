@@ -8,11 +8,19 @@ describe('login throttle under concurrency', () => {
   let app: ServiceInstance['app']
   let verify: ReturnType<typeof spyOn<typeof Bun.password, 'verify'>>
 
-  const login = async (password: string, ip = '203.0.113.7', email = OPERATOR.email) => {
+  /** A login as the gateway forwards it: the client's address in a hop-signed X-Forwarded-For. */
+  const login = async (
+    password: string,
+    ip = '203.0.113.7',
+    email = OPERATOR.email,
+    signed = true,
+  ) => {
+    const headers = new Headers({ 'content-type': 'application/json', 'x-forwarded-for': ip })
+    if (signed) kit.ctx.hop!.sign(headers)
     const res = await app.handle(
       new Request('http://auth/api/v1/auth/login', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
+        headers,
         body: JSON.stringify({ email, password }),
       }),
     )
@@ -70,6 +78,14 @@ describe('login throttle under concurrency', () => {
     expect((await login(OPERATOR.password, '192.0.2.1')).status).toBe(429)
     kit.ctx.clock.advance(901_000)
     expect((await login(OPERATOR.password, '192.0.2.1')).status).toBe(200)
+  }, 30_000)
+
+  it('ignores an X-Forwarded-For the gateway did not sign: a direct caller cannot pick its key', async () => {
+    for (let i = 0; i < 5; i++)
+      expect((await login(`wrong-${i}`, `198.51.100.${i}`, OPERATOR.email, false)).status).toBe(401)
+    const spoofed = await login(OPERATOR.password, '198.51.100.99', OPERATOR.email, false)
+    expect(spoofed.status).toBe(429)
+    expect(storedCount(`${OPERATOR.email}|198.51.100.0`)).toBe(0)
   }, 30_000)
 
   it('does not count a successful login against the user', async () => {

@@ -1,5 +1,6 @@
 import type { ServiceName } from '../kernel/context.ts'
 import { AppError, Forbidden, invalidField, RateLimited } from '../kernel/errors.ts'
+import type { Hop } from '../kernel/hop.ts'
 import type { Discovery } from '../kernel/http-client.ts'
 import { isValidRequestId, newRequestId } from '../kernel/ids.ts'
 import type { Logger } from '../kernel/log.ts'
@@ -36,6 +37,8 @@ import { createUpstream, type LocalService } from './upstream.ts'
 
 export interface GatewayOptions {
   discovery: Discovery
+  /** Signs the client address the gateway forwards (X-Forwarded-For) for the services. */
+  hop?: Hop
   tokens: TokenVerifier
   log: Logger
   version: string
@@ -64,6 +67,7 @@ type Server = { requestIP(request: Request): { address: string } | null }
 /** Identity, hop-by-hop and deadline headers: never passed on as the client sent them. */
 const DROP = [
   'x-mmp-purpose',
+  'x-mmp-hop',
   'x-tenant-id',
   'x-user-id',
   'x-user-role',
@@ -244,6 +248,8 @@ export function createGateway(opts: GatewayOptions) {
       }
       headers.set('x-request-id', rid)
       headers.set('x-forwarded-for', ip)
+      // The services believe the client address only under the gateway's signature.
+      opts.hop?.sign(headers)
       traceparent = traceparentFor(request.headers.get('traceparent'), rid)
       headers.set('traceparent', traceparent)
 

@@ -2,6 +2,7 @@ import type { TenantRegistry } from '../../tenants/registry.ts'
 import type { EventBus } from './bus.ts'
 import type { Clock } from './clock.ts'
 import type { Relay } from './events.ts'
+import type { Hop } from './hop.ts'
 import type { ServiceClient } from './http-client.ts'
 import type { Logger } from './log.ts'
 import type { TokenVerifier } from './tokens.ts'
@@ -34,6 +35,11 @@ export interface ServiceContext<S = Record<string, unknown>> {
   clock: Clock
   log: Logger
   client: ServiceClient
+  /**
+   * Verifies headers another part of the platform signed (client address, purpose). Without it
+   * nothing such a header claims is trusted.
+   */
+  hop?: Hop
   /** Extra health checks the service reports under `checks`. */
   checks: Map<string, () => Promise<HealthCheck> | HealthCheck>
 }

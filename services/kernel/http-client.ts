@@ -1,6 +1,7 @@
 import { FetchError, ofetch } from 'ofetch'
 import type { ServiceName } from './context.ts'
 import { AppError } from './errors.ts'
+import { HOP_HEADER, type Hop } from './hop.ts'
 
 /**
  * Where a service can be reached: the gateway and service clients ask this (DESIGN §1, §5).
@@ -125,6 +126,8 @@ export interface ServiceClient {
 export function createServiceClient(
   discovery: Discovery,
   defaultTimeoutMs = 10_000,
+  /** Signs what a call asserts in headers (a purpose), so the called service can believe it. */
+  hop?: Hop,
 ): ServiceClient {
   return {
     async call<T>(service: ServiceName, path: string, opts: CallOptions = {}): Promise<T> {
@@ -140,6 +143,11 @@ export function createServiceClient(
       const trace = opts.from?.headers.get('traceparent')
       if (trace && !headers.traceparent) headers.traceparent = trace
       headers['x-request-deadline'] = String(Date.now() + remaining)
+      if (hop) {
+        const signed = new Headers(headers)
+        hop.sign(signed)
+        headers[HOP_HEADER] = signed.get(HOP_HEADER)!
+      }
       try {
         const res = await ofetch<T>(path, {
           baseURL: base,

@@ -172,7 +172,7 @@ export function createServiceApp(
           assertHeadersAgree(request.headers, actor)
           assertCan(actor, action)
           assertTenantsExist(ctx, actor, [params, query, body])
-          if (writesWhileSuspendedRefused(ctx.name, request, actor)) {
+          if (writesWhileSuspendedRefused(ctx, request, actor)) {
             assertEntitled(ctx.registry, actor.tenantId, { write: true })
           }
         },
@@ -206,12 +206,17 @@ export function createServiceApp(
 /**
  * DESIGN §10: a suspended tenant reads but does not write. Every state-changing request of a
  * tenant user is checked here, once for all services; billing stays open (it is the way out),
- * and so does an invoice payment billing makes on the tenant's behalf.
+ * and so does an invoice payment billing makes on the tenant's behalf, which billing proves with
+ * a signed hop (a purpose header alone, sent straight to a service port, counts for nothing).
  */
-function writesWhileSuspendedRefused(service: string, request: Request, actor: Actor): boolean {
+function writesWhileSuspendedRefused(
+  ctx: ServiceContext<unknown>,
+  request: Request,
+  actor: Actor,
+): boolean {
   if (request.method === 'GET' || request.method === 'HEAD' || isOperator(actor)) return false
-  if (service === 'billing') return false
-  return request.headers.get(PURPOSE_HEADER) !== INVOICE_PAYMENT
+  if (ctx.name === 'billing') return false
+  return ctx.hop?.trusted(request.headers, PURPOSE_HEADER) !== INVOICE_PAYMENT
 }
 
 /**

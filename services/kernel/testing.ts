@@ -8,6 +8,7 @@ import { createMemoryBus } from './bus.ts'
 import { createClock } from './clock.ts'
 import type { ServiceContext, ServiceName } from './context.ts'
 import { createRelay } from './events.ts'
+import { createHop } from './hop.ts'
 import { createServiceClient, staticDiscovery } from './http-client.ts'
 import { newId } from './ids.ts'
 import { createLogger } from './log.ts'
@@ -116,6 +117,7 @@ export async function createTestKit(
     clock,
     log,
     client: createServiceClient(discovery),
+    hop: createHop('test-hop-key'),
     checks: new Map(),
   }
   return {

@@ -19,12 +19,17 @@ import type { Payments } from './service.ts'
 
 const secured = { security: [{ bearer: [] }] }
 
-/** The caller's address: the rightmost X-Forwarded-For hop (added by a proxy in front) or the socket's. */
+/**
+ * The caller's address for the callback allow-list: what the gateway forwarded under its hop
+ * signature (the rightmost entry, added by the gateway itself), otherwise the socket's peer. An
+ * X-Forwarded-For sent straight to the payment port is not believed.
+ */
 function sourceIp(
+  ctx: ServiceContext,
   request: Request,
   server: { requestIP(r: Request): { address: string } | null } | null,
 ): string | null {
-  const xff = request.headers.get('x-forwarded-for')
+  const xff = ctx.hop?.trusted(request.headers, 'x-forwarded-for')
   if (xff) return xff.split(',').pop()!.trim() || null
   return server?.requestIP(request)?.address ?? null
 }
@@ -38,13 +43,13 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
   })
     .post(
       '/api/v1/payments/stkpush',
-      async ({ body, actor, headers, set, requestId }) => {
+      async ({ body, actor, headers, set, requestId, request }) => {
         const answer = await payments.stkPush(
           actor,
           body,
           headers['idempotency-key'],
           requestId,
-          headers[PURPOSE_HEADER] === INVOICE_PAYMENT,
+          ctx.hop?.trusted(request.headers, PURPOSE_HEADER) === INVOICE_PAYMENT,
         )
         set.status = 202
         return answer
@@ -107,7 +112,7 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
         payments.stkCallback(
           query,
           body,
-          sourceIp(request, server),
+          sourceIp(ctx, request, server),
           requestId,
           request.headers.get('x-callback-signature'),
         ),
@@ -125,7 +130,7 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
     .post(
       '/api/v1/payments/callback/b2c',
       ({ query, body, request, server }) =>
-        payments.b2cResult(query, body, sourceIp(request, server)),
+        payments.b2cResult(query, body, sourceIp(ctx, request, server)),
       {
         parse: 'text',
         query: CallbackQuery,
