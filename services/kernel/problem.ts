@@ -99,12 +99,13 @@ export { AppError }
 
 const FULL = /^(SQLITE_FULL|ENOSPC|EDQUOT)/
 const UNAVAILABLE =
-  /^(SQLITE_(IOERR|BUSY|LOCKED|CANTOPEN|READONLY|PROTOCOL|NOMEM)|EIO|EMFILE|ENFILE|EROFS|EAGAIN)/
+  /^(SQLITE_(IOERR|BUSY|LOCKED|CANTOPEN|READONLY|PROTOCOL|NOMEM|CORRUPT)|EIO|EMFILE|ENFILE|EROFS|EAGAIN)/
 
 /**
  * A storage fault (SQLite or the file system) as the kernel error a client should see: 507
- * STORAGE_FULL when the disk is full, 503 STORAGE_UNAVAILABLE for I/O errors, locks and exhausted
- * descriptors, both with Retry-After, since they pass without anyone fixing the request. Null for
+ * STORAGE_FULL when the disk is full, 503 STORAGE_UNAVAILABLE for I/O errors, locks, exhausted
+ * descriptors and pages that read back malformed (a failed read looks like that; real corruption
+ * is logged by the caller), both with Retry-After, since they pass without anyone fixing the request. Null for
  * anything else. Looks one `cause` deep.
  *
  * @example
@@ -124,7 +125,7 @@ export function storageError(err: unknown): AppError | null {
     }
     if (
       UNAVAILABLE.test(code) ||
-      /disk I\/O error|database is locked|unable to open/i.test(message)
+      /disk I\/O error|database is locked|unable to open|malformed/i.test(message)
     ) {
       return new AppError('STORAGE_UNAVAILABLE', 'the storage failed; retry in a moment', {
         headers: { 'Retry-After': '1' },
