@@ -12,7 +12,7 @@ import { appErrorResponse, storageError } from '../services/kernel/problem.ts'
 import { createTokenVerifier } from '../services/kernel/tokens.ts'
 import { createSimulator } from '../services/simulator/index.ts'
 import { createRegistry } from '../tenants/registry.ts'
-import { dashboardRoutes } from '../web/routes.ts'
+import { startDashboard } from '../web/serve.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import { databaseCap, openFilesLimit } from './fd-limit.ts'
@@ -166,7 +166,9 @@ export async function startPlatform(config: Config): Promise<Platform> {
       instance.app.listen({
         port: config.ports[name],
         hostname: config.host,
-        maxRequestBodySize: name === 'parser' ? 20 * 1024 * 1024 : 1024 * 1024,
+        // Each service counts bodies against its own limits (413 problem+json); Bun's cap, a bare
+        // 413, is a backstop at twice the largest of them so it never answers first.
+        maxRequestBodySize: 2 * (name === 'parser' ? 20 * 1024 * 1024 : 1024 * 1024),
         idleTimeout,
       })
       urls[name] = `http://${config.host}:${config.ports[name]}`
@@ -243,16 +245,23 @@ export async function startPlatform(config: Config): Promise<Platform> {
           .map((r) => [r.name, r.instance.app]),
       ),
     })
+    const dashboard = startDashboard({ hstsMaxAgeS: config.get<number>('gateway.hsts_max_age_s') })
+    servers.push({ stop: () => dashboard.stop() })
     const server = Bun.serve({
       port: config.ports.gateway,
       hostname: config.gatewayHost,
       development: false,
-      // The dashboard at `/`; everything else is the API.
-      routes: dashboardRoutes,
-      fetch: gateway.fetch,
+      // The dashboard (with its security headers) at `/`; everything else is the API.
+      fetch: (request, srv) =>
+        dashboard.handles(request) ? dashboard.fetch(request) : gateway.fetch(request, srv),
       // The gateway refuses oversized bodies itself, by Content-Length or while streaming, with
-      // a problem+json 413; Bun's own cap (a bare 413) is only a backstop far above the limits.
-      maxRequestBodySize: 1024 * 1024 * 1024,
+      // a problem+json 413; Bun's own cap (a bare 413) is a backstop at twice the largest limit.
+      maxRequestBodySize:
+        2 *
+        Math.max(
+          config.get<number>('gateway.body_limit'),
+          config.get<number>('gateway.upload_limit'),
+        ),
       idleTimeout,
       error: (err) => {
         const storage = storageError(err)

@@ -392,6 +392,13 @@ export const settings: readonly Setting[] = [
     help: 'largest body in bytes on upload routes (statements, parser)',
   },
   {
+    key: 'gateway.hsts_max_age_s',
+    env: 'MMP_HSTS_MAX_AGE',
+    kind: int(0, 63072000),
+    default: 0,
+    help: 'Strict-Transport-Security max-age for the dashboard when served behind TLS (0: none)',
+  },
+  {
     key: 'gateway.breaker_threshold_pct',
     env: 'MMP_BREAKER_THRESHOLD',
     kind: int(1, 99),

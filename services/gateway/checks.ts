@@ -12,7 +12,7 @@ export function assertOwnTenant(actor: Actor, named: string | undefined | null):
 }
 
 /** The top-level `tenant_id` of a JSON object body; anything unparsable is left to the service. */
-export function tenantInBody(bytes: ArrayBuffer): string | undefined {
+export function tenantInBody(bytes: ArrayBuffer | Uint8Array): string | undefined {
   if (bytes.byteLength === 0) return undefined
   try {
     const value = JSON.parse(new TextDecoder().decode(bytes)) as unknown

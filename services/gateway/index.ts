@@ -1,3 +1,4 @@
+import { limitStream, readLimited } from '../kernel/body-limit.ts'
 import type { ServiceName } from '../kernel/context.ts'
 import { AppError, Forbidden, invalidField, RateLimited } from '../kernel/errors.ts'
 import type { Hop } from '../kernel/hop.ts'
@@ -171,6 +172,8 @@ export function createGateway(opts: GatewayOptions) {
 
   async function fetchHandler(request: Request, server?: Server): Promise<Response> {
     const started = performance.now()
+    /** Set when a streamed upload is counted: tells a failed hop that the body was too large. */
+    let streamOverLimit: (() => boolean) | undefined
     const given = request.headers.get('x-request-id')
     const rid = isValidRequestId(given) ? given : newRequestId()
     const url = request.url
@@ -255,17 +258,25 @@ export function createGateway(opts: GatewayOptions) {
 
       let body: BodyInit | null = null
       if (BODY_METHODS.has(method) && request.body) {
-        const limit = isUploadRoute(path) ? uploadLimit : bodyLimit
+        const upload = isUploadRoute(path)
+        const limit = upload ? uploadLimit : bodyLimit
         const length = Number(request.headers.get('content-length') ?? -1)
         if (length > limit) throw tooLarge(limit)
-        const isJson = request.headers.get('content-type')?.includes('json') ?? false
-        if (actor && !isOperator(actor) && isJson) {
-          const bytes = await request.arrayBuffer()
-          if (bytes.byteLength > limit) throw tooLarge(limit)
-          assertOwnTenant(actor, tenantInBody(bytes))
-          body = bytes
+        if (upload) {
+          // A statement streams through to the parser, counted: past the limit the stream
+          // fails and the answer is a 413, without the file ever being held whole here.
+          const limited = limitStream(request.body, limit)
+          streamOverLimit = limited.exceeded
+          body = limited.stream
         } else {
-          body = request.body
+          // Every other body is small: read it counted (a chunked one has no Content-Length),
+          // whatever its type and whoever sends it, and check the tenant it names.
+          const bytes = await readLimited(request.body, limit).catch((err) => {
+            throw err instanceof AppError ? tooLarge(limit) : err
+          })
+          const isJson = request.headers.get('content-type')?.includes('json') ?? false
+          if (actor && !isOperator(actor) && isJson) assertOwnTenant(actor, tenantInBody(bytes))
+          body = bytes as Uint8Array<ArrayBuffer>
         }
       }
 
@@ -287,7 +298,8 @@ export function createGateway(opts: GatewayOptions) {
       )
       status = upstream.status
       response = withHeaders(upstream, rid, verdict)
-    } catch (err) {
+    } catch (caught) {
+      const err = streamOverLimit?.() ? tooLarge(uploadLimit) : caught
       if (!(err instanceof AppError) && !(err instanceof BreakerOpen) && !storageError(err))
         opts.log.error('gateway failure', { request_id: rid, error: (err as Error)?.message })
       response = errorResponse(err, rid, service)

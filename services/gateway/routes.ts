@@ -41,10 +41,9 @@ export function serviceFor(path: string): ServiceName | undefined {
   return segment ? routeTable[segment] : undefined
 }
 
-/** Statement uploads and parser ingest take larger bodies (DESIGN §6: 20 MiB). */
+/** Statement uploads take larger bodies (DESIGN §6: 20 MiB); parser JSON batches are 1 MiB like the rest. */
 export function isUploadRoute(path: string): boolean {
-  const segment = segmentOf(path)
-  return segment === 'statements' || segment === 'parser'
+  return segmentOf(path) === 'statements'
 }
 
 /**

@@ -1,5 +1,6 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
+import { limitStream, payloadTooLarge } from './body-limit.ts'
 import type { ServiceContext } from './context.ts'
 import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.ts'
 import { AppError, Forbidden } from './errors.ts'
@@ -28,9 +29,19 @@ function requestIdOf(request: Request): string {
  */
 export function createServiceApp(
   ctx: ServiceContext<unknown>,
-  opts: { title: string; description?: string; bodyLimit?: number },
+  opts: {
+    title: string
+    description?: string
+    /** Largest body in bytes (413 above); default 1 MiB. */
+    bodyLimit?: number
+    /** A per-path limit instead, e.g. larger for a streamed upload route. */
+    bodyLimitFor?: (path: string) => number
+  },
 ) {
   const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT
+  const limitOf = opts.bodyLimitFor ?? (() => bodyLimit)
+  /** Requests whose body stream went past its limit (their parse error is really a 413). */
+  const overLimit = new WeakMap<Request, () => boolean>()
   return new Elysia({ name: `mmp-${ctx.name}` })
     .use(
       openapi({
@@ -51,17 +62,23 @@ export function createServiceApp(
       }),
     )
     .derive({ as: 'global' }, ({ request }) => ({ requestId: requestIdOf(request) }))
-    .onRequest(({ request }) => {
+    .onRequest((context) => {
+      const { request } = context
+      const limit = limitOf(new URL(request.url).pathname)
       const length = Number(request.headers.get('content-length') ?? 0)
-      if (length > bodyLimit) {
-        return problemResponse(
-          {
-            status: 413,
-            code: 'PAYLOAD_TOO_LARGE',
-            detail: `the body is larger than ${bodyLimit} bytes`,
-          },
-          requestIdOf(request),
-        )
+      if (length > limit) return appErrorResponse(payloadTooLarge(limit), requestIdOf(request))
+      // The limit holds on the stream too, for a chunked body (no Content-Length) of any type
+      // from any caller (DESIGN §15): past it the read fails and the answer is a 413.
+      if (request.body) {
+        const limited = limitStream(request.body, limit)
+        const replaced = new Request(request.url, {
+          method: request.method,
+          headers: request.headers,
+          body: limited.stream,
+          duplex: 'half',
+        } as RequestInit)
+        overLimit.set(replaced, limited.exceeded)
+        ;(context as { request: Request }).request = replaced
       }
       // The caller's budget is spent: answering now is pointless (DESIGN §5 deadlines).
       const deadline = Number(request.headers.get('x-request-deadline') ?? 0)
@@ -82,6 +99,8 @@ export function createServiceApp(
     .onError({ as: 'global' }, ({ code, error, request, ...rest }) => {
       const requestId = (rest as { requestId?: string }).requestId ?? requestIdOf(request)
       if (error instanceof AppError) return appErrorResponse(error, requestId)
+      if (overLimit.get(request)?.())
+        return appErrorResponse(payloadTooLarge(limitOf(new URL(request.url).pathname)), requestId)
       const storage = storageError(error)
       if (storage) {
         ctx.log.warn('storage error', {
@@ -116,7 +135,11 @@ export function createServiceApp(
         }
         case 'PARSE':
           return problemResponse(
-            { status: 400, code: 'MALFORMED_BODY', detail: 'the request body could not be parsed' },
+            {
+              status: 400,
+              code: 'MALFORMED_BODY',
+              detail: 'the request body could not be parsed',
+            },
             requestId,
           )
         case 'NOT_FOUND':

@@ -1,6 +1,5 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
-import { problemResponse } from '../kernel/problem.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp, DEFAULT_BODY_LIMIT } from '../kernel/service.ts'
 import { importStatement } from './import-statement.ts'
@@ -18,21 +17,10 @@ export function createParserApp(ctx: ServiceContext) {
   return createServiceApp(ctx, {
     title: 'Parser',
     description: 'Transactions in: JSON batches, M-Pesa SMS and M-Pesa statements',
-    bodyLimit: UPLOAD_LIMIT,
+    // Statements stream to disk under their own limit; everything else is a JSON batch.
+    bodyLimitFor: (path) =>
+      path.startsWith('/api/v1/statements') ? UPLOAD_LIMIT : DEFAULT_BODY_LIMIT,
   })
-    .onRequest(({ request }) => {
-      if (new URL(request.url).pathname.startsWith('/api/v1/statements')) return
-      if (Number(request.headers.get('content-length') ?? 0) > DEFAULT_BODY_LIMIT) {
-        return problemResponse(
-          {
-            status: 413,
-            code: 'PAYLOAD_TOO_LARGE',
-            detail: `the body is larger than ${DEFAULT_BODY_LIMIT} bytes; send statements to /api/v1/statements`,
-          },
-          request.headers.get('x-request-id') ?? undefined,
-        )
-      }
-    })
     .post(
       '/api/v1/parser/transactions',
       ({ body, actor }) =>

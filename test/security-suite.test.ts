@@ -1,0 +1,249 @@
+/**
+ * The shared security suite (issue: security hardening): generated from the gateway's merged
+ * `/openapi.json`, so every route a service documents runs it and a new route cannot skip it.
+ * No token → 401, a role that may not → 403, another tenant → 403, a malformed tenant id → 422,
+ * an oversized body by Content-Length and by a chunked stream → 413; every refusal is a
+ * problem+json body with the request id.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
+
+interface Operation {
+  method: string
+  path: string
+  summary: string
+  public: boolean
+  hasBody: boolean
+  /** Takes only multipart/form-data (a file upload). */
+  multipart: boolean
+  tenantDoor: 'path' | 'query' | 'body' | null
+}
+
+function operationsOf(doc: { paths: Record<string, Record<string, any>> }): Operation[] {
+  const out: Operation[] = []
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const params: Array<{ in: string; name: string }> = op.parameters ?? []
+      const named = (where: string) => params.some((p) => p.in === where && p.name === 'tenant_id')
+      const schema = op.requestBody?.content?.['application/json']?.schema
+      out.push({
+        method,
+        path,
+        summary: op.summary ?? '',
+        public: !op.security || op.security.length === 0,
+        hasBody: !!op.requestBody,
+        multipart:
+          !!op.requestBody &&
+          Object.keys(op.requestBody.content ?? {}).every((t) => t === 'multipart/form-data'),
+        tenantDoor: named('path')
+          ? 'path'
+          : schema?.properties?.tenant_id
+            ? 'body'
+            : named('query')
+              ? 'query'
+              : null,
+      })
+    }
+  }
+  return out
+}
+
+const PASSWORD = 'Sec-Suite-Passphrase-77'
+const LIMIT = 1024 * 1024
+
+describe('security suite over every documented route', () => {
+  let p: TestPlatform
+  let ops: Operation[]
+  const tokens: Record<string, string> = {}
+
+  beforeAll(async () => {
+    p = await startTestPlatform()
+    tokens.operator = await p.login()
+    await createTenants(p.gateway, tokens.operator, 'sec-a', 'sec-b')
+    for (const role of ['Admin', 'Viewer'] as const) {
+      const email = `${role.toLowerCase()}@sec-a.test`
+      const made = await api(p.gateway, tokens.operator).post('/api/v1/auth/users', {
+        tenant_id: 'sec-a',
+        email,
+        role,
+        password: PASSWORD,
+      })
+      expect(made.status).toBe(201)
+      tokens[role] = await p.login(email, PASSWORD)
+    }
+    ops = operationsOf(await (await fetch(`${p.gateway}/openapi.json`)).json())
+  }, 60_000)
+  afterAll(() => p.dispose())
+
+  const pathFor = (op: Operation, tenantId: string) =>
+    op.path.replace('{tenant_id}', tenantId).replace(/\{[a-z_]+\}/g, 'xyz_0000000000000000')
+
+  const send = (
+    op: Operation,
+    opts: { token?: string; tenantId?: string; body?: BodyInit; headers?: Record<string, string> },
+  ) => {
+    const tenantId = opts.tenantId ?? 'sec-a'
+    const query = op.tenantDoor === 'query' ? `?tenant_id=${encodeURIComponent(tenantId)}` : ''
+    const json = op.tenantDoor === 'body' ? JSON.stringify({ tenant_id: tenantId }) : '{}'
+    const hasBody = !['get', 'delete', 'head'].includes(op.method)
+    return fetch(`${p.gateway}${pathFor(op, encodeURIComponent(tenantId))}${query}`, {
+      method: op.method.toUpperCase(),
+      headers: {
+        ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+        ...(hasBody ? { 'content-type': 'application/json' } : {}),
+        ...opts.headers,
+      },
+      ...(hasBody ? { body: opts.body ?? json } : {}),
+    })
+  }
+
+  /** Collects what came back wrong, so one failure lists every route that broke the rule. */
+  const expectEvery = async (
+    selected: Operation[],
+    run: (op: Operation) => Promise<Response>,
+    status: number | number[],
+    code?: string,
+  ) => {
+    expect(selected.length).toBeGreaterThan(0)
+    const wanted = Array.isArray(status) ? status : [status]
+    const wrong: string[] = []
+    for (const op of selected) {
+      const res = await run(op)
+      const type = res.headers.get('content-type') ?? ''
+      const body = type.includes('json') ? await res.json().catch(() => null) : await res.text()
+      const ok =
+        wanted.includes(res.status) &&
+        type.includes('application/problem+json') &&
+        body?.status === res.status &&
+        typeof body?.request_id === 'string' &&
+        (!code || body?.code === code)
+      if (!ok)
+        wrong.push(
+          `${op.method.toUpperCase()} ${op.path}: ${res.status} ${type} ${JSON.stringify(body)?.slice(0, 120)}`,
+        )
+    }
+    expect(wrong).toEqual([])
+  }
+
+  it('reads a document with public and secured routes', () => {
+    expect(ops.length).toBeGreaterThan(70)
+    expect(ops.filter((o) => o.public).map((o) => o.path)).toEqual(
+      expect.arrayContaining(['/api/v1/auth/login', '/api/v1/payments/callback']),
+    )
+  })
+
+  it('answers 401 with WWW-Authenticate to every secured route without a token', async () => {
+    const secured = ops.filter((o) => !o.public)
+    await expectEvery(secured, (op) => send(op, {}), 401, 'UNAUTHENTICATED')
+    const res = await send(secured[0]!, { token: 'not-a-token' })
+    expect(res.headers.get('www-authenticate')).toBe('Bearer')
+  })
+
+  it('answers 403 to a Viewer on every route that changes something', async () => {
+    // POST /cashflow/analyze is a read that takes its question as a body: every role may ask it.
+    const reads = new Set(['/api/v1/cashflow/analyze'])
+    const writes = ops.filter((o) => !o.public && o.method !== 'get' && !reads.has(o.path))
+    await expectEvery(writes, (op) => send(op, { token: tokens.Viewer }), 403, 'FORBIDDEN')
+  })
+
+  it('answers 403 to a tenant Admin on every operator-only route', async () => {
+    const operatorOnly = ops.filter(
+      (o) => !o.public && /\((?:platform )?operator(?: only)?\)|operator only\)/.test(o.summary),
+    )
+    await expectEvery(operatorOnly, (op) => send(op, { token: tokens.Admin }), 403)
+  })
+
+  it('answers 403 to a tenant Admin naming another tenant on every door', async () => {
+    const named = ops.filter((o) => !o.public && o.tenantDoor)
+    await expectEvery(named, (op) => send(op, { token: tokens.Admin, tenantId: 'sec-b' }), 403)
+  })
+
+  it('answers 422 to a malformed tenant id on every door, even from the operator', async () => {
+    const named = ops.filter((o) => !o.public && o.tenantDoor)
+    await expectEvery(
+      named,
+      (op) => send(op, { token: tokens.operator, tenantId: 'Bad_Id!' }),
+      422,
+      'VALIDATION_FAILED',
+    )
+  })
+
+  it('answers 413 to a body over the limit by Content-Length on every route that takes one', async () => {
+    const withBody = ops.filter((o) => o.hasBody)
+    const big = `{"pad":"${'x'.repeat(21 * LIMIT)}"}`
+    await expectEvery(
+      withBody,
+      (op) => send(op, { token: tokens.operator, body: big }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    )
+  })
+
+  it('answers 413 to a chunked body over the limit on every route that takes one, without reading it all', async () => {
+    const withBody = ops.filter((o) => o.hasBody)
+    const BOUNDARY = 'mmp-suite-boundary'
+    const chunked = (op: Operation) => {
+      let sent = 0
+      const chunk = new TextEncoder().encode('x'.repeat(64 * 1024))
+      // An upload is a real multipart file part that never ends, so it is read, not refused early.
+      const head = op.multipart
+        ? `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="s.csv"\r\n\r\n`
+        : ''
+      return new ReadableStream<Uint8Array>({
+        start(controller) {
+          if (head) controller.enqueue(new TextEncoder().encode(head))
+        },
+        pull(controller) {
+          // 40 MiB at most: well past every limit, yet bounded.
+          if (sent >= 40 * LIMIT) return controller.close()
+          sent += chunk.length
+          controller.enqueue(chunk)
+        },
+      })
+    }
+    // Public routes (login among them) get no token: the limit must hold for anyone.
+    await expectEvery(
+      withBody,
+      (op) =>
+        send(op, {
+          token: op.public ? undefined : tokens.operator,
+          body: chunked(op),
+          headers: op.multipart
+            ? { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }
+            : {},
+        }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    )
+  }, 60_000)
+
+  it('keeps memory flat under 100 MiB chunked at the public login, refusing within a second', async () => {
+    const rss = () =>
+      Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p.pid()}/status`, 'utf8'))?.[1]) * 1024
+    const before = rss()
+    const chunk = new TextEncoder().encode('x'.repeat(256 * 1024))
+    const abuse = async () => {
+      let sent = 0
+      const started = performance.now()
+      const res = await fetch(`${p.gateway}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (sent >= 100 * LIMIT) return controller.close()
+            sent += chunk.length
+            controller.enqueue(chunk)
+          },
+        }),
+      })
+      expect(res.status).toBe(413)
+      expect((await res.json()).code).toBe('PAYLOAD_TOO_LARGE')
+      return performance.now() - started
+    }
+    const took = await Promise.all([abuse(), abuse(), abuse()])
+    expect(Math.max(...took)).toBeLessThan(1000)
+    expect(rss() - before).toBeLessThan(30 * LIMIT)
+  }, 30_000)
+})
