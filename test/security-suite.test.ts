@@ -246,4 +246,21 @@ describe('security suite over every documented route', () => {
     expect(Math.max(...took)).toBeLessThan(1000)
     expect(rss() - before).toBeLessThan(30 * LIMIT)
   }, 30_000)
+
+  it('marks answers that carry tokens or secrets no-store and nosniff', async () => {
+    const login = await fetch(`${p.gateway}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'admin@sec-a.test', password: PASSWORD }),
+    })
+    expect(login.status).toBe(200)
+    expect(login.headers.get('cache-control')).toBe('no-store')
+    expect(login.headers.get('x-content-type-options')).toBe('nosniff')
+    const hook = await api(p.gateway, tokens.Admin).post('/api/v1/webhooks', {
+      url: 'https://hooks.example.com/mmp',
+      events: ['payment.success'],
+    })
+    expect(hook.status).toBe(201)
+    expect(hook.headers.get('cache-control')).toBe('no-store')
+  })
 })

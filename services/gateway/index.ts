@@ -320,6 +320,9 @@ export function createGateway(opts: GatewayOptions) {
       tenant_id: actor?.tenantId,
       user_id: actor?.userId,
     })
+    // API answers carry tokens, invitation tokens and secrets: never cached, never sniffed.
+    if (!response.headers.has('cache-control')) response.headers.set('cache-control', 'no-store')
+    response.headers.set('x-content-type-options', 'nosniff')
     return response
   }
 
