@@ -329,7 +329,9 @@ describe('dashboard in Chromium', () => {
       const form = page.locator('#webhook-form')
       await form.waitFor()
       await form.getByLabel('URL').fill(`http://127.0.0.1:${receiver.port}/hook`)
-      await form.getByLabel('Signing secret').fill('whsec_dGVzdC1zZWNyZXQtZm9yLXRoZS1kdWthLWRhc2hib2FyZA==')
+      await form
+        .getByLabel('Signing secret')
+        .fill('whsec_dGVzdC1zZWNyZXQtZm9yLXRoZS1kdWthLWRhc2hib2FyZA==')
       await form.getByLabel('Events').selectOption(['payment.success', 'low.balance.alert'])
       await form.getByRole('button', { name: 'Register' }).click()
       await page.locator('#webhooks-table', { hasText: `127.0.0.1:${receiver.port}` }).waitFor()

@@ -10,7 +10,10 @@ describe('login throttle through the gateway', () => {
   beforeAll(async () => {
     // The gateway's per-IP limit would answer most of the burst itself: lift it so every guess
     // reaches auth and the throttle is what is measured.
-    p = await startTestPlatform({ only: 'gateway,auth,broker', env: { MMP_RATE_LIMIT_IP: '100000' } })
+    p = await startTestPlatform({
+      only: 'gateway,auth,broker',
+      env: { MMP_RATE_LIMIT_IP: '100000' },
+    })
   })
   afterAll(() => p?.dispose())
 
