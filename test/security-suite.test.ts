@@ -263,4 +263,11 @@ describe('security suite over every documented route', () => {
     expect(hook.status).toBe(201)
     expect(hook.headers.get('cache-control')).toBe('no-store')
   })
+
+  it('answers an over-long URL with a 414 problem', async () => {
+    const res = await fetch(`${p.gateway}/api/v1/analytics/summary?q=${'x'.repeat(9000)}`)
+    expect(res.status).toBe(414)
+    expect(res.headers.get('content-type')).toContain('application/problem+json')
+    expect((await res.json()).code).toBe('URI_TOO_LONG')
+  })
 })
