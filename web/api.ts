@@ -1,3 +1,4 @@
+import { PLATFORM_TENANT, type Role } from '../schema/vocabulary.ts'
 /**
  * The dashboard's only way to the platform: the public API through the gateway, with the user's
  * access token, refreshed with the rotating refresh token when it expires.
@@ -8,7 +9,7 @@ export interface Session {
   user: {
     id: string
     email: string
-    role: 'Admin' | 'Manager' | 'Analyst' | 'Viewer'
+    role: Role
     tenant_id: string
   }
 }
@@ -19,7 +20,7 @@ let session: Session | null = JSON.parse(localStorage.getItem(KEY) ?? 'null')
 
 export const currentSession = () => session
 export const isOperator = () =>
-  session?.user.tenant_id === 'platform' && session.user.role === 'Admin'
+  session?.user.tenant_id === PLATFORM_TENANT && session.user.role === 'Admin'
 
 export function saveSession(s: Session | null): void {
   session = s

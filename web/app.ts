@@ -1,3 +1,4 @@
+import { PLATFORM_TENANT } from '../schema/vocabulary.ts'
 import { activeTenant, api, can, currentSession, isOperator, logout, pickTenant } from './api.ts'
 import { h, showError } from './ui.ts'
 import { loginView } from './views/login.ts'
@@ -50,7 +51,7 @@ function tenantPicker(): HTMLElement {
   api
     .get<{ data: { id: string; name: string }[] }>('/api/v1/tenants')
     .then((res) => {
-      for (const t of res.data.filter((t) => t.id !== 'platform'))
+      for (const t of res.data.filter((t) => t.id !== PLATFORM_TENANT))
         select.append(
           h('option', { value: t.id, selected: t.id === activeTenant() }, `${t.name} (${t.id})`),
         )

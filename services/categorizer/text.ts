@@ -1,14 +1,6 @@
-/** The seven categories of SPEC §2, exactly. */
-export const CATEGORIES = [
-  'Revenue',
-  'Inventory',
-  'Rent',
-  'Salaries',
-  'Transport',
-  'Utilities',
-  'Other',
-] as const
-export type Category = (typeof CATEGORIES)[number]
+import { CATEGORIES, type Category } from '../../schema/vocabulary.ts'
+
+export { CATEGORIES, type Category }
 
 export function isCategory(v: unknown): v is Category {
   return (CATEGORIES as readonly unknown[]).includes(v)

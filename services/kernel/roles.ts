@@ -1,8 +1,9 @@
+import { ROLES, type Role } from '../../schema/vocabulary.ts'
 import { Forbidden } from './errors.ts'
 import { PLATFORM_TENANT } from './tenant-id.ts'
 
-export const roles = ['Admin', 'Manager', 'Analyst', 'Viewer'] as const
-export type Role = (typeof roles)[number]
+export const roles = ROLES
+export type { Role }
 
 /**
  * What a request wants to do, in the words of the DESIGN §4 role matrix.

@@ -1,8 +1,10 @@
+import { PLATFORM_TENANT } from '../../schema/vocabulary.ts'
 import { invalidField } from './errors.ts'
 
 /** A tenant id becomes a folder name, so it is checked here, once, for every entry point. */
 export const TENANT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{1,62}$/
-export const PLATFORM_TENANT = 'platform'
+export { PLATFORM_TENANT }
+
 const RESERVED = new Set(['_shared', 'platform'])
 
 export function isTenantId(value: unknown): value is string {

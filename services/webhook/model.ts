@@ -1,15 +1,9 @@
 import { t } from 'elysia'
+import { WEBHOOK_EVENTS, type WebhookEvent } from '../../schema/vocabulary.ts'
 
 /** The six webhook events of SPEC §6. */
-export const webhookEvents = [
-  'payment.success',
-  'payment.failed',
-  'transaction.categorized',
-  'subscription.renewed',
-  'statement.processed',
-  'low.balance.alert',
-] as const
-export type WebhookEvent = (typeof webhookEvents)[number]
+export const webhookEvents = WEBHOOK_EVENTS
+export type { WebhookEvent }
 
 /** Payload versions an endpoint may pin (only v1 exists so far). */
 export const payloadVersions = [1] as const

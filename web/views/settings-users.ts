@@ -1,8 +1,9 @@
+import { ROLES } from '../../schema/vocabulary.ts'
 import { api } from '../api.ts'
 import { date, h, section, showError, table } from '../ui.ts'
 import { field, formWith } from './settings-form.ts'
 
-const roles = ['Admin', 'Manager', 'Analyst', 'Viewer']
+const roles = ROLES
 
 interface User {
   id: string

@@ -1,16 +1,10 @@
+import { WEBHOOK_EVENTS } from '../../schema/vocabulary.ts'
 import { api, scoped } from '../api.ts'
 import { date, h, section, showError, table } from '../ui.ts'
 import { field, formWith } from './settings-form.ts'
 
 /** SPEC §6: the events an endpoint may subscribe to. */
-const webhookEvents = [
-  'payment.success',
-  'payment.failed',
-  'transaction.categorized',
-  'subscription.renewed',
-  'statement.processed',
-  'low.balance.alert',
-]
+const webhookEvents = WEBHOOK_EVENTS
 
 interface Endpoint {
   id: string

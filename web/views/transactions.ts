@@ -1,15 +1,8 @@
+import { CATEGORIES } from '../../schema/vocabulary.ts'
 import { api, can, scoped } from '../api.ts'
 import { date, formValues, h, money, showError, table } from '../ui.ts'
 
-export const categories = [
-  'Revenue',
-  'Inventory',
-  'Rent',
-  'Salaries',
-  'Transport',
-  'Utilities',
-  'Other',
-]
+export const categories: readonly string[] = CATEGORIES
 
 /** A transaction as the analytics list returns it (DESIGN §11). */
 interface Transaction {
