@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Migration } from '../schema/kernel.ts'
 import { migrations as base } from '../schema/tenant/migrations.ts'
-import type { Db } from '../services/kernel/db.ts'
+import type { Db } from './db.ts'
 import { eraseTenantData, moveTenantData, purgeTenantRows } from './move.ts'
 import { createRegistry, type Placement } from './registry.ts'
 

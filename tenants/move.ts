@@ -1,8 +1,7 @@
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Db } from '../services/kernel/db.ts'
-import { faultPoint } from '../services/kernel/faults.ts'
-import { assertTenantId } from '../services/kernel/tenant-id.ts'
+import { assertTenantId } from '../schema/tenant-id.ts'
+import type { Db } from './db.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
 
 /** Tables that are never a tenant's rows: migration bookkeeping and SQLite's own. */
@@ -95,6 +94,8 @@ export function moveTenantData(
     to: Placement
     services: readonly string[]
     switchPlacement: () => void
+    /** Called when every copy committed and the old placement is still current (crash tests). */
+    afterCopy?: () => void
     now?: Date
   },
 ): MoveReport {
@@ -123,7 +124,7 @@ export function moveTenantData(
       report.moved[service] = copyInto(source, target, tables, tenantId, inboxSince)
     }
     // Every copy committed, the old placement still authoritative: a crash here must lose nothing.
-    faultPoint('tenant.move.after_copy')
+    opts.afterCopy?.()
     opts.switchPlacement()
     for (const { source, tables } of pairs) {
       for (const t of tables) {

@@ -9,10 +9,10 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
-import type { Db, Migration } from '../services/kernel/db.ts'
-import { openDatabase } from '../services/kernel/db.ts'
-import { TenantNotFound } from '../services/kernel/errors.ts'
-import { assertTenantId, PLATFORM_TENANT } from '../services/kernel/tenant-id.ts'
+import { TenantNotFound } from '../schema/errors.ts'
+import { assertTenantId, PLATFORM_TENANT } from '../schema/tenant-id.ts'
+import type { Db, Migration } from './db.ts'
+import { openDatabase } from './db.ts'
 
 /**
  * Where a tenant's data lives (DESIGN §3): Free tenants share `tenants/_shared/<service>.db`, Pro

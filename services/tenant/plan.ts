@@ -7,6 +7,7 @@ import { type Placement, placementFolder } from '../../tenants/registry.ts'
 import { type ServiceContext, serviceNames } from '../kernel/context.ts'
 import { AppError, Conflict, Forbidden, invalidField } from '../kernel/errors.ts'
 import { handleOnce } from '../kernel/events.ts'
+import { faultPoint } from '../kernel/faults.ts'
 import { newId } from '../kernel/ids.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
 import { isTenantId } from '../kernel/tenant-id.ts'
@@ -169,6 +170,7 @@ export function applyPlan(
         ctx.registry.setPlacement(row.id, to)
         switched = true
       },
+      afterCopy: () => faultPoint('tenant.move.after_copy'),
       now: ctx.clock.now(),
     })
   } catch (err) {

@@ -1,0 +1,161 @@
+/**
+ * Kernel errors: business logic throws these and never an HTTP status. One renderer
+ * (`problem.ts`) maps each code to its status and a problem+json body.
+ *
+ * @example
+ * throw new NotFound('payment', checkoutRequestId)
+ */
+export type ErrorCode =
+  | 'VALIDATION_FAILED'
+  | 'UNAUTHENTICATED'
+  | 'INVALID_SIGNATURE'
+  | 'FORBIDDEN'
+  | 'TENANT_MISMATCH'
+  | 'NOT_FOUND'
+  | 'TENANT_NOT_FOUND'
+  | 'CONFLICT'
+  | 'IDEMPOTENCY_KEY_REUSED'
+  | 'IDEMPOTENCY_IN_PROGRESS'
+  | 'LIMIT_EXCEEDED'
+  | 'SUBSCRIPTION_SUSPENDED'
+  | 'FEATURE_DISABLED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'URI_TOO_LONG'
+  | 'RATE_LIMITED'
+  | 'BAD_GATEWAY'
+  | 'SERVICE_UNAVAILABLE'
+  | 'STORAGE_UNAVAILABLE'
+  | 'STORAGE_FULL'
+  | 'TIMEOUT'
+  | 'INTERNAL'
+
+export const statusOf: Record<ErrorCode, number> = {
+  VALIDATION_FAILED: 422,
+  UNAUTHENTICATED: 401,
+  INVALID_SIGNATURE: 401,
+  FORBIDDEN: 403,
+  TENANT_MISMATCH: 403,
+  NOT_FOUND: 404,
+  TENANT_NOT_FOUND: 404,
+  CONFLICT: 409,
+  IDEMPOTENCY_KEY_REUSED: 409,
+  IDEMPOTENCY_IN_PROGRESS: 409,
+  LIMIT_EXCEEDED: 402,
+  SUBSCRIPTION_SUSPENDED: 402,
+  FEATURE_DISABLED: 402,
+  PAYLOAD_TOO_LARGE: 413,
+  URI_TOO_LONG: 414,
+  RATE_LIMITED: 429,
+  BAD_GATEWAY: 502,
+  SERVICE_UNAVAILABLE: 503,
+  STORAGE_UNAVAILABLE: 503,
+  STORAGE_FULL: 507,
+  TIMEOUT: 504,
+  INTERNAL: 500,
+}
+
+export interface FieldError {
+  field: string
+  message: string
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode
+  readonly detail: string
+  readonly errors: FieldError[] | undefined
+  readonly extra: Record<string, unknown> | undefined
+  readonly headers: Record<string, string> | undefined
+
+  constructor(
+    code: ErrorCode,
+    detail: string,
+    opts: {
+      errors?: FieldError[]
+      extra?: Record<string, unknown>
+      headers?: Record<string, string>
+      cause?: unknown
+    } = {},
+  ) {
+    super(detail, opts.cause === undefined ? undefined : { cause: opts.cause })
+    this.name = 'AppError'
+    this.code = code
+    this.detail = detail
+    this.errors = opts.errors
+    this.extra = opts.extra
+    this.headers = opts.headers
+  }
+
+  get status(): number {
+    return statusOf[this.code]
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(detail: string, errors: FieldError[] = []) {
+    super('VALIDATION_FAILED', detail, { errors })
+  }
+}
+
+/** One field is wrong: `throw invalidField('amount', 'must be a whole number of shillings')`. */
+export function invalidField(field: string, message: string): ValidationError {
+  return new ValidationError(`${field}: ${message}`, [{ field, message }])
+}
+
+export class NotFound extends AppError {
+  constructor(what: string, id?: string) {
+    super('NOT_FOUND', id ? `${what} ${id} was not found` : `${what} was not found`)
+  }
+}
+
+export class Unauthenticated extends AppError {
+  constructor(detail = 'a valid bearer token is required') {
+    super('UNAUTHENTICATED', detail, { headers: { 'WWW-Authenticate': 'Bearer' } })
+  }
+}
+
+export class Forbidden extends AppError {
+  constructor(detail = 'your role does not allow this') {
+    super('FORBIDDEN', detail)
+  }
+}
+
+export class Conflict extends AppError {
+  constructor(detail: string) {
+    super('CONFLICT', detail)
+  }
+}
+
+/** A plan limit is reached: 402 naming the limit, its maximum and current use. */
+export class LimitExceeded extends AppError {
+  constructor(limit: string, max: number, used: number) {
+    super('LIMIT_EXCEEDED', `the plan limit '${limit}' of ${max} is reached (used ${used})`, {
+      extra: { limit, max, used },
+    })
+  }
+}
+
+export class RateLimited extends AppError {
+  constructor(retryAfterSeconds: number) {
+    super('RATE_LIMITED', 'too many requests', {
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    })
+  }
+}
+
+/** The tenant does not exist (never created, or erased): 404 on every door, nothing written. */
+export class TenantNotFound extends AppError {
+  constructor(tenantId: string) {
+    super('TENANT_NOT_FOUND', `tenant ${tenantId} does not exist`, {
+      extra: { tenant_id: tenantId },
+    })
+  }
+}
+
+/** A request with this Idempotency-Key is still being served: retry after a moment. */
+export class IdempotencyInProgress extends AppError {
+  constructor(retryAfterSeconds = 1) {
+    super('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still in progress', {
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    })
+  }
+}
