@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { defineCommand } from 'citty'
-import { verifyAuditFile } from '../services/payment/audit.ts'
+import { verifyAuditFile } from '../services/payment/public.ts'
 import { createRegistry } from '../tenants/registry.ts'
 import { configArgs, configFromArgs } from './shared.ts'
 

@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty'
-import { generateDemo } from '../services/parser/demo.ts'
+import { generateDemo } from '../services/parser/public.ts'
 import { clientArgs, fail, operatorApi } from './client.ts'
 import { progressBar, sendBatch, type Totals } from './import.ts'
 import { configArgs, configFromArgs } from './shared.ts'

@@ -3,7 +3,7 @@ import { basename } from 'node:path'
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import { toMajor } from '../services/kernel/money.ts'
-import { streamStatement } from '../services/parser/statement.ts'
+import { streamStatement } from '../services/parser/public.ts'
 import { type CliApi, clientArgs, fail, operatorApi } from './client.ts'
 import { configArgs, configFromArgs } from './shared.ts'
 

@@ -1,0 +1,7 @@
+/**
+ * What the parser offers outside the service (the CLI): reading a statement file the way an
+ * upload is read, and the synthetic demo history. Commands import this module, never the
+ * service's internals.
+ */
+export { generateDemo } from './demo.ts'
+export { streamStatement } from './statement.ts'
