@@ -1,95 +1,14 @@
 import { invalidField } from '../kernel/errors.ts'
+import { addDays, type TimeZone } from '../kernel/time-zone.ts'
 
-export const DEFAULT_TIMEZONE = 'Africa/Nairobi'
-const QUARTER_HOUR = 15 * 60 * 1000
-const DAY = 86_400_000
-
-/**
- * Local days in a tenant's time zone without calling Intl per row: a zone's UTC offset is constant
- * within a quarter hour (every real transition falls on one), so offsets are cached per quarter.
- *
- * @example
- * const zone = timeZone('Africa/Nairobi')
- * zone.dayOf(Date.parse('2026-03-01T22:30:00Z')) // '2026-03-02'
- */
-export interface TimeZone {
-  name: string
-  /** The local calendar day (YYYY-MM-DD) of an instant. */
-  dayOf(ms: number): string
-  /** The instant a local day starts. */
-  startOf(day: string): number
-}
-
-const zones = new Map<string, TimeZone>()
-
-export function timeZone(name: string | undefined): TimeZone {
-  const zoneName = name || DEFAULT_TIMEZONE
-  let zone = zones.get(zoneName)
-  if (!zone) {
-    zone = makeZone(zoneName)
-    zones.set(zoneName, zone)
-  }
-  return zone
-}
-
-function makeZone(name: string): TimeZone {
-  let fmt: Intl.DateTimeFormat
-  try {
-    fmt = new Intl.DateTimeFormat('en-US', {
-      timeZone: name,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    })
-  } catch {
-    return makeZone(DEFAULT_TIMEZONE)
-  }
-  const offsets = new Map<number, number>()
-  const offsetAt = (ms: number): number => {
-    const bucket = Math.floor(ms / QUARTER_HOUR)
-    let off = offsets.get(bucket)
-    if (off === undefined) {
-      const at = bucket * QUARTER_HOUR
-      const p: Record<string, number> = {}
-      for (const part of fmt.formatToParts(new Date(at))) {
-        if (part.type !== 'literal') p[part.type] = Number(part.value)
-      }
-      const local = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!)
-      off = local - at
-      if (offsets.size > 200_000) offsets.clear()
-      offsets.set(bucket, off)
-    }
-    return off
-  }
-  return {
-    name,
-    dayOf: (ms) => new Date(ms + offsetAt(ms)).toISOString().slice(0, 10),
-    startOf(day) {
-      const midnight = Date.parse(`${day}T00:00:00.000Z`)
-      let guess = midnight - offsetAt(midnight)
-      guess = midnight - offsetAt(guess)
-      return guess
-    },
-  }
-}
-
-export function addDays(day: string, n: number): string {
-  return new Date(Date.parse(`${day}T00:00:00.000Z`) + n * DAY).toISOString().slice(0, 10)
-}
-
-export function daysBetween(from: string, to: string): number {
-  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY)
-}
-
-/** Monday of the ISO week a day falls in. */
-export function weekOf(day: string): string {
-  const dow = new Date(`${day}T00:00:00Z`).getUTCDay()
-  return addDays(day, -((dow + 6) % 7))
-}
+export {
+  addDays,
+  DEFAULT_TIMEZONE,
+  daysBetween,
+  type TimeZone,
+  timeZone,
+  weekOf,
+} from '../kernel/time-zone.ts'
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/

@@ -1,3 +1,4 @@
+import { DEFAULT_TIMEZONE } from '../kernel/time-zone.ts'
 import { localToUtc } from './local-time.ts'
 
 /** A transaction as `POST /api/v1/parser/transactions` takes it (DESIGN §11). */
@@ -92,7 +93,7 @@ const WEEKDAY = [0.55, 0.9, 0.95, 1, 1, 1.2, 1.45]
  */
 export function generateDemo(opts: DemoOptions): DemoTransaction[] {
   const rnd = prng(opts.seed ?? 1)
-  const tz = opts.timeZone ?? 'Africa/Nairobi'
+  const tz = opts.timeZone ?? DEFAULT_TIMEZONE
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!
   const phone = () => `2547${String(Math.floor(rnd() * 1e8)).padStart(8, '0')}`
   const ALPHA = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'

@@ -5,6 +5,7 @@ import { assertEntitled, readEntitlements } from '../kernel/entitlements.ts'
 import { AppError, ValidationError } from '../kernel/errors.ts'
 import { emitEvent } from '../kernel/events.ts'
 import { newId } from '../kernel/ids.ts'
+import { DEFAULT_TIMEZONE } from '../kernel/time-zone.ts'
 import type { ParsedTransaction, RowError } from './parsed.ts'
 import { streamStatement } from './statement.ts'
 import { acceptedSince, storeTransactions } from './store.ts'
@@ -24,7 +25,7 @@ export interface ImportResult {
 }
 
 export function timeZoneOf(ctx: ServiceContext, tenantId: string): string {
-  return ctx.registry.placement(tenantId).timezone ?? 'Africa/Nairobi'
+  return ctx.registry.placement(tenantId).timezone ?? DEFAULT_TIMEZONE
 }
 
 /**

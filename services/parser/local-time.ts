@@ -1,49 +1,13 @@
+import { timeZone } from '../kernel/time-zone.ts'
+
 /**
  * M-Pesa statements and SMS give wall-clock times in the tenant's time zone without an offset.
- * These turn them into UTC instants. Offsets are cached per zone and day: a 100,000-row statement
- * must not call Intl once per row.
+ * These turn them into UTC instants (the kernel caches zone offsets: a 100,000-row statement does
+ * not call Intl once per row).
  */
-const formatters = new Map<string, Intl.DateTimeFormat>()
-const offsets = new Map<string, Map<number, number>>()
-
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone)
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    })
-    formatters.set(timeZone, f)
-  }
-  return f
-}
-
-/** The zone's offset from UTC in ms at a UTC instant. */
-function offsetAt(timeZone: string, utcMs: number): number {
-  const parts: Record<string, number> = {}
-  for (const p of formatterFor(timeZone).formatToParts(new Date(utcMs))) {
-    if (p.type !== 'literal') parts[p.type] = Number(p.value)
-  }
-  const asUtc = Date.UTC(
-    parts.year!,
-    parts.month! - 1,
-    parts.day!,
-    parts.hour!,
-    parts.minute!,
-    parts.second!,
-  )
-  return asUtc - Math.floor(utcMs / 1000) * 1000
-}
-
 /** A local wall-clock time in `timeZone` as an ISO 8601 UTC string; null when out of range. */
 export function localToUtc(
-  timeZone: string,
+  zone: string,
   year: number,
   month: number,
   day: number,
@@ -51,24 +15,7 @@ export function localToUtc(
   minute = 0,
   second = 0,
 ): string | null {
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59)
-    return null
-  const guess = Date.UTC(year, month - 1, day, hour, minute, second)
-  const check = new Date(guess)
-  if (check.getUTCDate() !== day) return null
-  let zone = offsets.get(timeZone)
-  if (!zone) {
-    zone = new Map()
-    offsets.set(timeZone, zone)
-  }
-  const key = ((year * 13 + month) * 32 + day) * 24 + hour
-  let off = zone.get(key)
-  if (off === undefined) {
-    off = offsetAt(timeZone, guess)
-    if (zone.size > 100_000) zone.clear()
-    zone.set(key, off)
-  }
-  return new Date(guess - off).toISOString()
+  return timeZone(zone).localToUtc(year, month, day, hour, minute, second)
 }
 
 const ISO_LOCAL = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/

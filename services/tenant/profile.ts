@@ -9,11 +9,13 @@ import type { Db } from '../kernel/db.ts'
 import { invalidField, TenantNotFound } from '../kernel/errors.ts'
 import { emitEvent } from '../kernel/events.ts'
 import { type Role, roles } from '../kernel/roles.ts'
+import { DEFAULT_TIMEZONE } from '../kernel/time-zone.ts'
 import type { TenantView } from './model.ts'
 
 export type TenantRow = typeof tenants.$inferSelect
 
-export const DEFAULT_TIMEZONE = 'Africa/Nairobi'
+export { DEFAULT_TIMEZONE }
+
 const FLAG = /^[a-z][a-z0-9_]{0,63}$/
 
 export function parseJson<T>(text: string | null | undefined, fallback: T): T {

@@ -1,0 +1,138 @@
+/**
+ * Time zones and calendar days, one module for every service: a tenant's days begin at its local
+ * midnight (DESIGN §11, default Africa/Nairobi). Intl is not called per row: a zone's UTC offset is
+ * constant within a quarter hour (every real transition falls on one), so offsets are cached per
+ * quarter hour.
+ *
+ * @example
+ * const zone = timeZone('Africa/Nairobi')
+ * zone.dayOf(Date.parse('2026-03-01T22:30:00Z')) // '2026-03-02'
+ * zone.localToUtc(2026, 3, 2, 1, 30) // '2026-03-01T22:30:00.000Z'
+ */
+export const DEFAULT_TIMEZONE = 'Africa/Nairobi'
+
+const QUARTER_HOUR = 15 * 60 * 1000
+const DAY = 86_400_000
+
+export interface TimeZone {
+  name: string
+  /** The local calendar day (YYYY-MM-DD) of an instant. */
+  dayOf(ms: number): string
+  /** The instant a local day starts. */
+  startOf(day: string): number
+  /** A local wall-clock time as an ISO 8601 UTC string; null when it is no real date or time. */
+  localToUtc(
+    year: number,
+    month: number,
+    day: number,
+    hour?: number,
+    minute?: number,
+    second?: number,
+  ): string | null
+}
+
+const zones = new Map<string, TimeZone>()
+
+/** The zone of that IANA name (an unknown or empty name: the default zone). */
+export function timeZone(name: string | null | undefined): TimeZone {
+  const zoneName = name || DEFAULT_TIMEZONE
+  let zone = zones.get(zoneName)
+  if (!zone) {
+    zone = makeZone(zoneName)
+    zones.set(zoneName, zone)
+  }
+  return zone
+}
+
+function makeZone(name: string): TimeZone {
+  let fmt: Intl.DateTimeFormat
+  try {
+    fmt = new Intl.DateTimeFormat('en-US', {
+      timeZone: name,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    })
+  } catch {
+    return timeZone(DEFAULT_TIMEZONE)
+  }
+  const offsets = new Map<number, number>()
+  const offsetAt = (ms: number): number => {
+    const bucket = Math.floor(ms / QUARTER_HOUR)
+    let off = offsets.get(bucket)
+    if (off === undefined) {
+      const at = bucket * QUARTER_HOUR
+      const p: Record<string, number> = {}
+      for (const part of fmt.formatToParts(new Date(at))) {
+        if (part.type !== 'literal') p[part.type] = Number(part.value)
+      }
+      const local = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!)
+      off = local - at
+      if (offsets.size > 200_000) offsets.clear()
+      offsets.set(bucket, off)
+    }
+    return off
+  }
+  /** The instant of a local wall-clock time given as if it were UTC. */
+  const fromLocal = (asUtc: number) => asUtc - offsetAt(asUtc - offsetAt(asUtc))
+  return {
+    name,
+    dayOf: (ms) => new Date(ms + offsetAt(ms)).toISOString().slice(0, 10),
+    startOf: (day) => fromLocal(Date.parse(`${day}T00:00:00.000Z`)),
+    localToUtc(year, month, day, hour = 0, minute = 0, second = 0) {
+      if (month < 1 || month > 12 || day < 1 || day > 31) return null
+      if (hour > 23 || minute > 59 || second > 59) return null
+      const asUtc = Date.UTC(year, month - 1, day, hour, minute, second)
+      if (new Date(asUtc).getUTCDate() !== day) return null
+      return new Date(fromLocal(asUtc)).toISOString()
+    },
+  }
+}
+
+/** Whether a string is a real calendar day `YYYY-MM-DD`. */
+export function isDay(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false
+  const d = new Date(`${value}T00:00:00Z`)
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value
+}
+
+/** Days since 1970-01-01 (day arithmetic on UTC midnights is exact for whole days). */
+export function dayNumber(day: string): number {
+  return Math.round(Date.parse(`${day}T00:00:00Z`) / DAY)
+}
+
+export function dayFromNumber(n: number): string {
+  return new Date(n * DAY).toISOString().slice(0, 10)
+}
+
+export function addDays(day: string, n: number): string {
+  return dayFromNumber(dayNumber(day) + n)
+}
+
+export function daysBetween(from: string, to: string): number {
+  return dayNumber(to) - dayNumber(from)
+}
+
+/** 0 = Monday … 6 = Sunday. */
+export function weekdayOf(day: string): number {
+  return (dayNumber(day) + 3) % 7
+}
+
+/** Monday of the ISO week a day falls in. */
+export function weekOf(day: string): string {
+  return addDays(day, -weekdayOf(day))
+}
+
+export const WEEKDAYS = [
+  'monday',
+  'tuesday',
+  'wednesday',
+  'thursday',
+  'friday',
+  'saturday',
+  'sunday',
+] as const
