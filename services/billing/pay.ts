@@ -2,6 +2,7 @@ import { invoicePayments } from '../../schema/billing/tables.ts'
 import { INVOICE_PAYMENT, PURPOSE_HEADER } from '../kernel/entitlements.ts'
 import { invalidField } from '../kernel/errors.ts'
 import { newId } from '../kernel/ids.ts'
+import { toMajor } from '../kernel/money.ts'
 import type { Actor } from '../kernel/roles.ts'
 import { type Billing, iso } from './billing.ts'
 import { assertPayable, getInvoiceRow } from './invoices.ts'
@@ -60,7 +61,7 @@ export async function payInvoice(
 ): Promise<StkPushAccepted> {
   const inv = getInvoiceRow(b, actor, invoiceId)
   assertPayable(inv)
-  const amount = Math.ceil(inv.totalCents / 100)
+  const amount = Math.ceil(toMajor(inv.totalCents))
   const res = await b.ctx.client.call<StkPushAccepted>('payment', '/api/v1/payments/stkpush', {
     method: 'POST',
     body: {

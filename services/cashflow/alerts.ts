@@ -2,6 +2,7 @@ import { topics } from '../../schema/events.ts'
 import type { Clock } from '../kernel/clock.ts'
 import type { Db } from '../kernel/db.ts'
 import { emitEvent } from '../kernel/events.ts'
+import { centsOf, toMajor } from '../kernel/money.ts'
 import { forecastCashflow } from './forecast.ts'
 
 export interface CashflowState {
@@ -76,7 +77,7 @@ function projectedBreach(db: Db, tenantId: string, state: CashflowState): string
     backtest: false,
   })
   const breach = forecast.points.find(
-    (p) => p.balance !== null && Math.round(p.balance * 100) < state.threshold!,
+    (p) => p.balance !== null && centsOf(p.balance) < state.threshold!,
   )
   return breach?.date ?? null
 }
@@ -101,8 +102,8 @@ export function evaluateLowBalance(db: Db, tenantId: string, clock: Clock): void
     const balanceBelow = known && state.balance! < state.threshold!
     const forecastBelow = known && !balanceBelow && breachDate !== null
     const base = {
-      balance: state.balance === null ? null : state.balance / 100,
-      threshold: (state.threshold ?? 0) / 100,
+      balance: state.balance === null ? null : toMajor(state.balance),
+      threshold: toMajor(state.threshold ?? 0),
     }
     if (balanceBelow && !state.balanceBelow) {
       emitEvent(

@@ -1,4 +1,5 @@
 import type { Db } from '../kernel/db.ts'
+import { round2, toMajor } from '../kernel/money.ts'
 import { addDays, dayNumber, WEEKDAYS, weekdayOf } from './days.ts'
 import { detectRecurring, type RecurringPayment } from './recurring.ts'
 import { type DailySeries, loadCategoryDays, loadDailySeries, netOf } from './series.ts'
@@ -29,7 +30,6 @@ export interface Trend extends LinearFit {
   periods: Period[]
 }
 
-const round2 = (v: number) => Math.round(v * 100) / 100
 const round4 = (v: number | null) => (v === null ? null : Math.round(v * 10000) / 10000)
 
 function trendOf(
@@ -69,8 +69,8 @@ function bucket(series: DailySeries, keyOf: (i: number) => string, keep: (p: Per
       key = k
     }
     current.end = series.days[i]!
-    current.inflow += series.inflow[i]! / 100
-    current.outflow += series.outflow[i]! / 100
+    current.inflow += toMajor(series.inflow[i]!)
+    current.outflow += toMajor(series.outflow[i]!)
   }
   if (current) out.push(current)
   return out.filter(keep).map((p) => ({
@@ -112,7 +112,7 @@ function seasonality(
   alpha: number,
 ) {
   const n = series.days.length
-  const net = netOf(series).map((c) => c / 100)
+  const net = netOf(series).map((c) => toMajor(c))
   const residual = net.map((v, i) => v - (fit.intercept + fit.slope * i))
   const count = new Array<number>(groups).fill(0)
   const sumR = new Array<number>(groups).fill(0)
@@ -125,10 +125,10 @@ function seasonality(
     const g = groupOf(series.days[i]!)
     count[g]!++
     sumR[g]! += residual[i]!
-    sumIn[g]! += series.inflow[i]! / 100
-    sumOut[g]! += series.outflow[i]! / 100
-    totalIn += series.inflow[i]! / 100
-    totalOut += series.outflow[i]! / 100
+    sumIn[g]! += toMajor(series.inflow[i]!)
+    sumOut[g]! += toMajor(series.outflow[i]!)
+    totalIn += toMajor(series.inflow[i]!)
+    totalOut += toMajor(series.outflow[i]!)
     totalR += residual[i]!
   }
   const meanIn = n ? totalIn / n : 0
@@ -190,10 +190,10 @@ function drivers(db: Db, tenantId: string, from: string, to: string, limit: numb
         const before = previous.get(category)?.[key] ?? 0
         return {
           category,
-          amount: v[key] / 100,
+          amount: toMajor(v[key]),
           share: total > 0 ? Math.round((v[key] / total) * 10000) / 10000 : 0,
-          previous_amount: before / 100,
-          change: (v[key] - before) / 100,
+          previous_amount: toMajor(before),
+          change: toMajor(v[key] - before),
         }
       })
   }
@@ -229,9 +229,9 @@ export function analyzeCashflow(
   const dailyPeriods: Period[] = series.days.map((day, i) => ({
     start: day,
     end: day,
-    inflow: series.inflow[i]! / 100,
-    outflow: series.outflow[i]! / 100,
-    net: (series.inflow[i]! - series.outflow[i]!) / 100,
+    inflow: toMajor(series.inflow[i]!),
+    outflow: toMajor(series.outflow[i]!),
+    net: toMajor(series.inflow[i]! - series.outflow[i]!),
   }))
   const daily = trendOf('day', dailyPeriods, options.significance, false)
   const dailyFit = linearTrend(dailyPeriods.map((p) => p.net))
@@ -250,7 +250,7 @@ export function analyzeCashflow(
     from,
     to,
     days: series.days.length,
-    totals: { inflow: inflow / 100, outflow: outflow / 100, net: (inflow - outflow) / 100 },
+    totals: { inflow: toMajor(inflow), outflow: toMajor(outflow), net: toMajor(inflow - outflow) },
     trend: {
       daily,
       weekly: trendOf('week', weeks(series), options.significance, true),

@@ -1,4 +1,5 @@
 import type { Db } from '../kernel/db.ts'
+import { round2, toMajor } from '../kernel/money.ts'
 import { addDays, dayNumber } from './days.ts'
 import { fitHoltWinters, forecastHoltWinters, type HwFit, seasonalNaive } from './holt-winters.ts'
 import {
@@ -51,7 +52,6 @@ export interface Forecast {
   baseline: (ErrorScores & { model: 'seasonal_naive' }) | null
 }
 
-const round2 = (v: number) => Math.round(v * 100) / 100
 const round4 = (v: number) => Math.round(v * 10000) / 10000
 
 /**
@@ -80,7 +80,7 @@ function fitModel(y: number[], days: string[], rows: TransactionRow[], horizon: 
     for (const r of monthly) {
       for (const [d, cents] of r.byDay) {
         const i = d - first
-        if (i >= 0 && i < adjusted.length) adjusted[i]! -= cents / 100
+        if (i >= 0 && i < adjusted.length) adjusted[i]! -= toMajor(cents)
       }
     }
   }
@@ -88,7 +88,7 @@ function fitModel(y: number[], days: string[], rows: TransactionRow[], horizon: 
   const { mean, sd } = forecastHoltWinters(fit, horizon)
   for (let h = 0; h < horizon; h++) {
     for (const r of monthly)
-      if (fallsOn(lastNumber + h + 1, r.dayOfMonth)) mean[h]! += r.typical / 100
+      if (fallsOn(lastNumber + h + 1, r.dayOfMonth)) mean[h]! += toMajor(r.typical)
   }
   return { fit, scheduled: monthly.map((r) => r.payment), mean, sd }
 }
@@ -181,14 +181,14 @@ export function forecastCashflow(
   const series = loadDailySeries(db, tenantId, bounds.first, bounds.last)
   empty.history.days = series.days.length
   if (series.days.length < MIN_HISTORY_DAYS) return empty
-  const y = netOf(series).map((c) => c / 100)
+  const y = netOf(series).map((c) => toMajor(c))
   // Days are ISO strings, so the later of the two sorts last.
   const rowsFrom = [addDays(bounds.last, -(SCHEDULE_LOOKBACK_DAYS + BACKTEST_DAYS)), bounds.first]
     .sort()
     .at(-1)!
   const rows = loadTransactionRows(db, tenantId, rowsFrom, bounds.last)
   const model = fitModel(y, series.days, rows, horizon)
-  let balance = balanceCents === null ? null : balanceCents / 100
+  let balance = balanceCents === null ? null : toMajor(balanceCents)
   const points: ForecastPoint[] = model.mean.map((net, i) => {
     const sd = model.sd[i]!
     if (balance !== null) balance += net

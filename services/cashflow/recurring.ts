@@ -1,4 +1,5 @@
 import type { Db } from '../kernel/db.ts'
+import { toMajor } from '../kernel/money.ts'
 import { dayFromNumber, dayNumber } from './days.ts'
 import { mean, median, stdDev } from './stats.ts'
 
@@ -139,13 +140,13 @@ export function findRecurring(rows: readonly TransactionRow[], to?: string): Rec
         direction,
         frequency: cadence.frequency,
         interval_days: Math.round(typicalInterval * 10) / 10,
-        typical_amount: Math.round(typical) / 100,
+        typical_amount: toMajor(typical),
         amount_variation: Math.round(variation * 1000) / 1000,
         occurrences: days.length,
         first_date: dayFromNumber(days[0]!),
         last_date: dayFromNumber(last),
         next_expected_date: dayFromNumber(Math.round(next)),
-        monthly_amount: Math.round((typical * 30.44) / cadence.days) / 100,
+        monthly_amount: toMajor((typical * 30.44) / cadence.days),
         confidence:
           Math.round(regular * (1 - variation) * Math.min(1, days.length / 6) * 1000) / 1000,
       },

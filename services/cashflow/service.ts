@@ -2,7 +2,7 @@ import type { TransactionEvent } from '../../schema/events.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { invalidField } from '../kernel/errors.ts'
 import { handleOnce } from '../kernel/events.ts'
-import { toMinor } from '../kernel/money.ts'
+import { centsOf, toMajor, toMinor } from '../kernel/money.ts'
 import { evaluateLowBalance, readState, setThreshold } from './alerts.ts'
 import { type AnalyzeOptions, analyzeCashflow } from './analyze.ts'
 import { addDays, daysBetween, isDay } from './days.ts'
@@ -74,9 +74,9 @@ export function getDaily(
   for (const row of loadCategoryDays(dbOf(ctx, tenantId), tenantId, from, to)) {
     const categories = byDay.get(row.day) ?? {}
     categories[row.category] = {
-      inflow: row.inflow / 100,
-      outflow: row.outflow / 100,
-      net: (row.inflow - row.outflow) / 100,
+      inflow: toMajor(row.inflow),
+      outflow: toMajor(row.outflow),
+      net: toMajor(row.inflow - row.outflow),
     }
     byDay.set(row.day, categories)
   }
@@ -86,14 +86,14 @@ export function getDaily(
     let inflow = 0
     let outflow = 0
     for (const c of Object.values(categories)) {
-      inflow += Math.round(c.inflow * 100)
-      outflow += Math.round(c.outflow * 100)
+      inflow += centsOf(c.inflow)
+      outflow += centsOf(c.outflow)
     }
     data.push({
       date: day,
-      inflow: inflow / 100,
-      outflow: outflow / 100,
-      net: (inflow - outflow) / 100,
+      inflow: toMajor(inflow),
+      outflow: toMajor(outflow),
+      net: toMajor(inflow - outflow),
       categories,
     })
   }
@@ -135,7 +135,7 @@ export function getSettings(ctx: ServiceContext, tenantId: string) {
   const state = readState(dbOf(ctx, tenantId), tenantId)
   return {
     tenant_id: tenantId,
-    low_balance_threshold: state.threshold === null ? null : state.threshold / 100,
+    low_balance_threshold: state.threshold === null ? null : toMajor(state.threshold),
   }
 }
 

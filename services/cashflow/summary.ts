@@ -1,4 +1,5 @@
 import type { Db } from '../kernel/db.ts'
+import { round2, toMajor } from '../kernel/money.ts'
 import type { CashflowState } from './alerts.ts'
 import { addDays } from './days.ts'
 import { loadDailySeries } from './series.ts'
@@ -29,7 +30,6 @@ export interface Summary {
   reasons: Reason[]
 }
 
-const round2 = (v: number) => Math.round(v * 100) / 100
 const sum = (values: number[]) => values.reduce((s, v) => s + v, 0)
 
 /** Average daily net outflow (cents) over the `days` days ending `to`; 0 when not burning. */
@@ -112,16 +112,16 @@ export function summarizeCashflow(
     from,
     to,
     days,
-    inflow: inflow / 100,
-    outflow: outflow / 100,
-    net: (inflow - outflow) / 100,
-    balance: balance === null ? null : balance / 100,
+    inflow: toMajor(inflow),
+    outflow: toMajor(outflow),
+    net: toMajor(inflow - outflow),
+    balance: balance === null ? null : toMajor(balance),
     balance_at: state.balanceAt,
-    burn_rate: round2(burn30 / 100),
-    burn_rate_90: round2(burn90 / 100),
+    burn_rate: round2(toMajor(burn30)),
+    burn_rate_90: round2(toMajor(burn90)),
     runway_days: runway,
     liquidity_ratio: liquidity === null ? null : round2(liquidity),
-    low_balance_threshold: state.threshold === null ? null : state.threshold / 100,
+    low_balance_threshold: state.threshold === null ? null : toMajor(state.threshold),
     health_score: score,
     reasons,
   }

@@ -36,3 +36,16 @@ export function parseAmountText(text: string | undefined | null): number | null 
   if (!/^-?\d+(\.\d{1,2})?$/.test(cleaned)) return null
   return Math.round(Number(cleaned) * 100)
 }
+
+/**
+ * Cents of an amount the platform already trusts as money (an event's amount, a computed sum):
+ * rounded to the nearest cent, never refused. Input from clients goes through `toMinor`.
+ */
+export function centsOf(amount: number): number {
+  return Math.round(amount * 100)
+}
+
+/** A decimal figure rounded to two places (money in major units, or a ratio) for an answer. */
+export function round2(value: number): number {
+  return Math.round(value * 100) / 100
+}

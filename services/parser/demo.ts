@@ -1,3 +1,4 @@
+import { centsOf, round2, toMajor } from '../kernel/money.ts'
 import { DEFAULT_TIMEZONE } from '../kernel/time-zone.ts'
 import { localToUtc } from './local-time.ts'
 
@@ -145,7 +146,7 @@ export function generateDemo(opts: DemoOptions): DemoTransaction[] {
     ) =>
       out.push({
         occurred_at: at(hour),
-        amount: Math.round(amount * 100) / 100,
+        amount: round2(amount),
         direction,
         counterparty_name: name,
         counterparty_phone: phoneNo,
@@ -228,9 +229,9 @@ export function generateDemo(opts: DemoOptions): DemoTransaction[] {
       )
   }
   out.sort((a, b) => (a.occurred_at < b.occurred_at ? -1 : a.occurred_at > b.occurred_at ? 1 : 0))
-  let balance = Math.round((opts.openingBalance ?? 50000) * 100)
+  let balance = centsOf(opts.openingBalance ?? 50000)
   return out.map(({ year, ...t }) => {
-    balance += (t.direction === 'in' ? 1 : -1) * Math.round(t.amount * 100)
-    return { ...t, receipt_number: receipt(year), balance: balance / 100 }
+    balance += (t.direction === 'in' ? 1 : -1) * centsOf(t.amount)
+    return { ...t, receipt_number: receipt(year), balance: toMajor(balance) }
   })
 }

@@ -1,6 +1,7 @@
 import { Database } from 'bun:sqlite'
 import type { Db } from '../kernel/db.ts'
 import { newId } from '../kernel/ids.ts'
+import { toMajor } from '../kernel/money.ts'
 
 /**
  * The append-only, hash-chained audit trail (DESIGN §8). Every payment state change appends one
@@ -227,7 +228,7 @@ function verifyStates(sqlite: Database, chain: VerifyResult): VerifyResult {
         r ? (JSON.parse(r.detail) as Record<string, unknown>) : {}
       const created = detail(rows.find((r) => r.action === 'created'))
       if (Number(created.amount) * 100 !== e.amount_cents)
-        return fail(`amount ${e.amount_cents / 100} differs from the audited ${created.amount}`)
+        return fail(`amount ${toMajor(e.amount_cents)} differs from the audited ${created.amount}`)
       if (created.phone_number !== e.phone_number)
         return fail('phone number differs from the audited one')
       const accepted = detail(rows.find((r) => r.action === 'accepted'))
