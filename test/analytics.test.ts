@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import mqtt, { type MqttClient } from 'mqtt'
 import Papa from 'papaparse'
 import type { TransactionEvent } from '../schema/events.ts'
-import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { metricValue } from './support/metrics.ts'
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
 
 const TOPIC = 'mobilemoney.transactions.categorized'
@@ -73,17 +74,16 @@ describe('analytics end to end', () => {
     await broker.publishAsync(TOPIC, JSON.stringify(envelope), { qos: 1 })
     return envelope.id
   }
-  const waitFor = async (token: string, check: (summary: any) => boolean, path = '') => {
-    const deadline = Date.now() + 10_000
-    for (;;) {
-      const res = await api(p.gateway, token).get(`/api/v1/analytics/summary${path}`)
-      if (res.status === 200 && check(res.body)) return res.body
-      if (Date.now() > deadline) {
-        throw new Error(`summary never matched: ${res.status} ${JSON.stringify(res.body)}`)
-      }
-      await Bun.sleep(25)
-    }
-  }
+  /** The summary once `check` holds for it (events cross the broker, so it is polled). */
+  const summaryWhen = (token: string, check: (summary: any) => boolean, path = '') =>
+    eventually(
+      async () => {
+        const res = await api(p.gateway, token).get(`/api/v1/analytics/summary${path}`)
+        return res.status === 200 && check(res.body) ? res.body : null
+      },
+      10_000,
+      `the analytics summary${path} to match`,
+    )
   const makeUser = async (operator: string, tenantId: string, email: string, role: string) => {
     const res = await api(p.gateway, operator).post('/api/v1/auth/users', {
       tenant_id: tenantId,
@@ -126,7 +126,7 @@ describe('analytics end to end', () => {
     for (const r of batch) rows.set(r.transaction_id, r)
     for (let i = 0; i < batch.length; i += 100) await publish('acme', batch.slice(i, i + 100))
     await publish('beta', [makeTxn('usr_beta', { amount: 777.77, direction: 'in' })])
-    await waitFor(acme, (s) => s.total_transactions === rows.size)
+    await summaryWhen(acme, (s) => s.total_transactions === rows.size)
   }, 60_000)
   afterAll(async () => {
     await broker?.endAsync()
@@ -172,15 +172,21 @@ describe('analytics end to end', () => {
   it('ignores a redelivered message and moves the rollups on a category override', async () => {
     const target = [...rows.values()].find((r) => r.direction === 'out')!
     const changed = { ...target, category: 'Rent', category_source: 'override' }
+    const duplicates = () =>
+      metricValue(p.gateway, 'mmp_events_handled_total', {
+        consumer: 'analytics',
+        outcome: 'duplicate',
+      })
+    const before = await duplicates()
     const id = await publish('acme', [changed])
     await publish('acme', [{ ...changed, category: 'Transport' }], id)
-    const deadline = Date.now() + 10_000
-    let got: any
-    do {
-      got = await api(p.gateway, acme).get('/api/v1/analytics/transactions?category=Rent')
-      if (got.body.data?.length === 1) break
-      await Bun.sleep(25)
-    } while (Date.now() < deadline)
+    // The repeat counted as dropped proves both copies were handled: only then is absence real.
+    await eventually(
+      async () => (await duplicates()) > before,
+      10_000,
+      'the redelivered message dropped by the analytics inbox',
+    )
+    const got = await api(p.gateway, acme).get('/api/v1/analytics/transactions?category=Rent')
     expect(got.body.data.map((t: any) => t.id)).toEqual([target.transaction_id])
     rows.set(target.transaction_id, changed)
     const insights = await api(p.gateway, acme).get('/api/v1/analytics/insights')
@@ -239,7 +245,7 @@ describe('analytics end to end', () => {
     } while (cursor)
     expect(new Set(seen).size).toBe(seen.length)
     expect(seen.filter((id) => before.has(id)).length).toBe(before.size)
-    await waitFor(acme, (s) => s.total_transactions === rows.size)
+    await summaryWhen(acme, (s) => s.total_transactions === rows.size)
   })
 
   it('exports a streamed CSV that parses back to the rows', async () => {
@@ -327,14 +333,14 @@ describe('analytics end to end', () => {
       advanced_analytics: false,
     })
     expect(off0.status).toBe(200)
-    const deadline = Date.now() + 5000
-    let off: any
-    do {
-      off = await api(p.gateway, beta).get('/api/v1/analytics/segments')
-      if (off.status === 402) break
-      await Bun.sleep(100)
-    } while (Date.now() < deadline)
-    expect(off.status).toBe(402)
+    const off = await eventually(
+      async () => {
+        const r = await api(p.gateway, beta).get('/api/v1/analytics/segments')
+        return r.status === 402 ? r : null
+      },
+      5000,
+      'segments refused once advanced_analytics is off',
+    )
     expect(off.body.code).toBe('FEATURE_DISABLED')
     expect((await api(p.gateway, beta).get('/api/v1/analytics/insights')).status).toBe(200)
     const pdf = await fetch(`${p.gateway}/api/v1/analytics/export?format=pdf`, {
@@ -367,7 +373,7 @@ describe('analytics end to end', () => {
     acme = await p.login('analyst@acme.test', 'a-long-password-1')
     // What a publisher's outbox relay does after a crash: send everything again, same ids.
     for (const [i, b] of batches.entries()) await publish('acme', b, ids[i])
-    await waitFor(acme, (s) => s.total_transactions === rows.size)
+    await summaryWhen(acme, (s) => s.total_transactions === rows.size)
     const res = await api(p.gateway, acme).get('/api/v1/analytics/summary')
     expect(res.body).toEqual(reference([...rows.values()]))
   }, 60_000)

@@ -6,24 +6,16 @@ import { migrationsOf } from '../daemon/migrations.ts'
 import { topics } from '../schema/events.ts'
 import { assertEntitled } from '../services/kernel/entitlements.ts'
 import { createRegistry } from '../tenants/registry.ts'
-import { api, OPERATOR, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import {
+  api,
+  eventually,
+  OPERATOR,
+  startTestPlatform,
+  type TestPlatform,
+} from './support/platform.ts'
 
 const root = join(import.meta.dir, '..')
 const DAY = 86_400_000
-
-async function until<T>(
-  what: string,
-  fn: () => Promise<T | null | undefined | false>,
-  ms = 10_000,
-) {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(50)
-  }
-}
 
 function pdfText(pdf: Uint8Array, dir: string): string {
   if (!Bun.which('pdftotext'))
@@ -121,9 +113,10 @@ describe('billing end to end', () => {
     await tenantEvent('acme', 'evt-acme-created', 'created', 'pro')
     await tenantEvent('zeta', 'evt-zeta-created', 'created', 'free')
     await tenantEvent('kilo', 'evt-kilo-created', 'created', 'free', kiloCreated)
-    await until(
-      'subscriptions from tenants.changed',
+    await eventually(
       async () => entitlements('acme') && entitlements('zeta') && entitlements('kilo'),
+      10_000,
+      'subscriptions from tenants.changed',
     )
     for (const t of ['acme', 'zeta', 'kilo'])
       await api(p.gateway, operator).post('/api/v1/auth/users', {
@@ -167,16 +160,21 @@ describe('billing end to end', () => {
     const before = (await tenant.get('/api/v1/billing/subscriptions/kilo')).body
     expect(before).toMatchObject({ plan: 'free', current_period_start: kiloCreated.toISOString() })
     await tenantEvent('kilo', 'evt-kilo-upgraded', 'updated', 'pro')
-    const upgraded = await until('the upgrade', async () => {
-      const h = (await tenant.get('/api/v1/billing/subscriptions/kilo/events')).body.data
-      return h.find((e: { reason: string }) => e.reason === 'upgraded')
-    })
+    const upgraded = await eventually(
+      async () => {
+        const h = (await tenant.get('/api/v1/billing/subscriptions/kilo/events')).body.data
+        return h.find((e: { reason: string }) => e.reason === 'upgraded')
+      },
+      10_000,
+      'the upgrade',
+    )
     expect(upgraded).toMatchObject({ plan: 'pro', previous_plan: 'free', status: 'active' })
     await tenantEvent('kilo', 'evt-kilo-upgraded', 'updated', 'pro')
     await tenantEvent('kilo', 'evt-kilo-renamed', 'updated', 'pro')
-    await until(
-      'pro limits in the entitlements',
+    await eventually(
       async () => entitlements('kilo')?.limits.transactions === 50000,
+      10_000,
+      'pro limits in the entitlements',
     )
     const history = (await tenant.get('/api/v1/billing/subscriptions/kilo/events')).body.data
     expect(history.map((e: { reason: string }) => e.reason)).toEqual(['created', 'upgraded'])
@@ -219,10 +217,14 @@ describe('billing end to end', () => {
     await publish(topics.usage, 'acme', 'evt-usage-st-1', { metric: 'statements', quantity: 3 })
     await publish(topics.usage, 'acme', 'evt-usage-st-1', { metric: 'statements', quantity: 3 })
     await publish(topics.usage, 'acme', 'evt-usage-pay-1', { metric: 'payments', quantity: 4 })
-    const usage = await until('usage events', async () => {
-      const u = (await tenant.get('/api/v1/billing/usage/acme')).body
-      return u.metrics.payments.used === 4 ? u : null
-    })
+    const usage = await eventually(
+      async () => {
+        const u = (await tenant.get('/api/v1/billing/usage/acme')).body
+        return u.metrics.payments.used === 4 ? u : null
+      },
+      10_000,
+      'usage events',
+    )
     expect(usage.metrics).toMatchObject({
       transactions: { used: 50007, limit: 50000 },
       statements: { used: 3, limit: 100 },
@@ -342,22 +344,30 @@ describe('billing end to end', () => {
       checkout_request_id: 'ws_CO_e2e_1',
       account_reference: 'INV-000001',
     })
-    await until('the invoice paid', async () => {
-      const s = (await tenant.get('/api/v1/billing/subscriptions/acme')).body
-      return s.status === 'active' ? s : null
-    })
+    await eventually(
+      async () => {
+        const s = (await tenant.get('/api/v1/billing/subscriptions/acme')).body
+        return s.status === 'active' ? s : null
+      },
+      10_000,
+      'the invoice paid',
+    )
     const paid = (await tenant.get(`/api/v1/billing/invoices/${inv.id}`)).body
     expect(paid.status).toBe('paid')
     expect(paid.paid_at).not.toBeNull()
     // The kernel caches the file for a second per process: poll the shared check itself.
-    await until('writes allowed again', async () => {
-      try {
-        assertEntitled(registry, 'acme', { write: true })
-        return true
-      } catch {
-        return false
-      }
-    })
+    await eventually(
+      async () => {
+        try {
+          assertEntitled(registry, 'acme', { write: true })
+          return true
+        } catch {
+          return false
+        }
+      },
+      10_000,
+      'writes allowed again',
+    )
     expect(entitlements('acme').status).toBe('active')
 
     const history = (await tenant.get('/api/v1/billing/subscriptions/acme/events')).body.data

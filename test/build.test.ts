@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pickOffset } from './support/platform.ts'
+import { eventually, pickOffset } from './support/platform.ts'
 
 const root = join(import.meta.dir, '..')
 const dir = mkdtempSync(join(tmpdir(), 'mmp-build-'))
@@ -32,19 +32,19 @@ describe('the single executable', () => {
       stderr: 'pipe',
     })
     try {
-      const deadline = Date.now() + 15_000
-      let healthy = false
-      while (!healthy && Date.now() < deadline) {
-        const checks = [9000, 8010].map((port) =>
-          fetch(`http://127.0.0.1:${port + offset}/health`).then(
-            (r) => r.ok,
-            () => false,
-          ),
-        )
-        healthy = (await Promise.all(checks)).every(Boolean)
-        if (!healthy) await Bun.sleep(50)
-      }
-      expect(healthy).toBe(true)
+      await eventually(
+        async () => {
+          const checks = [9000, 8010].map((port) =>
+            fetch(`http://127.0.0.1:${port + offset}/health`).then(
+              (r) => r.ok,
+              () => false,
+            ),
+          )
+          return (await Promise.all(checks)).every(Boolean)
+        },
+        15_000,
+        'the built binary to answer /health',
+      )
       const login = await fetch(`http://127.0.0.1:${9000 + offset}/api/v1/auth/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

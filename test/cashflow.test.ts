@@ -4,21 +4,11 @@ import { join } from 'node:path'
 import mqtt, { type MqttClient } from 'mqtt'
 import { type TransactionEvent, topics } from '../schema/events.ts'
 import { syntheticBusiness } from './cashflow-fixtures.ts'
-import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
 
 const DAY = 86_400_000
 const nairobiDay = (ms: number) => new Date(ms + 3 * 3_600_000).toISOString().slice(0, 10)
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 15_000) {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await probe()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(50)
-  }
-}
 
 describe('cashflow end to end', () => {
   let p: TestPlatform
@@ -78,12 +68,16 @@ describe('cashflow end to end', () => {
     // A redelivered batch changes nothing.
     await publish('cf-alpha', biz.transactions.slice(0, 500), 'evt_e2e_batch_0')
     const last = biz.transactions[biz.transactions.length - 1]!
-    await until('the last transaction in the daily series', async () => {
-      const res = await api(p.gateway, alpha).get(
-        `/api/v1/cashflow/summary/cf-alpha?days=1&as_of=${last.occurred_at.slice(0, 10)}`,
-      )
-      return res.body?.balance === biz.finalBalance
-    })
+    await eventually(
+      async () => {
+        const res = await api(p.gateway, alpha).get(
+          `/api/v1/cashflow/summary/cf-alpha?days=1&as_of=${last.occurred_at.slice(0, 10)}`,
+        )
+        return res.body?.balance === biz.finalBalance
+      },
+      15_000,
+      'the last transaction in the daily series',
+    )
   }, 60_000)
   afterAll(async () => {
     await broker?.endAsync()
@@ -167,15 +161,19 @@ describe('cashflow end to end', () => {
           balance,
         },
       ])
-      await until('the balance to be applied', async () => {
-        const res = await api(p.gateway, beta).get('/api/v1/cashflow/summary/cf-beta')
-        return res.body.balance === balance
-      })
+      await eventually(
+        async () => {
+          const res = await api(p.gateway, beta).get('/api/v1/cashflow/summary/cf-beta')
+          return res.body.balance === balance
+        },
+        15_000,
+        'the balance to be applied',
+      )
     }
     const mine = () => lowAlerts.filter((e) => e.tenant_id === 'cf-beta')
     await step(1, 5000)
     await step(2, 900)
-    await until('the first alert', async () => mine().length === 1)
+    await eventually(async () => mine().length === 1, 15_000, 'the first alert')
     expect(mine()[0]!.data).toMatchObject({
       balance: 900,
       threshold: 1000,
@@ -184,7 +182,7 @@ describe('cashflow end to end', () => {
     await step(3, 800)
     await step(4, 2000)
     await step(5, 700)
-    await until('the second alert', async () => mine().length >= 2)
+    await eventually(async () => mine().length >= 2, 15_000, 'the second alert')
     expect(mine()).toHaveLength(2)
     expect(mine()[1]!.data).toMatchObject({ balance: 700 })
   })

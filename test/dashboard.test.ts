@@ -9,7 +9,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type BrowserContext, chromium, type Page } from 'playwright-core'
 import { generateDemo } from '../services/parser/demo.ts'
-import { api, OPERATOR, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import {
+  api,
+  eventually,
+  OPERATOR,
+  startTestPlatform,
+  type TestPlatform,
+} from './support/platform.ts'
 
 const OUT = join(import.meta.dir, '..', 'test-output', 'dashboard')
 const CHROMIUM_ARGS = [
@@ -26,22 +32,6 @@ const ADMIN = { email: 'owner@duka.test', password: 'duka-owner-password' }
 const VIEWER = { email: 'viewer@duka.test', password: 'duka-viewer-password' }
 const ANALYST = { email: 'analyst@duka.test', password: 'duka-analyst-password' }
 const TENANT = 'duka'
-
-/** Polls until `check` returns a value (not undefined) or the deadline passes. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 20_000) {
-  const deadline = Date.now() + ms
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await check()
-      if (v !== undefined) return v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${String(last)}`)
-    await Bun.sleep(200)
-  }
-}
 
 const digits = (s: string) => s.replace(/[^0-9]/g, '')
 
@@ -122,17 +112,25 @@ describe('dashboard in Chromium', () => {
     expect(res.status).toBeLessThan(300)
     seeded = res.body.accepted
     expect(seeded).toBeGreaterThan(300)
-    const summary = await until('analytics to count the seed', async () => {
-      const s = await admin.get('/api/v1/analytics/summary')
-      return s.body?.total_transactions === seeded ? s.body : undefined
-    })
+    const summary = await eventually(
+      async () => {
+        const s = await admin.get('/api/v1/analytics/summary')
+        return s.body?.total_transactions === seeded ? s.body : undefined
+      },
+      20_000,
+      'analytics to count the seed',
+    )
     // The chart reads cashflow: wait until it has every inflow too.
     const from = new Date(Date.now() - 89 * 86_400_000).toISOString().slice(0, 10)
-    await until('cashflow to see the seed', async () => {
-      const d = await admin.get(`/api/v1/cashflow/daily?from=${from}`)
-      const inflow = (d.body?.data ?? []).reduce((s: number, x: any) => s + x.inflow * 100, 0)
-      return Math.round(inflow) === Math.round(summary.total_in * 100) ? true : undefined
-    })
+    await eventually(
+      async () => {
+        const d = await admin.get(`/api/v1/cashflow/daily?from=${from}`)
+        const inflow = (d.body?.data ?? []).reduce((s: number, x: any) => s + x.inflow * 100, 0)
+        return Math.round(inflow) === Math.round(summary.total_in * 100) ? true : undefined
+      },
+      20_000,
+      'cashflow to see the seed',
+    )
 
     profile = mkdtempSync(join(tmpdir(), 'mmp-chromium-'))
     context = await chromium.launchPersistentContext(profile, {
@@ -228,15 +226,20 @@ describe('dashboard in Chromium', () => {
     const next = before === 'Utilities' ? 'Rent' : 'Utilities'
     await first.selectOption(next)
     await page.locator(`select[data-transaction="${id}"][data-saved="${next}"]`).waitFor()
-    await until(
-      'the override to show after a reload',
+    await eventually(
       async () => {
-        await page.reload()
-        const sel = page.locator(`select[data-transaction="${id}"]`)
-        await sel.waitFor()
-        return (await sel.inputValue()) === next ? true : undefined
+        // A reload racing the page's own requests may fail; the next probe reloads again.
+        try {
+          await page.reload()
+          const sel = page.locator(`select[data-transaction="${id}"]`)
+          await sel.waitFor({ timeout: 5000 })
+          return (await sel.inputValue()) === next
+        } catch {
+          return false
+        }
       },
       15_000,
+      'the override to show after a reload',
     )
     await fitsWidth()
     await shot('transactions')
@@ -342,10 +345,14 @@ describe('dashboard in Chromium', () => {
       await page.getByText('low.balance.alert queued for 1 endpoint(s).').waitFor()
       // Retries run out (0 s, 200 ms, 400 ms in tests): the delivery is dead.
       const admin = api(p.gateway, adminToken)
-      await until('the delivery to die', async () => {
-        const d = (await admin.get('/api/v1/webhooks/deliveries?status=dead')).body
-        return d?.data?.length === 1 ? true : undefined
-      })
+      await eventually(
+        async () => {
+          const d = (await admin.get('/api/v1/webhooks/deliveries?status=dead')).body
+          return d?.data?.length === 1 ? true : undefined
+        },
+        20_000,
+        'the delivery to die',
+      )
       await page.locator('#refresh-deliveries').click()
       const row = page.locator('#deliveries-table tr', { hasText: 'low.balance.alert' })
       await row.getByText('dead').waitFor()
@@ -353,10 +360,14 @@ describe('dashboard in Chromium', () => {
 
       answer = 200
       await row.getByRole('button', { name: /^Replay/ }).click()
-      await until('the replay to be delivered', async () => {
-        const d = (await admin.get('/api/v1/webhooks/deliveries?status=delivered')).body
-        return d?.data?.length === 1 ? true : undefined
-      })
+      await eventually(
+        async () => {
+          const d = (await admin.get('/api/v1/webhooks/deliveries?status=delivered')).body
+          return d?.data?.length === 1 ? true : undefined
+        },
+        20_000,
+        'the replay to be delivered',
+      )
       await page.locator('#refresh-deliveries').click()
       await page
         .locator('#deliveries-table tr', { hasText: 'low.balance.alert' })
@@ -399,10 +410,14 @@ describe('dashboard in Chromium', () => {
     await page.locator('#recent-payments', { hasText: 'DASH1' }).waitFor()
     // The paid request becomes a transaction; wait for it so later numbers are settled.
     const admin = api(p.gateway, adminToken)
-    await until('the payment to reach analytics', async () => {
-      const s = await admin.get('/api/v1/analytics/summary')
-      return s.body?.total_transactions === seeded + 1 ? true : undefined
-    })
+    await eventually(
+      async () => {
+        const s = await admin.get('/api/v1/analytics/summary')
+        return s.body?.total_transactions === seeded + 1 ? true : undefined
+      },
+      20_000,
+      'the payment to reach analytics',
+    )
   }, 40_000)
 
   it('lets the operator pick a tenant and see its numbers', async () => {
@@ -559,10 +574,14 @@ describe('dashboard in Chromium', () => {
     await row.getByLabel(`M-Pesa phone for ${inv.number}`).fill('254712345679')
     await row.getByRole('button', { name: `Pay ${inv.number}` }).click()
     await page.locator('#invoices [role="status"]', { hasText: 'Payment prompt' }).waitFor()
-    await until('the invoice to be paid', async () => {
-      const i = (await op.get(`/api/v1/billing/invoices/${inv.id}`)).body
-      return i.status === 'paid' ? true : undefined
-    })
+    await eventually(
+      async () => {
+        const i = (await op.get(`/api/v1/billing/invoices/${inv.id}`)).body
+        return i.status === 'paid' ? true : undefined
+      },
+      20_000,
+      'the invoice to be paid',
+    )
     await page.reload()
     await page.locator('#invoices-table tr', { hasText: inv.number }).getByText('paid').waitFor()
     expect(await page.getByRole('button', { name: `Pay ${inv.number}` }).count()).toBe(0)

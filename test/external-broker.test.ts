@@ -3,7 +3,7 @@ import mqtt from 'mqtt'
 import { createMqttBus } from '../services/kernel/bus.ts'
 import { createLogger } from '../services/kernel/log.ts'
 import { startMosquitto } from './support/mosquitto.ts'
-import { startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 
 const log = createLogger('test')
 log.level = -999
@@ -60,8 +60,7 @@ describe('with an external broker (Debian mosquitto)', () => {
       occurred_at: new Date().toISOString(),
       data: {},
     })
-    const end = Date.now() + 3000
-    while (got.length === 0 && Date.now() < end) await Bun.sleep(10)
+    await eventually(() => got.length > 0, 3000, 'the event across the external broker')
     expect(got).toEqual(['evt_1'])
     await a.close()
     await b.close()

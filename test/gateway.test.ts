@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { importPKCS8, SignJWT } from 'jose'
-import { api, OPERATOR, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import {
+  api,
+  eventually,
+  OPERATOR,
+  startTestPlatform,
+  type TestPlatform,
+} from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
 
 /** A stand-in upstream the test starts, stops and slows down; it records what it was sent. */
@@ -224,12 +230,14 @@ describe('gateway edge', () => {
     expect(metrics).toContain('mmp_gateway_breaker_state{service="webhook"} 1')
 
     flaky.start()
-    const deadline = Date.now() + 5000
-    let recovered = await call()
-    while (recovered.status !== 200 && Date.now() < deadline) {
-      await Bun.sleep(100)
-      recovered = await call()
-    }
+    const recovered = await eventually(
+      async () => {
+        const r = await call()
+        return r.status === 200 ? r : null
+      },
+      5000,
+      'the breaker to close once webhook answers again',
+    )
     expect(recovered.status).toBe(200)
     const after = (await api(p.gateway).get('/health')).body
     expect(after.checks.webhook.breaker).toBe('closed')
@@ -275,13 +283,15 @@ describe('gateway edge', () => {
     expect(flaky.seen.at(-1)!.traceparent).toMatch(
       new RegExp(`^00-${id.replaceAll('-', '')}-[0-9a-f]{16}-01$`),
     )
-    const deadline = Date.now() + 2000
-    while (!p.logs().includes('e2e-request-0042') && Date.now() < deadline) await Bun.sleep(20)
-    const line = p
-      .logs()
-      .split('\n')
-      .find((l) => l.includes('"request_id":"e2e-request-0042"'))
-    expect(line).toBeDefined()
+    const line = await eventually(
+      () =>
+        p
+          .logs()
+          .split('\n')
+          .find((l) => l.includes('"request_id":"e2e-request-0042"')),
+      2000,
+      'the access log line with the request id',
+    )
     expect(JSON.parse(line!)).toMatchObject({ service: 'gateway', status: 200 })
   })
 

@@ -4,7 +4,13 @@ import { join } from 'node:path'
 import { spawn } from 'bun'
 import mqtt, { type MqttClient } from 'mqtt'
 import { topics } from '../schema/events.ts'
-import { api, OPERATOR, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import {
+  api,
+  eventually,
+  OPERATOR,
+  startTestPlatform,
+  type TestPlatform,
+} from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
 
 const root = join(import.meta.dir, '..')
@@ -13,16 +19,6 @@ const statement = readFileSync(join(import.meta.dir, 'fixtures/mpesa-statement.c
 /** Every categorized transaction seen on the broker, by transaction id (latest wins). */
 const categorized = new Map<string, any>()
 const rawSeen: any[] = []
-
-async function until<T>(what: string, probe: () => T | undefined | false, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = probe()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(25)
-  }
-}
 
 async function cli(p: TestPlatform, args: string[]) {
   const proc = spawn([process.execPath, join(root, 'cmd/main.ts'), ...args, '--url', p.gateway], {
@@ -97,11 +93,17 @@ describe('transactions in: parser and categorizer on a running platform', () => 
     const body = (await res.json()) as any
     expect(res.status).toBe(201)
     expect(body).toMatchObject({ accepted: 9, duplicates: 0, rejected: 3, skipped: 2 })
-    const raw = await until('the raw batch', () =>
-      rawSeen.find((e) => e.tenant_id === 'duka' && e.data.transactions.length === 9),
+    const raw = await eventually(
+      () => rawSeen.find((e) => e.tenant_id === 'duka' && e.data.transactions.length === 9),
+      10_000,
+      'the raw batch',
     )
     const ids = raw.data.transactions.map((t: any) => t.transaction_id as string)
-    await until('every row categorized', () => ids.every((id: string) => categorized.has(id)))
+    await eventually(
+      () => ids.every((id: string) => categorized.has(id)),
+      10_000,
+      'every row categorized',
+    )
     const byReceipt = Object.fromEntries(
       ids.map((id: string) => [categorized.get(id).receipt_number, categorized.get(id)]),
     )
@@ -148,8 +150,10 @@ describe('transactions in: parser and categorizer on a running platform', () => 
       }),
       { qos: 1 },
     )
-    const got = await until('the categorized transaction', () =>
-      categorized.get(txn.transaction_id),
+    const got = await eventually(
+      () => categorized.get(txn.transaction_id),
+      10_000,
+      'the categorized transaction',
     )
     expect(got).toMatchObject({
       category: 'Inventory',
@@ -163,9 +167,10 @@ describe('transactions in: parser and categorizer on a running platform', () => 
       { category: 'Transport' },
     )
     expect(override.status).toBe(200)
-    await until(
-      'the override on the broker',
+    await eventually(
       () => categorized.get(txn.transaction_id)?.category_source === 'override',
+      10_000,
+      'the override on the broker',
     )
     expect(categorized.get(txn.transaction_id)).toMatchObject({
       category: 'Transport',
@@ -196,8 +201,10 @@ describe('transactions in: parser and categorizer on a running platform', () => 
     const imported = await cli(p, ['import', file, '--tenant', 'clitenant'])
     expect(imported.code).toBe(0)
     expect(imported.output).toContain('9 accepted, 0 duplicates, 3 rejected, 2 failed rows skipped')
-    const fromCli = await until('the imported rows on the broker', () =>
-      rawSeen.find((e) => e.tenant_id === 'clitenant'),
+    const fromCli = await eventually(
+      () => rawSeen.find((e) => e.tenant_id === 'clitenant'),
+      10_000,
+      'the imported rows on the broker',
     )
     expect(fromCli.data.transactions[0]).toMatchObject({
       source: 'statement',

@@ -19,14 +19,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 const log = createLogger('crash-test')
 log.level = -999
 
-async function until(check: () => boolean, ms = 5000) {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting')
-    await Bun.sleep(10)
-  }
-}
-
 describe('an event committed before a crash', () => {
   it('reaches its consumer exactly once after a SIGKILL and two restarts', async () => {
     const producerPath = join(dir, 'producer.db')
@@ -56,12 +48,16 @@ describe('an event committed before a crash', () => {
       clientId: 'consumer',
       log,
     })
+    /** Per copy received: true when applied, false when the inbox dropped it as a repeat. */
+    const outcomes: boolean[] = []
     await consumerBus.subscribe('mobilemoney.test.crash', (e) => {
-      handleOnce(consumerDb, 'crash-test', e.id, () => {
-        consumerDb.sqlite
-          .query('INSERT INTO seen (event_id, item) VALUES (?, ?)')
-          .run(e.id, String(e.data.item))
-      })
+      outcomes.push(
+        handleOnce(consumerDb, 'crash-test', e.id, () => {
+          consumerDb.sqlite
+            .query('INSERT INTO seen (event_id, item) VALUES (?, ?)')
+            .run(e.id, String(e.data.item))
+        }),
+      )
     })
     const seen = () =>
       consumerDb.sqlite.query<{ event_id: string; item: string }, []>('SELECT * FROM seen').all()
@@ -80,7 +76,7 @@ describe('an event committed before a crash', () => {
     })
     const relay1 = createRelay({ bus: bus1, log })
     relay1.watch(producer, { replaySinceMs: 60_000 })
-    await until(() => seen().length === 1)
+    await eventually(() => seen().length === 1, 5000, 'the unsent event relayed and applied')
     await relay1.stop()
     await bus1.close()
     expect(
@@ -99,8 +95,14 @@ describe('an event committed before a crash', () => {
     const relay2 = createRelay({ bus: bus2, log })
     const reopened = openDatabase(producerPath, { migrations })
     relay2.watch(reopened, { replaySinceMs: 60_000 })
-    await relay2.flush()
-    await Bun.sleep(200)
+    await relay2.settled(reopened)
+    await eventually(
+      () => outcomes.includes(false),
+      5000,
+      'the republished copy received and dropped by the inbox',
+    )
+    expect(outcomes[0]).toBe(true)
+    expect(outcomes.slice(1).every((applied) => !applied)).toBe(true)
     expect(seen()).toEqual([{ event_id: eventId!, item: 'item-1' }])
     await relay2.stop()
     await bus2.close()
@@ -135,7 +137,11 @@ describe('a crash between publishing and marking sent', () => {
 
     await p.restart(DISARMED)
     const summary = () => api(p.gateway, token).get('/api/v1/analytics/summary')
-    await eventually(async () => (await summary()).body?.total_transactions === 1, 15_000)
+    await eventually(
+      async () => (await summary()).body?.total_transactions === 1,
+      15_000,
+      'the crashed write counted by analytics',
+    )
     const parser = new Database(join(p.dataDir, 'tenants', '_shared', 'parser.db'), {
       readonly: true,
     })
@@ -145,9 +151,27 @@ describe('a crash between publishing and marking sent', () => {
         .get()?.n
     await eventually(async () => unsent() === 0, 10_000, 'the outbox row marked sent')
     parser.close()
-    // Republished and replayed copies are dropped by the inboxes.
-    await Bun.sleep(500)
-    expect((await summary()).body).toMatchObject({ total_transactions: 1, total_amount: 250 })
+    // Republished and replayed copies are dropped by the inboxes. A later write travels the same
+    // outboxes and topics in order behind them: once it is counted, every copy before it was
+    // handled, so the totals below are final, not a guess after a sleep.
+    const marker = await api(p.gateway, token).post('/api/v1/parser/transactions', {
+      transactions: [
+        {
+          occurred_at: '2026-01-05T11:00:00Z',
+          amount: 100,
+          direction: 'in',
+          description: 'Payment from customer',
+          receipt_number: 'RLYCRASH02',
+        },
+      ],
+    })
+    expect(marker.status).toBe(200)
+    await eventually(
+      async () => (await summary()).body?.total_transactions >= 2,
+      15_000,
+      'the marker write counted by analytics',
+    )
+    expect((await summary()).body).toMatchObject({ total_transactions: 2, total_amount: 350 })
     await p.dispose()
   }, 60_000)
 })

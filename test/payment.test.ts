@@ -3,7 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import mqtt, { type MqttClient } from 'mqtt'
-import { api, OPERATOR, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import {
+  api,
+  eventually,
+  OPERATOR,
+  startTestPlatform,
+  type TestPlatform,
+} from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
 
 const root = join(import.meta.dir, '..')
@@ -13,20 +19,6 @@ interface Envelope {
   type: string
   tenant_id: string
   data: Record<string, any>
-}
-
-async function until<T>(
-  what: string,
-  fn: () => Promise<T | null | undefined | false>,
-  ms = 15_000,
-) {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(25)
-  }
 }
 
 describe('payments end to end through the gateway', () => {
@@ -95,11 +87,15 @@ describe('payments end to end through the gateway', () => {
     })
 
   const finalStatus = (client: ReturnType<typeof api>, id: string) =>
-    until(`the final status of ${id}`, async () => {
-      const r = await client.get(`/api/v1/payments/status/${id}`)
-      expect(r.status).toBe(200)
-      return r.body.status !== 'pending' ? r.body : null
-    })
+    eventually(
+      async () => {
+        const r = await client.get(`/api/v1/payments/status/${id}`)
+        expect(r.status).toBe(200)
+        return r.body.status !== 'pending' ? r.body : null
+      },
+      15_000,
+      `the final status of ${id}`,
+    )
 
   const cases = [
     { phone: '254712345678', status: 'success', code: 0 },
@@ -130,8 +126,10 @@ describe('payments end to end through the gateway', () => {
         c.status === 'success'
           ? 'mobilemoney.transactions.success'
           : 'mobilemoney.transactions.failed'
-      const e = await until('the event', async () =>
-        events.find((x) => x.type === topic && x.data.checkout_request_id === id),
+      const e = await eventually(
+        async () => events.find((x) => x.type === topic && x.data.checkout_request_id === id),
+        15_000,
+        'the event',
       )
       expect(e.tenant_id).toBe('acme')
       if (c.status === 'success') {
@@ -263,10 +261,14 @@ describe('payments end to end through the gateway', () => {
     // The lost callback (9999) is settled by the reconciliation job asking the provider.
     const final = await finalStatus(acme, bId)
     expect(final).toMatchObject({ status: 'success', result_code: 0 })
-    await until('the reconciled success event', async () =>
-      events.find(
-        (x) => x.type === 'mobilemoney.transactions.success' && x.data.checkout_request_id === bId,
-      ),
+    await eventually(
+      async () =>
+        events.find(
+          (x) =>
+            x.type === 'mobilemoney.transactions.success' && x.data.checkout_request_id === bId,
+        ),
+      15_000,
+      'the reconciled success event',
     )
     // A repeat of A's genuine callback is accepted and changes nothing.
     const again = await anon.post(aUrl.pathname + aUrl.search, cancel(aId))
@@ -293,8 +295,7 @@ describe('payments end to end through the gateway', () => {
     expect(statuses.filter((s) => s !== 202)).toEqual([])
     const ids = new Set(results.map((r) => r.body.checkout_request_id as string))
     expect(ids.size).toBe(500)
-    await until(
-      'every concurrent payment to settle',
+    await eventually(
       async () => {
         const seen = events.filter(
           (x) =>
@@ -303,8 +304,22 @@ describe('payments end to end through the gateway', () => {
         return seen.length >= 500
       },
       60_000,
+      'every concurrent payment to settle',
     )
-    await Bun.sleep(300)
+    // A later payment of the same tenant leaves through the same outbox behind every event the
+    // 500 wrote: once its event is here, a doubled one would be here too.
+    const marker = await push(acme, '254712345678', { account_reference: 'MARKER' })
+    expect(marker.status).toBe(202)
+    await eventually(
+      () =>
+        events.find(
+          (x) =>
+            x.type === 'mobilemoney.transactions.success' &&
+            x.data.checkout_request_id === marker.body.checkout_request_id,
+        ),
+      15_000,
+      'the success event of a later payment',
+    )
     const seen = events.filter(
       (x) => x.type === 'mobilemoney.transactions.success' && ids.has(x.data.checkout_request_id),
     )
@@ -323,17 +338,24 @@ describe('payments end to end through the gateway', () => {
     expect(res.status).toBe(202)
     expect(res.body.status).toBe('pending')
     const id = res.body.id as string
-    const final = await until('the B2C result', async () => {
-      const r = await acme.get(`/api/v1/payments/b2c/${id}`)
-      return r.body.status !== 'pending' ? r.body : null
-    })
+    const final = await eventually(
+      async () => {
+        const r = await acme.get(`/api/v1/payments/b2c/${id}`)
+        return r.body.status !== 'pending' ? r.body : null
+      },
+      15_000,
+      'the B2C result',
+    )
     expect(final).toMatchObject({ status: 'success', result_code: 0, amount: 300 })
-    const e = await until('the B2C event', async () =>
-      events.find(
-        (x) =>
-          x.type === 'mobilemoney.transactions.success' &&
-          x.data.transaction_id === final.transaction_id,
-      ),
+    const e = await eventually(
+      async () =>
+        events.find(
+          (x) =>
+            x.type === 'mobilemoney.transactions.success' &&
+            x.data.transaction_id === final.transaction_id,
+        ),
+      15_000,
+      'the B2C event',
     )
     expect(e.data).toMatchObject({
       direction: 'out',
@@ -345,10 +367,14 @@ describe('payments end to end through the gateway', () => {
       amount: 300,
       remarks: 'Refund order 8',
     })
-    const f = await until('the failed B2C result', async () => {
-      const r = await acme.get(`/api/v1/payments/b2c/${failed.body.id}`)
-      return r.body.status !== 'pending' ? r.body : null
-    })
+    const f = await eventually(
+      async () => {
+        const r = await acme.get(`/api/v1/payments/b2c/${failed.body.id}`)
+        return r.body.status !== 'pending' ? r.body : null
+      },
+      15_000,
+      'the failed B2C result',
+    )
     expect(f).toMatchObject({ status: 'failed', result_code: 1 })
   })
 
@@ -418,10 +444,13 @@ describe('payments end to end through the gateway', () => {
       throw new Error(`${(err as Error).message}\n${p.logs().split('\n').slice(-30).join('\n')}`)
     })
     expect(final.status).toBe('success')
-    await until('the success event after the restart', async () =>
-      events.find(
-        (x) => x.type === 'mobilemoney.transactions.success' && x.data.checkout_request_id === id,
-      ),
+    await eventually(
+      async () =>
+        events.find(
+          (x) => x.type === 'mobilemoney.transactions.success' && x.data.checkout_request_id === id,
+        ),
+      15_000,
+      'the success event after the restart',
     )
     const ids = new Set(
       events

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { api, type TestPlatform } from './support/platform.ts'
+import { api, eventually, type TestPlatform } from './support/platform.ts'
 import { type SplitPlatform, startSplitPlatform } from './support/split.ts'
 
 /**
@@ -37,13 +37,11 @@ describe('two mmp processes on one external broker', () => {
       transaction_desc: 'Scale test',
     })
     expect(push.status).toBe(202)
-    const end = Date.now() + 15_000
-    let found: { amount: number; source: string } | undefined
-    while (!found && Date.now() < end) {
-      const page = await admin.get('/api/v1/analytics/transactions')
-      found = page.body.data?.[0]
-      if (!found) await Bun.sleep(100)
-    }
+    const found = await eventually(
+      async () => (await admin.get('/api/v1/analytics/transactions')).body.data?.[0],
+      15_000,
+      'the payment in the other process’s analytics',
+    )
     expect(found).toMatchObject({ amount: 75, source: 'payment', direction: 'in' })
   })
 })

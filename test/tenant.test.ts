@@ -5,7 +5,13 @@ import { generateKeyPair, SignJWT } from 'jose'
 import mqtt from 'mqtt'
 import { migrations as analyticsMigrations } from '../schema/analytics/migrations.ts'
 import { type Db, openDatabase } from '../services/kernel/db.ts'
-import { api, OPERATOR, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import {
+  api,
+  eventually,
+  OPERATOR,
+  startTestPlatform,
+  type TestPlatform,
+} from './support/platform.ts'
 
 const ROWS = 10_000
 const root = join(import.meta.dir, '..')
@@ -245,12 +251,14 @@ describe('tenants end to end', () => {
       own.sqlite.query<{ n: number }, []>('SELECT count(DISTINCT id) AS n FROM outbox').get()?.n,
     ).toBe(ROWS + 3)
 
-    const deadline = Date.now() + 10_000
     const moved = () => seen.filter((m) => m.topic === 'mobilemoney.e2e.moved')
     const changed = () =>
       seen.filter((m) => m.topic === 'mobilemoney.tenants.changed' && m.body.data.plan === 'pro')
-    while ((moved().length < 3 || changed().length < 1) && Date.now() < deadline)
-      await Bun.sleep(20)
+    await eventually(
+      () => moved().length >= 3 && changed().length >= 1,
+      10_000,
+      'the moved outbox rows and tenants.changed on the broker',
+    )
     expect(moved().map((m) => m.body.tenant_id)).toEqual(['acme', 'acme', 'acme'])
     expect(changed()[0]!.body).toMatchObject({
       tenant_id: 'acme',

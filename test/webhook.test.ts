@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import mqtt, { type MqttClient } from 'mqtt'
 import { Webhook } from 'standardwebhooks'
-import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
 
 const SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD'
@@ -16,20 +16,6 @@ interface Hit {
   body: any
   at: number
   verified: boolean
-}
-
-async function until<T>(
-  fn: () => T | Promise<T>,
-  ms = 15_000,
-  what = 'condition',
-): Promise<NonNullable<T>> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v) return v as NonNullable<T>
-    if (Date.now() > end) throw new Error(`${what} not met within ${ms} ms`)
-    await Bun.sleep(25)
-  }
 }
 
 describe('webhooks end to end', () => {
@@ -155,7 +141,7 @@ describe('webhooks end to end', () => {
       checkout_request_id: 'ws_CO_1',
       account_reference: 'INV-1',
     })
-    const hit = await until(() => at('/acme')[0], 10_000, 'acme delivery')
+    const hit = await eventually(() => at('/acme')[0], 10_000, 'acme delivery')
     expect(hit.verified).toBe(true)
     expect(Date.parse(hit.body.timestamp)).toBeGreaterThan(0)
     expect(hit.body).toMatchObject({
@@ -171,10 +157,33 @@ describe('webhooks end to end', () => {
         account_reference: 'INV-1',
       },
     })
-    await Bun.sleep(300)
-    expect(at('/beta')).toHaveLength(0)
-    const log = await api(p.gateway, beta).get('/api/v1/webhooks/deliveries')
-    expect(log.body.data).toHaveLength(0)
+    // A later payment of beta's is handled after acme's (one consumer, in order): once beta's
+    // own delivery is logged, a leaked copy of acme's would be logged before it.
+    await publish('mobilemoney.transactions.success', 'beta', {
+      transaction_id: 'txn_e2e_beta_marker',
+      occurred_at: '2026-03-01T10:05:00Z',
+      amount: 20,
+      direction: 'in',
+      counterparty_phone: '254712345679',
+      description: 'payment',
+      receipt_number: 'QGH7654321',
+      source: 'payment',
+      checkout_request_id: 'ws_CO_beta',
+      account_reference: 'INV-2',
+    })
+    const log = await eventually(
+      async () => {
+        const r = await api(p.gateway, beta).get('/api/v1/webhooks/deliveries?status=delivered')
+        return r.body.data?.length > 0 ? r.body.data : null
+      },
+      10_000,
+      "beta's own delivery logged",
+    )
+    expect(log).toHaveLength(1)
+    expect(at('/beta').map((h) => h.body.data.transaction_id)).toEqual(['txn_e2e_beta_marker'])
+    expect((await api(p.gateway, beta).get('/api/v1/webhooks/deliveries')).body.data).toHaveLength(
+      1,
+    )
   })
 
   it('retries a failing receiver on the schedule until it answers 2xx', async () => {
@@ -186,19 +195,23 @@ describe('webhooks end to end', () => {
       forecast_date: null,
       reason: 'below threshold',
     })
-    await until(() => at('/flaky').length === 3, 10_000, 'three attempts')
+    await eventually(() => at('/flaky').length === 3, 10_000, 'three attempts')
     const times = at('/flaky').map((h) => h.at)
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(280)
     expect(times[1]! - times[0]!).toBeLessThan(1000)
     expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(580)
     expect(times[2]! - times[1]!).toBeLessThan(1500)
     expect(at('/flaky').every((h) => h.verified)).toBe(true)
-    const log = await until(async () => {
-      const r = await api(p.gateway, acme).get(
-        `/api/v1/webhooks/deliveries?endpoint_id=${ep.id}&status=delivered`,
-      )
-      return r.body.data[0]
-    })
+    const log = await eventually(
+      async () => {
+        const r = await api(p.gateway, acme).get(
+          `/api/v1/webhooks/deliveries?endpoint_id=${ep.id}&status=delivered`,
+        )
+        return r.body.data[0]
+      },
+      15_000,
+      'the delivered log entry with its attempts',
+    )
     expect(log.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([503, 503, 200])
   })
 
@@ -211,21 +224,29 @@ describe('webhooks end to end', () => {
       duplicates: 0,
       rejected: 0,
     })
-    const dead = await until(async () => {
-      const r = await api(p.gateway, acme).get(
-        `/api/v1/webhooks/deliveries?status=dead&endpoint_id=${ep.id}`,
-      )
-      return r.body.data[0]
-    })
+    const dead = await eventually(
+      async () => {
+        const r = await api(p.gateway, acme).get(
+          `/api/v1/webhooks/deliveries?status=dead&endpoint_id=${ep.id}`,
+        )
+        return r.body.data[0]
+      },
+      15_000,
+      'the dead-lettered delivery',
+    )
     expect(dead.attempts).toHaveLength(3)
     expect(dead.attempts[0]).toMatchObject({ status_code: 503, response_excerpt: 'unavailable' })
     const replay = await api(p.gateway, acme).post(`/api/v1/webhooks/deliveries/${dead.id}/replay`)
     expect(replay.status).toBe(202)
-    await until(() => at('/down').length === 6, 10_000, 'replayed attempts')
-    await until(async () => {
-      const r = await api(p.gateway, acme).get(`/api/v1/webhooks/deliveries/${dead.id}`)
-      return r.body.status === 'dead'
-    })
+    await eventually(() => at('/down').length === 6, 10_000, 'replayed attempts')
+    await eventually(
+      async () => {
+        const r = await api(p.gateway, acme).get(`/api/v1/webhooks/deliveries/${dead.id}`)
+        return r.body.status === 'dead'
+      },
+      15_000,
+      'the replayed delivery dead again',
+    )
     const cli = Bun.spawnSync(
       [
         process.execPath,
@@ -252,11 +273,11 @@ describe('webhooks end to end', () => {
     )
     expect(cli.exitCode).toBe(0)
     expect(cli.stdout.toString() + cli.stderr.toString()).toContain('1 dead delivery queued again')
-    await until(() => at('/down').length === 9, 10_000, 'CLI replayed attempts')
+    await eventually(() => at('/down').length === 9, 10_000, 'CLI replayed attempts')
   })
 
   it('loses nothing and repeats no acknowledged delivery across a SIGKILL', async () => {
-    await register(beta, '/slow', ['transaction.categorized'])
+    const slow = await register(beta, '/slow', ['transaction.categorized'])
     hold = new Promise((r) => {
       release = r
     })
@@ -270,12 +291,12 @@ describe('webhooks end to end', () => {
       category: 'Revenue',
     }))
     await publish('mobilemoney.transactions.categorized', 'beta', { transactions })
-    await until(() => held.size > 0, 10_000, 'first held delivery')
+    await eventually(() => held.size > 0, 10_000, 'first held delivery')
     await p.kill()
     hold = null
     release()
     await p.restart()
-    const ids = await until(
+    const ids = await eventually(
       () => {
         const got = at('/slow')
         return new Set(got.map((h) => h.body.data.transaction_id)).size === 1000 ? got : null
@@ -288,7 +309,17 @@ describe('webhooks end to end', () => {
     expect(perMessage.size).toBe(1000)
     expect([...perMessage.values()].every((n) => n === 1)).toBe(true)
     expect(ids.every((h) => h.verified)).toBe(true)
-    await Bun.sleep(500)
+    // Every delivery of the endpoint delivered (none pending or in flight) means no attempt is
+    // left to come: each one's hit was recorded before its answer.
+    const webhookDb = new Database(join(p.dataDir, 'platform', 'webhook.db'), { readonly: true })
+    const unfinished = () =>
+      webhookDb
+        .query<{ n: number }, [string]>(
+          "SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status <> 'delivered'",
+        )
+        .get(slow.id)?.n
+    await eventually(() => unfinished() === 0, 10_000, 'every /slow delivery marked delivered')
+    webhookDb.close()
     expect(at('/slow')).toHaveLength(1000)
   }, 60_000)
 
@@ -303,12 +334,16 @@ describe('webhooks end to end', () => {
       current_period_start: '2026-04-01T00:00:00Z',
       current_period_end: '2026-05-01T00:00:00Z',
     })
-    const dead = await until(async () => {
-      const r = await api(p.gateway, acme).get(
-        `/api/v1/webhooks/deliveries?endpoint_id=${ep.id}&status=dead`,
-      )
-      return r.body.data[0]
-    })
+    const dead = await eventually(
+      async () => {
+        const r = await api(p.gateway, acme).get(
+          `/api/v1/webhooks/deliveries?endpoint_id=${ep.id}&status=dead`,
+        )
+        return r.body.data[0]
+      },
+      15_000,
+      'the redirected delivery dead-lettered',
+    )
     expect(dead.event).toBe('subscription.renewed')
     expect(dead.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([
       302, 302, 302,
@@ -361,7 +396,7 @@ describe('webhooks end to end', () => {
       },
     )
     expect(cli.stdout.toString() + cli.stderr.toString()).toContain('1 event(s)')
-    const hit = await until(() => at('/replayed')[0], 10_000, 'replayed event delivery')
+    const hit = await eventually(() => at('/replayed')[0], 10_000, 'replayed event delivery')
     expect(hit.body.data.reason).toBe('replayed')
   })
 

@@ -250,11 +250,15 @@ export function api(base: string, token?: string, headers: Record<string, string
 }
 
 /**
- * Polls `probe` until it returns something truthy, or fails after `ms`: for waiting on events
- * that cross the broker without sleeping a fixed time.
+ * Polls `probe` until it returns something truthy, or fails after `ms` saying `what` was awaited:
+ * for waiting on events that cross the broker without sleeping a fixed time. The one polling
+ * helper of the end-to-end tests.
+ *
+ * @example
+ * const e = await eventually(async () => events.find((x) => x.id === id), 10_000, 'the event')
  */
 export async function eventually<T>(
-  probe: () => Promise<T | null | undefined | false>,
+  probe: () => T | null | undefined | false | Promise<T | null | undefined | false>,
   ms = 10_000,
   what = 'condition',
 ): Promise<T> {
