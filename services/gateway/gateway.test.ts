@@ -1,24 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { CircuitState } from 'cockatiel'
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose'
-import type { ServiceName } from '../kernel/context.ts'
+import { type ServiceName, serviceNames } from '../kernel/context.ts'
 import { createServiceClient, type Discovery, staticDiscovery } from '../kernel/http-client.ts'
 import { createLogger } from '../kernel/log.ts'
 import { createTokenVerifier } from '../kernel/tokens.ts'
 import { WindowBreaker } from './breaker.ts'
 import { createGateway } from './index.ts'
 import { createRateLimiter } from './rate-limit.ts'
-import { isBulkRoute, isPublicRoute, routeLabel, tenantInPath } from './routes.ts'
+import { routedServices, routeLabel, serviceFor } from './routes.ts'
 import { traceparentFor } from './trace.ts'
-
-describe('route classes', () => {
-  it('gives statement uploads and exports the bulk budget and everything else the default', () => {
-    expect(isBulkRoute('/api/v1/statements')).toBe(true)
-    expect(isBulkRoute('/api/v1/analytics/export')).toBe(true)
-    expect(isBulkRoute('/api/v1/analytics/summary')).toBe(false)
-    expect(isBulkRoute('/api/v1/parser/transactions')).toBe(false)
-  })
-})
 
 describe('token buckets', () => {
   it('allows rate × burst at once, refuses the next with a retry time, and refills', () => {
@@ -52,26 +43,20 @@ describe('window breaker', () => {
 })
 
 describe('routes', () => {
-  it('finds the tenant a path names, and not the fixed words beside it', () => {
-    expect(tenantInPath('/api/v1/tenants/acme/users')).toBe('acme')
-    expect(tenantInPath('/api/v1/tenants')).toBeUndefined()
-    expect(tenantInPath('/api/v1/billing/subscriptions/acme')).toBe('acme')
-    expect(tenantInPath('/api/v1/billing/subscriptions/upgrade')).toBeUndefined()
-    expect(tenantInPath('/api/v1/billing/usage/record')).toBeUndefined()
-    expect(tenantInPath('/api/v1/billing/usage/acme')).toBe('acme')
-    expect(tenantInPath('/api/v1/cashflow/summary/acme')).toBe('acme')
-    expect(tenantInPath('/api/v1/cashflow/daily')).toBeUndefined()
-    expect(tenantInPath('/api/v1/analytics/summary')).toBeUndefined()
+  it('routes to every service the kernel knows, by the manifest’s segments', () => {
+    expect([...routedServices].sort()).toEqual([...serviceNames].sort())
+    expect(serviceFor('/api/v1/statements')).toBe('parser')
+    expect(serviceFor('/api/v1/categorize/rules/r1')).toBe('categorizer')
+    expect(serviceFor('/api/v1/nothing')).toBeUndefined()
+    expect(serviceFor('/health')).toBeUndefined()
   })
 
-  it('labels routes without ids and knows the public ones', () => {
+  it('labels routes without ids, a tenant id included', () => {
     expect(routeLabel('/api/v1/payments/status/ws_CO_123')).toBe('/api/v1/payments/status')
     expect(routeLabel('/api/v1/webhooks/whe_0192')).toBe('/api/v1/webhooks/:id')
     expect(routeLabel('/api/v1/tenants/acme')).toBe('/api/v1/tenants/:id')
     expect(routeLabel('/api/v1/analytics')).toBe('/api/v1/analytics')
-    expect(isPublicRoute('POST', '/api/v1/auth/refresh')).toBe(true)
-    expect(isPublicRoute('GET', '/api/v1/auth/refresh')).toBe(false)
-    expect(isPublicRoute('POST', '/api/v1/payments/callback/abc')).toBe(true)
+    expect(routeLabel('/api/v1/nothing/x')).toBe('unknown')
   })
 })
 

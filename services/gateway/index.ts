@@ -1,3 +1,4 @@
+import { BODY_LIMITS, type BodySizes, findRoute, tenantInPath } from '../../schema/routes.ts'
 import { limitStream, readLimited } from '../kernel/body-limit.ts'
 import type { ServiceName } from '../kernel/context.ts'
 import { AppError, Forbidden, invalidField, RateLimited } from '../kernel/errors.ts'
@@ -23,16 +24,7 @@ import { createObserver } from './observe.ts'
 import { createOpenApi, docsPage } from './openapi.ts'
 import { createRateLimiter, type RateVerdict } from './rate-limit.ts'
 import { errorResponse, setRateHeaders, withHeaders } from './respond.ts'
-import {
-  isBulkRoute,
-  isProviderCallback,
-  isPublicRoute,
-  isUploadRoute,
-  routeLabel,
-  routeTable,
-  serviceFor,
-  tenantInPath,
-} from './routes.ts'
+import { routedServices, routeLabel, serviceFor } from './routes.ts'
 import { traceIdOf, traceparentFor } from './trace.ts'
 import { createUpstream, type LocalService } from './upstream.ts'
 
@@ -51,6 +43,7 @@ export interface GatewayOptions {
   tierOf?: (tenantId: string) => string | undefined
   /** Requests per second per tier, the bucket size factor, and per client IP (public routes). */
   rates?: { free: number; pro: number; enterprise: number; burstFactor: number; perIp: number }
+  /** Bytes of the body limit classes of schema/routes.ts: default (1 MiB) and upload (20 MiB). */
   bodyLimit?: number
   uploadLimit?: number
   breaker?: Partial<BreakerOptions>
@@ -101,8 +94,10 @@ export function createGateway(opts: GatewayOptions) {
     pro: rates.pro,
     enterprise: rates.enterprise,
   }
-  const bodyLimit = opts.bodyLimit ?? 1024 * 1024
-  const uploadLimit = opts.uploadLimit ?? 20 * 1024 * 1024
+  const bodySizes: BodySizes = {
+    default: opts.bodyLimit ?? BODY_LIMITS.default,
+    upload: opts.uploadLimit ?? BODY_LIMITS.upload,
+  }
   const limiter = createRateLimiter()
   const observe = createObserver({ log: opts.log, accessLog: opts.accessLog ?? 'json' })
   const breakerOpts: BreakerOptions = {
@@ -121,7 +116,7 @@ export function createGateway(opts: GatewayOptions) {
       })
     },
   })
-  const services = [...new Set(Object.values(routeTable))] as ServiceName[]
+  const services = routedServices
   for (const s of services) observe.breaker(s, 'closed')
   const send = createUpstream({ discovery: opts.discovery, local: opts.local, observe })
   const openapi = createOpenApi({ discovery: opts.discovery, services, version: opts.version })
@@ -175,6 +170,7 @@ export function createGateway(opts: GatewayOptions) {
     const started = performance.now()
     /** Set when a streamed upload is counted: tells a failed hop that the body was too large. */
     let streamOverLimit: (() => boolean) | undefined
+    let limit = bodySizes.default
     const given = request.headers.get('x-request-id')
     const rid = isValidRequestId(given) ? given : newRequestId()
     const url = request.url
@@ -214,13 +210,18 @@ export function createGateway(opts: GatewayOptions) {
       }
       const headers = new Headers(request.headers)
       for (const h of DROP) headers.delete(h)
-      if (isPublicRoute(method, path)) {
+      // A route the manifest does not list is still forwarded: it needs a token and gets the
+      // default limit and budget, and the service answers for it.
+      const route = findRoute(method, path)
+      const access = route?.access ?? 'token'
+      if (access !== 'token') {
         // Provider callbacks arrive in bursts from a few addresses and carry their own
         // per-request token, so the per-IP limit would only delay money being counted.
-        verdict = isProviderCallback(path)
-          ? limiter.peek(`ip:${ip}`, rates.perIp, rates.burstFactor)
-          : limiter.take(`ip:${ip}`, rates.perIp, rates.burstFactor)
-        if (!verdict.ok && !isProviderCallback(path)) {
+        verdict =
+          access === 'provider'
+            ? limiter.peek(`ip:${ip}`, rates.perIp, rates.burstFactor)
+            : limiter.take(`ip:${ip}`, rates.perIp, rates.burstFactor)
+        if (!verdict.ok && access === 'public') {
           observe.limited('ip', 'public')
           throw new RateLimited(verdict.retryAfter)
         }
@@ -263,8 +264,8 @@ export function createGateway(opts: GatewayOptions) {
 
       let body: BodyInit | null = null
       if (BODY_METHODS.has(method) && request.body) {
-        const upload = isUploadRoute(path)
-        const limit = upload ? uploadLimit : bodyLimit
+        const upload = route?.body === 'upload'
+        limit = bodySizes[route?.body ?? 'default']
         const length = Number(request.headers.get('content-length') ?? -1)
         if (length > limit) throw tooLarge(limit)
         if (upload) {
@@ -288,7 +289,7 @@ export function createGateway(opts: GatewayOptions) {
       const budget = budgetOf(
         request.headers.get('x-request-timeout'),
         request.headers.get('x-request-deadline'),
-        isBulkRoute(path) ? (opts.bulkTimeoutMs ?? opts.timeoutMs) : opts.timeoutMs,
+        route?.budget === 'bulk' ? (opts.bulkTimeoutMs ?? opts.timeoutMs) : opts.timeoutMs,
       )
       if (budget <= 0) throw new AppError('TIMEOUT', 'the request deadline has already passed')
       headers.set('x-request-deadline', String(Date.now() + budget))
@@ -304,7 +305,7 @@ export function createGateway(opts: GatewayOptions) {
       status = upstream.status
       response = withHeaders(upstream, rid, verdict)
     } catch (caught) {
-      const err = streamOverLimit?.() ? tooLarge(uploadLimit) : caught
+      const err = streamOverLimit?.() ? tooLarge(limit) : caught
       if (!(err instanceof AppError) && !(err instanceof BreakerOpen) && !storageError(err))
         opts.log.error('gateway failure', { request_id: rid, error: (err as Error)?.message })
       response = errorResponse(err, rid, service)
