@@ -1,5 +1,6 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
+import { bodyLimitOf } from '../../schema/routes.ts'
 import { limitStream, payloadTooLarge } from './body-limit.ts'
 import type { ServiceContext } from './context.ts'
 import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.ts'
@@ -10,8 +11,6 @@ import { type Action, type Actor, assertCan, isOperator } from './roles.ts'
 import { assertTenantId } from './tenant-id.ts'
 import { bearerToken } from './tokens.ts'
 
-export const DEFAULT_BODY_LIMIT = 1024 * 1024
-
 function requestIdOf(request: Request): string {
   const given = request.headers.get('x-request-id')
   return isValidRequestId(given) ? given : newRequestId()
@@ -20,7 +19,8 @@ function requestIdOf(request: Request): string {
 /**
  * The base every service's Elysia app starts from: request id, problem+json errors (including
  * Elysia's validation, parse and not-found errors), `/health`, `/openapi.json`, and the `auth`
- * macro that verifies the bearer token again and checks the role (DESIGN §4–6).
+ * macro that verifies the bearer token again and checks the role (DESIGN §4–6). Each body is held
+ * to its route's limit from the manifest (schema/routes.ts), counted on the stream.
  *
  * @example
  * export const createPaymentApp = (ctx: ServiceContext) =>
@@ -32,14 +32,10 @@ export function createServiceApp(
   opts: {
     title: string
     description?: string
-    /** Largest body in bytes (413 above); default 1 MiB. */
-    bodyLimit?: number
-    /** A per-path limit instead, e.g. larger for a streamed upload route. */
-    bodyLimitFor?: (path: string) => number
   },
 ) {
-  const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT
-  const limitOf = opts.bodyLimitFor ?? (() => bodyLimit)
+  const limitOf = (request: Request) =>
+    bodyLimitOf(ctx.name, request.method, new URL(request.url).pathname)
   /** Requests whose body stream went past its limit (their parse error is really a 413). */
   const overLimit = new WeakMap<Request, () => boolean>()
   return new Elysia({ name: `mmp-${ctx.name}` })
@@ -64,7 +60,7 @@ export function createServiceApp(
     .derive({ as: 'global' }, ({ request }) => ({ requestId: requestIdOf(request) }))
     .onRequest((context) => {
       const { request } = context
-      const limit = limitOf(new URL(request.url).pathname)
+      const limit = limitOf(request)
       const length = Number(request.headers.get('content-length') ?? 0)
       if (length > limit) return appErrorResponse(payloadTooLarge(limit), requestIdOf(request))
       // The limit holds on the stream too, for a chunked body (no Content-Length) of any type
@@ -100,7 +96,7 @@ export function createServiceApp(
       const requestId = (rest as { requestId?: string }).requestId ?? requestIdOf(request)
       if (error instanceof AppError) return appErrorResponse(error, requestId)
       if (overLimit.get(request)?.())
-        return appErrorResponse(payloadTooLarge(limitOf(new URL(request.url).pathname)), requestId)
+        return appErrorResponse(payloadTooLarge(limitOf(request)), requestId)
       const storage = storageError(error)
       if (storage) {
         ctx.log.warn('storage error', {

@@ -1,14 +1,15 @@
 import { t } from 'elysia'
+import { bodyLimitOf } from '../../schema/routes.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { tenantFor } from '../kernel/roles.ts'
-import { createServiceApp, DEFAULT_BODY_LIMIT } from '../kernel/service.ts'
+import { createServiceApp } from '../kernel/service.ts'
 import { importStatement } from './import-statement.ts'
 import { ingestSms, ingestTransactions } from './ingest.ts'
 import { IngestResult, SmsBody, StatementResult, TransactionsBody } from './model.ts'
 import { spoolUpload } from './upload.ts'
 
-/** Statement uploads may be 20 MiB (DESIGN §6); JSON batches keep the default 1 MiB. */
-export const UPLOAD_LIMIT = 20 * 1024 * 1024
+/** A statement streams to disk under its route's limit (schema/routes.ts, the upload class). */
+const STATEMENT_LIMIT = bodyLimitOf('parser', 'POST', '/api/v1/statements')
 
 const secured = { security: [{ bearer: [] }], tags: ['parser'] }
 
@@ -17,9 +18,6 @@ export function createParserApp(ctx: ServiceContext) {
   return createServiceApp(ctx, {
     title: 'Parser',
     description: 'Transactions in: JSON batches, M-Pesa SMS and M-Pesa statements',
-    // Statements stream to disk under their own limit; everything else is a JSON batch.
-    bodyLimitFor: (path) =>
-      path.startsWith('/api/v1/statements') ? UPLOAD_LIMIT : DEFAULT_BODY_LIMIT,
   })
     .post(
       '/api/v1/parser/transactions',
@@ -58,7 +56,7 @@ export function createParserApp(ctx: ServiceContext) {
     .post(
       '/api/v1/statements',
       async ({ request, query, actor, set }) => {
-        const upload = await spoolUpload(ctx, request, UPLOAD_LIMIT)
+        const upload = await spoolUpload(ctx, request, STATEMENT_LIMIT)
         try {
           const result = await importStatement(ctx, {
             tenantId: tenantFor(actor, upload.fields.tenant_id || query.tenant_id),
