@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { largestBodyLimit } from '../schema/routes.ts'
 import { createGateway } from '../services/gateway/index.ts'
 import { createMqttBus, type EventBus } from '../services/kernel/bus.ts'
 import { createClock } from '../services/kernel/clock.ts'
@@ -168,7 +169,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
         hostname: config.host,
         // Each service counts bodies against its own limits (413 problem+json); Bun's cap, a bare
         // 413, is a backstop at twice the largest of them so it never answers first.
-        maxRequestBodySize: 2 * (name === 'parser' ? 20 * 1024 * 1024 : 1024 * 1024),
+        maxRequestBodySize: 2 * largestBodyLimit(name),
         idleTimeout,
       })
       urls[name] = `http://${config.host}:${config.ports[name]}`
@@ -258,10 +259,10 @@ export async function startPlatform(config: Config): Promise<Platform> {
       // a problem+json 413; Bun's own cap (a bare 413) is a backstop at twice the largest limit.
       maxRequestBodySize:
         2 *
-        Math.max(
-          config.get<number>('gateway.body_limit'),
-          config.get<number>('gateway.upload_limit'),
-        ),
+        largestBodyLimit('gateway', {
+          default: config.get<number>('gateway.body_limit'),
+          upload: config.get<number>('gateway.upload_limit'),
+        }),
       idleTimeout,
       error: (err) => {
         const storage = storageError(err)
