@@ -1,6 +1,6 @@
 import { FetchError, ofetch } from 'ofetch'
 import type { ServiceName } from './context.ts'
-import { AppError } from './errors.ts'
+import { AppError, type FieldError } from './errors.ts'
 import { HOP_HEADER, type Hop } from './hop.ts'
 
 /**
@@ -170,16 +170,36 @@ export function createServiceClient(
             }
             throw new AppError('BAD_GATEWAY', `${service} is unreachable`)
           }
-          const data = err.data as { code?: string; detail?: string } | undefined
+          const data = err.data as
+            | {
+                code?: string
+                detail?: string
+                errors?: FieldError[]
+                extra?: Record<string, unknown>
+              }
+            | undefined
           const code = (data?.code ??
             (status >= 500 ? 'BAD_GATEWAY' : 'VALIDATION_FAILED')) as AppError['code']
+          // The callee's problem passes through whole: its field errors tell the client what to fix.
           throw new AppError(
             status >= 500 ? 'BAD_GATEWAY' : code,
             data?.detail ?? `${service} answered ${status}`,
+            {
+              ...(status < 500 && Array.isArray(data?.errors) ? { errors: data.errors } : {}),
+              ...(status === 429 || status === 503
+                ? { headers: retryAfterOf(err.response?.headers) }
+                : {}),
+              cause: err,
+            },
           )
         }
         throw err
       }
     },
   }
+}
+
+function retryAfterOf(headers: Headers | undefined): Record<string, string> {
+  const value = headers?.get('retry-after')
+  return value ? { 'Retry-After': value } : {}
 }

@@ -3,7 +3,7 @@ import { plans } from '../../schema/plans.ts'
 import { tenantMoves, tenants, tenantTombstones } from '../../schema/tenant/tables.ts'
 import { eraseTenantData } from '../../tenants/move.ts'
 import { type ServiceContext, serviceNames } from '../kernel/context.ts'
-import { AppError, Conflict, invalidField } from '../kernel/errors.ts'
+import { AppError, Conflict, invalidField, ValidationError } from '../kernel/errors.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
 import { assertNewTenantId, assertTenantId } from '../kernel/tenant-id.ts'
 import type { CreateTenantInput, UpdateTenantInput } from './model.ts'
@@ -82,7 +82,8 @@ export async function createTenant(ctx: ServiceContext, call: CallInfo, input: C
       orm.delete(tenantTombstones).where(eq(tenantTombstones.id, id)).run()
       emitTenantChanged(db, ctx.clock, row, 'created')
     })
-  } catch (err) {
+  } catch (caught) {
+    const err = asTenantFields(caught)
     if (admin) await removeAuthUser(ctx, call, admin.id).catch(() => {})
     // A concurrent create of the same id owns the profile when the insert lost the race.
     if (/UNIQUE/.test((err as Error).message)) throw new Conflict(`tenant ${id} already exists`)
@@ -197,4 +198,14 @@ export async function deleteTenant(
   })
   ctx.log.info('tenant erased', { tenant_id: tenantId, ...erased, users })
   return { id: tenantId, deleted: true, users_removed: users, rows_erased: erased.rows }
+}
+
+/** Auth's complaints about the first Admin, named as the fields of this request. */
+function asTenantFields(err: unknown): unknown {
+  if (!(err instanceof AppError) || err.code !== 'VALIDATION_FAILED' || !err.errors) return err
+  const renamed = err.errors.map((e) => ({
+    field: e.field === 'password' || e.field === 'email' ? `admin_${e.field}` : e.field,
+    message: e.message,
+  }))
+  return new ValidationError(renamed.map((e) => `${e.field}: ${e.message}`).join('; '), renamed)
 }
