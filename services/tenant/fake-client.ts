@@ -17,7 +17,11 @@ export interface FakePlan {
   features: Record<string, boolean>
 }
 
-/** Stands in for auth and billing: records every call and answers like they do. */
+/**
+ * Stands in for auth and billing: records every call and answers like they do. The same calls are
+ * made to the fake and to the real routes in test/tenant-peers.contract.test.ts, so an answer
+ * here that no longer matches the real one fails that test.
+ */
 export function fakeClient() {
   const users: FakeUser[] = []
   /** The plans billing lists besides the built-in ones (which the tenant service never asks for). */
