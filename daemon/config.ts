@@ -192,7 +192,14 @@ export function loadConfig(over: Overrides = {}): Config {
         : [`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${ports[name]}`]
     for (const url of list)
       coerce(
-        { key: `discovery.${name}`, env: '', kind: { type: 'url' }, default: null, help: '' },
+        {
+          key: `discovery.${name}`,
+          env: '',
+          parts: ['daemon', 'gateway'],
+          kind: { type: 'url' },
+          default: null,
+          help: '',
+        },
         url,
         'discovery',
       )

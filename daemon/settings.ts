@@ -1,7 +1,10 @@
+import type { ServiceName } from '../services/kernel/context.ts'
+
 /**
- * Every setting of mmp in one table: its key in `mmp.toml`, its environment variable, its type and
- * its default. `daemon/config.ts` reads them in the order defaults < file < environment < flags and
- * stops with one line naming the key when a value is wrong.
+ * Every setting of mmp in one table: its key in `mmp.toml`, its environment variable, the parts
+ * that own it, its type and its default. `daemon/config.ts` reads them in the order defaults <
+ * file < environment < flags and stops with one line naming the key when a value is wrong;
+ * `daemon/slices.ts` hands each service the settings it owns, typed, and nothing else.
  */
 export type Kind =
   | { type: 'string'; secret?: boolean }
@@ -12,9 +15,14 @@ export type Kind =
   | { type: 'list' }
   | { type: 'durations' }
 
+/** What owns a setting: a service, or a part the daemon runs itself. */
+export type Owner = ServiceName | 'gateway' | 'simulator' | 'broker' | 'daemon'
+
 export interface Setting {
   key: string
   env: string
+  /** The parts that read it; a service's slice holds exactly the settings naming that service. */
+  parts: readonly Owner[]
   kind: Kind
   default: string | number | boolean | string[] | number[] | null
   help: string
@@ -26,6 +34,7 @@ const secret: Kind = { type: 'string', secret: true }
 export const settings: readonly Setting[] = [
   {
     key: 'data_dir',
+    parts: ['daemon', 'auth'],
     env: 'MMP_DATA_DIR',
     kind: { type: 'string' },
     default: './data',
@@ -33,6 +42,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'port_offset',
+    parts: ['daemon'],
     env: 'MMP_PORT_OFFSET',
     kind: int(0, 50000),
     default: 0,
@@ -40,6 +50,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'host',
+    parts: ['daemon'],
     env: 'MMP_HOST',
     kind: { type: 'string' },
     default: '127.0.0.1',
@@ -47,6 +58,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'gateway.host',
+    parts: ['gateway'],
     env: 'MMP_GATEWAY_HOST',
     kind: { type: 'string' },
     default: '0.0.0.0',
@@ -54,6 +66,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'log.level',
+    parts: ['daemon', 'gateway'],
     env: 'MMP_LOG_LEVEL',
     kind: { type: 'enum', values: ['silent', 'error', 'warn', 'info', 'debug'] },
     default: 'info',
@@ -61,6 +74,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'log.format',
+    parts: ['daemon', 'gateway'],
     env: 'MMP_LOG_FORMAT',
     kind: { type: 'enum', values: ['auto', 'json', 'pretty'] },
     default: 'auto',
@@ -68,6 +82,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mqtt.url',
+    parts: ['daemon', 'broker'],
     env: 'MMP_MQTT_URL',
     kind: { type: 'url' },
     default: null,
@@ -75,6 +90,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mqtt.username',
+    parts: ['daemon', 'broker'],
     env: 'MMP_MQTT_USERNAME',
     kind: secret,
     default: null,
@@ -82,6 +98,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mqtt.password',
+    parts: ['daemon', 'broker'],
     env: 'MMP_MQTT_PASSWORD',
     kind: secret,
     default: null,
@@ -89,6 +106,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'jwt.issuer',
+    parts: ['auth', 'daemon'],
     env: 'MMP_JWT_ISSUER',
     kind: { type: 'string' },
     default: 'mmp',
@@ -96,6 +114,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'jwt.audience',
+    parts: ['auth', 'daemon'],
     env: 'MMP_JWT_AUDIENCE',
     kind: { type: 'string' },
     default: 'mmp',
@@ -103,6 +122,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'jwt.access_ttl_s',
+    parts: ['auth', 'daemon'],
     env: 'MMP_JWT_ACCESS_TTL',
     kind: int(30, 86400),
     default: 900,
@@ -110,6 +130,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'jwt.refresh_ttl_s',
+    parts: ['auth'],
     env: 'MMP_JWT_REFRESH_TTL',
     kind: int(60, 31536000),
     default: 2592000,
@@ -117,6 +138,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'jwt.clock_tolerance_s',
+    parts: ['auth', 'daemon'],
     env: 'MMP_JWT_CLOCK_TOLERANCE',
     kind: int(0, 300),
     default: 5,
@@ -124,6 +146,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'jwt.public_key_file',
+    parts: ['auth', 'daemon'],
     env: 'MMP_JWT_PUBLIC_KEY_FILE',
     kind: { type: 'string' },
     default: null,
@@ -131,6 +154,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'jwt.private_key_file',
+    parts: ['auth', 'daemon'],
     env: 'MMP_JWT_PRIVATE_KEY_FILE',
     kind: { type: 'string' },
     default: null,
@@ -138,6 +162,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'operator.email',
+    parts: ['auth'],
     env: 'MMP_OPERATOR_EMAIL',
     kind: { type: 'string' },
     default: 'operator@mmp.local',
@@ -145,6 +170,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'operator.password',
+    parts: ['auth'],
     env: 'MMP_OPERATOR_PASSWORD',
     kind: secret,
     default: null,
@@ -152,6 +178,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'gateway.bulk_timeout_ms',
+    parts: ['gateway', 'daemon'],
     env: 'MMP_GATEWAY_BULK_TIMEOUT_MS',
     // At most 240 s: the servers' idle timeout (Bun allows 255 s) must outlast every budget.
     kind: int(100, 240000),
@@ -160,6 +187,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'gateway.timeout_ms',
+    parts: ['gateway', 'daemon'],
     env: 'MMP_GATEWAY_TIMEOUT_MS',
     kind: int(100, 240000),
     default: 10000,
@@ -167,6 +195,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'rate_limit.free',
+    parts: ['gateway'],
     env: 'MMP_RATE_LIMIT_FREE',
     kind: int(1, 1000000),
     default: 20,
@@ -174,6 +203,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'rate_limit.pro',
+    parts: ['gateway'],
     env: 'MMP_RATE_LIMIT_PRO',
     kind: int(1, 1000000),
     default: 100,
@@ -181,6 +211,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'rate_limit.enterprise',
+    parts: ['gateway'],
     env: 'MMP_RATE_LIMIT_ENTERPRISE',
     kind: int(1, 1000000),
     default: 500,
@@ -188,6 +219,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'rate_limit.burst_factor',
+    parts: ['gateway'],
     env: 'MMP_RATE_LIMIT_BURST',
     kind: int(1, 100),
     default: 2,
@@ -195,6 +227,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'rate_limit.per_ip',
+    parts: ['gateway'],
     env: 'MMP_RATE_LIMIT_IP',
     kind: int(1, 1000000),
     default: 20,
@@ -202,6 +235,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'webhook.allow_insecure',
+    parts: ['webhook'],
     env: 'MMP_WEBHOOK_ALLOW_INSECURE',
     kind: { type: 'bool' },
     default: false,
@@ -209,6 +243,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'webhook.retry_schedule',
+    parts: ['webhook'],
     env: 'MMP_WEBHOOK_RETRY_SCHEDULE',
     kind: { type: 'durations' },
     default: [0, 5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000],
@@ -216,6 +251,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'webhook.allow_hosts',
+    parts: ['webhook'],
     env: 'MMP_WEBHOOK_ALLOW_HOSTS',
     kind: { type: 'list' },
     default: [],
@@ -223,6 +259,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'webhook.timeout_ms',
+    parts: ['webhook'],
     env: 'MMP_WEBHOOK_TIMEOUT_MS',
     kind: int(100, 120000),
     default: 10000,
@@ -230,6 +267,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mpesa.base_url',
+    parts: ['payment', 'simulator'],
     env: 'MMP_MPESA_BASE_URL',
     kind: { type: 'url' },
     default: null,
@@ -237,6 +275,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mpesa.consumer_key',
+    parts: ['payment', 'simulator'],
     env: 'MPESA_CONSUMER_KEY',
     kind: secret,
     default: 'mmp-simulator-key',
@@ -244,6 +283,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mpesa.consumer_secret',
+    parts: ['payment', 'simulator'],
     env: 'MPESA_CONSUMER_SECRET',
     kind: secret,
     default: 'mmp-simulator-secret',
@@ -251,6 +291,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mpesa.shortcode',
+    parts: ['payment', 'simulator'],
     env: 'MPESA_SHORTCODE',
     kind: { type: 'string' },
     default: '174379',
@@ -258,6 +299,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mpesa.passkey',
+    parts: ['payment', 'simulator'],
     env: 'MPESA_PASSKEY',
     kind: secret,
     default: 'mmp-simulator-passkey',
@@ -265,6 +307,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mpesa.b2c_initiator',
+    parts: ['payment'],
     env: 'MPESA_INITIATOR_NAME',
     kind: { type: 'string' },
     default: 'mmp',
@@ -272,6 +315,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mpesa.b2c_security_credential',
+    parts: ['payment'],
     env: 'MPESA_SECURITY_CREDENTIAL',
     kind: secret,
     default: 'mmp-simulator-credential',
@@ -279,6 +323,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mpesa.callback_base_url',
+    parts: ['payment'],
     env: 'MMP_CALLBACK_BASE_URL',
     kind: { type: 'url' },
     default: null,
@@ -286,6 +331,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mpesa.callback_secret',
+    parts: ['payment'],
     env: 'MMP_CALLBACK_SECRET',
     kind: secret,
     default: null,
@@ -293,6 +339,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mpesa.simulator_delay_ms',
+    parts: ['simulator'],
     env: 'MMP_SIMULATOR_DELAY_MS',
     kind: int(0, 600000),
     default: 1000,
@@ -300,6 +347,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mpesa.allowed_ips',
+    parts: ['payment'],
     env: 'MMP_CALLBACK_ALLOWED_IPS',
     kind: { type: 'list' },
     default: [],
@@ -307,6 +355,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'mpesa.reconcile_after_s',
+    parts: ['payment'],
     env: 'MMP_RECONCILE_AFTER',
     kind: int(1, 86400),
     default: 120,
@@ -314,6 +363,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'billing.grace_days',
+    parts: ['billing'],
     env: 'MMP_BILLING_GRACE_DAYS',
     kind: int(0, 90),
     default: 7,
@@ -321,6 +371,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'registry.max_open',
+    parts: ['daemon'],
     env: 'MMP_MAX_OPEN_DATABASES',
     kind: int(8, 100000),
     default: 256,
@@ -328,6 +379,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'outbox.replay_window_s',
+    parts: ['daemon'],
     env: 'MMP_OUTBOX_REPLAY_WINDOW',
     kind: int(0, 86400),
     default: 300,
@@ -335,6 +387,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'outbox.paused',
+    parts: ['daemon'],
     env: 'MMP_OUTBOX_PAUSED',
     kind: { type: 'bool' },
     default: false,
@@ -343,6 +396,7 @@ export const settings: readonly Setting[] = [
   // billing service
   {
     key: 'billing.due_days',
+    parts: ['billing'],
     env: 'MMP_BILLING_DUE_DAYS',
     kind: int(0, 90),
     default: 7,
@@ -350,6 +404,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'billing.cycle_interval_s',
+    parts: ['billing'],
     env: 'MMP_BILLING_CYCLE_INTERVAL',
     kind: int(0, 86400),
     default: 60,
@@ -358,6 +413,7 @@ export const settings: readonly Setting[] = [
   // auth and gateway (issue 3)
   {
     key: 'auth.login_max_failures',
+    parts: ['auth'],
     env: 'MMP_LOGIN_MAX_FAILURES',
     kind: int(1, 1000),
     default: 5,
@@ -365,6 +421,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'auth.login_window_s',
+    parts: ['auth'],
     env: 'MMP_LOGIN_WINDOW',
     kind: int(1, 86400),
     default: 900,
@@ -372,6 +429,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'auth.login_max_per_email',
+    parts: ['auth'],
     env: 'MMP_LOGIN_MAX_PER_EMAIL',
     kind: int(1, 100000),
     default: 20,
@@ -379,6 +437,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'gateway.body_limit',
+    parts: ['gateway'],
     env: 'MMP_GATEWAY_BODY_LIMIT',
     kind: int(1024, 1073741824),
     default: 1048576,
@@ -386,6 +445,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'gateway.upload_limit',
+    parts: ['gateway'],
     env: 'MMP_GATEWAY_UPLOAD_LIMIT',
     kind: int(1024, 1073741824),
     default: 20971520,
@@ -393,6 +453,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'gateway.hsts_max_age_s',
+    parts: ['gateway'],
     env: 'MMP_HSTS_MAX_AGE',
     kind: int(0, 63072000),
     default: 0,
@@ -400,6 +461,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'gateway.breaker_threshold_pct',
+    parts: ['gateway'],
     env: 'MMP_BREAKER_THRESHOLD',
     kind: int(1, 99),
     default: 50,
@@ -407,6 +469,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'gateway.breaker_min_requests',
+    parts: ['gateway'],
     env: 'MMP_BREAKER_MIN_REQUESTS',
     kind: int(1, 100000),
     default: 10,
@@ -414,6 +477,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'gateway.breaker_window_ms',
+    parts: ['gateway'],
     env: 'MMP_BREAKER_WINDOW_MS',
     kind: int(1000, 600000),
     default: 10000,
@@ -421,6 +485,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'gateway.breaker_half_open_ms',
+    parts: ['gateway'],
     env: 'MMP_BREAKER_HALF_OPEN_MS',
     kind: int(100, 600000),
     default: 5000,
@@ -429,6 +494,7 @@ export const settings: readonly Setting[] = [
   // webhook service: per-endpoint delivery pacing
   {
     key: 'webhook.rate_limit',
+    parts: ['webhook'],
     env: 'MMP_WEBHOOK_RATE_LIMIT',
     kind: int(1, 1000000),
     default: 500,
@@ -436,6 +502,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'webhook.secret_key',
+    parts: ['webhook'],
     env: 'MMP_WEBHOOK_SECRET_KEY',
     kind: secret,
     default: null,
@@ -443,6 +510,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'webhook.max_in_flight',
+    parts: ['webhook'],
     env: 'MMP_WEBHOOK_MAX_IN_FLIGHT',
     kind: int(1, 10000),
     default: 32,
@@ -450,6 +518,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'internal.hop_key',
+    parts: ['daemon'],
     env: 'MMP_HOP_KEY',
     kind: secret,
     default: null,
@@ -458,6 +527,7 @@ export const settings: readonly Setting[] = [
   // crash testing (DESIGN §15)
   {
     key: 'faults.allow',
+    parts: ['daemon'],
     env: 'MMP_ALLOW_FAULTS',
     kind: { type: 'bool' },
     default: false,
@@ -465,6 +535,7 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'faults.point',
+    parts: ['daemon'],
     env: 'MMP_FAULT',
     kind: { type: 'string' },
     default: null,
