@@ -1,9 +1,11 @@
 import { t } from 'elysia'
+import { TENANT_ID_PATTERN } from './tenant-id.ts'
 
 /**
  * The only cross-service contract: broker topic names and their payload schemas (DESIGN §7).
  * Every message is an envelope `{id, type, version, tenant_id, occurred_at, data}`; `type` is the
- * topic name.
+ * topic name. `topicSchemas` maps each topic to the schema of its `data`: publishers are held to
+ * it at compile time (`emitEvent`), subscribers at run time (the kernel's `subscribe`).
  */
 export const topics = {
   transactionsSuccess: 'mobilemoney.transactions.success',
@@ -21,10 +23,10 @@ export const topics = {
 export type Topic = (typeof topics)[keyof typeof topics]
 
 export const EventEnvelope = t.Object({
-  id: t.String(),
+  id: t.String({ minLength: 1 }),
   type: t.String(),
   version: t.Integer({ minimum: 1 }),
-  tenant_id: t.String(),
+  tenant_id: t.String({ pattern: TENANT_ID_PATTERN.source }),
   occurred_at: t.String(),
   data: t.Record(t.String(), t.Unknown()),
 })
@@ -37,7 +39,7 @@ export type EventEnvelope<D = Record<string, unknown>> = Omit<
 
 /** A transaction as it travels on the broker (raw, success and categorized topics). */
 export const TransactionEvent = t.Object({
-  transaction_id: t.String(),
+  transaction_id: t.String({ minLength: 1 }),
   occurred_at: t.String(),
   amount: t.Number(),
   direction: t.Union([t.Literal('in'), t.Literal('out')]),
@@ -60,8 +62,11 @@ export const TransactionEvent = t.Object({
   /** Set on payment-sourced transactions. */
   checkout_request_id: t.Optional(t.String()),
   account_reference: t.Optional(t.String()),
-  /** 'invoice': the tenant paid the platform's invoice; billing settles it, it is not income. */
-  purpose: t.Optional(t.String()),
+  /**
+   * Stated by the publisher (payment) on transactions.success: 'invoice' when billing started the
+   * payment to settle the platform's invoice. Read it through `isInvoicePayment`, never directly.
+   */
+  purpose: t.Optional(t.Literal('invoice')),
 })
 export type TransactionEvent = typeof TransactionEvent.static
 
@@ -82,7 +87,7 @@ export const UsageEvent = t.Object({
     t.Literal('payments'),
     t.Literal('api_calls'),
   ]),
-  quantity: t.Integer({ minimum: 0 }),
+  quantity: t.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
 })
 export type UsageEvent = typeof UsageEvent.static
 
@@ -158,3 +163,41 @@ export const AuthRevokedEvent = t.Object({
   reason: t.Union([t.Literal('removed'), t.Literal('logout'), t.Literal('refresh_reuse')]),
 })
 export type AuthRevokedEvent = typeof AuthRevokedEvent.static
+
+/** The schema of each topic's `data`. */
+export const topicSchemas = {
+  [topics.transactionsSuccess]: TransactionEvent,
+  [topics.transactionsFailed]: PaymentFailedEvent,
+  [topics.transactionsRaw]: TransactionBatch,
+  [topics.transactionsCategorized]: TransactionBatch,
+  [topics.statementsProcessed]: StatementProcessedEvent,
+  [topics.usage]: UsageEvent,
+  [topics.subscriptionsChanged]: SubscriptionChangedEvent,
+  [topics.balanceLow]: BalanceLowEvent,
+  [topics.tenantsChanged]: TenantChangedEvent,
+  [topics.authRevoked]: AuthRevokedEvent,
+} as const satisfies Record<Topic, unknown>
+
+/** What `data` is on a topic. */
+export type TopicData<T extends Topic> = (typeof topicSchemas)[T]['static']
+
+/** An envelope of a topic, its data typed. */
+export type TopicEvent<T extends Topic> = EventEnvelope<TopicData<T>>
+
+/** A platform invoice number, as billing asks payers to quote it (DESIGN §10). */
+const INVOICE_NUMBER = /^INV-\d{6,}$/i
+
+/**
+ * Whether a transactions.success payment settles the platform's own invoice (billing's business)
+ * rather than being the tenant's income (categorizer, analytics, cashflow). The payment service
+ * decides it when it publishes (`purpose: 'invoice'`, for payments billing started); an event
+ * without the field (published before it existed, or by hand) counts as an invoice payment when
+ * its account reference is an invoice number or id, as billing asks for it.
+ */
+export function isInvoicePayment(
+  t: Pick<TransactionEvent, 'purpose' | 'account_reference' | 'source'>,
+): boolean {
+  if (t.purpose === 'invoice') return true
+  const ref = t.account_reference?.trim() ?? ''
+  return t.source === 'payment' && (INVOICE_NUMBER.test(ref) || ref.startsWith('inv_'))
+}

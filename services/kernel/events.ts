@@ -1,5 +1,5 @@
 import { and, asc, gt, isNull, lte } from 'drizzle-orm'
-import type { EventEnvelope } from '../../schema/events.ts'
+import type { EventEnvelope, Topic, TopicEvent } from '../../schema/events.ts'
 import { outbox } from '../../schema/kernel.ts'
 import type { EventBus } from './bus.ts'
 import type { Clock } from './clock.ts'
@@ -9,9 +9,19 @@ import { newId } from './ids.ts'
 import type { Logger } from './log.ts'
 import { counter } from './metrics.ts'
 
+interface EmitInput<T extends string, D> {
+  topic: T
+  tenantId: string
+  data: D
+  id?: string
+  version?: number
+}
+
 /**
  * Writes an event to the database's outbox. Call it inside `db.write(...)` together with the state
  * change it reports: both commit or neither does. The relay publishes it after the commit.
+ * `data` must fit the topic's schema in `schema/events.ts` (checked at compile time; subscribers
+ * drop what does not fit).
  *
  * @example
  * db.write((orm) => {
@@ -19,15 +29,20 @@ import { counter } from './metrics.ts'
  *   emitEvent(db, { topic: topics.transactionsSuccess, tenantId, data })
  * })
  */
+export function emitEvent<T extends Topic>(
+  db: Db,
+  e: EmitInput<T, TopicEvent<T>['data']>,
+  clock?: Clock,
+): TopicEvent<T>
+/** A literal topic outside the contract (a test's or a probe's): any object as data. */
+export function emitEvent<S extends string>(
+  db: Db,
+  e: EmitInput<S extends Topic ? never : string extends S ? never : S, Record<string, unknown>>,
+  clock?: Clock,
+): EventEnvelope
 export function emitEvent(
   db: Db,
-  e: {
-    topic: string
-    tenantId: string
-    data: Record<string, unknown>
-    id?: string
-    version?: number
-  },
+  e: EmitInput<string, Record<string, unknown>>,
   clock?: Clock,
 ): EventEnvelope {
   const envelope: EventEnvelope = {

@@ -172,7 +172,7 @@ function paymentTransaction(p: PaymentRow, txnId: string, o: Outcome, at: string
     user_id: p.user_id,
     checkout_request_id: p.checkout_request_id ?? p.id,
     account_reference: p.account_reference,
-    ...(p.purpose ? { purpose: p.purpose } : {}),
+    ...(p.purpose === 'invoice' ? { purpose: 'invoice' as const } : {}),
   }
 }
 

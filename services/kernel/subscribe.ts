@@ -1,0 +1,77 @@
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
+import { EventEnvelope, type Topic, type TopicEvent, topicSchemas } from '../../schema/events.ts'
+import type { EventBus } from './bus.ts'
+import type { Logger } from './log.ts'
+import { counter } from './metrics.ts'
+
+const envelope = TypeCompiler.Compile(EventEnvelope)
+const checkers = new Map<Topic, TypeCheck<any>>()
+
+function checkerOf(topic: Topic): TypeCheck<any> {
+  let c = checkers.get(topic)
+  if (!c) {
+    c = TypeCompiler.Compile(topicSchemas[topic])
+    checkers.set(topic, c)
+  }
+  return c
+}
+
+/**
+ * Why an event does not fit its topic's contract (the first error, as `path: message`), or null
+ * when it fits.
+ *
+ * @example
+ * explainMalformed(topics.usage, event) // '/data/quantity: Expected integer'
+ */
+export function explainMalformed(topic: Topic, event: unknown): string | null {
+  if (!envelope.Check(event)) return describe(envelope, event, '')
+  const data = checkerOf(topic)
+  const e = event as EventEnvelope
+  if (e.type !== topic) return `/type: expected ${topic}`
+  if (!data.Check(e.data)) return describe(data, e.data, '/data')
+  return null
+}
+
+function describe(check: TypeCheck<any>, value: unknown, prefix: string): string {
+  const first = check.Errors(value).First()
+  return first ? `${prefix}${first.path}: ${first.message}` : `${prefix}: invalid`
+}
+
+/**
+ * Subscribes `consumer` to a topic of `schema/events.ts`. The envelope and its data are checked
+ * against the topic's schema first: a malformed event (a retry would not fix it) is dropped with
+ * one log line and `mmp_events_malformed_total{topic,consumer}`; the handler only ever sees
+ * events that fit, typed by topic. Handler errors go to the bus, which retries (DESIGN §7).
+ *
+ * @example
+ * await subscribe(ctx, 'analytics', topics.transactionsRaw, (event) => {
+ *   ingest(event.tenant_id, event.data.transactions)
+ * })
+ */
+export async function subscribe<T extends Topic>(
+  deps: { bus: EventBus; log: Logger },
+  consumer: string,
+  topic: T,
+  handler: (event: TopicEvent<T>) => Promise<void> | void,
+): Promise<void> {
+  await deps.bus.subscribe(topic, (event) => {
+    const why = explainMalformed(topic, event)
+    if (why !== null) {
+      eventsMalformed.inc({ topic, consumer })
+      deps.log.warn('dropped a malformed event', {
+        topic,
+        consumer,
+        event_id: (event as { id?: unknown } | null)?.id,
+        error: why,
+      })
+      return
+    }
+    return handler(event as TopicEvent<T>)
+  })
+}
+
+export const eventsMalformed = counter(
+  'mmp_events_malformed_total',
+  'Events a consumer dropped because they do not fit their topic schema',
+  ['topic', 'consumer'],
+)
