@@ -98,11 +98,13 @@ await fetch(`${base}/reset`)
 const kit = await createTestKit('webhook', {
   migrations,
   settings: {
-    'webhook.allow_insecure': true,
-    'webhook.retry_schedule': [0, 1000, 5000],
-    'webhook.timeout_ms': 10_000,
-    'webhook.rate_limit': 1_000_000,
-    'webhook.max_in_flight': CONCURRENCY,
+    allowInsecure: true,
+    allowHosts: [],
+    retrySchedule: [0, 1000, 5000],
+    timeoutMs: 10_000,
+    rateLimit: 1_000_000,
+    maxInFlight: CONCURRENCY,
+    secretKey: Buffer.alloc(32, 1).toString('base64'),
   },
 })
 kit.ctx.log.level = -999

@@ -21,6 +21,7 @@ import { migrationsOf } from './migrations.ts'
 import { followRevocations } from './revocations.ts'
 import { initDataDir, loadSecrets } from './secrets.ts'
 import { serviceModules, synchronousOf } from './services.ts'
+import { type SliceSource, sliceOf } from './slices.ts'
 import { version } from './version.ts'
 
 export interface Platform {
@@ -111,13 +112,12 @@ export async function startPlatform(config: Config): Promise<Platform> {
   const hop = createHop(secrets.hopKey)
   const client = createServiceClient(discovery, config.get('gateway.timeout_ms'), hop)
   const gatewayUrl = `http://127.0.0.1:${config.ports.gateway}`
-  const settings = {
-    ...config.values,
-    data_dir: config.dataDir,
-    gateway_url: gatewayUrl,
-    simulator_url: `http://127.0.0.1:${config.ports.simulator}`,
-    ports: config.ports,
+  // Each service gets its own typed slice of this, never the whole config or every secret.
+  const sliceSource: SliceSource = {
+    config,
     secrets,
+    gatewayUrl,
+    simulatorUrl: `http://127.0.0.1:${config.ports.simulator}`,
   }
 
   // Longer than the longest route budget, so a spent budget is always answered with a 504 before
@@ -148,10 +148,8 @@ export async function startPlatform(config: Config): Promise<Platform> {
       })
       const relay = createRelay({ bus, log: slog, paused: config.get('outbox.paused') })
       relays.set(name, relay)
-      const ctx: ServiceContext = {
-        name,
+      const shared: SharedContext = {
         version,
-        settings,
         registry,
         bus,
         relay,
@@ -162,8 +160,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
         hop,
         checks: new Map([['broker', () => ({ status: 'ok' as const })]]),
       }
-      const mod = (await serviceModules[name]()).default
-      const instance = await mod.create(ctx)
+      const instance = await createService(name, shared, sliceSource)
       instance.app.listen({
         port: config.ports[name],
         hostname: config.host,
@@ -349,6 +346,19 @@ export async function startPlatform(config: Config): Promise<Platform> {
 }
 
 export const dataFile = (config: Config, name: string) => join(config.dataDir, name)
+
+/** What every service's context holds alike; its name and settings slice are its own. */
+type SharedContext = Omit<ServiceContext, 'name' | 'settings'>
+
+/** Builds one service with its typed settings slice (daemon/slices.ts). */
+async function createService<N extends ServiceName>(
+  name: N,
+  shared: SharedContext,
+  from: SliceSource,
+): Promise<ServiceInstance> {
+  const mod = (await serviceModules[name]()).default
+  return mod.create({ ...shared, name, settings: sliceOf(name, from) })
+}
 
 let guarded = false
 /**

@@ -1,7 +1,13 @@
 import type { ServiceModule, ServiceName } from '../services/kernel/context.ts'
+import type { Slices } from './slices.ts'
 
-/** The service modules, loaded lazily so `--only` starts only what it names. */
-export const serviceModules: Record<ServiceName, () => Promise<{ default: ServiceModule }>> = {
+/**
+ * The service modules, loaded lazily so `--only` starts only what it names; each one's `create`
+ * takes the settings slice the daemon builds for it.
+ */
+export const serviceModules: {
+  [N in ServiceName]: () => Promise<{ default: ServiceModule<Slices[N]> }>
+} = {
   analytics: () => import('../services/analytics/index.ts'),
   auth: () => import('../services/auth/index.ts'),
   tenant: () => import('../services/tenant/index.ts'),

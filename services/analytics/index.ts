@@ -1,8 +1,8 @@
-import { defineService } from '../kernel/context.ts'
+import { defineService, type NoSettings } from '../kernel/context.ts'
 import { subscribeTransactions } from './events.ts'
 import { createAnalyticsApp } from './routes.ts'
 
-export default defineService({
+export default defineService<NoSettings>({
   name: 'analytics',
   create: (ctx) => ({
     app: createAnalyticsApp(ctx),

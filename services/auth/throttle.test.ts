@@ -101,7 +101,7 @@ describe('login throttle under concurrency', () => {
 
   it('takes the ceiling from auth.login_max_per_email', async () => {
     kit.cleanup()
-    const made = await authKit({ 'auth.login_max_per_email': 3, 'auth.login_max_failures': 2 })
+    const made = await authKit({ login: { maxFailures: 2, maxPerEmail: 3, windowS: 900 } })
     kit = made.kit
     app = made.instance.app
     const statuses = (

@@ -7,7 +7,7 @@ import { plans } from '../../schema/plans.ts'
 import { assertEntitled, readEntitlements } from '../kernel/entitlements.ts'
 import type { CallOptions } from '../kernel/http-client.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { type Billing, createBilling } from './billing.ts'
+import { type Billing, type BillingSettings, createBilling } from './billing.ts'
 import { subscribeBilling } from './consumers.ts'
 import { addMonths, prorate } from './periods.ts'
 import { seedPlans } from './plans.ts'
@@ -33,7 +33,7 @@ describe('billing periods', () => {
 })
 
 describe('billing service', () => {
-  let kit: TestKit
+  let kit: TestKit<BillingSettings>
   let b: Billing
   let app: ReturnType<typeof createBillingApp>
   let calls: Call[]
@@ -84,7 +84,7 @@ describe('billing service', () => {
   beforeEach(async () => {
     kit = await createTestKit('billing', {
       migrations,
-      settings: { 'billing.grace_days': 7, 'billing.due_days': 7 },
+      settings: { graceDays: 7, dueDays: 7, cycleIntervalS: 0 },
     })
     let frozen = Date.parse('2026-01-01T00:00:00Z')
     kit.ctx.clock = {

@@ -1,6 +1,19 @@
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 
+/**
+ * The billing service's slice of the configuration, filled by the daemon (daemon/slices.ts) with
+ * the settings naming `billing` in daemon/settings.ts.
+ */
+export interface BillingSettings {
+  /** Days an unpaid invoice may stay past due before the subscription is suspended. */
+  graceDays: number
+  /** Days from issue to due date of an invoice. */
+  dueDays: number
+  /** How often the billing cycle runs; 0: only on demand. */
+  cycleIntervalS: number
+}
+
 /** What every billing verb works with: the platform database and the service's settings. */
 export interface Billing {
   ctx: ServiceContext
@@ -11,13 +24,12 @@ export interface Billing {
   dueDays: number
 }
 
-export function createBilling(ctx: ServiceContext): Billing {
-  const s = ctx.settings as Record<string, unknown>
+export function createBilling(ctx: ServiceContext<BillingSettings>): Billing {
   return {
     ctx,
     db: ctx.registry.platform('billing'),
-    graceDays: Number(s['billing.grace_days'] ?? 7),
-    dueDays: Number(s['billing.due_days'] ?? 7),
+    graceDays: ctx.settings.graceDays,
+    dueDays: ctx.settings.dueDays,
   }
 }
 

@@ -1,17 +1,16 @@
 import { defineService } from '../kernel/context.ts'
-import { createBilling } from './billing.ts'
+import { type BillingSettings, createBilling } from './billing.ts'
 import { subscribeBilling } from './consumers.ts'
 import { runCycle } from './cycle.ts'
 import { seedPlans } from './plans.ts'
 import { createBillingApp } from './routes.ts'
 
-export default defineService({
+export default defineService<BillingSettings>({
   name: 'billing',
   create: (ctx) => {
     const b = createBilling(ctx)
     seedPlans(b.db, ctx.clock.now())
-    const everyMs =
-      Number((ctx.settings as Record<string, unknown>)['billing.cycle_interval_s'] ?? 60) * 1000
+    const everyMs = ctx.settings.cycleIntervalS * 1000
     let timer: ReturnType<typeof setTimeout> | null = null
     let failures = 0
     let stopped = false

@@ -22,9 +22,12 @@ export type ServiceName = (typeof serviceNames)[number]
 
 /**
  * What a service gets from the daemon: nothing global, everything passed in. `settings` is the
- * validated config slice of this service (see daemon/config.ts).
+ * service's typed slice of the validated configuration: the service declares its type
+ * (`AuthSettings`, `PaymentSettings`, …) and the daemon fills it with the settings that service
+ * owns and the secrets it uses, nothing else (daemon/slices.ts). Code that does not read settings
+ * takes `ServiceContext` (settings `unknown`), so any service's context fits it.
  */
-export interface ServiceContext<S = Record<string, unknown>> {
+export interface ServiceContext<S = unknown> {
   name: ServiceName
   version: string
   settings: S
@@ -49,11 +52,14 @@ export interface HealthCheck {
   detail?: string
 }
 
+/** The settings slice of a service that owns no setting. */
+export type NoSettings = Record<string, never>
+
 /** What `services/<name>/index.ts` exports by default: how the daemon starts the service. */
-export interface ServiceModule {
+export interface ServiceModule<S = unknown> {
   name: ServiceName
-  /** Builds the service: its Elysia app and optional background jobs. */
-  create(ctx: ServiceContext): ServiceInstance | Promise<ServiceInstance>
+  /** Builds the service from its context, `settings` being its own typed slice. */
+  create(ctx: ServiceContext<S>): ServiceInstance | Promise<ServiceInstance>
 }
 
 export interface ServiceInstance {
@@ -64,7 +70,12 @@ export interface ServiceInstance {
   stop?(): Promise<void> | void
 }
 
-/** Identity helper so a service file reads as a declaration. */
-export function defineService(m: ServiceModule): ServiceModule {
+/**
+ * Identity helper so a service file reads as a declaration, typed by its settings slice.
+ *
+ * @example
+ * export default defineService<BillingSettings>({ name: 'billing', create: (ctx) => … })
+ */
+export function defineService<S>(m: ServiceModule<S>): ServiceModule<S> {
   return m
 }

@@ -6,7 +6,7 @@ import type { Migration } from '../../schema/kernel.ts'
 import { createRegistry, type Placement, type TenantRegistry } from '../../tenants/registry.ts'
 import { createMemoryBus } from './bus.ts'
 import { createClock } from './clock.ts'
-import type { ServiceContext, ServiceName } from './context.ts'
+import type { NoSettings, ServiceContext, ServiceName } from './context.ts'
 import { createRelay } from './events.ts'
 import { createHop } from './hop.ts'
 import { createServiceClient, staticDiscovery } from './http-client.ts'
@@ -16,8 +16,8 @@ import type { Role } from './roles.ts'
 import { isTenantId } from './tenant-id.ts'
 import { createTokenVerifier, TOKEN_ALGORITHM } from './tokens.ts'
 
-export interface TestKit {
-  ctx: ServiceContext
+export interface TestKit<S = unknown> {
+  ctx: ServiceContext<S>
   registry: TenantRegistry
   bus: ReturnType<typeof createMemoryBus>
   dataDir: string
@@ -41,18 +41,30 @@ export interface TestKit {
 
 /**
  * A service context for unit tests: temp data dir, real migrations, an in-memory bus, a real
- * key pair, and a clock the test can move. Build the service's Elysia app with `kit.ctx` and call
+ * key pair, and a clock the test can move. `settings` is the service's whole typed slice (none for
+ * a service that owns no setting). Build the service's Elysia app with `kit.ctx` and call
  * `app.handle(new Request(...))`.
  *
  * @example
- * const kit = await createTestKit('payment', { migrations })
- * const app = createPaymentApp(kit.ctx)
+ * const kit = await createTestKit('billing', {
+ *   migrations,
+ *   settings: { graceDays: 7, dueDays: 7, cycleIntervalS: 0 } satisfies BillingSettings,
+ * })
+ * const app = createBillingApp(kit.ctx, createBilling(kit.ctx))
  * const res = await app.handle(new Request('http://localhost/api/v1/...', { headers: await kit.authFor({ tenantId: 'acme' }) }))
  */
+export async function createTestKit<S>(
+  service: ServiceName,
+  opts: { migrations: readonly Migration[]; settings: S },
+): Promise<TestKit<S>>
 export async function createTestKit(
   service: ServiceName,
-  opts: { migrations: readonly Migration[]; settings?: Record<string, unknown> },
-): Promise<TestKit> {
+  opts: { migrations: readonly Migration[] },
+): Promise<TestKit<NoSettings>>
+export async function createTestKit(
+  service: ServiceName,
+  opts: { migrations: readonly Migration[]; settings?: unknown },
+): Promise<TestKit<unknown>> {
   const dataDir = mkdtempSync(join(tmpdir(), `mmp-${service}-`))
   const { privateKey, publicKey } = await generateKeyPair(TOKEN_ALGORITHM, {
     crv: 'Ed25519',
@@ -104,12 +116,7 @@ export async function createTestKit(
   const ctx: ServiceContext = {
     name: service,
     version: 'test',
-    settings: {
-      'jwt.issuer': 'mmp',
-      'jwt.audience': 'mmp',
-      data_dir: dataDir,
-      ...(opts.settings ?? {}),
-    },
+    settings: opts.settings ?? {},
     registry,
     bus,
     relay,

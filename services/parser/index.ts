@@ -1,12 +1,12 @@
 import { readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { defineService } from '../kernel/context.ts'
+import { defineService, type NoSettings } from '../kernel/context.ts'
 import { createParserApp } from './routes.ts'
 
 /** Uploads a crash left behind in the spool folder are removed after this long. */
 const STALE_UPLOAD_MS = 60 * 60 * 1000
 
-export default defineService({
+export default defineService<NoSettings>({
   name: 'parser',
   create: (ctx) => ({
     app: createParserApp(ctx),

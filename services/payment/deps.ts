@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import type { Daraja } from './daraja.ts'
-import { type PaymentSettings, paymentSettings, providerFromSettings } from './settings.ts'
+import { type PaymentSettings, providerFromSettings } from './settings.ts'
 
 /**
  * A provider call is over after this long at the latest (timeouts and retries included), so an
@@ -23,15 +23,15 @@ export interface PaymentDeps {
   orphaned(id: string, createdAt: string): boolean
 }
 
-export function createDeps(ctx: ServiceContext, provider?: Daraja): PaymentDeps {
-  const cfg = paymentSettings(ctx)
+export function createDeps(ctx: ServiceContext<PaymentSettings>, provider?: Daraja): PaymentDeps {
+  const cfg = ctx.settings
   const bootIso = ctx.clock.now().toISOString()
   const inflight = new Map<string, Promise<unknown>>()
   const tuned = new WeakSet<Db>()
   return {
     ctx,
     cfg,
-    provider: provider ?? providerFromSettings(ctx, cfg.providerUrl),
+    provider: provider ?? providerFromSettings(ctx),
     inflight,
     nowIso: () => ctx.clock.now().toISOString(),
     /**

@@ -1,10 +1,11 @@
 import { defineService } from '../kernel/context.ts'
 import { createPaymentsApp } from './routes.ts'
 import { createPayments } from './service.ts'
+import type { PaymentSettings } from './settings.ts'
 
 const MAX_BACKOFF_MS = 5 * 60_000
 
-export default defineService({
+export default defineService<PaymentSettings>({
   name: 'payment',
   create(ctx) {
     const payments = createPayments(ctx)

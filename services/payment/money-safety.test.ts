@@ -5,6 +5,7 @@ import { verifyAuditFile } from './audit.ts'
 import { type Daraja, ProviderError } from './daraja.ts'
 import { createPaymentsApp } from './routes.ts'
 import { createPayments } from './service.ts'
+import type { PaymentSettings } from './settings.ts'
 
 /**
  * Issue 14: a provider call whose answer was not recorded leaves the payment `unknown`, its key
@@ -58,7 +59,7 @@ function fakeProvider() {
 }
 
 describe('money safety of the payment service', () => {
-  let kit: TestKit
+  let kit: TestKit<PaymentSettings>
   let fake: ReturnType<typeof fakeProvider>
   let payments: ReturnType<typeof createPayments>
   let app: ReturnType<typeof createPaymentsApp>
@@ -68,7 +69,23 @@ describe('money safety of the payment service', () => {
   beforeAll(async () => {
     kit = await createTestKit('payment', {
       migrations,
-      settings: { gateway_url: base, secrets: { callbackSecret: 'test-secret' } },
+      settings: {
+        // The provider is a fake; nothing is sent to this address.
+        providerUrl: 'http://127.0.0.1:8099',
+        usingSimulator: true,
+        callbackBase: base,
+        callbackSecret: 'test-secret',
+        allowedIps: [],
+        reconcileAfterS: 120,
+        credentials: {
+          consumerKey: 'mmp-simulator-key',
+          consumerSecret: 'mmp-simulator-secret',
+          shortcode: '174379',
+          passkey: 'mmp-simulator-passkey',
+          initiatorName: 'mmp',
+          securityCredential: 'mmp-simulator-credential',
+        },
+      },
     })
     fake = fakeProvider()
     payments = createPayments(kit.ctx, { provider: fake.provider })

@@ -7,6 +7,7 @@ import { verifyAuditFile } from './audit.ts'
 import { darajaTimestamp, parseDarajaTimestamp, stkPassword } from './daraja.ts'
 import { createPaymentsApp } from './routes.ts'
 import { createPayments, type Payments } from './service.ts'
+import type { PaymentSettings } from './settings.ts'
 
 const waitFor = async <T>(fn: () => T | Promise<T>, ms = 5000): Promise<T> => {
   const deadline = Date.now() + ms
@@ -19,7 +20,7 @@ const waitFor = async <T>(fn: () => T | Promise<T>, ms = 5000): Promise<T> => {
 }
 
 describe('payment service with the simulator', () => {
-  let kit: TestKit
+  let kit: TestKit<PaymentSettings>
   let sim: ReturnType<typeof createSimulator>
   let app: ReturnType<typeof createPaymentsApp>
   let payments: Payments
@@ -36,10 +37,20 @@ describe('payment service with the simulator', () => {
     kit = await createTestKit('payment', {
       migrations,
       settings: {
-        simulator_url: simUrl,
-        gateway_url: base,
-        secrets: { callbackSecret: 'test-secret' },
-        'mpesa.reconcile_after_s': 1,
+        providerUrl: simUrl,
+        usingSimulator: true,
+        callbackBase: base,
+        callbackSecret: 'test-secret',
+        allowedIps: [],
+        reconcileAfterS: 1,
+        credentials: {
+          consumerKey: 'mmp-simulator-key',
+          consumerSecret: 'mmp-simulator-secret',
+          shortcode: '174379',
+          passkey: 'mmp-simulator-passkey',
+          initiatorName: 'mmp',
+          securityCredential: 'mmp-simulator-credential',
+        },
       },
     })
     payments = createPayments(kit.ctx)

@@ -12,16 +12,20 @@ import { createProviderIndex } from './provider-index.ts'
 import { createQueries } from './queries.ts'
 import { createReconciler } from './reconcile.ts'
 import { getDisbursement, getPayment } from './rows.ts'
+import type { PaymentSettings } from './settings.ts'
 import { type B2CBody, type StkPushBody, validateB2C, validateStkPush } from './validate.ts'
 import { b2cAnswer, stkAnswer } from './views.ts'
 
 export type { ReconcileReport } from './reconcile.ts'
-export { type PaymentSettings, paymentSettings, providerFromSettings } from './settings.ts'
+export { type PaymentSettings, providerFromSettings } from './settings.ts'
 export type { B2CBody, StkPushBody } from './validate.ts'
 export { disbursementView, paymentView } from './views.ts'
 
 /** The payment service's logic: everything the routes and the reconciliation job call. */
-export function createPayments(ctx: ServiceContext, opts: { provider?: Daraja } = {}) {
+export function createPayments(
+  ctx: ServiceContext<PaymentSettings>,
+  opts: { provider?: Daraja } = {},
+) {
   const deps = createDeps(ctx, opts.provider)
   const auth = createCallbackAuth(deps.cfg)
   const index = createProviderIndex(deps)

@@ -1,50 +1,30 @@
 import type { ServiceContext } from '../kernel/context.ts'
-import { createDaraja, type Daraja } from './daraja.ts'
+import { createDaraja, type Daraja, type DarajaConfig } from './daraja.ts'
 
+/**
+ * The payment service's slice of the configuration, filled by the daemon (daemon/slices.ts) with
+ * the settings naming `payment` in daemon/settings.ts. It is the only service holding the callback
+ * secret and the provider's credentials.
+ */
 export interface PaymentSettings {
+  /** Daraja's base URL, or the built-in simulator's when `mpesa.base_url` is unset. */
   providerUrl: string
   usingSimulator: boolean
+  /** Public base URL the provider calls back, without a trailing slash (default: the gateway). */
   callbackBase: string
+  /** HMAC key of callback tokens. */
   callbackSecret: string
+  /** Callback source addresses or CIDR ranges; empty: any. */
   allowedIps: string[]
+  /** Payments pending longer than this are queried at the provider. */
   reconcileAfterS: number
+  /** Daraja app credentials: held in configuration, never taken from requests (SPEC). */
+  credentials: Omit<DarajaConfig, 'baseUrl' | 'retries' | 'minTimeoutMs' | 'timeoutMs'>
 }
 
-/** The payment service's slice of the frozen configuration. */
-export function paymentSettings(ctx: ServiceContext): PaymentSettings {
-  const s = ctx.settings as Record<string, unknown>
-  const base = (s['mpesa.base_url'] as string | null | undefined) ?? null
-  const secrets = (s.secrets ?? {}) as { callbackSecret?: string }
-  return {
-    providerUrl: base ?? String(s.simulator_url ?? 'http://127.0.0.1:8099'),
-    usingSimulator: !base,
-    callbackBase: String(
-      (s['mpesa.callback_base_url'] as string | null | undefined) ??
-        s.gateway_url ??
-        'http://127.0.0.1:9000',
-    ).replace(/\/+$/, ''),
-    callbackSecret:
-      (s['mpesa.callback_secret'] as string | null | undefined) ||
-      secrets.callbackSecret ||
-      Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url'),
-    allowedIps: ((s['mpesa.allowed_ips'] as string[] | undefined) ?? []).filter(Boolean),
-    reconcileAfterS: Number(s['mpesa.reconcile_after_s'] ?? 120),
-  }
-}
-
-export function providerFromSettings(ctx: ServiceContext, url: string): Daraja {
-  const s = ctx.settings as Record<string, unknown>
-  const str = (k: string, d: string) => String((s[k] as string | null | undefined) ?? d)
-  return createDaraja(
-    {
-      baseUrl: url,
-      consumerKey: str('mpesa.consumer_key', 'mmp-simulator-key'),
-      consumerSecret: str('mpesa.consumer_secret', 'mmp-simulator-secret'),
-      shortcode: str('mpesa.shortcode', '174379'),
-      passkey: str('mpesa.passkey', 'mmp-simulator-passkey'),
-      initiatorName: str('mpesa.b2c_initiator', 'mmp'),
-      securityCredential: str('mpesa.b2c_security_credential', 'mmp-simulator-credential'),
-    },
-    () => ctx.clock.now(),
+/** The provider client the settings describe. */
+export function providerFromSettings(ctx: ServiceContext<PaymentSettings>): Daraja {
+  return createDaraja({ baseUrl: ctx.settings.providerUrl, ...ctx.settings.credentials }, () =>
+    ctx.clock.now(),
   )
 }

@@ -1,5 +1,5 @@
 import { defineService } from '../kernel/context.ts'
-import { webhookConfig } from './config.ts'
+import { type WebhookSettings, webhookConfig } from './config.ts'
 import type { WebhookDeps } from './deps.ts'
 import { createDispatcher, type Dispatcher } from './dispatcher.ts'
 import { sealClearSecrets } from './endpoints.ts'
@@ -8,10 +8,10 @@ import { createSecretBox, parseBoxKey } from './secret-box.ts'
 import { subscribeSources } from './sources.ts'
 import { cachedResolver, systemResolver } from './ssrf.ts'
 
-export default defineService({
+export default defineService<WebhookSettings>({
   name: 'webhook',
   create(ctx) {
-    const key = (ctx.settings as { secrets?: { webhookKey?: string } }).secrets?.webhookKey
+    const key = ctx.settings.secretKey
     if (!key)
       throw new Error(
         'the webhook service needs its secret key (run `mmp init` or set MMP_WEBHOOK_SECRET_KEY)',

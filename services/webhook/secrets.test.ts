@@ -5,6 +5,7 @@ import { Webhook } from 'standardwebhooks'
 import { migrations } from '../../schema/webhook/migrations.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import type { WebhookSettings } from './config.ts'
 import service from './index.ts'
 import { createSecretBox, parseBoxKey } from './secret-box.ts'
 
@@ -22,7 +23,7 @@ async function until<T>(fn: () => T | Promise<T>, ms = 5000): Promise<NonNullabl
 }
 
 describe('webhook signing secrets', () => {
-  let kit: TestKit
+  let kit: TestKit<WebhookSettings>
   let svc: ServiceInstance
   const received: Array<{ path: string; headers: Record<string, string>; body: string }> = []
   const receiver = Bun.serve({
@@ -38,10 +39,14 @@ describe('webhook signing secrets', () => {
     },
   })
   const base = `http://127.0.0.1:${receiver.port}`
-  const settings = {
-    'webhook.allow_insecure': true,
-    'webhook.retry_schedule': [0],
-    secrets: { webhookKey: KEY },
+  const settings: WebhookSettings = {
+    allowInsecure: true,
+    allowHosts: [],
+    retrySchedule: [0],
+    timeoutMs: 10_000,
+    rateLimit: 500,
+    maxInFlight: 32,
+    secretKey: KEY,
   }
 
   const call = async (
@@ -197,7 +202,8 @@ describe('webhook signing secrets', () => {
   })
 
   it('refuses to start without a key', () => {
-    const { secrets: _, ...rest } = settings
-    expect(() => service.create({ ...kit.ctx, settings: rest })).toThrow(/secret key/)
+    expect(() => service.create({ ...kit.ctx, settings: { ...settings, secretKey: '' } })).toThrow(
+      /secret key/,
+    )
   })
 })

@@ -3,11 +3,12 @@ import { migrations } from '../../schema/webhook/migrations.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
 import type { Role } from '../kernel/roles.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import type { WebhookSettings } from './config.ts'
 import service from './index.ts'
 
 /** Every webhook route: unauthenticated → 401, non-Admin roles → 403, another tenant → 403/404. */
 describe('webhook routes security', () => {
-  let kit: TestKit
+  let kit: TestKit<WebhookSettings>
   let svc: ServiceInstance
   let endpointId: string
   let deliveryId: string
@@ -36,9 +37,13 @@ describe('webhook routes security', () => {
     kit = await createTestKit('webhook', {
       migrations,
       settings: {
-        'webhook.allow_insecure': true,
-        'webhook.retry_schedule': [0],
-        secrets: { webhookKey: Buffer.alloc(32, 7).toString('base64') },
+        allowInsecure: true,
+        allowHosts: [],
+        retrySchedule: [0],
+        timeoutMs: 10_000,
+        rateLimit: 500,
+        maxInFlight: 32,
+        secretKey: Buffer.alloc(32, 7).toString('base64'),
       },
     })
     svc = await service.create(kit.ctx)

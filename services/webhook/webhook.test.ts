@@ -4,6 +4,7 @@ import { topics } from '../../schema/events.ts'
 import { migrations } from '../../schema/webhook/migrations.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import type { WebhookSettings } from './config.ts'
 import service from './index.ts'
 import { purgeDelivered } from './queue.ts'
 
@@ -28,7 +29,7 @@ async function until<T>(fn: () => T | Promise<T>, ms = 5000): Promise<NonNullabl
 }
 
 describe('webhook service', () => {
-  let kit: TestKit
+  let kit: TestKit<WebhookSettings>
   let svc: ServiceInstance
   let receiver: ReturnType<typeof Bun.serve>
   const received: Received[] = []
@@ -64,11 +65,13 @@ describe('webhook service', () => {
     kit = await createTestKit('webhook', {
       migrations,
       settings: {
-        'webhook.allow_insecure': true,
-        'webhook.retry_schedule': [0, 100, 200],
-        'webhook.timeout_ms': 2000,
-        'webhook.allow_hosts': [],
-        secrets: { webhookKey: TEST_WEBHOOK_KEY },
+        allowInsecure: true,
+        allowHosts: [],
+        retrySchedule: [0, 100, 200],
+        timeoutMs: 2000,
+        rateLimit: 500,
+        maxInFlight: 32,
+        secretKey: TEST_WEBHOOK_KEY,
       },
     })
     svc = await service.create(kit.ctx)
