@@ -3,8 +3,10 @@ import { type AuthRevokedEvent, topics } from '../schema/events.ts'
 import type { EventBus } from '../services/kernel/bus.ts'
 import type { ServiceClient } from '../services/kernel/http-client.ts'
 import type { Logger } from '../services/kernel/log.ts'
+import { subscribe } from '../services/kernel/subscribe.ts'
 import { TOKEN_ALGORITHM, type TokenVerifier } from '../services/kernel/tokens.ts'
 
+/** Events arrive checked by `subscribe`; the list loaded over HTTP is checked here. */
 const apply = (tokens: TokenVerifier, r: Partial<AuthRevokedEvent> | undefined) => {
   if (typeof r?.user_id !== 'string' || typeof r.before !== 'number') return
   tokens.revoke({ userId: r.user_id, sessionId: r.session_id ?? null, before: r.before })
@@ -28,8 +30,9 @@ export async function followRevocations(opts: {
   audience: string
   log: Logger
 }): Promise<{ stop(): void }> {
-  await opts.bus.subscribe(topics.authRevoked, async (event) =>
-    apply(opts.tokens, event.data as Partial<AuthRevokedEvent>),
+  // Each process has its own broker session, so each is a consumer of its own.
+  await subscribe(opts, 'revocations', topics.authRevoked, (event) =>
+    apply(opts.tokens, event.data),
   )
   let stopped = false
   if (opts.load && opts.privateKeyPem) {

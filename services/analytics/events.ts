@@ -1,35 +1,30 @@
-import { type EventEnvelope, type TransactionBatch, topics } from '../../schema/events.ts'
+import { isInvoicePayment, type TopicEvent, topics } from '../../schema/events.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { handleOnce } from '../kernel/events.ts'
-import { isTenantId } from '../kernel/tenant-id.ts'
+import { subscribe } from '../kernel/subscribe.ts'
 import { type ApplyResult, applyTransactions, toStored } from './ingest.ts'
 import type { StoredTransaction } from './stored.ts'
 import { timeZone } from './time.ts'
 
 export const CONSUMER = 'analytics'
 
+type BatchEvent = TopicEvent<typeof topics.transactionsRaw | typeof topics.transactionsCategorized>
+
 /**
  * Applies one batch message to the tenant's database exactly once (inbox), rows and rollups in the
  * same transaction. Categorized messages insert or update (a category override); raw messages
- * only insert, so a late raw copy never undoes a category. Bad rows are skipped and logged: one
- * malformed transaction must not block the rest of its batch forever.
+ * only insert, so a late raw copy never undoes a category. The kernel already dropped messages
+ * that do not fit the schema; a row whose time or amount cannot be stored is skipped and logged,
+ * so it does not block the rest of its batch forever. A payment of the platform's invoice is not
+ * the tenant's income (the categorizer does not pass one on; this holds it for any publisher).
  */
 export function consumeTransactions(
   ctx: ServiceContext,
-  event: EventEnvelope,
+  event: BatchEvent,
   opts: { onlyNew: boolean },
 ): ApplyResult | null {
   const tenantId = event.tenant_id
-  if (!isTenantId(tenantId)) {
-    ctx.log.warn('dropped an event with an invalid tenant_id', { event_id: event.id })
-    return null
-  }
-  const data = event.data as Partial<TransactionBatch> & { transaction_id?: string }
-  const list = Array.isArray(data.transactions)
-    ? data.transactions
-    : data.transaction_id
-      ? [data as never]
-      : []
+  const list = event.data.transactions.filter((t) => !isInvoicePayment(t))
   const zone = timeZone(ctx.registry.placement(tenantId).timezone)
   const rows: StoredTransaction[] = []
   for (const t of list) {
@@ -38,7 +33,7 @@ export function consumeTransactions(
     } catch (err) {
       ctx.log.warn('skipped an invalid transaction', {
         event_id: event.id,
-        transaction_id: (t as { transaction_id?: string })?.transaction_id,
+        transaction_id: t.transaction_id,
         error: (err as Error).message,
       })
     }
@@ -52,10 +47,10 @@ export function consumeTransactions(
 }
 
 export async function subscribeTransactions(ctx: ServiceContext): Promise<void> {
-  await ctx.bus.subscribe(topics.transactionsCategorized, (event) => {
+  await subscribe(ctx, CONSUMER, topics.transactionsCategorized, (event) => {
     consumeTransactions(ctx, event, { onlyNew: false })
   })
-  await ctx.bus.subscribe(topics.transactionsRaw, (event) => {
+  await subscribe(ctx, CONSUMER, topics.transactionsRaw, (event) => {
     consumeTransactions(ctx, event, { onlyNew: true })
   })
 }

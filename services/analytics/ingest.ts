@@ -5,15 +5,14 @@ import { addToRollups, moveCategory, refreshCounterparty } from './rollups.ts'
 import { counterpartyKey, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
 import { type TimeZone, toIsoInstant } from './time.ts'
 
-/** Validates and converts one broker transaction to its stored row. */
+/**
+ * Converts one broker transaction (its shape checked against schema/events.ts on arrival) to its
+ * stored row; throws when its time or amount cannot be stored.
+ */
 export function toStored(tenantId: string, zone: TimeZone, e: TransactionEvent): StoredTransaction {
-  const occurredAt = toIsoInstant(String(e.occurred_at), 'occurred_at')
+  const occurredAt = toIsoInstant(e.occurred_at, 'occurred_at')
   const amount = toMinor(e.amount, 'amount')
   if (amount < 0) throw new Error('amount must not be negative')
-  if (e.direction !== 'in' && e.direction !== 'out') throw new Error('direction must be in or out')
-  if (typeof e.transaction_id !== 'string' || e.transaction_id === '') {
-    throw new Error('transaction_id is required')
-  }
   return {
     tenant_id: tenantId,
     id: e.transaction_id,

@@ -600,6 +600,8 @@ describe('billing service', () => {
         source: 'payment',
         checkout_request_id: 'ws_CO_1',
         account_reference: 'ACME',
+        // The payment service says so for a payment billing started.
+        purpose: 'invoice',
       },
     })
     await kit.bus.publish(topics.transactionsSuccess, event('beta', 2500, 'evt-other-tenant'))

@@ -1,17 +1,10 @@
 import { and, eq } from 'drizzle-orm'
 import { invoicePayments, invoices, subscriptions } from '../../schema/billing/tables.ts'
-import {
-  type EventEnvelope,
-  type PaymentFailedEvent,
-  type TenantChangedEvent,
-  type TransactionEvent,
-  topics,
-  type UsageEvent,
-} from '../../schema/events.ts'
+import { isInvoicePayment, type Topic, type TopicEvent, topics } from '../../schema/events.ts'
 import { handleOnce } from '../kernel/events.ts'
-import { isTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
+import { subscribe } from '../kernel/subscribe.ts'
+import { PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { type Billing, DAY_MS } from './billing.ts'
-import { usageMetrics } from './model.ts'
 import { findPlan } from './plans.ts'
 import { markInvoicePaid, notePaymentFailed } from './settle.ts'
 import { cancelSubscription, changePlan, ensureSubscription } from './subscriptions.ts'
@@ -24,31 +17,19 @@ const INVOICE_NUMBER = /^INV-\d{6,}$/
  * through the usage table's (tenant, event id) key, the rest through the inbox.
  */
 export async function subscribeBilling(b: Billing): Promise<void> {
-  const { bus, log } = b.ctx
-  const guard =
-    (name: string, fn: (e: EventEnvelope<any>) => void) => async (event: EventEnvelope) => {
-      if (!event?.id || !isTenantId(event.tenant_id) || event.tenant_id === PLATFORM_TENANT) {
-        log.warn('ignored an event without a usable tenant', { topic: name, event_id: event?.id })
+  const on = <T extends Topic>(topic: T, fn: (e: TopicEvent<T>) => void) =>
+    subscribe(b.ctx, 'billing', topic, (event) => {
+      // The platform is nobody's subscriber: its events are not billed.
+      if (event.tenant_id === PLATFORM_TENANT) {
+        b.ctx.log.warn('ignored an event without a usable tenant', { topic, event_id: event.id })
         return
       }
       fn(event)
-    }
-  await bus.subscribe(
-    topics.tenantsChanged,
-    guard(topics.tenantsChanged, (e) => onTenant(b, e)),
-  )
-  await bus.subscribe(
-    topics.usage,
-    guard(topics.usage, (e) => onUsage(b, e)),
-  )
-  await bus.subscribe(
-    topics.transactionsSuccess,
-    guard(topics.transactionsSuccess, (e) => onPaymentSuccess(b, e)),
-  )
-  await bus.subscribe(
-    topics.transactionsFailed,
-    guard(topics.transactionsFailed, (e) => onPaymentFailed(b, e)),
-  )
+    })
+  await on(topics.tenantsChanged, (e) => onTenant(b, e))
+  await on(topics.usage, (e) => onUsage(b, e))
+  await on(topics.transactionsSuccess, (e) => onPaymentSuccess(b, e))
+  await on(topics.transactionsFailed, (e) => onPaymentFailed(b, e))
 }
 
 /**
@@ -64,7 +45,7 @@ function eventTime(b: Billing, occurredAt: string | undefined): Date {
 }
 
 /** A tenant was created (subscription on its plan), moved to a plan, or deleted (canceled). */
-export function onTenant(b: Billing, e: EventEnvelope<TenantChangedEvent>): void {
+export function onTenant(b: Billing, e: TopicEvent<typeof topics.tenantsChanged>): void {
   const tenantId = e.tenant_id
   const data = e.data
   let touched = false
@@ -107,13 +88,8 @@ export function onTenant(b: Billing, e: EventEnvelope<TenantChangedEvent>): void
   if (touched) syncEntitlements(b, tenantId, b.ctx.clock.now())
 }
 
-export function onUsage(b: Billing, e: EventEnvelope<UsageEvent>): void {
-  const { metric, quantity } = e.data ?? ({} as UsageEvent)
-  if (!(usageMetrics as readonly string[]).includes(metric) || !Number.isSafeInteger(quantity)) {
-    b.ctx.log.warn('ignored a malformed usage event', { event_id: e.id, metric })
-    return
-  }
-  if (quantity < 0) return
+export function onUsage(b: Billing, e: TopicEvent<typeof topics.usage>): void {
+  const { metric, quantity } = e.data
   recordUsage(
     b,
     { tenantId: e.tenant_id, metric, quantity, eventId: e.id, source: 'event' },
@@ -125,11 +101,14 @@ export function onUsage(b: Billing, e: EventEnvelope<UsageEvent>): void {
  * A payment whose account reference is an invoice number of the same tenant pays that invoice
  * when it covers the total (STK push takes whole shillings, so the amount asked is rounded up).
  */
-export function onPaymentSuccess(b: Billing, e: EventEnvelope<TransactionEvent>): void {
-  const ref = e.data?.account_reference?.trim()
-  const checkout = e.data?.checkout_request_id
-  if (!ref && !checkout) return
+export function onPaymentSuccess(
+  b: Billing,
+  e: TopicEvent<typeof topics.transactionsSuccess>,
+): void {
   // Most payments are not for invoices: leave them without an inbox row.
+  if (!isInvoicePayment(e.data)) return
+  const ref = e.data.account_reference?.trim()
+  const checkout = e.data.checkout_request_id
   if (!invoiceOfPayment(b, e.tenant_id, ref, checkout)) return
   const now = b.ctx.clock.now()
   let paid = false
@@ -200,9 +179,9 @@ function invoiceOfPayment(
   return null
 }
 
-export function onPaymentFailed(b: Billing, e: EventEnvelope<PaymentFailedEvent>): void {
-  const ref = e.data?.account_reference?.trim().toUpperCase() ?? ''
-  if (!e.data?.checkout_request_id) return
+export function onPaymentFailed(b: Billing, e: TopicEvent<typeof topics.transactionsFailed>): void {
+  const ref = e.data.account_reference.trim().toUpperCase()
+  if (!e.data.checkout_request_id) return
   handleOnce(b.db, 'billing.payments', e.id, () => {
     notePaymentFailed(
       b,

@@ -1,32 +1,20 @@
-import type { EventEnvelope, TransactionEvent } from '../../schema/events.ts'
+import { isInvoicePayment, type topics } from '../../schema/events.ts'
 import type { ServiceContext } from '../kernel/context.ts'
-import { isTenantId } from '../kernel/tenant-id.ts'
-import { ingestBatch } from './service.ts'
+import { subscribe } from '../kernel/subscribe.ts'
+import { ingestBatch, SERVICE } from './service.ts'
 
 /**
- * Consumes categorized batches into the tenant's daily series. A malformed message is logged
- * and dropped (a retry would not fix it); a storage error throws so the bus retries.
+ * Consumes categorized batches into the tenant's daily series. The kernel drops a malformed
+ * message (a retry would not fix it); a storage error throws so the bus retries. A payment of the
+ * platform's invoice is not the tenant's cash flow (the categorizer does not pass one on; this
+ * holds it for any other publisher too).
  */
-export async function subscribeCategorized(ctx: ServiceContext, topic: string): Promise<void> {
-  await ctx.bus.subscribe(topic, (event: EventEnvelope) => {
-    const transactions = (event.data as { transactions?: unknown })?.transactions
-    if (
-      !isTenantId(event.tenant_id) ||
-      typeof event.id !== 'string' ||
-      !Array.isArray(transactions)
-    ) {
-      ctx.log.warn('dropped a categorized message without tenant, id or transactions', {
-        event_id: event.id,
-      })
-      return
-    }
-    const valid = (transactions as TransactionEvent[]).filter(
-      (t) =>
-        t &&
-        typeof t.transaction_id === 'string' &&
-        typeof t.occurred_at === 'string' &&
-        typeof t.amount === 'number',
-    )
-    ingestBatch(ctx, event.tenant_id, event.id, valid)
+export async function subscribeCategorized(
+  ctx: ServiceContext,
+  topic: typeof topics.transactionsCategorized,
+): Promise<void> {
+  await subscribe(ctx, SERVICE, topic, (event) => {
+    const transactions = event.data.transactions.filter((t) => !isInvoicePayment(t))
+    ingestBatch(ctx, event.tenant_id, event.id, transactions)
   })
 }

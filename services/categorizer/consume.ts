@@ -1,10 +1,11 @@
 import { and, eq } from 'drizzle-orm'
 import { categorized, learned } from '../../schema/categorizer/tables.ts'
-import { type TransactionEvent, topics } from '../../schema/events.ts'
+import { isInvoicePayment, type TransactionEvent, topics } from '../../schema/events.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import { NotFound } from '../kernel/errors.ts'
 import { emitEvent, handleOnce } from '../kernel/events.ts'
+import { subscribe } from '../kernel/subscribe.ts'
 import type { TenantStates } from './state.ts'
 import { type Category, counterpartyKey, descriptionKey, lessonKey } from './text.ts'
 
@@ -33,15 +34,16 @@ function emitCategorized(db: Db, ctx: ServiceContext, tenantId: string, out: Tra
   }
 }
 
-function isTransaction(t: unknown): t is TransactionEvent {
-  const x = t as TransactionEvent
-  return (
-    !!x &&
-    typeof x.transaction_id === 'string' &&
-    typeof x.description === 'string' &&
-    typeof x.amount === 'number' &&
-    (x.direction === 'in' || x.direction === 'out')
-  )
+/** Raw batches (parser) and single payments (payment service) in; categorized batches out. */
+export async function subscribeCategorizer(ctx: ServiceContext, states: TenantStates) {
+  await subscribe(ctx, CONSUMER, topics.transactionsRaw, (event) => {
+    consumeTransactions(ctx, states, event, event.data.transactions)
+  })
+  await subscribe(ctx, CONSUMER, topics.transactionsSuccess, (event) => {
+    // A tenant paying the platform's invoice is billing's business, not the tenant's income.
+    if (isInvoicePayment(event.data)) return
+    consumeTransactions(ctx, states, event, [event.data])
+  })
 }
 
 /**
@@ -53,23 +55,16 @@ export function consumeTransactions(
   ctx: ServiceContext,
   states: TenantStates,
   event: { id: string; tenant_id: string },
-  transactions: unknown[],
+  transactions: readonly TransactionEvent[],
 ): boolean {
   const tenantId = event.tenant_id
-  const good = transactions.filter(isTransaction)
-  if (good.length < transactions.length) {
-    ctx.log.warn('dropped malformed transactions', {
-      event_id: event.id,
-      dropped: transactions.length - good.length,
-    })
-  }
   const db = ctx.registry.tenant('categorizer', tenantId)
   const categorizer = states.get(tenantId)
   return handleOnce(db, CONSUMER, event.id, () => {
     const upsert = db.sqlite.query(UPSERT)
     const now = ctx.clock.now().toISOString()
     const out: TransactionEvent[] = []
-    for (const t of good) {
+    for (const t of transactions) {
       const r = categorizer.categorize(t)
       upsert.run(
         tenantId,

@@ -1,5 +1,6 @@
 import { topics } from '../../schema/events.ts'
 import { defineService } from '../kernel/context.ts'
+import { subscribe } from '../kernel/subscribe.ts'
 import { applySubscriptionChange, resumeMoves } from './plan.ts'
 import { createTenantsApp } from './routes.ts'
 
@@ -9,7 +10,7 @@ export default defineService({
     app: createTenantsApp(ctx),
     async start() {
       resumeMoves(ctx)
-      await ctx.bus.subscribe(topics.subscriptionsChanged, (event) =>
+      await subscribe(ctx, 'tenant', topics.subscriptionsChanged, (event) =>
         applySubscriptionChange(ctx, event),
       )
     },

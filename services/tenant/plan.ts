@@ -1,5 +1,5 @@
 import { and, desc, eq } from 'drizzle-orm'
-import type { EventEnvelope, SubscriptionChangedEvent } from '../../schema/events.ts'
+import type { TopicEvent, topics } from '../../schema/events.ts'
 import { isPlanId, type PlanId, plans } from '../../schema/plans.ts'
 import { tenantMoves, tenants } from '../../schema/tenant/tables.ts'
 import { moveTenantData, purgeTenantRows } from '../../tenants/move.ts'
@@ -10,7 +10,6 @@ import { handleOnce } from '../kernel/events.ts'
 import { faultPoint } from '../kernel/faults.ts'
 import { newId } from '../kernel/ids.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
-import { isTenantId } from '../kernel/tenant-id.ts'
 import {
   assertDatabasePath,
   builtinPlan,
@@ -278,10 +277,12 @@ export function resumeMoves(ctx: ServiceContext): number {
  * Billing's own upgrade door calls `PUT /upgrade` first, so its event usually finds the plan
  * already applied. An event older than the tenant's last plan change is stale and ignored.
  */
-export function applySubscriptionChange(ctx: ServiceContext, event: EventEnvelope): void {
-  const data = event.data as Partial<SubscriptionChangedEvent>
-  if (!isTenantId(event.tenant_id) || !isPlanId(data.plan)) return
-  const plan = data.plan
+export function applySubscriptionChange(
+  ctx: ServiceContext,
+  event: TopicEvent<typeof topics.subscriptionsChanged>,
+): void {
+  const plan = event.data.plan
+  if (!isPlanId(plan)) return
   const db = tenantDb(ctx)
   handleOnce(db, 'tenant', event.id, () => {
     const row = findTenant(db, event.tenant_id)

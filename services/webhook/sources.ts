@@ -1,26 +1,24 @@
-import {
-  type BalanceLowEvent,
-  type EventEnvelope,
-  type PaymentFailedEvent,
-  type StatementProcessedEvent,
-  type SubscriptionChangedEvent,
-  type TenantChangedEvent,
-  type TransactionBatch,
-  type TransactionEvent,
-  topics,
-} from '../../schema/events.ts'
+import { isInvoicePayment, type TopicData, type TopicEvent, topics } from '../../schema/events.ts'
 import type { EventBus } from '../kernel/bus.ts'
 import { handleOnce } from '../kernel/events.ts'
-import { isTenantId } from '../kernel/tenant-id.ts'
+import { subscribe } from '../kernel/subscribe.ts'
 import type { WebhookDeps } from './deps.ts'
 import type { WebhookEvent } from './model.ts'
 import { enqueueEvent } from './queue.ts'
 
 type Mapped = Array<{ event: WebhookEvent; data: Record<string, unknown> }>
 
+type SourceTopic =
+  | typeof topics.transactionsSuccess
+  | typeof topics.transactionsFailed
+  | typeof topics.transactionsCategorized
+  | typeof topics.statementsProcessed
+  | typeof topics.subscriptionsChanged
+  | typeof topics.balanceLow
+
 /** What each broker topic becomes for webhook receivers (DESIGN §9 sources). */
-export const sourceMappings: Record<string, (data: any) => Mapped> = {
-  [topics.transactionsSuccess]: (t: TransactionEvent) => [
+export const sourceMappings: { [T in SourceTopic]: (data: TopicData<T>) => Mapped } = {
+  [topics.transactionsSuccess]: (t) => [
     {
       event: 'payment.success',
       data: {
@@ -30,11 +28,13 @@ export const sourceMappings: Record<string, (data: any) => Mapped> = {
         ...(t.checkout_request_id ? { checkout_request_id: t.checkout_request_id } : {}),
         receipt_number: t.receipt_number ?? null,
         ...(t.account_reference ? { account_reference: t.account_reference } : {}),
+        // Receivers can tell the platform's invoice being paid from the tenant's own income.
+        ...(isInvoicePayment(t) ? { purpose: 'invoice' } : {}),
         occurred_at: t.occurred_at,
       },
     },
   ],
-  [topics.transactionsFailed]: (p: PaymentFailedEvent) => [
+  [topics.transactionsFailed]: (p) => [
     {
       event: 'payment.failed',
       data: {
@@ -48,8 +48,8 @@ export const sourceMappings: Record<string, (data: any) => Mapped> = {
       },
     },
   ],
-  [topics.transactionsCategorized]: (b: TransactionBatch) =>
-    (b.transactions ?? []).map((t) => ({
+  [topics.transactionsCategorized]: (b) =>
+    b.transactions.map((t) => ({
       event: 'transaction.categorized' as const,
       data: {
         transaction_id: t.transaction_id,
@@ -66,13 +66,9 @@ export const sourceMappings: Record<string, (data: any) => Mapped> = {
         rule_id: t.rule_id ?? null,
       },
     })),
-  [topics.statementsProcessed]: (s: StatementProcessedEvent) => [
-    { event: 'statement.processed', data: { ...s } },
-  ],
-  [topics.subscriptionsChanged]: (s: SubscriptionChangedEvent) => [
-    { event: 'subscription.renewed', data: { ...s } },
-  ],
-  [topics.balanceLow]: (b: BalanceLowEvent) => [{ event: 'low.balance.alert', data: { ...b } }],
+  [topics.statementsProcessed]: (s) => [{ event: 'statement.processed', data: { ...s } }],
+  [topics.subscriptionsChanged]: (s) => [{ event: 'subscription.renewed', data: { ...s } }],
+  [topics.balanceLow]: (b) => [{ event: 'low.balance.alert', data: { ...b } }],
 }
 
 const CONSUMER = 'webhook'
@@ -81,9 +77,12 @@ const CONSUMER = 'webhook'
  * Turns one broker event into deliveries for the event's tenant only, exactly once per event id
  * (inbox row and deliveries commit together).
  */
-export function consumeEvent(deps: WebhookDeps, topic: string, event: EventEnvelope): string[] {
-  const map = sourceMappings[topic]
-  if (!map || !isTenantId(event.tenant_id)) return []
+export function consumeEvent<T extends SourceTopic>(
+  deps: WebhookDeps,
+  topic: T,
+  event: TopicEvent<T>,
+): string[] {
+  const map = sourceMappings[topic] as (data: TopicData<T>) => Mapped
   const touched = new Set<string>()
   handleOnce(deps.db, CONSUMER, event.id, () => {
     for (const m of map(event.data)) {
@@ -95,7 +94,10 @@ export function consumeEvent(deps: WebhookDeps, topic: string, event: EventEnvel
 }
 
 /** A deleted tenant's endpoints go away with their queued deliveries. */
-function removeTenant(deps: WebhookDeps, event: EventEnvelope<TenantChangedEvent>): string[] {
+function removeTenant(
+  deps: WebhookDeps,
+  event: TopicEvent<typeof topics.tenantsChanged>,
+): string[] {
   if (event.data.change !== 'deleted') return []
   const ids: string[] = []
   handleOnce(deps.db, CONSUMER, event.id, () => {
@@ -115,14 +117,14 @@ function removeTenant(deps: WebhookDeps, event: EventEnvelope<TenantChangedEvent
 }
 
 export async function subscribeSources(bus: EventBus, deps: WebhookDeps): Promise<void> {
-  for (const topic of Object.keys(sourceMappings)) {
-    await bus.subscribe(topic, (event) => {
+  const on = { bus, log: deps.log }
+  for (const topic of Object.keys(sourceMappings) as SourceTopic[]) {
+    await subscribe(on, CONSUMER, topic, (event) => {
       const touched = consumeEvent(deps, topic, event)
       if (touched.length) deps.notify.enqueued(touched)
     })
   }
-  await bus.subscribe(topics.tenantsChanged, (event) => {
-    for (const id of removeTenant(deps, event as EventEnvelope<TenantChangedEvent>))
-      deps.notify.endpointChanged(id)
+  await subscribe(on, CONSUMER, topics.tenantsChanged, (event) => {
+    for (const id of removeTenant(deps, event)) deps.notify.endpointChanged(id)
   })
 }
