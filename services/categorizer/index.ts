@@ -1,9 +1,9 @@
-import { defineService } from '../kernel/context.ts'
+import { defineService, type NoSettings } from '../kernel/context.ts'
 import { subscribeCategorizer } from './consume.ts'
 import { createCategorizerApp } from './routes.ts'
 import { createTenantStates } from './state.ts'
 
-export default defineService({
+export default defineService<NoSettings>({
   name: 'categorizer',
   create: (ctx) => {
     const states = createTenantStates(ctx)

@@ -1,10 +1,10 @@
 import { topics } from '../../schema/events.ts'
-import { defineService } from '../kernel/context.ts'
+import { defineService, type NoSettings } from '../kernel/context.ts'
 import { subscribe } from '../kernel/subscribe.ts'
 import { applySubscriptionChange, resumeMoves } from './plan.ts'
 import { createTenantsApp } from './routes.ts'
 
-export default defineService({
+export default defineService<NoSettings>({
   name: 'tenant',
   create: (ctx) => ({
     app: createTenantsApp(ctx),
