@@ -1,28 +1,19 @@
 import { Readable } from 'node:stream'
 import Papa from 'papaparse'
-import { parseAmountText } from '../kernel/money.ts'
-import { parseLocalTime } from './local-time.ts'
-import { counterpartyOf, type ParsedTransaction, type RowError } from './parsed.ts'
+import {
+  COLUMNS,
+  type Column,
+  headerOf,
+  isContinuation,
+  joinDetails,
+  newChunk,
+  parseStatementRow,
+  type StatementCells,
+  type StatementChunk,
+  type StatementRead,
+} from './statement-row.ts'
 
-/** One chunk of a statement as it streams past: good rows, row errors, skipped failed rows. */
-export interface StatementChunk {
-  transactions: ParsedTransaction[]
-  /** Row numbers (1-based records of the file) of `transactions`, same order. */
-  rows: number[]
-  errors: RowError[]
-  skipped: number
-}
-
-const COLUMNS = {
-  receipt: ['receipt no.', 'receipt no', 'receipt'],
-  time: ['completion time', 'date', 'time'],
-  details: ['details', 'description'],
-  status: ['transaction status', 'status'],
-  paidIn: ['paid in', 'paid in (ksh)', 'credit'],
-  withdrawn: ['withdrawn', 'withdrawn (ksh)', 'paid out', 'debit'],
-  balance: ['balance', 'balance (ksh)'],
-} as const
-type Column = keyof typeof COLUMNS
+export type { StatementChunk, StatementRead } from './statement-row.ts'
 
 /** papaparse reads Node streams; its typings only admit browser inputs. */
 const parseNodeStream = Papa.parse as unknown as (
@@ -33,132 +24,83 @@ const parseNodeStream = Papa.parse as unknown as (
   },
 ) => void
 
-/** Statuses of rows that moved no money: counted as skipped, not as errors. */
-const NOT_DONE = /^(failed|cancelled|canceled|declined|pending|expired)$/i
-
-function headerOf(cells: string[]): Record<Column, number> | null {
-  const lower = cells.map((c) => c.trim().toLowerCase())
-  const at = (names: readonly string[]) => lower.findIndex((c) => names.includes(c))
-  const map = Object.fromEntries(
-    Object.entries(COLUMNS).map(([k, names]) => [k, at(names)]),
-  ) as Record<Column, number>
-  if (map.receipt < 0 || map.time < 0 || map.details < 0) return null
-  if (map.paidIn < 0 && map.withdrawn < 0) return null
-  return map
-}
-
 /**
  * Streams an M-Pesa full statement (CSV) through papaparse and hands it on in chunks, so a
  * 100,000-row file is never held as rows all at once. Everything before the header row (the
  * statement's preamble: name, number, period, summary table) is ignored.
  *
- * `onChunk` is awaited before the parser reads on, so storage keeps pace with parsing.
+ * A row is read only when the next one has been seen, because a Details cell wrapped onto a
+ * continuation row (only Details text) belongs to it. `onChunk` is awaited before the parser
+ * reads on, so storage keeps pace with parsing.
  */
 export async function streamStatement(
   source: ReadableStream<Uint8Array>,
   opts: { timeZone: string; onChunk: (chunk: StatementChunk) => Promise<void> | void },
-): Promise<{ headerFound: boolean; rows: number }> {
+): Promise<StatementRead> {
   let header: Record<Column, number> | null = null
+  let found: string | undefined
   let record = 0
-  const parseRow = (cells: string[], row: number, out: StatementChunk) => {
+  let held: { cells: StatementCells; row: number } | null = null
+  const cellsOf = (cells: string[]) => {
     const h = header!
-    const cell = (c: Column) => (h[c] >= 0 ? (cells[h[c]] ?? '').trim() : '')
-    const receipt = cell('receipt')
-    const details = cell('details')
-    const paidIn = cell('paidIn')
-    const withdrawn = cell('withdrawn')
-    // Blank lines, footers and disclaimers after the table carry no amount and no receipt.
-    if (!paidIn && !withdrawn && !/^[A-Z0-9]{6,20}$/i.test(receipt)) return
-    // A header repeated on every page of a printed statement.
-    if (/^receipt/i.test(receipt)) return
-    if (NOT_DONE.test(cell('status'))) {
-      out.skipped++
-      return
-    }
-    if (!/^[A-Z0-9]{6,20}$/i.test(receipt)) {
-      out.errors.push({
-        row,
-        field: 'Receipt No.',
-        message: 'the receipt number is missing or malformed',
-      })
-      return
-    }
-    const occurredAt = parseLocalTime(cell('time'), opts.timeZone)
-    if (!occurredAt) {
-      out.errors.push({
-        row,
-        field: 'Completion Time',
-        message: `'${cell('time')}' is not a date and time`,
-      })
-      return
-    }
-    const inCents = parseAmountText(paidIn)
-    const outCents = parseAmountText(withdrawn)
-    if ((paidIn && inCents === null) || (withdrawn && outCents === null)) {
-      out.errors.push({
-        row,
-        field: paidIn && inCents === null ? 'Paid In' : 'Withdrawn',
-        message: 'the amount is not a number with at most 2 decimals',
-      })
-      return
-    }
-    const amountIn = Math.abs(inCents ?? 0)
-    const amountOut = Math.abs(outCents ?? 0)
-    if (amountIn > 0 === amountOut > 0) {
-      out.errors.push({
-        row,
-        field: 'Paid In',
-        message: 'exactly one of Paid In and Withdrawn must be set',
-      })
-      return
-    }
-    const balanceText = cell('balance')
-    const party = counterpartyOf(details)
-    const reversal = /reversal of transaction\s+([A-Z0-9]{6,20})/i.exec(details)
-    const t: ParsedTransaction = {
-      occurredAt,
-      amount: amountIn || amountOut,
-      direction: amountIn > 0 ? 'in' : 'out',
-      counterpartyName: party.name,
-      counterpartyPhone: party.phone,
-      description: details || (amountIn > 0 ? 'Paid in' : 'Withdrawn'),
-      receiptNumber: receipt.toUpperCase(),
-      balance: balanceText ? parseAmountText(balanceText) : null,
-    }
-    if (reversal) t.reversalOf = reversal[1]!.toUpperCase()
-    out.transactions.push(t)
-    out.rows.push(row)
+    return Object.fromEntries(
+      (Object.keys(COLUMNS) as Column[]).map((c) => [
+        c,
+        h[c] >= 0 ? (cells[h[c]] ?? '').trim() : '',
+      ]),
+    ) as StatementCells
+  }
+  const release = (out: StatementChunk) => {
+    if (held) parseStatementRow(held.cells, held.row, opts.timeZone, out)
+    held = null
   }
 
   await new Promise<void>((resolve, reject) => {
     let failed = false
+    const fail = (err: unknown) => {
+      failed = true
+      reject(err)
+    }
     parseNodeStream(Readable.fromWeb(source as never), {
       skipEmptyLines: true,
       chunk: (result: Papa.ParseResult<string[]>, parser: Papa.Parser) => {
-        const out: StatementChunk = { transactions: [], rows: [], errors: [], skipped: 0 }
-        for (const cells of result.data) {
+        const out = newChunk()
+        for (const raw of result.data) {
           record++
           if (!header) {
-            header = headerOf(cells)
+            header = headerOf(raw)
+            // The first row with three or more cells is what an unknown layout has for a header.
+            if (!header && !found && raw.filter((c) => c.trim()).length >= 3) {
+              found = raw.map((c) => c.trim()).join(', ')
+            }
             continue
           }
-          parseRow(cells, record, out)
+          const cells = cellsOf(raw)
+          if (held && isContinuation(cells)) {
+            joinDetails(held.cells, cells)
+            continue
+          }
+          release(out)
+          held = { cells, row: record }
         }
         parser.pause()
         Promise.resolve(opts.onChunk(out)).then(
           () => parser.resume(),
           (err) => {
-            failed = true
+            // abort() calls complete(): mark the failure first so nothing more is read.
+            fail(err)
             parser.abort()
-            reject(err)
           },
         )
       },
       complete: () => {
-        if (!failed) resolve()
+        if (failed) return
+        const out = newChunk()
+        release(out)
+        Promise.resolve(opts.onChunk(out)).then(() => resolve(), fail)
       },
-      error: (err: Error) => reject(err),
+      error: (err: Error) => fail(err),
     })
   })
-  return { headerFound: header !== null, rows: record }
+  return { headerFound: header !== null, rows: record, ...(found ? { found } : {}) }
 }
