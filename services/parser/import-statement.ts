@@ -2,12 +2,12 @@ import { topics } from '../../schema/events.ts'
 import { imports } from '../../schema/parser/tables.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { assertEntitled, readEntitlements } from '../kernel/entitlements.ts'
-import { AppError, ValidationError } from '../kernel/errors.ts'
+import { AppError } from '../kernel/errors.ts'
 import { emitEvent } from '../kernel/events.ts'
 import { newId } from '../kernel/ids.ts'
 import { DEFAULT_TIMEZONE } from '../kernel/time-zone.ts'
 import type { ParsedTransaction, RowError } from './parsed.ts'
-import { streamStatement } from './statement.ts'
+import { readStatement } from './read-statement.ts'
 import { acceptedSince, storeTransactions } from './store.ts'
 
 /** Rows stored per transaction while a statement streams in. */
@@ -29,14 +29,20 @@ export function timeZoneOf(ctx: ServiceContext, tenantId: string): string {
 }
 
 /**
- * Imports an M-Pesa statement: stream-parse, store in batches (each with its raw and usage
+ * Imports an M-Pesa statement (CSV, or the emailed PDF opened with `password`): read it, store in batches (each with its raw and usage
  * events), then record the import and publish `statements.processed`. Failed rows are skipped and
  * counted; reversal rows are kept as the money movement they are. Re-uploading the same statement
  * accepts nothing twice (receipt numbers).
  */
 export async function importStatement(
   ctx: ServiceContext,
-  input: { tenantId: string; userId: string; file: Blob; fileName: string | null },
+  input: {
+    tenantId: string
+    userId: string
+    file: Blob
+    fileName: string | null
+    password?: string
+  },
 ): Promise<ImportResult> {
   const { tenantId } = input
   if (ctx.registry.placement(tenantId).features?.bulk_upload === false) {
@@ -56,8 +62,9 @@ export async function importStatement(
       'SELECT 1 AS x FROM transactions WHERE tenant_id = ? AND receipt_number = ?',
     )
     let fresh = 0
-    await streamStatement(input.file.stream(), {
+    await readStatement(input.file, {
       timeZone,
+      password: input.password,
       onChunk: (c) => {
         for (const t of c.transactions) if (!known.get(tenantId, t.receiptNumber!)) fresh++
       },
@@ -100,8 +107,9 @@ export async function importStatement(
     result.rejected += r.rejected
     for (const e of r.errors) if (result.errors.length < MAX_ERRORS) result.errors.push(e)
   }
-  const { headerFound } = await streamStatement(input.file.stream(), {
+  await readStatement(input.file, {
     timeZone,
+    password: input.password,
     onChunk: (c) => {
       result.skipped += c.skipped
       addErrors(c.errors)
@@ -111,12 +119,6 @@ export async function importStatement(
       if (pending.length >= WRITE_BATCH) flush()
     },
   })
-  if (!headerFound) {
-    throw new ValidationError(
-      'file: no M-Pesa statement header row (Receipt No., Completion Time, Details, Paid In, Withdrawn) was found',
-      [{ field: 'file', message: 'no M-Pesa statement header row was found' }],
-    )
-  }
   flush()
   db.write((orm) => {
     orm

@@ -4,4 +4,5 @@
  * service's internals.
  */
 export { generateDemo } from './demo.ts'
+export { readStatement } from './read-statement.ts'
 export { streamStatement } from './statement.ts'

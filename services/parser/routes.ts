@@ -63,6 +63,7 @@ export function createParserApp(ctx: ServiceContext) {
             userId: actor.userId,
             file: Bun.file(upload.path),
             fileName: upload.fileName,
+            password: upload.fields.password,
           })
           set.status = 201
           return result
@@ -77,7 +78,8 @@ export function createParserApp(ctx: ServiceContext) {
         query: t.Object({ tenant_id: t.Optional(t.String()) }),
         response: { 201: StatementResult },
         detail: {
-          summary: 'Import an M-Pesa full statement (CSV, multipart field `file`)',
+          summary:
+            'Import an M-Pesa full statement (CSV or the emailed PDF, multipart field `file`)',
           requestBody: {
             required: true,
             content: {
@@ -86,7 +88,15 @@ export function createParserApp(ctx: ServiceContext) {
                   type: 'object',
                   required: ['file'],
                   properties: {
-                    file: { type: 'string', format: 'binary', description: 'M-Pesa statement CSV' },
+                    file: {
+                      type: 'string',
+                      format: 'binary',
+                      description: 'M-Pesa statement: CSV, or the PDF Safaricom emails',
+                    },
+                    password: {
+                      type: 'string',
+                      description: "the PDF's password (usually the owner's ID number)",
+                    },
                     tenant_id: {
                       type: 'string',
                       description: 'tenant to act for (platform operator only)',
