@@ -14,26 +14,10 @@ import { dirname, join, relative, resolve } from 'node:path'
  * longer happens fails the test too, so this list only shrinks.
  */
 const ALLOWED = {
-  cycles: [
-    // Type-only: context.ts names ServiceClient, http-client.ts names ServiceName. Give
-    // ServiceName a module of its own (or move it to schema/) and the cycle is gone.
-    'services/kernel/context.ts ⇄ services/kernel/http-client.ts',
-    // callbacks.ts takes its record types from index.ts, which imports callbacks.ts: move the
-    // record types into a model.ts both import.
-    'services/simulator/callbacks.ts ⇄ services/simulator/index.ts',
-  ],
+  cycles: [] as string[],
   arrows: [] as string[],
-  cmdInternals: [
-    // Money parsing for `mmp import`: export it from services/kernel/index.ts.
-    'cmd/import.ts → services/kernel/money.ts',
-    // `mmp replay events` builds a bus and a logger: export both from services/kernel/index.ts.
-    'cmd/replay.ts → services/kernel/bus.ts',
-    'cmd/replay.ts → services/kernel/log.ts',
-  ],
-  longFiles: [
-    // The Daraja simulator in one file: split the routes from the stored records and callbacks.
-    'services/simulator/index.ts',
-  ],
+  cmdInternals: [] as string[],
+  longFiles: [] as string[],
   env: [] as string[],
 }
 

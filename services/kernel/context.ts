@@ -5,20 +5,10 @@ import type { Relay } from './events.ts'
 import type { Hop } from './hop.ts'
 import type { ServiceClient } from './http-client.ts'
 import type { Logger } from './log.ts'
+import type { ServiceName } from './service-names.ts'
 import type { TokenVerifier } from './tokens.ts'
 
-export const serviceNames = [
-  'analytics',
-  'auth',
-  'tenant',
-  'parser',
-  'cashflow',
-  'payment',
-  'billing',
-  'categorizer',
-  'webhook',
-] as const
-export type ServiceName = (typeof serviceNames)[number]
+export { type ServiceName, serviceNames } from './service-names.ts'
 
 /**
  * What a service gets from the daemon: nothing global, everything passed in. `settings` is the

@@ -1,7 +1,7 @@
 import { FetchError, ofetch } from 'ofetch'
-import type { ServiceName } from './context.ts'
 import { AppError, type FieldError } from './errors.ts'
 import { HOP_HEADER, type Hop } from './hop.ts'
+import type { ServiceName } from './service-names.ts'
 
 /**
  * Where a service can be reached: the gateway and service clients ask this (DESIGN §1, §5).

@@ -1,4 +1,4 @@
-import type { B2cRecord, StkRecord } from './index.ts'
+import type { B2cRecord, StkRecord } from './model.ts'
 
 /** Daraja's timestamp: YYYYMMDDHHmmss in East Africa Time. */
 export function eatTimestamp(at: number): string {

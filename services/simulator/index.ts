@@ -3,6 +3,21 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { Elysia } from 'elysia'
 import { b2cResultOf, eatTimestamp, stkCallbackOf } from './callbacks.ts'
+import {
+  type B2cRecord,
+  b2cOutcome,
+  darajaError,
+  MAX_RECORDS,
+  type Outcome,
+  outcomeForPhone,
+  PHONE,
+  receiptNumber,
+  requestId,
+  type SimulatorOptions,
+  type StkRecord,
+} from './model.ts'
+
+export { type B2cRecord, type Outcome, outcomeForPhone, type SimulatorOptions, type StkRecord }
 
 /**
  * The Daraja-compatible M-Pesa simulator (DESIGN §8, §11): the same HTTP protocol as Safaricom
@@ -31,103 +46,6 @@ import { b2cResultOf, eatTimestamp, stkCallbackOf } from './callbacks.ts'
  * lists the recent ones; `GET /simulator/received?phone=&kind=` counts every STK push and B2C
  * request accepted for a phone, across restarts.
  */
-export interface SimulatorOptions {
-  delayMs: number
-  version: string
-  consumerKey?: string
-  consumerSecret?: string
-  shortcode?: string
-  passkey?: string
-  /**
-   * A file that keeps the requests across restarts (like Daraja, which remembers them), so the
-   * STK query still answers for requests made before a crash. In memory only when unset.
-   */
-  statePath?: string
-  /** Overrides the outcome (for tests); default by phone number. */
-  outcomeOf?: (phone: string) => Outcome
-}
-
-export interface Outcome {
-  resultCode: number
-  resultDesc: string
-  /** false: the callback is never sent. */
-  callback: boolean
-}
-
-const descriptions: Record<number, string> = {
-  0: 'The service request is processed successfully.',
-  1: 'The balance is insufficient for the transaction.',
-  1032: 'Request cancelled by user',
-  1037: 'DS timeout user cannot be reached',
-  2001: 'The initiator information is invalid.',
-}
-
-export function outcomeForPhone(phone: string): Outcome {
-  const last4 = phone.slice(-4)
-  const code =
-    last4 === '1032'
-      ? 1032
-      : last4 === '1037'
-        ? 1037
-        : last4 === '0001'
-          ? 1
-          : last4 === '2001'
-            ? 2001
-            : 0
-  return { resultCode: code, resultDesc: descriptions[code]!, callback: last4 !== '9999' }
-}
-
-function b2cOutcome(phone: string): Outcome {
-  const last4 = phone.slice(-4)
-  const code = last4 === '0001' ? 1 : last4 === '2001' ? 2001 : 0
-  return { resultCode: code, resultDesc: descriptions[code]!, callback: last4 !== '9999' }
-}
-
-export interface StkRecord {
-  kind: 'stk'
-  checkoutRequestId: string
-  merchantRequestId: string
-  request: Record<string, unknown>
-  outcome: Outcome
-  receipt: string
-  decideAt: number
-  callbackStatus: number | null
-  callbackError: string | null
-}
-
-export interface B2cRecord {
-  kind: 'b2c'
-  conversationId: string
-  originatorConversationId: string
-  request: Record<string, unknown>
-  outcome: Outcome
-  receipt: string
-  decideAt: number
-  callbackStatus: number | null
-  callbackError: string | null
-}
-
-const darajaError = (status: number, errorCode: string, errorMessage: string) =>
-  new Response(JSON.stringify({ requestId: requestId(), errorCode, errorMessage }), {
-    status,
-    headers: { 'content-type': 'application/json' },
-  })
-
-let counter = 0
-const requestId = () =>
-  `${Math.floor(Math.random() * 90000) + 10000}-${Date.now() % 1e8}-${++counter}`
-
-const RECEIPT_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
-function receiptNumber(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(10))
-  let out = ''
-  for (const b of bytes) out += RECEIPT_CHARS[b % RECEIPT_CHARS.length]
-  return out
-}
-
-const PHONE = /^254[17]\d{8}$/
-const MAX_RECORDS = 50_000
-
 export function createSimulator(opts: SimulatorOptions) {
   const key = opts.consumerKey ?? 'mmp-simulator-key'
   const secret = opts.consumerSecret ?? 'mmp-simulator-secret'
