@@ -139,11 +139,10 @@ export async function readStatementPdf(
       }
       let afterHeader = headerAt >= 0
       for (const line of lines.slice(Math.max(0, headerAt + 1))) {
+        // Page numbers, footers and disclaimers are passed over without ending the held row: a
+        // row's Details may still continue below the next page's header.
         const cells = PAGE_FURNITURE.test(lineText(line)) ? null : cellsOf(line, table)
-        if (!cells) {
-          release(out)
-          continue
-        }
+        if (!cells) continue
         // Wrapped Details: right below its row, or the first lines under a repeated header when
         // a row's text ran over the page break.
         const near =
