@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { tierOfProfile } from '../schema/plans.ts'
 import { largestBodyLimit } from '../schema/routes.ts'
 import { createGateway } from '../services/gateway/index.ts'
 import { createMqttBus, type EventBus } from '../services/kernel/bus.ts'
@@ -9,7 +10,7 @@ import { configureFaults, FAULT_POINTS } from '../services/kernel/faults.ts'
 import { createHop } from '../services/kernel/hop.ts'
 import { createServiceClient, staticDiscovery } from '../services/kernel/http-client.ts'
 import { configureLogging, createLogger, type Logger } from '../services/kernel/log.ts'
-import { appErrorResponse, storageError } from '../services/kernel/problem.ts'
+import { appErrorResponse, problemResponse, storageError } from '../services/kernel/problem.ts'
 import { createTokenVerifier } from '../services/kernel/tokens.ts'
 import { createSimulator } from '../services/simulator/index.ts'
 import { createRegistry } from '../tenants/registry.ts'
@@ -210,12 +211,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
       version,
       timeoutMs: config.get('gateway.timeout_ms'),
       bulkTimeoutMs: config.get('gateway.bulk_timeout_ms'),
-      // A custom plan's tier shows in its isolation: shared free, own folder pro, own database enterprise.
-      tierOf: (tenantId) => {
-        const p = registry.placement(tenantId)
-        if (p.plan === 'free' || p.plan === 'pro' || p.plan === 'enterprise') return p.plan
-        return { shared: 'free', schema: 'pro', database: 'enterprise' }[p.isolation]
-      },
+      tierOf: (tenantId) => tierOfProfile(registry.placement(tenantId)),
       rates: {
         free: config.get('rate_limit.free'),
         pro: config.get('rate_limit.pro'),
@@ -264,9 +260,9 @@ export async function startPlatform(config: Config): Promise<Platform> {
       error: (err) => {
         const storage = storageError(err)
         if (storage) return appErrorResponse(storage, undefined)
-        return new Response(
-          JSON.stringify({ type: 'about:blank', title: 'Internal Server Error', status: 500 }),
-          { status: 500, headers: { 'content-type': 'application/problem+json' } },
+        return problemResponse(
+          { status: 500, code: 'INTERNAL', detail: 'an internal error occurred' },
+          undefined,
         )
       },
     })

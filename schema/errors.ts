@@ -7,6 +7,8 @@
  */
 export type ErrorCode =
   | 'VALIDATION_FAILED'
+  | 'MALFORMED_BODY'
+  | 'BAD_REQUEST'
   | 'UNAUTHENTICATED'
   | 'INVALID_SIGNATURE'
   | 'FORBIDDEN'
@@ -33,6 +35,8 @@ export type ErrorCode =
 
 export const statusOf: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 422,
+  MALFORMED_BODY: 400,
+  BAD_REQUEST: 400,
   UNAUTHENTICATED: 401,
   INVALID_SIGNATURE: 401,
   FORBIDDEN: 403,

@@ -57,3 +57,15 @@ export const plans: Record<PlanId, PlanDefinition> = {
 
 export const isPlanId = (x: unknown): x is PlanId =>
   typeof x === 'string' && (planIds as readonly string[]).includes(x)
+
+/**
+ * The tier a tenant's profile puts it in, for rates and limits: a built-in plan is its own tier; a
+ * custom plan's tier shows in its isolation (shared free, own folder pro, own database enterprise).
+ */
+export function tierOfProfile(profile: {
+  plan?: string | undefined
+  isolation: 'shared' | 'schema' | 'database'
+}): PlanId {
+  if (isPlanId(profile.plan)) return profile.plan
+  return ({ shared: 'free', schema: 'pro', database: 'enterprise' } as const)[profile.isolation]
+}

@@ -55,6 +55,8 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
   return createServiceApp(ctx, {
     title: 'Billing',
     description: 'Plans, subscriptions, usage metering and invoices',
+    // Billing is the way out of a suspension: paying and changing plans stay open.
+    suspendedWrites: 'allow',
   })
     .get('/api/v1/billing/plans', () => wholeList(listPlans(b.db).map(toPlan)), {
       auth: 'read',

@@ -1,4 +1,4 @@
-import { AppError, type FieldError, statusOf } from './errors.ts'
+import { AppError, type ErrorCode, type FieldError, statusOf } from './errors.ts'
 
 const titles: Record<number, string> = {
   400: 'Bad Request',
@@ -40,7 +40,7 @@ export interface Problem {
 export function problemResponse(
   p: {
     status: number
-    code: string
+    code: ErrorCode
     detail: string
     errors?: FieldError[]
     extra?: Record<string, unknown>

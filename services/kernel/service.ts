@@ -32,8 +32,14 @@ export function createServiceApp(
   opts: {
     title: string
     description?: string
+    /**
+     * What a suspended tenant's writes get here (DESIGN §10): 'refuse' (402, the default) or
+     * 'allow' for the service that is the way out of a suspension (billing: paying, upgrading).
+     */
+    suspendedWrites?: 'refuse' | 'allow'
   },
 ) {
+  const suspendedWrites = opts.suspendedWrites ?? 'refuse'
   const limitOf = (request: Request) =>
     bodyLimitOf(ctx.name, request.method, new URL(request.url).pathname)
   /** Requests whose body stream went past its limit (their parse error is really a 413). */
@@ -191,7 +197,7 @@ export function createServiceApp(
           assertHeadersAgree(request.headers, actor)
           assertCan(actor, action)
           assertTenantsExist(ctx, actor, [params, query, body])
-          if (writesWhileSuspendedRefused(ctx, request, actor)) {
+          if (suspendedWrites === 'refuse' && writesWhileSuspendedRefused(ctx, request, actor)) {
             assertEntitled(ctx.registry, actor.tenantId, { write: true })
           }
         },
@@ -224,9 +230,10 @@ export function createServiceApp(
 
 /**
  * DESIGN §10: a suspended tenant reads but does not write. Every state-changing request of a
- * tenant user is checked here, once for all services; billing stays open (it is the way out),
- * and so does an invoice payment billing makes on the tenant's behalf, which billing proves with
- * a signed hop (a purpose header alone, sent straight to a service port, counts for nothing).
+ * tenant user is checked here, once for all services; a service that is the way out says so
+ * (`suspendedWrites: 'allow'`). An invoice payment billing makes on the tenant's behalf passes
+ * when billing proves it with a signed hop (a purpose header alone, sent straight to a service
+ * port, counts for nothing).
  */
 function writesWhileSuspendedRefused(
   ctx: ServiceContext<unknown>,
@@ -234,7 +241,6 @@ function writesWhileSuspendedRefused(
   actor: Actor,
 ): boolean {
   if (request.method === 'GET' || request.method === 'HEAD' || isOperator(actor)) return false
-  if (ctx.name === 'billing') return false
   return ctx.hop?.trusted(request.headers, PURPOSE_HEADER) !== INVOICE_PAYMENT
 }
 
