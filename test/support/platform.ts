@@ -3,24 +3,13 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Subprocess, spawn } from 'bun'
+import { basePorts as ports } from '../../daemon/config.ts'
 
 const root = join(import.meta.dir, '..', '..')
 export const OPERATOR = { email: 'operator@mmp.test', password: 'operator-test-password' }
 
-const basePorts: Record<string, number> = {
-  gateway: 9000,
-  analytics: 8000,
-  auth: 8001,
-  tenant: 8002,
-  parser: 8003,
-  cashflow: 8005,
-  payment: 8007,
-  billing: 8008,
-  categorizer: 8009,
-  webhook: 8010,
-  simulator: 8099,
-  broker: 1883,
-}
+/** The ports a platform listens on, before `MMP_PORT_OFFSET` (the daemon's own table). */
+const basePorts: Record<string, number> = ports
 
 export interface TestPlatform {
   offset: number
