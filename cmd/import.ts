@@ -3,7 +3,7 @@ import { basename } from 'node:path'
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import { toMajor } from '../services/kernel/index.ts'
-import { streamStatement } from '../services/parser/public.ts'
+import { isPdf, readStatement } from '../services/parser/public.ts'
 import { type CliApi, clientArgs, fail, operatorApi } from './client.ts'
 import { configArgs, configFromArgs } from './shared.ts'
 
@@ -77,12 +77,21 @@ async function countLines(path: string): Promise<number> {
 export default defineCommand({
   meta: {
     name: 'import',
-    description: 'Import an M-Pesa statement CSV for a tenant through the running platform',
+    description:
+      'Import an M-Pesa statement (CSV, or the PDF Safaricom emails) for a tenant through the running platform',
   },
   args: {
     ...configArgs,
     ...clientArgs,
-    file: { type: 'positional', description: 'M-Pesa full statement (CSV)', required: true },
+    file: {
+      type: 'positional',
+      description: 'M-Pesa full statement: CSV, or the emailed PDF',
+      required: true,
+    },
+    password: {
+      type: 'string',
+      description: "the statement PDF's password (usually the ID number it was requested with)",
+    },
     tenant: { type: 'string', description: 'tenant id to import into', required: true },
     timezone: {
       type: 'string',
@@ -95,47 +104,64 @@ export default defineCommand({
     if (!existsSync(path) || !statSync(path).isFile()) fail(`no such file: ${path}`)
     const config = configFromArgs(args)
     const api = await operatorApi(config, args.url)
-    const total = Math.max(1, await countLines(path))
-    const bar = progressBar(basename(path), total)
+    const file = Bun.file(path)
+    // A PDF is read page by page: its bar counts pages; a CSV's counts lines.
+    const pdf = await isPdf(file)
+    let total = pdf ? 1 : Math.max(1, await countLines(path))
+    let bar = progressBar(basename(path), total)
     const totals: Totals = { accepted: 0, duplicates: 0, rejected: 0, skipped: 0, errors: [] }
     let batch: unknown[] = []
     let rows: number[] = []
-    let lastRow = 0
+    let done = 0
     const flush = async () => {
       if (batch.length === 0) return
       await sendBatch(api, args.tenant, batch, totals, rows, 'statement')
       batch = []
       rows = []
-      bar.update(lastRow, `accepted ${totals.accepted}`)
+      bar.update(done, `accepted ${totals.accepted}`)
     }
-    const { headerFound } = await streamStatement(Bun.file(path).stream(), {
-      timeZone: args.timezone,
-      onChunk: async (c) => {
-        totals.skipped += c.skipped
-        totals.rejected += c.errors.length
-        for (const e of c.errors) if (totals.errors.length < 20) totals.errors.push(e)
-        for (const [i, t] of c.transactions.entries()) {
-          batch.push({
-            occurred_at: t.occurredAt,
-            amount: toMajor(t.amount!),
-            direction: t.direction,
-            counterparty_name: t.counterpartyName,
-            counterparty_phone: t.counterpartyPhone,
-            description: t.description,
-            receipt_number: t.receiptNumber,
-            balance: t.balance === null ? null : toMajor(t.balance),
-          })
-          rows.push(c.rows[i]!)
-          lastRow = c.rows[i]!
-          if (batch.length >= BATCH) await flush()
-        }
-      },
-    })
+    try {
+      await readStatement(file, {
+        timeZone: args.timezone,
+        password: args.password,
+        onPage: (page, pages) => {
+          if (page === 1) {
+            total = pages
+            bar = progressBar(basename(path), total)
+          }
+          done = page
+          bar.update(done, `accepted ${totals.accepted}`)
+        },
+        onChunk: async (c) => {
+          totals.skipped += c.skipped
+          totals.rejected += c.errors.length
+          for (const e of c.errors) if (totals.errors.length < 20) totals.errors.push(e)
+          for (const [i, t] of c.transactions.entries()) {
+            batch.push({
+              occurred_at: t.occurredAt,
+              amount: toMajor(t.amount!),
+              direction: t.direction,
+              counterparty_name: t.counterpartyName,
+              counterparty_phone: t.counterpartyPhone,
+              description: t.description,
+              receipt_number: t.receiptNumber,
+              balance: t.balance === null ? null : toMajor(t.balance),
+            })
+            rows.push(c.rows[i]!)
+            if (!pdf) done = c.rows[i]!
+            if (batch.length >= BATCH) await flush()
+          }
+        },
+      })
+    } catch (err) {
+      bar.done()
+      // The reader's refusals (no statement table, a PDF's password) are the user's to fix.
+      if ((err as { code?: string }).code) fail((err as Error).message)
+      throw err
+    }
     await flush()
     bar.update(total)
     bar.done()
-    if (!headerFound)
-      fail('no M-Pesa statement header row (Receipt No., Completion Time, ...) found')
     for (const e of totals.errors)
       consola.warn(`row ${e.row ?? e.index}: ${e.field ? `${e.field}: ` : ''}${e.message}`)
     // The summary is the command's output: plain stdout, whatever consola's level.

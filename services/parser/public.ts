@@ -1,8 +1,8 @@
 /**
- * What the parser offers outside the service (the CLI): reading a statement file the way an
- * upload is read, and the synthetic demo history. Commands import this module, never the
+ * What the parser offers outside the service (the CLI): reading a statement file (CSV or PDF) the
+ * way an upload is read, and the synthetic demo history. Commands import this module, never the
  * service's internals.
  */
 export { generateDemo } from './demo.ts'
 export { readStatement } from './read-statement.ts'
-export { streamStatement } from './statement.ts'
+export { isPdf } from './statement-pdf.ts'
