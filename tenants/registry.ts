@@ -9,7 +9,9 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
+import { Value } from '@sinclair/typebox/value'
 import { TenantNotFound } from '../schema/errors.ts'
+import { type Isolation, TenantProfile } from '../schema/profiles.ts'
 import { assertTenantId, PLATFORM_TENANT } from '../schema/tenant-id.ts'
 import type { Db, Migration } from './db.ts'
 import { openDatabase } from './db.ts'
@@ -19,21 +21,9 @@ import { openDatabase } from './db.ts'
  * tenants own `tenants/<id>/`, Enterprise tenants a dedicated location. No placement file means
  * shared.
  */
-export type Isolation = 'shared' | 'schema' | 'database'
-
-export interface Placement {
-  isolation: Isolation
-  /** For 'database': the folder holding the tenant's database files. */
-  database_path?: string
-  /**
-   * The tenant's profile as the tenant service last wrote it, readable by every service without a
-   * call: plan id, status, effective feature flags, IANA time zone.
-   */
-  plan?: string
-  status?: string
-  features?: Record<string, boolean>
-  timezone?: string
-}
+export type { Isolation }
+/** The tenant's profile (schema/profiles.ts): where its data lives, plan, status, features, zone. */
+export type Placement = TenantProfile
 
 export interface RegistryOptions {
   dataDir: string
@@ -144,7 +134,15 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
     if (cached && Date.now() - cached.at < 1000) return cached.p
     const file = placementFile(tenantId)
     let p: Placement = { isolation: 'shared' }
-    if (existsSync(file)) p = JSON.parse(readFileSync(file, 'utf8')) as Placement
+    if (existsSync(file)) {
+      const read: unknown = JSON.parse(readFileSync(file, 'utf8'))
+      // A profile that is not what the tenant service writes is a broken install, said loudly.
+      if (!Value.Check(TenantProfile, read))
+        throw new Error(
+          `tenants/${tenantId}/placement.json does not match the tenant profile schema`,
+        )
+      p = read
+    }
     placements.set(tenantId, { p, at: Date.now() })
     return p
   }

@@ -1,5 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { Value } from '@sinclair/typebox/value'
+import {
+  type Entitlements,
+  Entitlements as EntitlementsSchema,
+  type Metric,
+} from '../../schema/profiles.ts'
 import type { TenantRegistry } from '../../tenants/registry.ts'
 import { AppError, Forbidden, LimitExceeded } from './errors.ts'
 
@@ -10,29 +16,7 @@ import { AppError, Forbidden, LimitExceeded } from './errors.ts'
 export const PURPOSE_HEADER = 'x-mmp-purpose'
 export const INVOICE_PAYMENT = 'invoice-payment'
 
-export type Metric =
-  | 'transactions'
-  | 'statements'
-  | 'payments'
-  | 'api_calls'
-  | 'users'
-  | 'webhook_endpoints'
-
-/**
- * What a tenant may do right now, written by the billing service to
- * `tenants/<id>/entitlements.json` whenever a subscription, its status or its usage changes, and
- * read by every service that does metered work through `assertEntitled`.
- */
-export interface Entitlements {
-  plan: string
-  status: 'trialing' | 'active' | 'past_due' | 'suspended' | 'canceled'
-  period_start: string
-  period_end: string
-  /** null: unlimited. */
-  limits: Partial<Record<Metric, number | null>>
-  used: Partial<Record<Metric, number>>
-  updated_at: string
-}
+export type { Entitlements, Metric }
 
 const cache = new Map<string, { e: Entitlements | null; at: number }>()
 
@@ -40,7 +24,11 @@ export function readEntitlements(registry: TenantRegistry, tenantId: string): En
   const hit = cache.get(tenantId)
   if (hit && Date.now() - hit.at < 1000) return hit.e
   const file = join(registry.tenantDir(tenantId), 'entitlements.json')
-  const e = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Entitlements) : null
+  const read: unknown = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : null
+  // Only billing writes the file; one that does not match its schema is a broken install.
+  if (read !== null && !Value.Check(EntitlementsSchema, read))
+    throw new Error(`tenants/${tenantId}/entitlements.json does not match the entitlements schema`)
+  const e = read as Entitlements | null
   cache.set(tenantId, { e, at: Date.now() })
   return e
 }
