@@ -18,6 +18,8 @@ import {
   type StatementRead,
 } from './statement-row.ts'
 
+/** Pages read looking for the detailed table's header before the file is refused. */
+const MAX_PAGES_BEFORE_TABLE = 3
 /** A wrapped Details line sits within this many line heights below the line above it. */
 const WRAP_GAP = 2.2
 
@@ -134,6 +136,9 @@ export async function readStatementPdf(
           .find((l) => l.pieces.length >= 3)
           ?.pieces.map((p) => p.text.trim())
           .join(', ')
+        // A statement's table starts on its first page, below the summary: a long document
+        // without one by the third page is not a statement and is not read to its end.
+        if (n >= MAX_PAGES_BEFORE_TABLE) break
         opts.onPage?.(n, doc.numPages)
         continue
       }
