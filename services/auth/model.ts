@@ -1,4 +1,8 @@
 import { t } from 'elysia'
+import { CreatedUser, Role, UserList } from '../../schema/peers.ts'
+
+export { CreatedUser, Role, UserList }
+
 import { MIN_PASSWORD_LENGTH } from './password-policy.ts'
 
 /** A password being set; `assertStrongPassword` checks length and strength with one message. */
@@ -7,13 +11,6 @@ const NewPassword = t.String({
   maxLength: 1024,
   description: `At least ${MIN_PASSWORD_LENGTH} characters and not guessable (zxcvbn score 3 or more, not a common password)`,
 })
-
-export const Role = t.Union([
-  t.Literal('Admin'),
-  t.Literal('Manager'),
-  t.Literal('Analyst'),
-  t.Literal('Viewer'),
-])
 
 export const LoginBody = t.Object({
   email: t.String({ format: 'email', maxLength: 254 }),
@@ -52,32 +49,9 @@ export const CreateUserBody = t.Object({
   password: t.Optional(NewPassword),
 })
 
-export const CreatedUser = t.Object({
-  id: t.String(),
-  tenant_id: t.String(),
-  email: t.String(),
-  role: Role,
-  status: t.String(),
-  invite_token: t.Optional(t.String()),
-  expires_at: t.Optional(t.String()),
-})
-
 export const AcceptInviteBody = t.Object({
   token: t.String({ minLength: 16, maxLength: 200 }),
   password: NewPassword,
-})
-
-export const UserList = t.Object({
-  data: t.Array(
-    t.Object({
-      id: t.String(),
-      tenant_id: t.String(),
-      email: t.String(),
-      role: Role,
-      status: t.String(),
-      created_at: t.String(),
-    }),
-  ),
 })
 
 export const RevocationList = t.Object({

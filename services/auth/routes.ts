@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import { exportJWK, importSPKI } from 'jose'
+import { RemovedUsers } from '../../schema/peers.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
@@ -196,6 +197,7 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
       ({ params }) => ({ removed: removeTenantUsers(deps, params.tenant_id) }),
       {
         auth: 'operator',
+        response: { 200: RemovedUsers },
         detail: {
           summary: 'Remove every user of a tenant (tenant erasure)',
           tags: ['auth'],

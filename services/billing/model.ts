@@ -1,46 +1,9 @@
 import { t } from 'elysia'
+import { Plan, PlanFeatures, PlanLimits, PlanOverage, PlanTier } from '../../schema/peers.ts'
+
+export { Plan, PlanFeatures, PlanLimits, PlanOverage, PlanTier }
 
 /** Request and response schemas of the billing API (DESIGN §11). Money is decimal KES. */
-
-const Limit = t.Nullable(t.Integer({ minimum: 0, description: 'null: unlimited' }))
-
-export const PlanLimits = t.Object({
-  transactions: Limit,
-  statements: Limit,
-  users: Limit,
-  webhook_endpoints: Limit,
-})
-
-export const PlanFeatures = t.Object({
-  advanced_analytics: t.Boolean(),
-  bulk_upload: t.Boolean(),
-  api_access: t.Boolean(),
-})
-
-export const PlanOverage = t.Object(
-  {
-    transactions: t.Optional(t.Number({ minimum: 0 })),
-    statements: t.Optional(t.Number({ minimum: 0 })),
-  },
-  { description: 'price per unit used past a limit (decimal KES)' },
-)
-
-export const PlanTier = t.Union([t.Literal('free'), t.Literal('pro'), t.Literal('enterprise')], {
-  description: 'the isolation tier the plan puts a tenant in (DESIGN §3)',
-})
-
-export const Plan = t.Object({
-  id: t.String(),
-  name: t.String(),
-  tier: PlanTier,
-  price: t.Number(),
-  currency: t.String(),
-  interval: t.Literal('month'),
-  limits: PlanLimits,
-  features: PlanFeatures,
-  overage: PlanOverage,
-})
-export type Plan = typeof Plan.static
 
 export const CreatePlanBody = t.Object({
   id: t.Optional(t.String({ pattern: '^[a-z0-9][a-z0-9_-]{1,62}$' })),

@@ -1,4 +1,5 @@
 import { invoicePayments } from '../../schema/billing/tables.ts'
+import type { StkPushAccepted } from '../../schema/peers.ts'
 import { INVOICE_PAYMENT, PURPOSE_HEADER } from '../kernel/entitlements.ts'
 import { invalidField } from '../kernel/errors.ts'
 import { newId } from '../kernel/ids.ts'
@@ -38,13 +39,6 @@ export async function upgradeSubscription(
   const changed = changePlan(b, o.tenantId, o.plan, now)
   syncEntitlements(b, o.tenantId, now)
   return changed.sub
-}
-
-export interface StkPushAccepted {
-  checkout_request_id: string
-  merchant_request_id?: string
-  status: string
-  [k: string]: unknown
 }
 
 /**

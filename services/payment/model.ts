@@ -1,19 +1,7 @@
 import { t } from 'elysia'
+import { PaymentStatus as Status, StkPushAccepted } from '../../schema/peers.ts'
 
-const Status = t.Union(
-  [
-    t.Literal('pending'),
-    t.Literal('unknown'),
-    t.Literal('success'),
-    t.Literal('failed'),
-    t.Literal('cancelled'),
-    t.Literal('timeout'),
-  ],
-  {
-    description:
-      'pending until the customer answers, then the final result; unknown when the provider may have the request but its answer was lost (settled by its callback or a query, never retried)',
-  },
-)
+export { StkPushAccepted }
 
 export const StkPushBody = t.Object({
   tenant_id: t.Optional(t.String({ description: "the token's tenant (operator: any)" })),
@@ -21,14 +9,6 @@ export const StkPushBody = t.Object({
   amount: t.Number({ description: 'whole shillings, at least 1 (STK push takes no cents)' }),
   account_reference: t.String({ description: 'caller-chosen reference, at most 12 characters' }),
   transaction_desc: t.String({ description: 'description, at most 13 characters' }),
-})
-
-export const StkPushAccepted = t.Object({
-  checkout_request_id: t.String({
-    description: "the provider's CheckoutRequestID; our payment id while it is unknown",
-  }),
-  merchant_request_id: t.String(),
-  status: Status,
 })
 
 export const PaymentStatusView = t.Object({

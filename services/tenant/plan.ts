@@ -1,5 +1,6 @@
 import { and, desc, eq } from 'drizzle-orm'
 import type { TopicEvent, topics } from '../../schema/events.ts'
+import type { Plan } from '../../schema/peers.ts'
 import { isPlanId, type PlanId, plans } from '../../schema/plans.ts'
 import { tenantMoves, tenants } from '../../schema/tenant/tables.ts'
 import { moveTenantData, purgeTenantRows } from '../../tenants/move.ts'
@@ -25,13 +26,8 @@ import {
 import { assertWritable, saveRow, tenantDb, tenantInPath } from './store.ts'
 import type { CallInfo } from './users.ts'
 
-interface BillingPlan {
-  id: string
-  tier?: string
-  price?: number
-  features?: Record<string, unknown>
-  limits?: { users?: number | null }
-}
+/** A plan as billing answers it (schema/peers.ts). */
+type BillingPlan = Plan
 
 /**
  * The plan a tenant is to move to: a built-in id (any case) as it is, otherwise a plan billing
@@ -46,7 +42,7 @@ export async function resolvePlan(
   const builtin = builtinPlan(value)
   if (builtin) return { plan: builtin, planTerms: null }
   const id = value.trim().toLowerCase()
-  const res = await ctx.client.call<{ data?: BillingPlan[] }>('billing', '/api/v1/billing/plans', {
+  const res = await ctx.client.call<{ data: BillingPlan[] }>('billing', '/api/v1/billing/plans', {
     token: call.token,
     requestId: call.requestId,
     deadline: call.deadline,

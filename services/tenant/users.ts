@@ -1,3 +1,4 @@
+import type { CreatedUser, RemovedUsers, UserList } from '../../schema/peers.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { assertEntitled } from '../kernel/entitlements.ts'
 import { Forbidden, LimitExceeded, NotFound } from '../kernel/errors.ts'
@@ -11,15 +12,8 @@ export interface CallInfo {
   deadline?: number | undefined
 }
 
-export interface AuthUser {
-  id: string
-  tenant_id: string
-  email: string
-  role: string
-  status: string
-  invite_token?: string
-  expires_at?: string
-}
+/** A user as auth answers for one it made (the shape is auth's, declared in schema/peers.ts). */
+export type AuthUser = CreatedUser
 
 const opts = (call: CallInfo) => ({
   token: call.token,
@@ -44,8 +38,8 @@ export async function listTenantUsers(
   ctx: ServiceContext,
   call: CallInfo,
   tenantId: string,
-): Promise<AuthUser[]> {
-  const res = await ctx.client.call<{ data: AuthUser[] }>('auth', '/api/v1/auth/users', {
+): Promise<UserList['data']> {
+  const res = await ctx.client.call<UserList>('auth', '/api/v1/auth/users', {
     ...opts(call),
     query: { tenant_id: tenantId },
   })
@@ -106,7 +100,7 @@ export async function removeAllUsers(
   call: CallInfo,
   tenantId: string,
 ): Promise<number> {
-  const res = await ctx.client.call<{ removed?: number } | null>(
+  const res = await ctx.client.call<RemovedUsers | null>(
     'auth',
     `/api/v1/auth/tenants/${tenantId}/users`,
     { ...opts(call), method: 'DELETE' },
