@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'FORBIDDEN'
   | 'TENANT_MISMATCH'
   | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
   | 'TENANT_NOT_FOUND'
   | 'CONFLICT'
   | 'IDEMPOTENCY_KEY_REUSED'
@@ -42,6 +43,7 @@ export const statusOf: Record<ErrorCode, number> = {
   FORBIDDEN: 403,
   TENANT_MISMATCH: 403,
   NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
   TENANT_NOT_FOUND: 404,
   CONFLICT: 409,
   IDEMPOTENCY_KEY_REUSED: 409,
@@ -164,6 +166,16 @@ export class IdempotencyInProgress extends AppError {
   constructor(retryAfterSeconds = 1) {
     super('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still in progress', {
       headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    })
+  }
+}
+
+/** The path exists with other methods: 405 with `Allow` listing them. */
+export class MethodNotAllowed extends AppError {
+  constructor(method: string, path: string, allowed: readonly string[]) {
+    super('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${allowed.join(', ')}`, {
+      headers: { Allow: allowed.join(', ') },
+      extra: { allowed },
     })
   }
 }

@@ -284,3 +284,27 @@ export function largestBodyLimit(
     if (service === 'gateway' || r.service === service) largest = Math.max(largest, sizes[r.body])
   return largest
 }
+
+/**
+ * The methods the manifest lists for a path (for a 405 with `Allow` when a request uses another);
+ * empty when the path itself is unknown.
+ *
+ * @example
+ * allowedMethods('/api/v1/analytics/summary') // ['GET']
+ */
+export function allowedMethods(path: string): Method[] {
+  const segment = segmentOf(path)
+  const list = segment === undefined ? undefined : bySegment.get(segment)
+  if (!list) return []
+  const parts = path.split('/')
+  const methods = list
+    .filter((r) => r.segments.length === parts.length && matchesHead(r.segments, parts))
+    .map((r) => r.method)
+  return [...new Set(methods)]
+}
+
+/** The manifest entry of an OpenAPI path (`{id}` placeholders) and method, if listed. */
+export function routeOfDocument(method: string, documentPath: string): Route | undefined {
+  const path = documentPath.replace(/\{([^}]+)\}/g, ':$1')
+  return routes.find((r) => r.method === method.toUpperCase() && r.path === path)
+}

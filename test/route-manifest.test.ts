@@ -52,3 +52,38 @@ describe('the route manifest against the OpenAPI document', () => {
     expect(disagree).toEqual([])
   })
 })
+
+describe('what the manifest tells clients', () => {
+  it('states security on every operation: [] for public routes, the bearer token otherwise', () => {
+    const wrong = documented
+      .filter(({ method, path, op }) => {
+        const route = routes.find((r) => r.method === method && r.path === asPattern(path))
+        const want = route?.access === 'token' ? [{ bearer: [] }] : []
+        return JSON.stringify(op.security) !== JSON.stringify(want)
+      })
+      .map(({ method, path }) => `${method} ${path}`)
+    expect(wrong).toEqual([])
+    const login = documented.find((d) => d.path === '/api/v1/auth/login')!
+    expect(login.op.security).toEqual([])
+  })
+
+  it('answers a wrong method on a known path with 405 and Allow, at the gateway and a service port', async () => {
+    for (const base of [p.gateway, p.url('analytics')]) {
+      const res = await fetch(`${base}/api/v1/analytics/summary`, { method: 'POST' })
+      expect(res.status).toBe(405)
+      expect(res.headers.get('allow')).toBe('GET')
+      expect(res.headers.get('content-type')).toContain('application/problem+json')
+      expect(await res.json()).toMatchObject({ status: 405, code: 'METHOD_NOT_ALLOWED' })
+    }
+    const tenants = await fetch(`${p.gateway}/api/v1/tenants/acme`, { method: 'POST' })
+    expect(tenants.status).toBe(405)
+    expect(tenants.headers.get('allow')?.split(', ').sort()).toEqual([
+      'DELETE',
+      'GET',
+      'PATCH',
+      'PUT',
+    ])
+    const unknown = await fetch(`${p.gateway}/api/v1/analytics/nothing-here`)
+    expect(unknown.status).not.toBe(405)
+  })
+})

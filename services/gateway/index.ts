@@ -1,4 +1,11 @@
-import { BODY_LIMITS, type BodySizes, findRoute, tenantInPath } from '../../schema/routes.ts'
+import { MethodNotAllowed } from '../../schema/errors.ts'
+import {
+  allowedMethods,
+  BODY_LIMITS,
+  type BodySizes,
+  findRoute,
+  tenantInPath,
+} from '../../schema/routes.ts'
 import { limitStream, readLimited } from '../kernel/body-limit.ts'
 import type { ServiceName } from '../kernel/context.ts'
 import { AppError, Forbidden, invalidField, RateLimited } from '../kernel/errors.ts'
@@ -213,6 +220,11 @@ export function createGateway(opts: GatewayOptions) {
       // A route the manifest does not list is still forwarded: it needs a token and gets the
       // default limit and budget, and the service answers for it.
       const route = findRoute(method, path)
+      const allowed = route ? [] : allowedMethods(path)
+      if (allowed.length && method !== 'HEAD' && method !== 'OPTIONS') {
+        verdict = limiter.peek(`ip:${ip}`, rates.perIp, rates.burstFactor)
+        throw new MethodNotAllowed(method, path, allowed)
+      }
       const access = route?.access ?? 'token'
       if (access !== 'token') {
         // Provider callbacks arrive in bursts from a few addresses and carry their own

@@ -1,3 +1,4 @@
+import { routeOfDocument } from '../../schema/routes.ts'
 import type { ServiceName } from '../kernel/context.ts'
 import type { Discovery } from '../kernel/http-client.ts'
 
@@ -6,6 +7,23 @@ type Doc = {
   paths?: Record<string, Record<string, unknown>>
   components?: Record<string, Record<string, unknown>>
   tags?: Array<{ name: string; description?: string }>
+}
+
+/**
+ * The document states each operation's security as the route manifest knows it: public routes
+ * (login, refresh, JWKS, provider callbacks, …) `security: []`, every other one the bearer token,
+ * so no public route inherits the document's default.
+ */
+function withSecurity(path: string, ops: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [method, op] of Object.entries(ops)) {
+    const route = routeOfDocument(method, path)
+    out[method] =
+      route && op && typeof op === 'object'
+        ? { ...op, security: route.access === 'token' ? [{ bearer: [] }] : [] }
+        : op
+  }
+  return out
 }
 
 /**
@@ -48,7 +66,7 @@ export function createOpenApi(opts: {
         return
       }
       for (const [path, ops] of Object.entries(doc.paths ?? {}))
-        paths[path] = { ...(paths[path] ?? {}), ...ops }
+        paths[path] = { ...(paths[path] ?? {}), ...withSecurity(path, ops) }
       for (const [kind, entries] of Object.entries(doc.components ?? {})) {
         const into = components[kind] ?? {}
         components[kind] = into

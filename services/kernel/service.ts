@@ -1,10 +1,10 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
-import { bodyLimitOf } from '../../schema/routes.ts'
+import { allowedMethods, bodyLimitOf } from '../../schema/routes.ts'
 import { limitStream, payloadTooLarge } from './body-limit.ts'
 import type { ServiceContext } from './context.ts'
 import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.ts'
-import { AppError, Forbidden } from './errors.ts'
+import { AppError, Forbidden, MethodNotAllowed } from './errors.ts'
 import { isValidRequestId, newRequestId } from './ids.ts'
 import { appErrorResponse, fieldErrorsOf, problemResponse, storageError } from './problem.ts'
 import { type Action, type Actor, assertCan, isOperator } from './roles.ts'
@@ -144,15 +144,16 @@ export function createServiceApp(
             },
             requestId,
           )
-        case 'NOT_FOUND':
+        case 'NOT_FOUND': {
+          const path = new URL(request.url).pathname
+          const allowed = allowedMethods(path)
+          if (allowed.length)
+            return appErrorResponse(new MethodNotAllowed(request.method, path, allowed), requestId)
           return problemResponse(
-            {
-              status: 404,
-              code: 'NOT_FOUND',
-              detail: `no route for ${request.method} ${new URL(request.url).pathname}`,
-            },
+            { status: 404, code: 'NOT_FOUND', detail: `no route for ${request.method} ${path}` },
             requestId,
           )
+        }
         default: {
           const status = (error as { status?: number }).status
           if (typeof status === 'number' && status >= 400 && status < 500) {
