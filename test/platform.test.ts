@@ -78,7 +78,11 @@ describe('mmp serve', () => {
       'statements',
       'parser/transactions',
     ]) {
-      const res = await api(p.gateway).get(`/api/v1/${prefix}`)
+      // Statements and parser batches are POST-only routes (a GET is 405 before any token check).
+      const post = prefix === 'statements' || prefix.startsWith('parser/')
+      const res = post
+        ? await api(p.gateway).post(`/api/v1/${prefix}`, {})
+        : await api(p.gateway).get(`/api/v1/${prefix}`)
       expect(res.status).toBe(401)
       expect(res.body.code).toBe('UNAUTHENTICATED')
       expect(res.headers.get('www-authenticate')).toBe('Bearer')
