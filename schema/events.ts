@@ -108,7 +108,25 @@ export const TenantChangedEvent = t.Object({
 })
 export type TenantChangedEvent = typeof TenantChangedEvent.static
 
-/** `mobilemoney.subscriptions.changed` (billing): the tenant's plan or subscription status changed. */
+/**
+ * What the tenant service needs of a plan to apply it (DESIGN §3, §10): its isolation tier, its
+ * feature defaults and its user limit (null: unlimited).
+ */
+export const PlanTerms = t.Object({
+  tier: t.Union([t.Literal('free'), t.Literal('pro'), t.Literal('enterprise')]),
+  features: t.Record(t.String(), t.Boolean()),
+  users: t.Nullable(t.Integer({ minimum: 0 })),
+})
+export type PlanTerms = typeof PlanTerms.static
+
+/**
+ * `mobilemoney.subscriptions.changed` (billing): the tenant's plan or subscription status changed.
+ * Billing owns the plan; the tenant service takes tier, isolation and feature defaults from here.
+ * `plan_terms` are the terms of `plan` from billing's plan row (custom plans included);
+ * `plan_revision` is raised by every plan change of the subscription, so a consumer applies a plan
+ * only when its revision is above the last one it applied. Both are absent on events written
+ * before they existed.
+ */
 export const SubscriptionChangedEvent = t.Object({
   plan: t.String(),
   previous_plan: t.Nullable(t.String()),
@@ -117,6 +135,8 @@ export const SubscriptionChangedEvent = t.Object({
   reason: t.String(),
   current_period_start: t.String(),
   current_period_end: t.String(),
+  plan_terms: t.Optional(t.Nullable(PlanTerms)),
+  plan_revision: t.Optional(t.Integer({ minimum: 0 })),
 })
 export type SubscriptionChangedEvent = typeof SubscriptionChangedEvent.static
 

@@ -34,6 +34,12 @@ export const subscriptions = sqliteTable('subscriptions', {
   /** The tenant's display name as the tenant service last announced it (for invoices). */
   tenantName: text('tenant_name'),
   planId: text('plan_id').notNull(),
+  /**
+   * Raised by every plan change (1 when the subscription starts on its first plan); each
+   * `subscriptions.changed` event carries it, so a consumer applies a plan only when it is newer
+   * than the one it already applied, whatever order the events reach it in.
+   */
+  planRevision: integer('plan_revision').notNull().default(0),
   /** The plan the current period started on: its base fee is invoiced at period end. */
   periodPlanId: text('period_plan_id').notNull(),
   status: text('status').notNull(),

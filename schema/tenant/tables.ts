@@ -1,4 +1,4 @@
-import { index, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 
 export { inbox, outbox } from '../kernel.ts'
 
@@ -24,6 +24,11 @@ export const tenants = sqliteTable('tenants', {
    * moved to it so later reads need no call; null on the built-in plans (schema/plans.ts).
    */
   planTerms: text('plan_terms'),
+  /**
+   * Billing's `plan_revision` of the plan last applied (0: none yet). A plan billing reports with
+   * a revision not above it is already applied or superseded, and is ignored.
+   */
+  planRevision: integer('plan_revision').notNull().default(0),
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull(),
 })

@@ -391,7 +391,7 @@ describe('billing service', () => {
     })
   })
 
-  it('upgrades through the tenant service and prorates the change to the cent', async () => {
+  it('owns the plan: its door changes it, prorated to the cent, and tells the tenant service by event', async () => {
     await tenantCreated('acme', 'free', '2026-01-01T00:00:00Z')
     kit.ctx.clock.set('2026-01-11T00:00:00Z')
     const admin = await kit.authFor({ tenantId: 'acme', role: 'Admin' })
@@ -402,14 +402,35 @@ describe('billing service', () => {
       { tenant_id: 'acme', plan: 'pro' },
     )
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ tenant_id: 'acme', plan: 'pro', status: 'active' })
-    expect(calls).toHaveLength(1)
-    expect(calls[0]).toMatchObject({
-      service: 'tenant',
-      path: '/api/v1/tenants/acme/upgrade',
-      opts: { method: 'PUT', body: { plan: 'pro' }, requestId: 'req-upgrade-1' },
+    const proTerms = {
+      tier: 'pro',
+      features: { advanced_analytics: true, bulk_upload: true, api_access: true },
+      users: 20,
+    }
+    expect(res.body).toMatchObject({
+      tenant_id: 'acme',
+      plan: 'pro',
+      status: 'active',
+      plan_revision: 2,
+      plan_terms: proTerms,
     })
-    expect(calls[0]!.opts.token).toBe(admin.authorization.slice(7))
+    // Billing no longer asks the tenant service: the tenant follows the event.
+    expect(calls).toEqual([])
+    await kit.ctx.relay.flush()
+    const changed = kit.bus.published
+      .filter((e) => e.type === topics.subscriptionsChanged)
+      .map((e) => e.data)
+    expect(changed).toMatchObject([
+      { reason: 'created', plan: 'free', plan_revision: 1, plan_terms: { tier: 'free' } },
+      { reason: 'upgraded', plan: 'pro', plan_revision: 2, plan_terms: proTerms },
+    ])
+    // The same plan again changes nothing and emits nothing.
+    const again = await req('POST', '/api/v1/billing/subscriptions/upgrade', admin, {
+      tenant_id: 'acme',
+      plan: 'pro',
+    })
+    expect(again.body).toMatchObject({ plan: 'pro', plan_revision: 2 })
+    // The tenant's `updated` event (the move billing's event caused) never changes the plan.
     await kit.bus.publish(topics.tenantsChanged, {
       id: 'evt-acme-updated',
       type: topics.tenantsChanged,
@@ -419,13 +440,14 @@ describe('billing service', () => {
       data: {
         change: 'updated',
         name: 'acme Ltd',
-        plan: 'pro',
-        isolation: 'schema',
+        plan: 'free',
+        isolation: 'shared',
         status: 'active',
         features: {},
         timezone: 'Africa/Nairobi',
       },
     })
+    expect((await req('GET', '/api/v1/billing/subscriptions/acme', admin)).body.plan).toBe('pro')
     expect(readEntitlements(kit.registry, 'acme')?.limits.transactions).toBe(50000)
     expect(
       (
@@ -458,6 +480,37 @@ describe('billing service', () => {
     const second = (await req('GET', `/api/v1/billing/invoices/${next.body.invoices[0]}`, admin))
       .body
     expect(second).toMatchObject({ number: 'INV-000002', total: 2500 })
+  })
+
+  it('reports a custom plan with its terms, and keeps a plan changed before the tenant event came', async () => {
+    await req('POST', '/api/v1/billing/plans', operator, {
+      id: 'starter',
+      name: 'Starter',
+      price: 500,
+      limits: { transactions: 2000, statements: 10, users: 3, webhook_endpoints: 1 },
+      features: { advanced_analytics: true },
+    })
+    kit.registry.setPlacement('acme', { isolation: 'shared', plan: 'free' })
+    const admin = await kit.authFor({ tenantId: 'acme', role: 'Admin' })
+    const up = await req('POST', '/api/v1/billing/subscriptions/upgrade', admin, {
+      tenant_id: 'acme',
+      plan: 'starter',
+    })
+    expect(up.body).toMatchObject({
+      plan: 'starter',
+      plan_revision: 2,
+      plan_terms: {
+        tier: 'pro',
+        features: { advanced_analytics: true, bulk_upload: false, api_access: false },
+        users: 3,
+      },
+    })
+    expect(readEntitlements(kit.registry, 'acme')).toMatchObject({ plan: 'starter' })
+    // The tenant's `created` event, late, finds the subscription and leaves its plan alone.
+    await tenantCreated('acme', 'free', '2026-01-01T00:00:00Z')
+    const sub = await req('GET', '/api/v1/billing/subscriptions/acme', admin)
+    expect(sub.body).toMatchObject({ plan: 'starter', tenant_id: 'acme' })
+    expect(readEntitlements(kit.registry, 'acme')).toMatchObject({ plan: 'starter' })
   })
 
   it('carries a downgrade credit to the next invoice', async () => {

@@ -7,7 +7,7 @@ import { PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { type Billing, DAY_MS } from './billing.ts'
 import { findPlan } from './plans.ts'
 import { markInvoicePaid, notePaymentFailed } from './settle.ts'
-import { cancelSubscription, changePlan, ensureSubscription } from './subscriptions.ts'
+import { cancelSubscription, ensureSubscription } from './subscriptions.ts'
 import { recordUsage, syncEntitlements } from './usage.ts'
 
 const INVOICE_NUMBER = /^INV-\d{6,}$/
@@ -44,7 +44,13 @@ function eventTime(b: Billing, occurredAt: string | undefined): Date {
   return ok ? t : now
 }
 
-/** A tenant was created (subscription on its plan), moved to a plan, or deleted (canceled). */
+/**
+ * A tenant was created (its subscription starts on the plan the operator chose), renamed (the
+ * name invoices carry) or deleted (canceled). Billing owns the plan: an `updated` event never
+ * changes it, since plan changes reach billing through its upgrade door and the tenant follows
+ * `subscriptions.changed`. A subscription that already exists (made lazily, or moved on through
+ * the door before this event arrived) keeps its plan.
+ */
 export function onTenant(b: Billing, e: TopicEvent<typeof topics.tenantsChanged>): void {
   const tenantId = e.tenant_id
   const data = e.data
@@ -55,10 +61,13 @@ export function onTenant(b: Billing, e: TopicEvent<typeof topics.tenantsChanged>
       touched = true
       return
     }
-    const plan = data.plan && findPlan(b.db, data.plan) ? data.plan : null
-    if (data.plan && !plan)
-      b.ctx.log.warn('tenant event names an unknown plan', { tenant_id: tenantId, plan: data.plan })
     if (data.change === 'created') {
+      const plan = data.plan && findPlan(b.db, data.plan) ? data.plan : null
+      if (data.plan && !plan)
+        b.ctx.log.warn('tenant event names an unknown plan', {
+          tenant_id: tenantId,
+          plan: data.plan,
+        })
       const { created } = ensureSubscription(
         b,
         tenantId,
@@ -66,7 +75,7 @@ export function onTenant(b: Billing, e: TopicEvent<typeof topics.tenantsChanged>
         plan ?? 'free',
         data.name ?? null,
       )
-      touched = true
+      touched = created
       if (created) return
     }
     if (data.name)
@@ -75,15 +84,6 @@ export function onTenant(b: Billing, e: TopicEvent<typeof topics.tenantsChanged>
         .set({ tenantName: data.name })
         .where(eq(subscriptions.tenantId, tenantId))
         .run()
-    const current = b.db.orm
-      .select({ status: subscriptions.status })
-      .from(subscriptions)
-      .where(eq(subscriptions.tenantId, tenantId))
-      .get()
-    if (current?.status === 'canceled') return
-    if (plan && (data.change === 'created' || data.change === 'updated')) {
-      touched = changePlan(b, tenantId, plan, b.ctx.clock.now()).changed || touched
-    }
   })
   if (touched) syncEntitlements(b, tenantId, b.ctx.clock.now())
 }

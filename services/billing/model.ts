@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { PlanTerms } from '../../schema/events.ts'
 import { Plan, PlanFeatures, PlanLimits, PlanOverage, PlanTier } from '../../schema/peers.ts'
 
 export { Plan, PlanFeatures, PlanLimits, PlanOverage, PlanTier }
@@ -65,6 +66,18 @@ export const UpgradeBody = t.Object({
   tenant_id: t.String(),
   plan: t.String({ minLength: 1 }),
 })
+
+/**
+ * The answer of a plan change: the subscription with what `subscriptions.changed` tells the tenant
+ * service, so the tenant's door applies the same facts the event carries.
+ */
+export const UpgradedSubscription = t.Composite([
+  Subscription,
+  t.Object({
+    plan_revision: t.Integer({ description: 'raised by every plan change of the subscription' }),
+    plan_terms: t.Nullable(PlanTerms),
+  }),
+])
 
 export const usageMetrics = ['transactions', 'statements', 'payments', 'api_calls'] as const
 export type UsageMetric = (typeof usageMetrics)[number]

@@ -1,4 +1,5 @@
 import { invoicePayments } from '../../schema/billing/tables.ts'
+import type { PlanTerms } from '../../schema/events.ts'
 import type { StkPushAccepted } from '../../schema/peers.ts'
 import { INVOICE_PAYMENT, PURPOSE_HEADER } from '../kernel/entitlements.ts'
 import { invalidField } from '../kernel/errors.ts'
@@ -8,7 +9,12 @@ import type { Actor } from '../kernel/roles.ts'
 import { type Billing, iso } from './billing.ts'
 import { assertPayable, getInvoiceRow } from './invoices.ts'
 import { findPlan } from './plans.ts'
-import { changePlan, ensureSubscription, type SubscriptionRow } from './subscriptions.ts'
+import {
+  changePlan,
+  ensureSubscription,
+  type SubscriptionRow,
+  termsOfPlan,
+} from './subscriptions.ts'
 import { syncEntitlements } from './usage.ts'
 
 interface Forward {
@@ -17,28 +23,24 @@ interface Forward {
 }
 
 /**
- * The second door to a plan change (DESIGN §10): the tenant service applies tier, isolation and
- * features (`PUT /tenants/{id}/upgrade`), then billing applies the change to the subscription at
- * once. The `tenants.changed` event that follows finds the plan already set and does nothing.
+ * A plan change (DESIGN §10). Billing owns the plan: both doors end here — billing's own
+ * `POST /subscriptions/upgrade` and the tenant's `PUT /tenants/{id}/upgrade`, which calls it. The
+ * subscription changes at once (prorated), entitlements follow, and `subscriptions.changed` tells
+ * the tenant service, which moves the tenant to the plan's tier. Asking for the current plan changes
+ * nothing and emits nothing. The answer carries the plan's terms and revision, the facts the event
+ * carries, so the tenant's door can apply the change without waiting for the event.
  */
-export async function upgradeSubscription(
+export function upgradeSubscription(
   b: Billing,
-  o: Forward & { tenantId: string; plan: string; token: string },
-): Promise<SubscriptionRow> {
-  if (!findPlan(b.db, o.plan)) throw invalidField('plan', `unknown plan '${o.plan}'`)
-  const { sub } = ensureSubscription(b, o.tenantId, b.ctx.clock.now())
-  if (sub.planId === o.plan) return sub
-  await b.ctx.client.call('tenant', `/api/v1/tenants/${o.tenantId}/upgrade`, {
-    method: 'PUT',
-    body: { plan: o.plan },
-    token: o.token,
-    requestId: o.requestId,
-    deadline: o.deadline,
-  })
+  o: { tenantId: string; plan: string },
+): { sub: SubscriptionRow; terms: PlanTerms | null } {
+  const plan = findPlan(b.db, o.plan)
+  if (!plan) throw invalidField('plan', `unknown plan '${o.plan}'`)
   const now = b.ctx.clock.now()
-  const changed = changePlan(b, o.tenantId, o.plan, now)
-  syncEntitlements(b, o.tenantId, now)
-  return changed.sub
+  const { created } = ensureSubscription(b, o.tenantId, now)
+  const changed = changePlan(b, o.tenantId, plan.id, now)
+  if (created || changed.changed) syncEntitlements(b, o.tenantId, now)
+  return { sub: changed.sub, terms: termsOfPlan(plan) }
 }
 
 /**

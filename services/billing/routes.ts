@@ -20,6 +20,7 @@ import {
   Subscription,
   SubscriptionEvent,
   UpgradeBody,
+  UpgradedSubscription,
   UsageRecord,
   UsageRecordBody,
   UsageStats,
@@ -103,21 +104,15 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
     )
     .post(
       '/api/v1/billing/subscriptions/upgrade',
-      async ({ body, actor, requestId, request }) => {
+      ({ body, actor }) => {
         const tenantId = tenantFor(actor, assertTenantId(body.tenant_id))
-        const sub = await upgradeSubscription(b, {
-          tenantId,
-          plan: body.plan,
-          token: actor.token,
-          requestId,
-          deadline: deadlineOf(request),
-        })
-        return toSubscription(sub)
+        const { sub, terms } = upgradeSubscription(b, { tenantId, plan: body.plan })
+        return { ...toSubscription(sub), plan_revision: sub.planRevision, plan_terms: terms }
       },
       {
         auth: 'admin',
         body: UpgradeBody,
-        response: { 200: Subscription },
+        response: { 200: UpgradedSubscription },
         detail: secured('Change the plan of a tenant (prorated on the next invoice)'),
       },
     )

@@ -1,6 +1,6 @@
 import { asc, eq, sql } from 'drizzle-orm'
 import { planChanges, subscriptionEvents, subscriptions } from '../../schema/billing/tables.ts'
-import { type SubscriptionChangedEvent, topics } from '../../schema/events.ts'
+import { type PlanTerms, type SubscriptionChangedEvent, topics } from '../../schema/events.ts'
 import type { Clock } from '../kernel/clock.ts'
 import { Conflict, NotFound } from '../kernel/errors.ts'
 import { emitEvent } from '../kernel/events.ts'
@@ -10,7 +10,7 @@ import { assertTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { type Billing, iso } from './billing.ts'
 import type { Subscription, SubscriptionStatus } from './model.ts'
 import { periodOf, prorate } from './periods.ts'
-import { findPlan, getPlan } from './plans.ts'
+import { findPlan, getPlan, type PlanRow } from './plans.ts'
 
 export type SubscriptionRow = typeof subscriptions.$inferSelect
 
@@ -28,6 +28,12 @@ export function toSubscription(s: SubscriptionRow): Subscription {
     created_at: s.createdAt,
     updated_at: s.updatedAt,
   }
+}
+
+/** What the tenant service needs of a plan to apply it: tier, feature defaults, user limit. */
+export function termsOfPlan(p: PlanRow | null): PlanTerms | null {
+  if (!p) return null
+  return { tier: p.tier, features: { ...p.features }, users: p.limits.users ?? null }
 }
 
 export function findSubscription(b: Billing, tenantId: string): SubscriptionRow | null {
@@ -71,6 +77,8 @@ export function recordChange(
     reason,
     current_period_start: sub.currentPeriodStart,
     current_period_end: sub.currentPeriodEnd,
+    plan_terms: termsOfPlan(findPlan(b.db, sub.planId)),
+    plan_revision: sub.planRevision,
   }
   const clock = { now: () => at } as Clock
   emitEvent(b.db, { id, topic: topics.subscriptionsChanged, tenantId: sub.tenantId, data }, clock)
@@ -125,6 +133,7 @@ export function ensureSubscription(
       id: newId('sub'),
       tenantName,
       planId,
+      planRevision: 1,
       periodPlanId: planId,
       status: 'active',
       billingAnchor: iso(at),
@@ -146,8 +155,8 @@ export function ensureSubscription(
 /**
  * Moves a subscription to another plan at once (DESIGN §10). The price difference for the rest of
  * the period, by remaining seconds, becomes a proration line on the next invoice: a charge on an
- * upgrade, a credit on a downgrade. Changing to the current plan is a no-op, so the upgrade door
- * and the `tenants.changed` event that follows it apply the change once.
+ * upgrade, a credit on a downgrade. Changing to the current plan is a no-op. Every change raises
+ * the plan revision its `subscriptions.changed` event carries.
  */
 export function changePlan(
   b: Billing,
@@ -191,7 +200,8 @@ export function changePlan(
     }
     const reason =
       to.priceCents > fromCents ? 'upgraded' : to.priceCents < fromCents ? 'downgraded' : 'changed'
-    return { sub: updateSubscription(b, sub, { planId: to.id }, reason, at), changed: true }
+    const patch = { planId: to.id, planRevision: sub.planRevision + 1 }
+    return { sub: updateSubscription(b, sub, patch, reason, at), changed: true }
   })
 }
 

@@ -1,8 +1,9 @@
 import { topics } from '../../schema/events.ts'
 import { defineService, type NoSettings } from '../kernel/context.ts'
 import { subscribe } from '../kernel/subscribe.ts'
-import { applySubscriptionChange, resumeMoves } from './plan.ts'
+import { resumeMoves } from './plan.ts'
 import { createTenantsApp } from './routes.ts'
+import { applySubscriptionChange } from './upgrade.ts'
 
 export default defineService<NoSettings>({
   name: 'tenant',

@@ -8,9 +8,10 @@ import type { Db } from '../kernel/db.ts'
 import { newId } from '../kernel/ids.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { fakeClient } from './fake-client.ts'
-import { applySubscriptionChange, resumeMoves } from './plan.ts'
+import { resumeMoves } from './plan.ts'
 import { createTenantsApp } from './routes.ts'
 import { tenantDb } from './store.ts'
+import { applySubscriptionChange } from './upgrade.ts'
 
 const countOf = (db: Db, tenantId: string) =>
   db.sqlite
@@ -47,38 +48,89 @@ describe('plan changes outside the upgrade route', () => {
   })
   afterEach(() => kit.cleanup())
 
-  const subscriptionEvent = (plan: string, occurredAt: Date, id = newId('evt')) => ({
-    id,
+  const subscriptionEvent = (
+    plan: string,
+    revision: number | undefined,
+    extra: { plan_terms?: unknown; id?: string } = {},
+  ) => ({
+    id: extra.id ?? newId('evt'),
     type: topics.subscriptionsChanged,
     version: 1,
     tenant_id: 'acme',
-    occurred_at: occurredAt.toISOString(),
+    occurred_at: kit.ctx.clock.now().toISOString(),
     data: {
       plan,
       previous_plan: 'free',
       status: 'active',
       previous_status: 'active',
-      reason: 'upgrade',
+      reason: 'upgraded',
       current_period_start: '2026-11-01T00:00:00.000Z',
       current_period_end: '2026-12-01T00:00:00.000Z',
+      ...(revision === undefined ? {} : { plan_revision: revision }),
+      ...('plan_terms' in extra ? { plan_terms: extra.plan_terms } : {}),
     },
   })
+  const apply = (event: ReturnType<typeof subscriptionEvent>) =>
+    applySubscriptionChange(kit.ctx, event as Parameters<typeof applySubscriptionChange>[1])
+  const tenantRow = () =>
+    tenantDb(kit.ctx)
+      .sqlite.query("SELECT plan, isolation, plan_revision FROM tenants WHERE id = 'acme'")
+      .get()
+  const moveStates = () =>
+    tenantDb(kit.ctx)
+      .orm.select()
+      .from(tenantMoves)
+      .all()
+      .map((m) => m.state)
 
-  it('follows a subscriptions.changed plan once, moving the data, and ignores stale events', () => {
+  it('follows a subscriptions.changed plan once, moving the data; a repeat changes nothing', async () => {
     seedOutbox(kit.registry.tenant('analytics', 'acme'), 'acme', 40)
     const shared = kit.registry.tenant('analytics', 'acme')
-    kit.ctx.clock.advance(1000)
-    const event = subscriptionEvent('pro', kit.ctx.clock.now())
-    applySubscriptionChange(kit.ctx, event)
+    const event = subscriptionEvent('pro', 2)
+    await apply(event)
     expect(kit.registry.placement('acme')).toMatchObject({ isolation: 'schema', plan: 'pro' })
     expect(countOf(kit.registry.tenant('analytics', 'acme'), 'acme')).toBe(40)
     expect(countOf(shared, 'acme')).toBe(0)
-    applySubscriptionChange(kit.ctx, event)
-    const stale = subscriptionEvent('free', new Date(kit.ctx.clock.now().getTime() - 60_000))
-    applySubscriptionChange(kit.ctx, stale)
-    expect(kit.registry.placement('acme').plan).toBe('pro')
-    const moves = tenantDb(kit.ctx).orm.select().from(tenantMoves).all()
-    expect(moves.map((m) => m.state)).toEqual(['done'])
+    await apply(event)
+    // The same plan again under a new revision (a renewal, a status change): only the revision.
+    await apply(subscriptionEvent('pro', 3))
+    expect(tenantRow()).toEqual({ plan: 'pro', isolation: 'schema', plan_revision: 3 })
+    expect(moveStates()).toEqual(['done'])
+  })
+
+  it('ignores a replayed old event for a plan a later revision superseded, whatever its time', async () => {
+    const old = subscriptionEvent('pro', 2)
+    kit.ctx.clock.advance(60_000)
+    await apply(subscriptionEvent('enterprise', 3))
+    expect(tenantRow()).toMatchObject({ plan: 'enterprise', plan_revision: 3 })
+    // Replayed after the newer one (a broker outage, `mmp replay`): older revision, no move.
+    await apply(old)
+    // A late event newer in time but older in revision is stale too: order is billing's.
+    kit.ctx.clock.advance(60_000)
+    await apply(subscriptionEvent('free', 1))
+    expect(tenantRow()).toEqual({ plan: 'enterprise', isolation: 'database', plan_revision: 3 })
+    expect(kit.registry.placement('acme')).toMatchObject({ isolation: 'database' })
+    expect(moveStates()).toEqual(['done'])
+    // An event without a revision (written before revisions existed) no longer counts.
+    await apply(subscriptionEvent('pro', undefined))
+    expect(tenantRow()).toMatchObject({ plan: 'enterprise' })
+  })
+
+  it('applies a custom plan from the terms the event carries, and skips one without them', async () => {
+    const terms = {
+      tier: 'pro',
+      features: { advanced_analytics: true, bulk_upload: false, api_access: true },
+      users: 3,
+    }
+    await apply(subscriptionEvent('mystery', 2, { plan_terms: null }))
+    expect(tenantRow()).toMatchObject({ plan: 'free', plan_revision: 0 })
+    await apply(subscriptionEvent('starter', 3, { plan_terms: terms }))
+    expect(tenantRow()).toEqual({ plan: 'starter', isolation: 'schema', plan_revision: 3 })
+    expect(kit.registry.placement('acme')).toMatchObject({
+      plan: 'starter',
+      isolation: 'schema',
+      features: terms.features,
+    })
   })
 
   it('finishes a move interrupted after the placement switch: stale shared rows are purged', () => {

@@ -1,16 +1,13 @@
-import { and, desc, eq } from 'drizzle-orm'
-import type { TopicEvent, topics } from '../../schema/events.ts'
+import { eq } from 'drizzle-orm'
 import type { Plan } from '../../schema/peers.ts'
 import { isPlanId, type PlanId, plans } from '../../schema/plans.ts'
 import { tenantMoves, tenants } from '../../schema/tenant/tables.ts'
 import { moveTenantData, purgeTenantRows } from '../../tenants/move.ts'
 import { type Placement, placementFolder } from '../../tenants/registry.ts'
 import { type ServiceContext, serviceNames } from '../kernel/context.ts'
-import { AppError, Conflict, Forbidden, invalidField } from '../kernel/errors.ts'
-import { handleOnce } from '../kernel/events.ts'
+import { AppError, Conflict, invalidField } from '../kernel/errors.ts'
 import { faultPoint } from '../kernel/faults.ts'
 import { newId } from '../kernel/ids.ts'
-import { type Actor, isOperator } from '../kernel/roles.ts'
 import {
   assertDatabasePath,
   builtinPlan,
@@ -23,7 +20,7 @@ import {
   termsOf,
   viewOf,
 } from './profile.ts'
-import { assertWritable, saveRow, tenantDb, tenantInPath } from './store.ts'
+import { saveRow, tenantDb } from './store.ts'
 import type { CallInfo } from './users.ts'
 
 /** A plan as billing answers it (schema/peers.ts). */
@@ -86,33 +83,10 @@ export function placementFor(
 }
 
 /**
- * `PUT /tenants/{id}/upgrade`: a tenant Admin (or the operator, who alone may choose an Enterprise
- * `database_path`) changes the plan.
+ * Where a plan change puts a tenant: the isolation of the plan's tier, and on the enterprise tier
+ * the `database_path` asked for or the one it has. Throws (422, 409) before anything changes.
  */
-export async function upgradeTenant(
-  ctx: ServiceContext,
-  call: CallInfo,
-  actor: Actor,
-  id: string,
-  input: { plan: string; database_path?: string | undefined },
-) {
-  let row = tenantInPath(ctx, actor, id)
-  assertWritable(actor, row)
-  if (input.database_path !== undefined && !isOperator(actor)) {
-    throw new Forbidden('only the platform operator chooses a database_path')
-  }
-  const choice = await resolvePlan(ctx, call, input.plan)
-  // Read again: the row may have changed while billing was asked.
-  row = tenantInPath(ctx, actor, id)
-  return applyPlan(ctx, row, choice, input.database_path)
-}
-
-/**
- * Changes a tenant's plan and, with it, its isolation tier and feature defaults; the tenant's rows
- * move to the new tier's databases before the placement switches (tenants/move.ts). Billing
- * follows the `tenants.changed` event to prorate.
- */
-export function applyPlan(
+export function placementForChange(
   ctx: ServiceContext,
   row: TenantRow,
   choice: PlanChoice,
@@ -126,11 +100,28 @@ export function applyPlan(
     plans[tier].isolation === 'database' && row.isolation === 'database'
       ? (row.databasePath ?? undefined)
       : undefined
-  const where = placementFor(ctx, row.id, tier, databasePath ?? keepPath)
+  return placementFor(ctx, row.id, tier, databasePath ?? keepPath)
+}
+
+/**
+ * Changes a tenant's plan and, with it, its isolation tier and feature defaults; the tenant's rows
+ * move to the new tier's databases before the placement switches (tenants/move.ts). Billing owns
+ * the plan: this applies a plan billing reported (its door's answer or `subscriptions.changed`),
+ * and `revision` is billing's plan revision of it.
+ */
+export function applyPlan(
+  ctx: ServiceContext,
+  row: TenantRow,
+  choice: PlanChoice,
+  databasePath: string | undefined,
+  revision = row.planRevision,
+) {
+  const where = placementForChange(ctx, row, choice, databasePath)
   const next: TenantRow = {
     ...row,
     plan: choice.plan,
     planTerms: choice.planTerms,
+    planRevision: Math.max(row.planRevision, revision),
     isolation: where.isolation,
     databasePath: where.databasePath,
   }
@@ -146,8 +137,13 @@ export function applyPlan(
         id: moveId,
         tenantId: row.id,
         fromPlacement: JSON.stringify(from),
-        // The custom plan's terms ride along, so a move finished after a crash keeps them.
-        toPlacement: JSON.stringify({ ...to, plan_terms: next.planTerms }),
+        // The custom plan's terms and billing's revision ride along, so a move finished after a
+        // crash keeps them.
+        toPlacement: JSON.stringify({
+          ...to,
+          plan_terms: next.planTerms,
+          plan_revision: next.planRevision,
+        }),
         state: 'moving',
         startedAt: at(),
       })
@@ -224,9 +220,9 @@ export function resumeMoves(ctx: ServiceContext): number {
   const pending = db.orm.select().from(tenantMoves).where(eq(tenantMoves.state, 'moving')).all()
   for (const m of pending) {
     const from = parseJson<Placement>(m.fromPlacement, { isolation: 'shared' })
-    const to = parseJson<Placement & { plan_terms?: string | null }>(m.toPlacement, {
-      isolation: 'shared',
-    })
+    const to = parseJson<
+      Placement & { plan_terms?: string | null; plan_revision?: number | undefined }
+    >(m.toPlacement, { isolation: 'shared' })
     const now = ctx.registry.placement(m.tenantId)
     const switched =
       now.isolation === to.isolation && (now.database_path ?? null) === (to.database_path ?? null)
@@ -245,6 +241,7 @@ export function resumeMoves(ctx: ServiceContext): number {
           ...row,
           plan: to.plan,
           planTerms: isPlanId(to.plan) ? null : (to.plan_terms ?? row.planTerms),
+          planRevision: Math.max(row.planRevision, to.plan_revision ?? 0),
           isolation: to.isolation,
           databasePath: to.database_path ?? null,
         }
@@ -265,31 +262,4 @@ export function resumeMoves(ctx: ServiceContext): number {
     ctx.log.warn('finished an interrupted tenant move', { tenant_id: m.tenantId, switched })
   }
   return pending.length
-}
-
-/**
- * `mobilemoney.subscriptions.changed` (DESIGN §10: the tier follows the subscription): when
- * billing reports a plan the tenant is not on, the plan is applied here as an upgrade would.
- * Billing's own upgrade door calls `PUT /upgrade` first, so its event usually finds the plan
- * already applied. An event older than the tenant's last plan change is stale and ignored.
- */
-export function applySubscriptionChange(
-  ctx: ServiceContext,
-  event: TopicEvent<typeof topics.subscriptionsChanged>,
-): void {
-  const plan = event.data.plan
-  if (!isPlanId(plan)) return
-  const db = tenantDb(ctx)
-  handleOnce(db, 'tenant', event.id, () => {
-    const row = findTenant(db, event.tenant_id)
-    if (!row || row.plan === plan) return
-    const last = db.orm
-      .select({ at: tenantMoves.startedAt })
-      .from(tenantMoves)
-      .where(and(eq(tenantMoves.tenantId, row.id), eq(tenantMoves.state, 'done')))
-      .orderBy(desc(tenantMoves.startedAt))
-      .get()
-    if (event.occurred_at < (last?.at ?? row.createdAt)) return
-    applyPlan(ctx, row, { plan, planTerms: null }, undefined)
-  })
 }

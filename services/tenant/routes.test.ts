@@ -8,6 +8,8 @@ import type { Role } from '../kernel/roles.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { type FakeUser, fakeClient } from './fake-client.ts'
 import { createTenantsApp } from './routes.ts'
+import { tenantDb } from './store.ts'
+import { applySubscriptionChange } from './upgrade.ts'
 
 describe('tenant service', () => {
   let kit: TestKit
@@ -235,6 +237,70 @@ describe('tenant service', () => {
       'updated:pro',
       'updated:enterprise',
     ])
+  })
+
+  it('changes the plan through billing with the caller token, and applies its answer at once', async () => {
+    client.plans.push({
+      id: 'starter',
+      tier: 'pro',
+      price: 500,
+      limits: { users: 2 },
+      features: { advanced_analytics: true, bulk_upload: false, api_access: true },
+    })
+    await create({ id: 'acme', name: 'Acme' })
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    const upgrades = () =>
+      client.calls.filter((c) => c.path === '/api/v1/billing/subscriptions/upgrade')
+    // Refusals of the tenant service come before billing is asked.
+    for (const [who, body, status] of [
+      [admin, { plan: 'enterprise', database_path: 'x' }, 403],
+      [operator, { plan: 'pro', database_path: 'volumes/acme' }, 422],
+      [operator, { plan: 'enterprise', database_path: '../out' }, 422],
+      [admin, { plan: 'gold' }, 422],
+    ] as const) {
+      expect((await req('PUT', '/api/v1/tenants/acme/upgrade', who, body)).status).toBe(status)
+    }
+    expect(upgrades()).toEqual([])
+    const res = await req(
+      'PUT',
+      '/api/v1/tenants/acme/upgrade',
+      admin,
+      { plan: 'starter' },
+      {
+        'x-request-id': 'req-door-1',
+      },
+    )
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ plan: 'starter', isolation: 'schema', previous_plan: 'free' })
+    expect(upgrades()).toHaveLength(1)
+    expect(upgrades()[0]!.opts).toMatchObject({
+      method: 'POST',
+      body: { tenant_id: 'acme', plan: 'starter' },
+      requestId: 'req-door-1',
+    })
+    expect(upgrades()[0]!.opts.token).toBeString()
+    expect(client.subscriptions.get('acme')).toEqual({ plan: 'starter', revision: 2 })
+    // The event of the same change arrives after the door applied it: nothing moves again.
+    const moves = () => tenantDb(kit.ctx).sqlite.query('SELECT state FROM tenant_moves').all()
+    const change = client.changes[0]!
+    await applySubscriptionChange(kit.ctx, {
+      id: 'evt-door-1',
+      type: topics.subscriptionsChanged,
+      version: 1,
+      tenant_id: 'acme',
+      occurred_at: kit.ctx.clock.now().toISOString(),
+      data: {
+        ...change,
+        previous_plan: 'free',
+        status: 'active',
+        previous_status: 'active',
+        reason: 'upgraded',
+        current_period_start: '2026-11-01T00:00:00.000Z',
+        current_period_end: '2026-12-01T00:00:00.000Z',
+      },
+    })
+    expect(moves()).toEqual([{ state: 'done' }])
+    expect(kit.registry.placement('acme')).toMatchObject({ plan: 'starter', isolation: 'schema' })
   })
 
   it('moves a tenant to a plan billing defines: its tier isolation, features and user limit', async () => {

@@ -16,7 +16,6 @@ import {
   UpgradeResult,
   UserList,
 } from './model.ts'
-import { upgradeTenant } from './plan.ts'
 import { viewOf } from './profile.ts'
 import {
   createTenant,
@@ -28,6 +27,7 @@ import {
   updateTenant,
 } from './service.ts'
 import { tenantInPath } from './store.ts'
+import { upgradeTenant } from './upgrade.ts'
 import {
   type CallInfo,
   inviteUser,

@@ -57,6 +57,7 @@ export async function createTenant(ctx: ServiceContext, call: CallInfo, input: C
     name: input.name.trim(),
     plan: choice.plan,
     planTerms: choice.planTerms,
+    planRevision: 0,
     isolation: where.isolation,
     databasePath: where.databasePath,
     status: 'active',

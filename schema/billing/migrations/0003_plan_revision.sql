@@ -1,0 +1,1 @@
+ALTER TABLE `subscriptions` ADD `plan_revision` integer DEFAULT 0 NOT NULL;

@@ -1,0 +1,140 @@
+import { eq } from 'drizzle-orm'
+import type {
+  PlanTerms,
+  SubscriptionChangedEvent,
+  TopicEvent,
+  topics,
+} from '../../schema/events.ts'
+import { isPlanId } from '../../schema/plans.ts'
+import { tenants } from '../../schema/tenant/tables.ts'
+import type { ServiceContext } from '../kernel/context.ts'
+import { Forbidden } from '../kernel/errors.ts'
+import { handleOnce } from '../kernel/events.ts'
+import { type Actor, isOperator } from '../kernel/roles.ts'
+import { applyPlan, placementForChange, resolvePlan } from './plan.ts'
+import { findTenant, type PlanChoice, viewOf } from './profile.ts'
+import { assertWritable, tenantDb, tenantInPath } from './store.ts'
+import type { CallInfo } from './users.ts'
+
+/**
+ * What billing reports of a plan change, on its door's answer and on `subscriptions.changed`
+ * alike: the plan, its terms and its revision (schema/events.ts).
+ */
+export type ReportedPlan = Pick<SubscriptionChangedEvent, 'plan' | 'plan_terms' | 'plan_revision'>
+
+/**
+ * Plan changes of one tenant are applied one at a time in this process: the door waits for
+ * billing's answer while the event of the same change may already be arriving, and the event must
+ * then find the plan applied instead of moving the data beside the door's move.
+ */
+const queues = new WeakMap<ServiceContext, Map<string, Promise<unknown>>>()
+
+function oneAtATime<T>(ctx: ServiceContext, tenantId: string, fn: () => Promise<T> | T) {
+  const byTenant = queues.get(ctx) ?? new Map<string, Promise<unknown>>()
+  queues.set(ctx, byTenant)
+  const run = (byTenant.get(tenantId) ?? Promise.resolve()).then(fn)
+  const tail = run.then(
+    () => {},
+    () => {},
+  )
+  byTenant.set(tenantId, tail)
+  void tail.then(() => {
+    if (byTenant.get(tenantId) === tail) byTenant.delete(tenantId)
+  })
+  return run
+}
+
+/** The plan billing reported as the tenant stores it, or null for a custom plan without terms. */
+function choiceOf(plan: string, terms: PlanTerms | null | undefined): PlanChoice | null {
+  if (isPlanId(plan)) return { plan, planTerms: null }
+  return terms ? { plan, planTerms: JSON.stringify(terms) } : null
+}
+
+/**
+ * `PUT /tenants/{id}/upgrade`: a tenant Admin (or the operator, who alone may choose an Enterprise
+ * `database_path`) changes the plan. Billing owns the plan, so the change goes through its door
+ * (`POST /billing/subscriptions/upgrade`, with the caller's token); its answer is applied here at
+ * once (the data moves before this answers), and the `subscriptions.changed` event of the same
+ * change then finds it applied. Everything this service can refuse is checked before billing is
+ * asked, so a refusal never leaves billing on a plan the tenant is not on.
+ */
+export async function upgradeTenant(
+  ctx: ServiceContext,
+  call: CallInfo,
+  actor: Actor,
+  id: string,
+  input: { plan: string; database_path?: string | undefined },
+) {
+  const first = tenantInPath(ctx, actor, id)
+  assertWritable(actor, first)
+  if (input.database_path !== undefined && !isOperator(actor)) {
+    throw new Forbidden('only the platform operator chooses a database_path')
+  }
+  const wanted = await resolvePlan(ctx, call, input.plan)
+  return oneAtATime(ctx, first.id, async () => {
+    placementForChange(ctx, tenantInPath(ctx, actor, id), wanted, input.database_path)
+    const answer = await ctx.client.call<ReportedPlan>(
+      'billing',
+      '/api/v1/billing/subscriptions/upgrade',
+      {
+        method: 'POST',
+        body: { tenant_id: first.id, plan: wanted.plan },
+        token: call.token,
+        requestId: call.requestId,
+        deadline: call.deadline,
+      },
+    )
+    // Read again: the row may have changed while billing was asked.
+    const row = tenantInPath(ctx, actor, id)
+    const revision = answer.plan_revision ?? row.planRevision
+    const choice = choiceOf(answer.plan, answer.plan_terms) ?? wanted
+    if (revision < row.planRevision) {
+      // A later plan change already reached this tenant: it stands.
+      return { ...viewOf(row), previous_plan: row.plan, moved_rows: 0 }
+    }
+    return applyPlan(ctx, row, choice, input.database_path, revision)
+  })
+}
+
+/**
+ * `mobilemoney.subscriptions.changed` (DESIGN §10: the tier follows the subscription): applies
+ * the plan billing reports, custom plans included (from `plan_terms`), when its `plan_revision`
+ * is above the last one applied. A repeat, or an event a later change superseded (replayed, or
+ * overtaken by the door's answer), changes nothing; a plan the tenant is already on only records
+ * the revision. Billing's single outbox publishes in commit order, but the door's answer and a
+ * replay are other ways for an older fact to arrive after a newer one, hence the revision.
+ */
+export function applySubscriptionChange(
+  ctx: ServiceContext,
+  event: TopicEvent<typeof topics.subscriptionsChanged>,
+): Promise<void> {
+  return oneAtATime(ctx, event.tenant_id, () => {
+    const db = tenantDb(ctx)
+    handleOnce(db, 'tenant', event.id, () => {
+      const row = findTenant(db, event.tenant_id)
+      if (!row) return
+      const { plan, plan_terms, plan_revision } = event.data
+      // An event from before revisions existed counts only until the first revisioned one.
+      const stale =
+        plan_revision === undefined ? row.planRevision > 0 : plan_revision <= row.planRevision
+      if (stale) return
+      const revision = plan_revision ?? 0
+      const choice = choiceOf(plan, plan_terms)
+      if (!choice) {
+        ctx.log.warn('subscription names a custom plan without its terms; not applied', {
+          tenant_id: row.id,
+          plan,
+          event_id: event.id,
+        })
+        return
+      }
+      if (row.plan === choice.plan) {
+        if (revision > row.planRevision) {
+          db.orm.update(tenants).set({ planRevision: revision }).where(eq(tenants.id, row.id)).run()
+        }
+        return
+      }
+      applyPlan(ctx, row, choice, undefined, revision)
+    })
+  })
+}
