@@ -20,4 +20,7 @@ export const commands: Record<string, Lazy> = {
   payments: lazy(() => import('./payments.ts')),
   audit: lazy(() => import('./audit.ts')),
   replay: lazy(() => import('./replay.ts')),
+  backup: lazy(() => import('./backup.ts')),
+  restore: lazy(() => import('./restore.ts')),
+  doctor: lazy(() => import('./doctor.ts')),
 }

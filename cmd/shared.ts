@@ -1,5 +1,7 @@
-import { consola } from 'consola'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { type Config, ConfigError, loadConfig, type Overrides } from '../daemon/config.ts'
+import { fail } from './client.ts'
 
 /** Flags every command that reads configuration accepts. */
 export const configArgs = {
@@ -16,9 +18,17 @@ export function configFromArgs(
     return loadConfig({ configFile: args.config, dataDir: args['data-dir'], ...extra })
   } catch (err) {
     if (err instanceof ConfigError) {
-      consola.error(`invalid configuration: ${err.message}`)
+      process.stderr.write(`error: invalid configuration: ${err.message}\n`)
       process.exit(2)
     }
     throw err
   }
+}
+
+/** Stops with one line when the data dir is missing or was never initialised. */
+export function requireDataDir(config: Config): void {
+  if (!existsSync(config.dataDir))
+    fail(`no data dir at ${config.dataDir}: pass --data-dir (or MMP_DATA_DIR), or run \`mmp init\``)
+  if (!existsSync(join(config.dataDir, 'secrets.json')))
+    fail(`${config.dataDir} is not an mmp data dir (no secrets.json); run \`mmp init\` there first`)
 }

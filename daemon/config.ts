@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { type ServiceName, serviceNames } from '../services/kernel/context.ts'
+import { parseSchedule } from './schedule.ts'
 import { type Setting, settings } from './settings.ts'
 
 export const basePorts = {
@@ -97,6 +98,12 @@ function coerce(s: Setting, raw: unknown, origin: string): unknown {
             .split(',')
             .map((x) => x.trim())
             .filter(Boolean)
+    case 'schedule':
+      try {
+        return parseSchedule(String(raw)).text
+      } catch (err) {
+        throw new ConfigError(`${where}: ${(err as Error).message}`)
+      }
     case 'durations': {
       const items = Array.isArray(raw) ? raw.map(String) : String(raw).split(',')
       if (items.length === 0) throw new ConfigError(`${where}: needs at least one duration`)

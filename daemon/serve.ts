@@ -15,6 +15,7 @@ import { createTokenVerifier } from '../services/kernel/tokens.ts'
 import { createSimulator } from '../services/simulator/index.ts'
 import { createRegistry } from '../tenants/registry.ts'
 import { startDashboard } from '../web/serve.ts'
+import { startBackupSchedule } from './backup-schedule.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import { databaseCap, openFilesLimit } from './fd-limit.ts'
@@ -317,15 +318,13 @@ export async function startPlatform(config: Config): Promise<Platform> {
     }
   }
 
-  log.info('mmp is up', {
-    gateway: urls.gateway,
-    data_dir: config.dataDir,
-    parts: config.only.join(','),
-  })
+  logStarted(config, log, urls.gateway, format)
+  const backups = startBackupSchedule(config, log, version)
 
   return {
     urls,
     async stop() {
+      await backups?.stop()
       await Promise.all(servers.map((s) => s.stop(false)))
       await Promise.all(running.map((r) => r.instance.app.stop(false)))
       for (const r of running) await r.instance.stop?.()
@@ -342,6 +341,34 @@ export async function startPlatform(config: Config): Promise<Platform> {
 }
 
 export const dataFile = (config: Config, name: string) => join(config.dataDir, name)
+
+/**
+ * The line an operator reads first: where the dashboard and the API docs are, and where the
+ * operator password is. One line on a terminal; fields of one JSON line otherwise.
+ */
+function logStarted(config: Config, log: Logger, gateway: string | undefined, format: string) {
+  const host = ['0.0.0.0', '::', '127.0.0.1'].includes(config.gatewayHost)
+    ? 'localhost'
+    : config.gatewayHost
+  const dashboard = gateway ? `http://${host}:${config.ports.gateway}/` : undefined
+  const password = config.get<string | null>('operator.password')
+    ? 'MMP_OPERATOR_PASSWORD'
+    : join(config.dataDir, 'operator.txt')
+  const json = format === 'auto' ? !process.stdout.isTTY : format === 'json'
+  if (json)
+    return log.info('mmp is up', {
+      gateway,
+      dashboard,
+      docs: dashboard && `${dashboard}docs`,
+      operator_password: password,
+      data_dir: config.dataDir,
+      parts: config.only.join(','),
+    })
+  const where = dashboard
+    ? `dashboard ${dashboard} · API docs ${dashboard}docs · operator password in ${password}`
+    : `parts ${config.only.join(',')}`
+  log.info(`mmp is up: ${where} · data in ${config.dataDir}`)
+}
 
 /** What every service's context holds alike; its name and settings slice are its own. */
 type SharedContext = Omit<ServiceContext, 'name' | 'settings'>

@@ -14,6 +14,8 @@ export type Kind =
   | { type: 'url' }
   | { type: 'list' }
   | { type: 'durations' }
+  /** An interval (`6h`) or a five-field cron line in UTC (`0 3 * * *`): daemon/schedule.ts. */
+  | { type: 'schedule' }
 
 /** What owns a setting: a service, or a part the daemon runs itself. */
 export type Owner = ServiceName | 'gateway' | 'simulator' | 'broker' | 'daemon'
@@ -523,6 +525,31 @@ export const settings: readonly Setting[] = [
     kind: secret,
     default: null,
     help: 'signs headers one part sends another (client address, purpose); the same on every process of an install (default: data dir secrets.json)',
+  },
+  // backups (daemon/backup-schedule.ts)
+  {
+    key: 'backup.schedule',
+    parts: ['daemon'],
+    env: 'MMP_BACKUP_SCHEDULE',
+    kind: { type: 'schedule' },
+    default: null,
+    help: 'when the daemon takes a backup: an interval (6h, 1d) or a cron line in UTC (0 3 * * *); unset: never',
+  },
+  {
+    key: 'backup.keep',
+    parts: ['daemon'],
+    env: 'MMP_BACKUP_KEEP',
+    kind: int(1, 1000),
+    default: 7,
+    help: 'scheduled backups kept; older ones are deleted after each new one',
+  },
+  {
+    key: 'backup.dir',
+    parts: ['daemon'],
+    env: 'MMP_BACKUP_DIR',
+    kind: { type: 'string' },
+    default: null,
+    help: 'where scheduled backups go (default: <data dir>-backups beside the data dir)',
   },
   // crash testing (DESIGN §15)
   {
