@@ -1,8 +1,6 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { writeFileSync } from 'node:fs'
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
-import type { Config } from '../daemon/config.ts'
 import { clientArgs, fail, operatorApi } from './client.ts'
 import { configArgs, configFromArgs } from './shared.ts'
 
@@ -11,34 +9,6 @@ type CommonArgs = { config?: string; 'data-dir'?: string; url?: string }
 
 const api = (args: CommonArgs) => operatorApi(configFromArgs(args), args.url)
 const print = (data: unknown) => console.log(JSON.stringify(data, null, 2))
-
-/** Downloads a binary resource as the operator (operatorApi decodes bodies as text). */
-async function download(
-  config: Config,
-  url: string | undefined,
-  path: string,
-): Promise<Uint8Array> {
-  const base = url ?? `http://127.0.0.1:${config.ports.gateway}`
-  let email = config.get<string>('operator.email')
-  let password = config.get<string | null>('operator.password')
-  const file = join(config.dataDir, 'operator.txt')
-  if (!password && existsSync(file)) {
-    const text = readFileSync(file, 'utf8')
-    email = /email: (.+)/.exec(text)?.[1]?.trim() ?? email
-    password = /password: (.+)/.exec(text)?.[1]?.trim() ?? null
-  }
-  if (!password) fail('no operator credentials: set MMP_OPERATOR_PASSWORD')
-  const login = await fetch(`${base}/api/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  }).catch(() => fail(`the platform is not reachable at ${base}`))
-  const { access_token } = (await login.json()) as { access_token?: string }
-  if (!access_token) fail(`operator login failed: ${login.status}`)
-  const res = await fetch(base + path, { headers: { authorization: `Bearer ${access_token}` } })
-  if (!res.ok) fail(`GET ${path}: ${res.status} ${await res.text()}`)
-  return new Uint8Array(await res.arrayBuffer())
-}
 
 const tenantArg = {
   tenant: { type: 'positional', description: 'tenant id', required: true },
@@ -100,8 +70,7 @@ export default defineCommand({
         out: { type: 'string', description: 'file to write (default <id>.pdf)' },
       },
       async run({ args }) {
-        const config = configFromArgs(args)
-        const pdf = await download(config, args.url, `/api/v1/billing/invoices/${args.id}/pdf`)
+        const pdf = await (await api(args)).download(`/api/v1/billing/invoices/${args.id}/pdf`)
         const out = args.out ?? `${args.id}.pdf`
         writeFileSync(out, pdf)
         consola.success(`wrote ${out} (${pdf.length} bytes)`)

@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { consola } from 'consola'
 import type { Config } from '../daemon/config.ts'
 
 export const clientArgs = {
@@ -9,6 +8,8 @@ export const clientArgs = {
 
 export interface CliApi {
   call<T = any>(method: string, path: string, body?: unknown): Promise<T>
+  /** A binary resource (a PDF), as the operator. */
+  download(path: string): Promise<Uint8Array>
 }
 
 /**
@@ -17,7 +18,8 @@ export interface CliApi {
  * MMP_OPERATOR_EMAIL / MMP_OPERATOR_PASSWORD or the data dir's operator.txt.
  */
 export async function operatorApi(config: Config, url?: string): Promise<CliApi> {
-  const base = url ?? `http://127.0.0.1:${config.ports.gateway}`
+  const base = (url ?? `http://127.0.0.1:${config.ports.gateway}`).replace(/\/+$/, '')
+  await assertGateway(base, Boolean(url))
   let email = config.get<string>('operator.email')
   let password = config.get<string | null>('operator.password')
   const file = join(config.dataDir, 'operator.txt')
@@ -28,7 +30,9 @@ export async function operatorApi(config: Config, url?: string): Promise<CliApi>
   }
   if (!password)
     fail(
-      'no operator credentials: set MMP_OPERATOR_PASSWORD or run where data/operator.txt is readable',
+      existsSync(config.dataDir)
+        ? `no operator credentials: set MMP_OPERATOR_PASSWORD, or make ${file} readable`
+        : `no data dir at ${config.dataDir} (its operator.txt holds the operator password): pass --data-dir or set MMP_OPERATOR_PASSWORD`,
     )
   let res: Response
   try {
@@ -40,7 +44,7 @@ export async function operatorApi(config: Config, url?: string): Promise<CliApi>
   } catch {
     fail(`the platform is not reachable at ${base}; start it with \`mmp serve\` or pass --url`)
   }
-  const login = (await res.json()) as { access_token?: string; detail?: string }
+  const login = (await res.json().catch(() => ({}))) as { access_token?: string; detail?: string }
   if (!res.ok || !login.access_token) fail(`operator login failed: ${login.detail ?? res.status}`)
   const token = login.access_token
   return {
@@ -59,7 +63,33 @@ export async function operatorApi(config: Config, url?: string): Promise<CliApi>
         fail(`${method} ${path}: ${r.status} ${(data as { detail?: string })?.detail ?? text}`)
       return data as never
     },
+    async download(path) {
+      const r = await fetch(base + path, { headers: { authorization: `Bearer ${token}` } })
+      if (!r.ok) fail(`GET ${path}: ${r.status} ${await r.text()}`)
+      return new Uint8Array(await r.arrayBuffer())
+    },
   }
+}
+
+/**
+ * Stops with one line unless `base` is an mmp gateway: its `GET /health` answers JSON naming the
+ * gateway service and a version. So a `--url` pointing at another server (or a typo) says so
+ * instead of failing later on a login that makes no sense there.
+ */
+export async function assertGateway(base: string, fromFlag: boolean): Promise<void> {
+  const hint = fromFlag ? 'check --url' : 'start it with `mmp serve` or pass --url'
+  let res: Response
+  try {
+    res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(5000), redirect: 'manual' })
+  } catch (err) {
+    const why = (err as Error)?.name === 'TimeoutError' ? 'no answer in 5 s' : 'connection failed'
+    fail(`the platform is not reachable at ${base} (${why}); ${hint}`)
+  }
+  const body = (await res.json().catch(() => null)) as { service?: unknown; version?: unknown }
+  if (body?.service !== 'gateway' || typeof body.version !== 'string')
+    fail(
+      `${base} is not an mmp gateway (GET /health answered ${res.status} ${res.headers.get('content-type') ?? 'without a content type'}); ${hint}`,
+    )
 }
 
 function safeJson(text: string): unknown {
@@ -70,7 +100,8 @@ function safeJson(text: string): unknown {
   }
 }
 
+/** One line on stderr and exit 1: what went wrong and what to do, never a stack trace. */
 export function fail(message: string): never {
-  consola.error(message)
+  process.stderr.write(`error: ${message}\n`)
   process.exit(1)
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-import { defineCommand, runMain } from 'citty'
+import { defineCommand, runCommand, runMain } from 'citty'
 import { version } from '../daemon/version.ts'
 import { commands } from './index.ts'
 
@@ -8,4 +8,21 @@ const main = defineCommand({
   subCommands: commands,
 })
 
-runMain(main)
+const rawArgs = process.argv.slice(2)
+const builtin = rawArgs.some((a) => a === '--help' || a === '-h') || rawArgs.length === 0
+if (builtin || (rawArgs.length === 1 && ['--version', '-v'].includes(rawArgs[0]!))) {
+  await runMain(main)
+} else {
+  try {
+    await runCommand(main, { rawArgs })
+  } catch (err) {
+    // Usage mistakes (unknown command, missing argument) fail before any command ran: citty
+    // prints them with the usage text.
+    if ((err as Error)?.name === 'CLIError') await runMain(main)
+    // Anything else is one line for the operator; the stack only when asked for.
+    const e = err as Error
+    console.error(`mmp: ${e?.message ?? String(err)}`)
+    if (process.env.MMP_DEBUG) console.error(e?.stack)
+    process.exit(1)
+  }
+}

@@ -1,5 +1,8 @@
+import { createServer } from 'node:net'
 import { defineCommand } from 'citty'
+import type { Config, Part } from '../daemon/config.ts'
 import { startPlatform } from '../daemon/serve.ts'
+import { fail } from './client.ts'
 import { configArgs, configFromArgs } from './shared.ts'
 
 export default defineCommand({
@@ -17,19 +20,54 @@ export default defineCommand({
       only: args.only,
       portOffset: args['port-offset'] !== undefined ? Number(args['port-offset']) : undefined,
     })
+    const taken = await firstTakenPort(config)
+    if (taken)
+      fail(
+        `port ${taken.port} (${taken.part}) is in use: another mmp or another program holds it; stop it, or move every port with --port-offset N (MMP_PORT_OFFSET)`,
+      )
     // Handlers go in before anything listens, so a signal during start-up still shuts down cleanly.
     let stopping = false
     let started: ReturnType<typeof startPlatform> | null = null
     const shutdown = async () => {
       if (stopping) return
       stopping = true
-      const platform = await started
+      const platform = await started?.catch(() => null)
       await platform?.stop()
       process.exit(0)
     }
     process.on('SIGTERM', shutdown)
     process.on('SIGINT', shutdown)
     started = startPlatform(config)
-    await started
+    await started.catch((err: Error) => fail(`mmp serve could not start: ${err?.message ?? err}`))
   },
 })
+
+/** The parts this process listens for, with the address each binds. */
+function listeners(config: Config): Array<{ part: Part; host: string }> {
+  return config.only
+    .filter((p) => !(p === 'broker' && config.get('mqtt.url')))
+    .filter((p) => !(p === 'simulator' && config.get('mpesa.base_url')))
+    .map((part) => ({
+      part,
+      host:
+        part === 'gateway'
+          ? config.gatewayHost
+          : part === 'broker' || part === 'simulator'
+            ? '127.0.0.1'
+            : config.host,
+    }))
+}
+
+/** Checked before anything starts, so a taken port is one line and not a half-started platform. */
+async function firstTakenPort(config: Config) {
+  for (const { part, host } of listeners(config)) {
+    const port = config.ports[part]
+    const free = await new Promise<boolean>((resolve) => {
+      const s = createServer()
+      s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code !== 'EADDRINUSE'))
+      s.listen(port, host, () => s.close(() => resolve(true)))
+    })
+    if (!free) return { part, port }
+  }
+  return null
+}

@@ -79,7 +79,7 @@ export function createObserver(opts: { log: Logger; accessLog: 'json' | 'pretty'
     access(fields: AccessFields): void {
       if (opts.accessLog === 'off') return
       if (opts.accessLog === 'pretty') {
-        opts.log.info(`${fields.method} ${fields.path} ${fields.status}`, fields)
+        process.stdout.write(prettyAccessLine(fields, new Date()))
         return
       }
       const ms = Date.now()
@@ -94,6 +94,16 @@ export function createObserver(opts: { log: Logger; accessLog: 'json' | 'pretty'
       if (pending.length === 1) setImmediate(flush)
     },
   }
+}
+
+/**
+ * One terminal line per request: time, method, path, status, duration, then who and which
+ * request id, e.g. `14:03:07 GET /api/v1/tenants 200 3ms duka usr_01… req_01…`.
+ */
+export function prettyAccessLine(f: AccessFields, at: Date): string {
+  const time = at.toTimeString().slice(0, 8)
+  const who = f.tenant_id ? ` ${f.tenant_id}${f.user_id ? ` ${f.user_id}` : ''}` : ''
+  return `${time} ${f.method} ${f.path} ${f.status} ${f.duration_ms}ms${who} ${f.request_id}\n`
 }
 
 export interface AccessFields {
