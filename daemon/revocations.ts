@@ -1,15 +1,62 @@
 import { importPKCS8, SignJWT } from 'jose'
 import { type AuthRevokedEvent, topics } from '../schema/events.ts'
+import type { ApiKeyGrantOut } from '../services/auth/model.ts'
 import type { EventBus } from '../services/kernel/bus.ts'
+import { PURPOSE_HEADER } from '../services/kernel/entitlements.ts'
+import { AppError } from '../services/kernel/errors.ts'
 import type { ServiceClient } from '../services/kernel/http-client.ts'
 import type { Logger } from '../services/kernel/log.ts'
 import { subscribe } from '../services/kernel/subscribe.ts'
-import { TOKEN_ALGORITHM, type TokenVerifier } from '../services/kernel/tokens.ts'
+import {
+  API_KEY_LOOKUP,
+  type ApiKeyResolver,
+  TOKEN_ALGORITHM,
+  type TokenVerifier,
+} from '../services/kernel/tokens.ts'
 
 /** Events arrive checked by `subscribe`; the list loaded over HTTP is checked here. */
 const apply = (tokens: TokenVerifier, r: Partial<AuthRevokedEvent> | undefined) => {
   if (typeof r?.user_id !== 'string' || typeof r.before !== 'number') return
-  tokens.revoke({ userId: r.user_id, sessionId: r.session_id ?? null, before: r.before })
+  tokens.revoke({
+    userId: r.user_id,
+    sessionId: r.session_id ?? null,
+    before: r.before,
+    apiKeyId: typeof r.api_key_id === 'string' ? r.api_key_id : undefined,
+  })
+}
+
+/**
+ * How a process without auth checks an API key: it asks auth about the key it was shown
+ * (`GET /api/v1/auth/api-keys/current`, the key as the bearer, purpose signed with the hop key,
+ * which every process of an install shares). The verifier caches answers for up to 30 s and
+ * drops a key at once when its revocation arrives on the topic above.
+ */
+export function resolveApiKeysOverHttp(client: ServiceClient): ApiKeyResolver {
+  return async (key) => {
+    try {
+      const g = await client.call<typeof ApiKeyGrantOut.static>(
+        'auth',
+        '/api/v1/auth/api-keys/current',
+        {
+          token: key,
+          headers: { [PURPOSE_HEADER]: API_KEY_LOOKUP },
+          deadline: Date.now() + 5_000,
+        },
+      )
+      return {
+        id: g.id,
+        tenantId: g.tenant_id,
+        role: g.role,
+        expiresAt: g.expires_at ? Date.parse(g.expires_at) : null,
+      }
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'UNAUTHENTICATED') return null
+      // Auth refusing the lookup itself means this process signs with another hop key.
+      if (err instanceof AppError && err.code === 'FORBIDDEN')
+        throw new AppError('BAD_GATEWAY', 'auth refused the API key lookup (hop key mismatch?)')
+      throw err
+    }
+  }
 }
 
 /**

@@ -20,7 +20,7 @@ import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import { databaseCap, openFilesLimit } from './fd-limit.ts'
 import { migrationsOf } from './migrations.ts'
-import { followRevocations } from './revocations.ts'
+import { followRevocations, resolveApiKeysOverHttp } from './revocations.ts'
 import { initDataDir, loadSecrets } from './secrets.ts'
 import { serviceModules, synchronousOf } from './services.ts'
 import { type SliceSource, sliceOf } from './slices.ts'
@@ -113,6 +113,8 @@ export async function startPlatform(config: Config): Promise<Platform> {
   const discovery = staticDiscovery(config.discovery)
   const hop = createHop(secrets.hopKey)
   const client = createServiceClient(discovery, config.get('gateway.timeout_ms'), hop)
+  // API keys are asked of auth over HTTP; an auth service in this process swaps in its own lookup.
+  tokens.resolveApiKeysWith(resolveApiKeysOverHttp(client))
   const gatewayUrl = `http://127.0.0.1:${config.ports.gateway}`
   // Each service gets its own typed slice of this, never the whole config or every secret.
   const sliceSource: SliceSource = {

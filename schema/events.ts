@@ -177,10 +177,18 @@ export type PaymentFailedEvent = typeof PaymentFailedEvent.static
  * those of that session (refresh-token family). Every process feeds its token verifier with it.
  */
 export const AuthRevokedEvent = t.Object({
+  /** For an API key's revocation its key id (no user has one), so older readers skip it. */
   user_id: t.String(),
   session_id: t.Union([t.String(), t.Null()]),
   before: t.Number(),
-  reason: t.Union([t.Literal('removed'), t.Literal('logout'), t.Literal('refresh_reuse')]),
+  reason: t.Union([
+    t.Literal('removed'),
+    t.Literal('logout'),
+    t.Literal('refresh_reuse'),
+    t.Literal('api_key_revoked'),
+  ]),
+  /** Set when an API key (`key_…`) is revoked: every process drops it from its cache at once. */
+  api_key_id: t.Optional(t.String()),
 })
 export type AuthRevokedEvent = typeof AuthRevokedEvent.static
 

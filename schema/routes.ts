@@ -65,6 +65,10 @@ const declared: Array<[Method, string, Facts?]> = [
 
   ['GET', '/api/v1/auth/.well-known/jwks.json', { access: 'public' }],
   ['POST', '/api/v1/auth/accept-invite', { access: 'public' }],
+  ['GET', '/api/v1/auth/api-keys'],
+  ['POST', '/api/v1/auth/api-keys'],
+  ['GET', '/api/v1/auth/api-keys/current'],
+  ['DELETE', '/api/v1/auth/api-keys/:id'],
   ['POST', '/api/v1/auth/login', { access: 'public' }],
   ['POST', '/api/v1/auth/logout', { access: 'public' }],
   ['POST', '/api/v1/auth/refresh', { access: 'public' }],

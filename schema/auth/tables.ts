@@ -73,3 +73,26 @@ export const revocations = sqliteTable(
   },
   (t) => [index('revocations_before').on(t.beforeMs)],
 )
+
+/**
+ * Secret API keys for servers (`mmp_sk_…`): a tenant's, with one role. Only the SHA-256 of the key
+ * is stored (the key is 32 random bytes, so a fast hash is enough); `prefix` is what lists show.
+ * Revoked keys stay as a record with `revoked_at`.
+ */
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    name: text('name').notNull(),
+    role: text('role').notNull(),
+    prefix: text('prefix').notNull(),
+    keyHash: text('key_hash').notNull(),
+    createdBy: text('created_by').notNull(),
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at'),
+    lastUsedAt: text('last_used_at'),
+    revokedAt: text('revoked_at'),
+  },
+  (t) => [uniqueIndex('api_keys_hash').on(t.keyHash), index('api_keys_tenant').on(t.tenantId)],
+)

@@ -1,5 +1,6 @@
 import { defineService } from '../kernel/context.ts'
 import type { Revocation } from '../kernel/tokens.ts'
+import { resolveApiKey } from './api-keys.ts'
 import { createIssuer } from './issue.ts'
 import { currentRevocations } from './revocations.ts'
 import { createAuthApp } from './routes.ts'
@@ -41,6 +42,8 @@ export default defineService<AuthSettings>({
     // This process's verifier knows every live revocation before the first request.
     for (const r of currentRevocations(deps))
       ctx.tokens.revoke({ userId: r.user_id, sessionId: r.session_id, before: r.before })
+    // Keys are looked up in this database directly; other processes ask this one over HTTP.
+    ctx.tokens.resolveApiKeysWith(async (key) => resolveApiKey(deps, key))
     return { app: await createAuthApp(ctx, deps, s.jwtPublicPem) }
   },
 })

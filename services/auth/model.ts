@@ -65,3 +65,45 @@ export const RevocationList = t.Object({
   ),
   keep_seconds: t.Integer(),
 })
+
+export const CreateApiKeyBody = t.Object({
+  tenant_id: t.Optional(
+    t.String({ description: 'The operator names the tenant; Admins their own' }),
+  ),
+  name: t.String({ minLength: 1, maxLength: 100, description: 'What the key is for' }),
+  role: Role,
+  expires_at: t.Optional(
+    t.Nullable(t.String({ format: 'date-time', description: 'Refused from then on; none: never' })),
+  ),
+})
+
+const apiKeyFields = {
+  id: t.String({ description: '`key_…`' }),
+  tenant_id: t.String(),
+  name: t.String(),
+  role: Role,
+  prefix: t.String({ description: 'The first characters of the key, to tell keys apart' }),
+  created_at: t.String(),
+  expires_at: t.Nullable(t.String()),
+}
+
+export const ApiKey = t.Object({
+  ...apiKeyFields,
+  last_used_at: t.Nullable(t.String({ description: 'Updated at most once a minute' })),
+})
+
+export const CreatedApiKey = t.Object({
+  ...apiKeyFields,
+  last_used_at: t.Null(),
+  key: t.String({ description: '`mmp_sk_…`: shown this once, stored only hashed' }),
+})
+
+export const ApiKeyList = t.Object({ data: t.Array(ApiKey) })
+
+/** What auth tells another process about a key presented to it. */
+export const ApiKeyGrantOut = t.Object({
+  id: t.String(),
+  tenant_id: t.String(),
+  role: Role,
+  expires_at: t.Nullable(t.String()),
+})

@@ -2,11 +2,18 @@ import { t } from 'elysia'
 import { exportJWK, importSPKI } from 'jose'
 import { RemovedUsers } from '../../schema/peers.ts'
 import type { ServiceContext } from '../kernel/context.ts'
+import { PURPOSE_HEADER } from '../kernel/entitlements.ts'
+import { Forbidden, Unauthenticated } from '../kernel/errors.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
-import { bearerToken, TOKEN_ALGORITHM } from '../kernel/tokens.ts'
+import { API_KEY_LOOKUP, bearerToken, isApiKey, TOKEN_ALGORITHM } from '../kernel/tokens.ts'
+import { assertPerson, createApiKey, listApiKeys, resolveApiKey, revokeApiKey } from './api-keys.ts'
 import {
   AcceptInviteBody,
+  ApiKeyGrantOut,
+  ApiKeyList,
+  CreateApiKeyBody,
+  CreatedApiKey,
   CreatedUser,
   CreateUserBody,
   LoginBody,
@@ -88,6 +95,7 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
         else {
           // No refresh token: the bearer's user is signed out of every session.
           const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
+          assertPerson(actor)
           logoutEverywhere(deps, actor.userId, actor.tenantId)
         }
         set.status = 204
@@ -136,6 +144,7 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
     .post(
       '/api/v1/auth/users',
       async ({ body, actor, set }) => {
+        assertPerson(actor)
         set.status = 201
         return createUser(deps, actor, body)
       },
@@ -152,7 +161,10 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
     )
     .get(
       '/api/v1/auth/users',
-      ({ query, actor }) => ({ data: listUsers(deps, actor, query.tenant_id) }),
+      ({ query, actor }) => {
+        assertPerson(actor)
+        return { data: listUsers(deps, actor, query.tenant_id) }
+      },
       {
         auth: 'admin',
         query: t.Object({ tenant_id: t.Optional(t.String()) }),
@@ -184,6 +196,7 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
     .delete(
       '/api/v1/auth/users/:id',
       ({ params, actor, set }) => {
+        assertPerson(actor)
         removeUser(deps, actor, params.id)
         set.status = 204
       },
@@ -194,12 +207,89 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
     )
     .delete(
       '/api/v1/auth/tenants/:tenant_id/users',
-      ({ params }) => ({ removed: removeTenantUsers(deps, params.tenant_id) }),
+      ({ params, actor }) => {
+        assertPerson(actor)
+        return { removed: removeTenantUsers(deps, params.tenant_id) }
+      },
       {
         auth: 'operator',
         response: { 200: RemovedUsers },
         detail: {
           summary: 'Remove every user of a tenant (tenant erasure)',
+          tags: ['auth'],
+          security: [{ bearer: [] }],
+        },
+      },
+    )
+    .post(
+      '/api/v1/auth/api-keys',
+      ({ body, actor, set }) => {
+        set.status = 201
+        return createApiKey(deps, actor, body)
+      },
+      {
+        auth: 'admin',
+        body: CreateApiKeyBody,
+        response: { 201: CreatedApiKey },
+        detail: {
+          summary: 'Create a secret API key for a server (the key is shown once)',
+          description:
+            "`Authorization: Bearer mmp_sk_…` then acts like a token of the key's tenant and role. Keys cannot manage keys or users. 402 FEATURE_DISABLED without the plan's `api_access`.",
+          tags: ['auth'],
+          security: [{ bearer: [] }],
+        },
+      },
+    )
+    .get(
+      '/api/v1/auth/api-keys',
+      ({ query, actor }) => ({ data: listApiKeys(deps, actor, query.tenant_id) }),
+      {
+        auth: 'admin',
+        query: t.Object({ tenant_id: t.Optional(t.String()) }),
+        response: { 200: ApiKeyList },
+        detail: {
+          summary: "List a tenant's live API keys (never the key)",
+          tags: ['auth'],
+          security: [{ bearer: [] }],
+        },
+      },
+    )
+    .get(
+      '/api/v1/auth/api-keys/current',
+      ({ request }) => {
+        const key = bearerToken(request.headers.get('authorization'))
+        if (ctx.hop?.trusted(request.headers, PURPOSE_HEADER) !== API_KEY_LOOKUP)
+          throw new Forbidden('only the platform looks API keys up here')
+        const grant = isApiKey(key) ? resolveApiKey(deps, key) : null
+        if (!grant) throw new Unauthenticated('the API key is invalid, revoked or expired')
+        return {
+          id: grant.id,
+          tenant_id: grant.tenantId,
+          role: grant.role,
+          expires_at: grant.expiresAt === null ? null : new Date(grant.expiresAt).toISOString(),
+        }
+      },
+      {
+        response: { 200: ApiKeyGrantOut },
+        detail: {
+          summary: 'Describe the API key presented as the bearer (platform only, hop-signed)',
+          description:
+            'How a process without auth checks a key it was shown; refused (403) without the signed `X-MMP-Purpose: api-key-lookup`.',
+          tags: ['auth'],
+          security: [{ bearer: [] }],
+        },
+      },
+    )
+    .delete(
+      '/api/v1/auth/api-keys/:id',
+      ({ params, actor, set }) => {
+        revokeApiKey(deps, actor, params.id)
+        set.status = 204
+      },
+      {
+        auth: 'admin',
+        detail: {
+          summary: 'Revoke an API key (it stops at once everywhere)',
           tags: ['auth'],
           security: [{ bearer: [] }],
         },

@@ -12,6 +12,7 @@ import type { Logger } from '../kernel/log.ts'
 import { type Actor, isOperator, type Role, tenantFor } from '../kernel/roles.ts'
 import { assertTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import type { Revocation } from '../kernel/tokens.ts'
+import { revokeTenantApiKeys } from './api-keys.ts'
 import { hashToken, type Issuer, randomToken } from './issue.ts'
 import { assertStrongPassword } from './password-policy.ts'
 import { recordRevocation } from './revocations.ts'
@@ -256,7 +257,10 @@ export function removeUser(deps: AuthDeps, actor: Actor, id: string): void {
   recordRevocation(deps, { userId: id, tenantId: user.tenantId, reason: 'removed' })
 }
 
-/** Removes every user of a tenant (tenant deletion; operator only). Returns how many. */
+/**
+ * Removes every user of a tenant (tenant deletion; operator only) and revokes its API keys.
+ * Returns how many users.
+ */
 export function removeTenantUsers(deps: AuthDeps, tenantId: string): number {
   const removed = deps.db.write((orm) => {
     const ids = orm
@@ -268,6 +272,7 @@ export function removeTenantUsers(deps: AuthDeps, tenantId: string): number {
     return ids
   })
   for (const u of removed) recordRevocation(deps, { userId: u.id, tenantId, reason: 'removed' })
+  revokeTenantApiKeys(deps, tenantId)
   return removed.length
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'bun:test'
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose'
-import { createTokenVerifier, TOKEN_ALGORITHM } from './tokens.ts'
+import { type ApiKeyGrant, AppError, createTokenVerifier, TOKEN_ALGORITHM } from './tokens.ts'
 
 const settings = { issuer: 'mmp', audience: 'mmp', clockToleranceSec: 5 }
 
@@ -90,5 +90,116 @@ describe('token revocation', () => {
     s.verifier.revoke({ userId: 'usr_y', before: s.now() / 1000 })
     const late = await s.sign({ sub: 'usr_v', atMs: s.now() - 1000 })
     expect((await s.verifier.verify(late)).userId).toBe('usr_v')
+  })
+})
+
+describe('API keys in the verifier', () => {
+  const KEY = `mmp_sk_${'a'.repeat(43)}`
+  const OTHER = `mmp_sk_${'b'.repeat(43)}`
+  const keySetup = async (grants: Record<string, ApiKeyGrant | null>) => {
+    const s = await setup()
+    const asked: string[] = []
+    s.verifier.resolveApiKeysWith(async (key) => {
+      asked.push(key)
+      return grants[key] ?? null
+    })
+    return { ...s, asked }
+  }
+  const grant = (o: Partial<ApiKeyGrant> = {}): ApiKeyGrant => ({
+    id: 'key_1',
+    tenantId: 'acme',
+    role: 'Analyst',
+    expiresAt: null,
+    ...o,
+  })
+
+  it('accepts a live key as an actor of its tenant and role, named by the key id', async () => {
+    const s = await keySetup({ [KEY]: grant() })
+    expect(await s.verifier.verify(KEY)).toMatchObject({
+      userId: 'key_1',
+      tenantId: 'acme',
+      role: 'Analyst',
+      token: KEY,
+    })
+  })
+
+  it('refuses an unknown key, a malformed one and any key without a resolver', async () => {
+    const s = await keySetup({})
+    await expect(s.verifier.verify(KEY)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })
+    await expect(s.verifier.verify('mmp_sk_short')).rejects.toMatchObject({
+      code: 'UNAUTHENTICATED',
+    })
+    expect(s.asked).toEqual([KEY])
+    const bare = await setup()
+    await expect(bare.verifier.verify(KEY)).rejects.toMatchObject({
+      code: 'UNAUTHENTICATED',
+      message: 'API keys are not accepted here',
+    })
+  })
+
+  it('refuses a key whose expiry passed, even while its answer is cached', async () => {
+    const soon = await keySetup({})
+    soon.verifier.resolveApiKeysWith(async (key) => {
+      soon.asked.push(key)
+      return grant({ expiresAt: soon.now() + 1_000 })
+    })
+    expect((await soon.verifier.verify(KEY)).userId).toBe('key_1')
+    soon.advance(1_000)
+    await expect(soon.verifier.verify(KEY)).rejects.toMatchObject({
+      code: 'UNAUTHENTICATED',
+      message: 'the API key has expired',
+    })
+    expect(soon.asked).toHaveLength(1)
+  })
+
+  it('asks once per 30 s and refuses a cached key at once when its revocation arrives', async () => {
+    const s = await keySetup({ [KEY]: grant(), [OTHER]: grant({ id: 'key_2' }) })
+    await s.verifier.verify(KEY)
+    await s.verifier.verify(OTHER)
+    s.advance(29_000)
+    await s.verifier.verify(KEY)
+    expect(s.asked).toEqual([KEY, OTHER])
+    s.advance(1_000)
+    await s.verifier.verify(KEY)
+    expect(s.asked).toEqual([KEY, OTHER, KEY])
+
+    s.verifier.revoke({ userId: 'key_1', apiKeyId: 'key_1', before: s.now() / 1000 })
+    await expect(s.verifier.verify(KEY)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })
+    // Other keys, and the users' tokens, are untouched.
+    expect((await s.verifier.verify(OTHER)).userId).toBe('key_2')
+    expect((await s.verifier.verify(await s.sign({ sub: 'key_1' }))).userId).toBe('key_1')
+  })
+
+  it('refuses an answer that was on its way when the revocation came', async () => {
+    const s = await setup()
+    let answer: (g: ApiKeyGrant) => void = () => {}
+    let asked = 0
+    s.verifier.resolveApiKeysWith(() => {
+      asked++
+      return new Promise((r) => {
+        answer = r
+      })
+    })
+    const first = s.verifier.verify(KEY)
+    const second = s.verifier.verify(KEY)
+    s.verifier.revoke({ userId: 'key_1', apiKeyId: 'key_1', before: s.now() / 1000 })
+    answer(grant())
+    const [a, b] = await Promise.allSettled([first, second])
+    expect(a).toMatchObject({ status: 'rejected', reason: { code: 'UNAUTHENTICATED' } })
+    expect(b).toMatchObject({ status: 'rejected', reason: { code: 'UNAUTHENTICATED' } })
+    // Concurrent requests with one key asked auth once.
+    expect(asked).toBe(1)
+  })
+
+  it('passes a refusal other than "unknown" through without caching it', async () => {
+    const s = await setup()
+    let calls = 0
+    s.verifier.resolveApiKeysWith(async () => {
+      calls++
+      throw new AppError('FEATURE_DISABLED', 'no api_access')
+    })
+    await expect(s.verifier.verify(KEY)).rejects.toMatchObject({ code: 'FEATURE_DISABLED' })
+    await expect(s.verifier.verify(KEY)).rejects.toMatchObject({ code: 'FEATURE_DISABLED' })
+    expect(calls).toBe(2)
   })
 })

@@ -12,6 +12,35 @@ import { isTenantId } from './tenant-id.ts'
 
 export const TOKEN_ALGORITHM = 'EdDSA'
 
+/** Secret API keys (Stripe's `sk_…`): this prefix, then 32 random bytes in base64url. */
+export const API_KEY_PREFIX = 'mmp_sk_'
+const API_KEY = /^mmp_sk_[A-Za-z0-9_-]{43}$/
+
+/**
+ * The signed purpose (`X-MMP-Purpose` under the hop signature) of a process asking auth about a
+ * key it was shown: auth answers only the platform, never a client sending a key to the route.
+ */
+export const API_KEY_LOOKUP = 'api-key-lookup'
+
+/** Whether a bearer credential is an API key rather than an access token. */
+export const isApiKey = (token: string): boolean => token.startsWith(API_KEY_PREFIX)
+
+/** What auth answers for a live API key. */
+export interface ApiKeyGrant {
+  /** `key_…`: the actor's `userId`, so logs and `X-User-ID` name the key. */
+  id: string
+  tenantId: string
+  role: Role
+  /** Epoch ms after which the key is refused; null: never. */
+  expiresAt: number | null
+}
+
+/**
+ * Asks auth about a presented key: its grant, or null when it is unknown, revoked or expired.
+ * Other refusals (the plan lacks `api_access`) and outages are thrown and never cached.
+ */
+export type ApiKeyResolver = (key: string) => Promise<ApiKeyGrant | null>
+
 export interface TokenSettings {
   issuer: string
   audience: string
@@ -38,6 +67,11 @@ export interface TokenVerifier {
    * given. Entries older than the longest token lifetime are pruned.
    */
   revoke(revocation: Revocation): void
+  /**
+   * Where API keys are looked up from now on: the auth process installs its direct database
+   * lookup over the daemon's HTTP one.
+   */
+  resolveApiKeysWith(resolver: ApiKeyResolver): void
 }
 
 /** `mobilemoney.auth.revoked` in the verifier's words. */
@@ -46,6 +80,8 @@ export interface Revocation {
   /** Epoch seconds; tokens issued at or before it are dead. */
   before: number
   sessionId?: string | null | undefined
+  /** An API key's revocation: the key stops at once, cached or not; `userId` is ignored. */
+  apiKeyId?: string | undefined
 }
 
 interface Entry {
@@ -58,7 +94,15 @@ interface Entry {
 export async function createTokenVerifier(
   publicKeyPem: string,
   settings: TokenSettings,
-  opts: { cacheSize?: number; now?: () => number; maxTokenAgeSec?: number } = {},
+  opts: {
+    cacheSize?: number
+    now?: () => number
+    maxTokenAgeSec?: number
+    /** How API keys are looked up; without one they are refused. */
+    resolveApiKey?: ApiKeyResolver
+    /** How long an answer about a key is reused (at most 30 s: plan changes apply within it). */
+    apiKeyCacheMs?: number
+  } = {},
 ): Promise<TokenVerifier> {
   const key: CryptoKey | KeyObject = await importSPKI(publicKeyPem, TOKEN_ALGORITHM)
   const cache = new Map<string, Entry>()
@@ -70,6 +114,40 @@ export async function createTokenVerifier(
   /** session id → revoked-before (ms) for that session's tokens. */
   const sessions = new Map<string, number>()
   let revocations = 0
+  let resolveApiKey = opts.resolveApiKey
+  const keyCacheMs = Math.min(opts.apiKeyCacheMs ?? 30_000, 30_000)
+  /** key → auth's answer and when it was asked for. */
+  const keys = new Map<string, { grant: ApiKeyGrant; askedAt: number }>()
+  /** One question to auth per key at a time, however many requests carry it. */
+  const asking = new Map<string, Promise<ApiKeyGrant | null>>()
+  /** Revoked key ids → when; an answer already on its way when the revocation came is refused. */
+  const revokedKeys = new Map<string, number>()
+
+  const keyActor = (grant: ApiKeyGrant, key: string): Actor => {
+    if (revokedKeys.has(grant.id)) throw new Unauthenticated('the API key has been revoked')
+    if (grant.expiresAt !== null && grant.expiresAt <= now())
+      throw new Unauthenticated('the API key has expired')
+    return { userId: grant.id, tenantId: grant.tenantId, role: grant.role, token: key }
+  }
+  const verifyApiKey = async (key: string): Promise<Actor> => {
+    if (!API_KEY.test(key)) throw new Unauthenticated('the API key is invalid')
+    const hit = keys.get(key)
+    if (hit && now() - hit.askedAt < keyCacheMs) return keyActor(hit.grant, key)
+    keys.delete(key)
+    if (!resolveApiKey) throw new Unauthenticated('API keys are not accepted here')
+    const askedAt = now()
+    let pending = asking.get(key)
+    if (!pending) {
+      pending = resolveApiKey(key).finally(() => asking.delete(key))
+      asking.set(key, pending)
+    }
+    const grant = await pending
+    if (!grant) throw new Unauthenticated('the API key is invalid, revoked or expired')
+    const actor = keyActor(grant, key)
+    if (keys.size >= max) keys.delete(keys.keys().next().value as string)
+    keys.set(key, { grant, askedAt })
+    return actor
+  }
 
   const assertLive = (e: Entry) => {
     if (revocations === 0) return
@@ -87,12 +165,13 @@ export async function createTokenVerifier(
     if (now() - prunedAt < 5_000) return
     prunedAt = now()
     const oldest = prunedAt - maxAgeMs
-    for (const map of [users, sessions])
+    for (const map of [users, sessions, revokedKeys])
       for (const [k, before] of map) if (before < oldest) map.delete(k)
   }
 
   return {
     async verify(token) {
+      if (isApiKey(token)) return verifyApiKey(token)
       const hit = cache.get(token)
       if (hit) {
         if ((hit.actor.exp ?? 0) * 1000 > now()) {
@@ -139,8 +218,15 @@ export async function createTokenVerifier(
     },
     forget(token) {
       cache.delete(token)
+      keys.delete(token)
     },
     revoke(r) {
+      if (r.apiKeyId) {
+        revokedKeys.set(r.apiKeyId, now())
+        for (const [key, e] of keys) if (e.grant.id === r.apiKeyId) keys.delete(key)
+        prune()
+        return
+      }
       const beforeMs = Math.round(r.before * 1000)
       const map = r.sessionId ? sessions : users
       const k = r.sessionId ? r.sessionId : r.userId
@@ -149,6 +235,9 @@ export async function createTokenVerifier(
       if ((map.get(k) ?? Number.NEGATIVE_INFINITY) < beforeMs) map.set(k, beforeMs)
       prune()
       revocations = users.size + sessions.size
+    },
+    resolveApiKeysWith(resolver) {
+      resolveApiKey = resolver
     },
   }
 }
