@@ -35,9 +35,13 @@ describe('billing across services', () => {
     })
     expect(upgraded.status).toBe(200)
     expect(upgraded.body).toMatchObject({ tenant_id: 'shop', plan: 'pro' })
-    const tenant = await admin.get('/api/v1/tenants/shop')
-    expect(tenant.body).toMatchObject({ plan: 'pro', isolation: 'schema' })
-    expect(tenant.body.features.advanced_analytics).toBe(true)
+    // The tenant follows billing's subscriptions.changed, milliseconds after the answer.
+    const tenant = await eventually(async () => {
+      const t = await admin.get('/api/v1/tenants/shop')
+      return t.body.plan === 'pro' ? t.body : null
+    })
+    expect(tenant).toMatchObject({ plan: 'pro', isolation: 'schema' })
+    expect(tenant.features.advanced_analytics).toBe(true)
   })
 
   it('answers 404 to the operator for a tenant nobody knows, instead of inventing one', async () => {

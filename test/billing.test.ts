@@ -155,33 +155,57 @@ describe('billing end to end', () => {
     ])
   })
 
-  it('upgrades mid-period when the tenant service announces the new plan, once', async () => {
+  it('upgrades mid-period through its door, once, and tells the tenant service by event', async () => {
+    const heard: Array<{ tenant_id: string; data: Record<string, unknown> }> = []
+    await broker.subscribeAsync(topics.subscriptionsChanged, { qos: 1 })
+    broker.on('message', (topic, payload) => {
+      if (topic === topics.subscriptionsChanged) heard.push(JSON.parse(payload.toString()))
+    })
     const tenant = api(p.gateway, await p.login('admin@kilo.test', 'kilo-admin-password'))
     const before = (await tenant.get('/api/v1/billing/subscriptions/kilo')).body
     expect(before).toMatchObject({ plan: 'free', current_period_start: kiloCreated.toISOString() })
-    await tenantEvent('kilo', 'evt-kilo-upgraded', 'updated', 'pro')
-    const upgraded = await eventually(
-      async () => {
-        const h = (await tenant.get('/api/v1/billing/subscriptions/kilo/events')).body.data
-        return h.find((e: { reason: string }) => e.reason === 'upgraded')
-      },
-      10_000,
-      'the upgrade',
-    )
-    expect(upgraded).toMatchObject({ plan: 'pro', previous_plan: 'free', status: 'active' })
-    await tenantEvent('kilo', 'evt-kilo-upgraded', 'updated', 'pro')
-    await tenantEvent('kilo', 'evt-kilo-renamed', 'updated', 'pro')
+    const door = await tenant.post('/api/v1/billing/subscriptions/upgrade', {
+      tenant_id: 'kilo',
+      plan: 'pro',
+    })
+    expect(door.status).toBe(200)
+    const proTerms = {
+      tier: 'pro',
+      features: { advanced_analytics: true, bulk_upload: true, api_access: true },
+      users: 20,
+    }
+    expect(door.body).toMatchObject({ plan: 'pro', plan_revision: 2, plan_terms: proTerms })
+    const again = await tenant.post('/api/v1/billing/subscriptions/upgrade', {
+      tenant_id: 'kilo',
+      plan: 'pro',
+    })
+    expect(again.body).toMatchObject({ plan: 'pro', plan_revision: 2 })
+    // The tenant service's own events (a rename, the move it made) never change the plan.
+    await tenantEvent('kilo', 'evt-kilo-renamed', 'updated', 'free')
     await eventually(
       async () => entitlements('kilo')?.limits.transactions === 50000,
       10_000,
       'pro limits in the entitlements',
     )
+    const upgraded = await eventually(
+      async () => heard.find((e) => e.tenant_id === 'kilo' && e.data.reason === 'upgraded'),
+      10_000,
+      'subscriptions.changed for the upgrade',
+    )
+    // What the tenant service applies: the plan, its terms and its revision.
+    expect(upgraded.data).toMatchObject({
+      plan: 'pro',
+      previous_plan: 'free',
+      plan_revision: 2,
+      plan_terms: proTerms,
+    })
     const history = (await tenant.get('/api/v1/billing/subscriptions/kilo/events')).body.data
     expect(history.map((e: { reason: string }) => e.reason)).toEqual(['created', 'upgraded'])
+    expect((await tenant.get('/api/v1/billing/subscriptions/kilo')).body.plan).toBe('pro')
     const start = Date.parse(before.current_period_start)
     const end = Date.parse(before.current_period_end)
     const periodSeconds = Math.floor((end - start) / 1000)
-    const remaining = Math.floor((end - Date.parse(upgraded.occurred_at)) / 1000)
+    const remaining = Math.floor((end - Date.parse(history[1].occurred_at)) / 1000)
     expect(remaining).toBeLessThan(periodSeconds - 11 * 3600)
     kiloProration = {
       periodStart: before.current_period_start,

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 
 /**
@@ -52,9 +54,12 @@ describe('custom plans', () => {
     expect(up.status).toBe(200)
     expect(up.body).toMatchObject({ tenant_id: 'acme', plan: 'starter' })
 
-    const tenant = await admin.get('/api/v1/tenants/acme')
-    expect(tenant.status).toBe(200)
-    expect(tenant.body).toMatchObject({
+    // The tenant follows billing's subscriptions.changed, whose plan_terms carry the tier.
+    const tenant = await eventually(async () => {
+      const t = await admin.get('/api/v1/tenants/acme')
+      return t.body.plan === 'starter' ? t.body : null
+    })
+    expect(tenant).toMatchObject({
       plan: 'starter',
       isolation: 'schema',
       features: starter.features,
@@ -114,5 +119,95 @@ describe('custom plans', () => {
     })
     expect(viaBilling.status).toBe(422)
     expect((await admin.get('/api/v1/tenants/acme')).body.plan).toBe('starter')
+  })
+  /**
+   * The four places a plan shows, each written by its one owner: billing's subscription and
+   * entitlements.json, the tenant row and placement.json (tenant service).
+   */
+  const whereThePlanShows = async (id: string) => {
+    const read = (file: string) =>
+      JSON.parse(readFileSync(join(p.dataDir, 'tenants', id, file), 'utf8'))
+    return {
+      subscription: (await operator.get(`/api/v1/billing/subscriptions/${id}`)).body.plan,
+      tenant: (await operator.get(`/api/v1/tenants/${id}`)).body,
+      placement: read('placement.json'),
+      entitlements: read('entitlements.json'),
+    }
+  }
+  const expectAgreement = async (id: string, plan: string, isolation: string) => {
+    const seen = await eventually(
+      async () => {
+        const w = await whereThePlanShows(id)
+        const agree =
+          w.subscription === plan &&
+          w.tenant.plan === plan &&
+          w.placement.plan === plan &&
+          w.entitlements.plan === plan
+        return agree ? w : null
+      },
+      10_000,
+      `${id} on ${plan} everywhere`,
+    )
+    expect(seen.tenant.isolation).toBe(isolation)
+    expect(seen.placement.isolation).toBe(isolation)
+    return seen
+  }
+
+  it('ends a plan change through either door with billing, the tenant row and both files agreeing', async () => {
+    const created = await operator.post('/api/v1/tenants', {
+      id: 'delta',
+      name: 'Delta',
+      admin_email: 'owner@delta.test',
+      admin_password: 'delta-password-1',
+    })
+    expect(created.status).toBe(201)
+    await expectAgreement('delta', 'free', 'shared')
+    const delta = api(p.gateway, await p.login('owner@delta.test', 'delta-password-1'))
+    // The tenant's door: through billing, applied before it answers.
+    const viaTenant = await delta.put('/api/v1/tenants/delta/upgrade', { plan: 'pro' })
+    expect(viaTenant.status).toBe(200)
+    expect(viaTenant.body).toMatchObject({
+      plan: 'pro',
+      isolation: 'schema',
+      previous_plan: 'free',
+    })
+    expect((await operator.get('/api/v1/billing/subscriptions/delta')).body.plan).toBe('pro')
+    await expectAgreement('delta', 'pro', 'schema')
+    // Billing's door to a custom plan: the tenant follows the event.
+    const viaBilling = await delta.post('/api/v1/billing/subscriptions/upgrade', {
+      tenant_id: 'delta',
+      plan: 'starter',
+    })
+    expect(viaBilling.status).toBe(200)
+    const custom = await expectAgreement('delta', 'starter', 'schema')
+    expect(custom.tenant.features).toEqual(starter.features)
+    expect(custom.entitlements.limits).toMatchObject({ transactions: 2000 })
+    // The tenant's door to a custom plan of another tier, then billing's back to a built-in one.
+    const bank = await operator.post('/api/v1/billing/plans', {
+      ...starter,
+      id: 'bank',
+      name: 'Bank',
+      tier: 'enterprise',
+      price: 9000,
+    })
+    expect(bank.status).toBe(201)
+    const toBank = await operator.put('/api/v1/tenants/delta/upgrade', { plan: 'bank' })
+    expect(toBank.body).toMatchObject({ plan: 'bank', isolation: 'database' })
+    await expectAgreement('delta', 'bank', 'database')
+    const back = await delta.post('/api/v1/billing/subscriptions/upgrade', {
+      tenant_id: 'delta',
+      plan: 'free',
+    })
+    expect(back.status).toBe(200)
+    const free = await expectAgreement('delta', 'free', 'shared')
+    expect(free.tenant.features).toMatchObject({ advanced_analytics: false })
+    const history = (await operator.get('/api/v1/billing/subscriptions/delta/events')).body.data
+    expect(history.map((e: { plan: string }) => e.plan)).toEqual([
+      'free',
+      'pro',
+      'starter',
+      'bank',
+      'free',
+    ])
   })
 })

@@ -12,7 +12,7 @@ import { signToken } from './support/tokens.ts'
 /**
  * services/tenant/fake-client.ts stands in for auth and billing in the tenant service's unit
  * tests. These are its contract tests: the calls the tenant service makes (services/tenant/users.ts,
- * plan.ts), made once to the fake and once to the real auth and billing routes through the kernel
+ * plan.ts, upgrade.ts), made once to the fake and once to the real auth and billing routes through the kernel
  * client the tenant service uses, must come back the same shape with the same meaning. A real
  * route that renames, retypes or drops a field the fake answers with fails here, not in
  * production.
@@ -123,7 +123,34 @@ describe('the tenant service’s fake auth and billing keep the real contract', 
         token: admin,
       }),
     )
-    return { email, invited, withPassword, duplicate, listed, removed, after, plans, usage }
+    // services/tenant/upgrade.ts: the tenant's upgrade door goes through billing's.
+    const upgraded = await outcome(() =>
+      client.call<Record<string, unknown>>('billing', '/api/v1/billing/subscriptions/upgrade', {
+        method: 'POST',
+        token: admin,
+        body: { tenant_id: TENANT, plan: plan.id },
+      }),
+    )
+    const unknownPlan = await outcome(() =>
+      client.call('billing', '/api/v1/billing/subscriptions/upgrade', {
+        method: 'POST',
+        token: admin,
+        body: { tenant_id: TENANT, plan: 'no-such-plan' },
+      }),
+    )
+    return {
+      email,
+      invited,
+      withPassword,
+      duplicate,
+      listed,
+      removed,
+      after,
+      plans,
+      usage,
+      upgraded,
+      unknownPlan,
+    }
   }
 
   let fake: Awaited<ReturnType<typeof exchange>>
@@ -193,6 +220,26 @@ describe('the tenant service’s fake auth and billing keep the real contract', 
 
   it("answers a tenant's usage with its period and metered limits", () => {
     expectSameShape(ok(fake.usage), ok(live.usage), 'GET /api/v1/billing/usage/:tenant_id')
+  })
+
+  it("changes the plan through billing's door and answers with the plan's terms and revision", () => {
+    for (const side of [fake, live]) {
+      expect(side.upgraded).toMatchObject({
+        ok: {
+          tenant_id: TENANT,
+          plan: plan.id,
+          plan_revision: 2,
+          plan_terms: { tier: 'pro', features: plan.features, users: plan.limits.users },
+        },
+      })
+    }
+    expectSameShape(
+      ok(fake.upgraded),
+      ok(live.upgraded),
+      'POST /api/v1/billing/subscriptions/upgrade',
+    )
+    expect(fake.unknownPlan).toEqual(live.unknownPlan)
+    expect(live.unknownPlan).toEqual({ code: 'VALIDATION_FAILED' })
   })
 
   it('removes every user of an erased tenant and says how many', async () => {
