@@ -15,6 +15,7 @@ export const commands: Record<string, Lazy> = {
   billing: lazy(() => import('./billing.ts')),
   tenant: lazy(() => import('./tenant.ts')),
   user: lazy(() => import('./user.ts')),
+  apikey: lazy(() => import('./apikey.ts')),
   import: lazy(() => import('./import.ts')),
   demo: lazy(() => import('./demo.ts')),
   payments: lazy(() => import('./payments.ts')),

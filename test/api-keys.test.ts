@@ -1,0 +1,220 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { join } from 'node:path'
+import {
+  api,
+  eventually,
+  OPERATOR,
+  startTestPlatform,
+  type TestPlatform,
+} from './support/platform.ts'
+import { type SplitPlatform, startSplitPlatform } from './support/split.ts'
+import { createTenants } from './support/tenants.ts'
+
+const root = join(import.meta.dir, '..')
+const ownerOf = (tenant: string) =>
+  [`owner@${tenant}.test`, `${tenant}-Owner-Passphrase-42`] as const
+
+/**
+ * Issue 18: secret API keys (`mmp_sk_…`) for servers. A tenant Admin makes one; it then works
+ * like a token of its tenant and role on the gateway and on every service port, is rate-limited
+ * as its tenant, manages no keys or users, and stops at once everywhere when revoked.
+ */
+describe('API keys end to end', () => {
+  let p: TestPlatform
+  let admin: string
+  let slowAdmin: string
+
+  beforeAll(async () => {
+    // Free tenants get 3 requests/s (a bucket of 6); the Pro tenant is effectively unlimited.
+    p = await startTestPlatform({ env: { MMP_RATE_LIMIT_FREE: '3' } })
+    const operator = await p.login()
+    await createTenants(p.gateway, operator, { id: 'keys-a', plan: 'pro' }, 'keys-slow')
+    admin = await p.login(...ownerOf('keys-a'))
+    slowAdmin = await p.login(...ownerOf('keys-slow'))
+  }, 60_000)
+  afterAll(() => p.dispose())
+
+  const createKey = async (token: string, body: Record<string, unknown> = {}) => {
+    const res = await api(p.gateway, token).post('/api/v1/auth/api-keys', {
+      name: 'erp',
+      role: 'Analyst',
+      ...body,
+    })
+    expect(res.status).toBe(201)
+    return res.body as { id: string; key: string; prefix: string }
+  }
+  /** The key's answer on the gateway and directly on a service port. */
+  const statuses = async (key: string) => ({
+    gateway: (await api(p.gateway, key).get('/api/v1/analytics/summary')).status,
+    service: (await api(p.url('analytics'), key).get('/api/v1/analytics/transactions')).status,
+  })
+
+  it('works on the gateway and a service port like a token of its tenant and role', async () => {
+    const made = await createKey(admin)
+    expect(made.key).toMatch(/^mmp_sk_/)
+    expect(await statuses(made.key)).toEqual({ gateway: 200, service: 200 })
+    const me = await api(p.gateway, made.key).get('/api/v1/auth/me')
+    expect(me.body).toEqual({ user_id: made.id, tenant_id: 'keys-a', role: 'Analyst' })
+    // An Analyst key may not do a Manager's work, nor reach another tenant.
+    const rule = await api(p.gateway, made.key).post('/api/v1/categorize/rules', {
+      pattern: 'x',
+      category: 'Food',
+    })
+    expect(rule.status).toBe(403)
+    expect((await api(p.gateway, made.key).get('/api/v1/tenants/keys-slow')).status).toBe(403)
+    const listed = await api(p.gateway, admin).get('/api/v1/auth/api-keys')
+    const row = listed.body.data.find((k: { id: string }) => k.id === made.id)
+    expect(row).toMatchObject({ prefix: made.prefix, role: 'Analyst', name: 'erp' })
+    expect(typeof row.last_used_at).toBe('string')
+    expect(JSON.stringify(listed.body)).not.toContain(made.key)
+  })
+
+  it('is rate-limited as its tenant: the key and the tenant’s users share one bucket', async () => {
+    const made = await createKey(slowAdmin, { role: 'Viewer' })
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, () => api(p.gateway, made.key).get('/api/v1/analytics/summary')),
+    )
+    const limited = burst.filter((r) => r.status === 429)
+    expect(limited.length).toBeGreaterThan(0)
+    expect(limited[0]!.headers.get('retry-after')).toBeTruthy()
+    expect(burst.find((r) => r.status === 200)?.headers.get('ratelimit-limit')).toBe('6')
+    // The tenant's own Admin finds the bucket spent by the key.
+    expect((await api(p.gateway, slowAdmin).get('/api/v1/auth/me')).status).toBe(429)
+  })
+
+  it('cannot create keys or manage users, by any door (403)', async () => {
+    const made = await createKey(admin, { role: 'Admin' })
+    const asKey = api(p.gateway, made.key)
+    const refused = {
+      createKey: (await asKey.post('/api/v1/auth/api-keys', { name: 'x', role: 'Viewer' })).status,
+      listKeys: (await asKey.get('/api/v1/auth/api-keys')).status,
+      revokeKey: (await asKey.delete(`/api/v1/auth/api-keys/${made.id}`)).status,
+      createUser: (
+        await asKey.post('/api/v1/auth/users', {
+          tenant_id: 'keys-a',
+          email: 'new@keys-a.test',
+          role: 'Admin',
+        })
+      ).status,
+      listUsers: (await asKey.get('/api/v1/auth/users')).status,
+      invite: (
+        await asKey.post('/api/v1/tenants/keys-a/users', { email: 'n@keys-a.test', role: 'Admin' })
+      ).status,
+      tenantUsers: (await asKey.get('/api/v1/tenants/keys-a/users')).status,
+      removeUser: (await asKey.delete('/api/v1/tenants/keys-a/users/usr_0')).status,
+      direct: (
+        await api(p.url('auth'), made.key).post('/api/v1/auth/api-keys', {
+          name: 'x',
+          role: 'Viewer',
+        })
+      ).status,
+    }
+    expect(Object.values(refused)).toEqual(Array(9).fill(403))
+    // It is still an Admin for everything else (webhooks here).
+    expect((await asKey.get('/api/v1/webhooks')).status).toBe(200)
+  })
+
+  it('answers 401 everywhere at once after revocation', async () => {
+    const made = await createKey(admin)
+    const other = await createKey(admin)
+    expect(await statuses(made.key)).toEqual({ gateway: 200, service: 200 })
+    const gone = await api(p.gateway, admin).delete(`/api/v1/auth/api-keys/${made.id}`)
+    expect(gone.status).toBe(204)
+    expect(await statuses(made.key)).toEqual({ gateway: 401, service: 401 })
+    const problem = await api(p.gateway, made.key).get('/api/v1/auth/me')
+    expect(problem.body).toMatchObject({ status: 401, code: 'UNAUTHENTICATED' })
+    expect(await statuses(other.key)).toEqual({ gateway: 200, service: 200 })
+  })
+
+  it('is managed with mmp apikey create|list|revoke as the operator', async () => {
+    const env = {
+      ...process.env,
+      MMP_PORT_OFFSET: String(p.offset),
+      MMP_DATA_DIR: p.dataDir,
+      MMP_OPERATOR_EMAIL: OPERATOR.email,
+      MMP_OPERATOR_PASSWORD: OPERATOR.password,
+    }
+    const mmp = (...args: string[]) => {
+      const out = Bun.spawnSync([process.execPath, join(root, 'cmd/main.ts'), 'apikey', ...args], {
+        env,
+        cwd: root,
+      })
+      return { code: out.exitCode, out: out.stdout.toString(), err: out.stderr.toString() }
+    }
+    const created = mmp(
+      'create',
+      'nightly export',
+      '--tenant',
+      'keys-a',
+      '--role',
+      'Viewer',
+      '--json',
+    )
+    expect(created.code).toBe(0)
+    const key = JSON.parse(created.out) as { id: string; key: string; role: string }
+    expect(key).toMatchObject({ role: 'Viewer', name: 'nightly export', tenant_id: 'keys-a' })
+    expect(await statuses(key.key)).toEqual({ gateway: 200, service: 200 })
+
+    const listed = mmp('list', '--tenant', 'keys-a', '--json')
+    expect(listed.code).toBe(0)
+    const rows = JSON.parse(listed.out) as Array<{ id: string }>
+    expect(rows.map((r) => r.id)).toContain(key.id)
+    expect(listed.out).not.toContain(key.key)
+    const text = mmp('list', '--tenant', 'keys-a')
+    expect(text.out).toContain(`${key.id}  mmp_sk_`)
+
+    expect(mmp('revoke', key.id, '--tenant', 'keys-slow').code).toBe(1)
+    expect(await statuses(key.key)).toEqual({ gateway: 200, service: 200 })
+    const revoked = mmp('revoke', key.id, '--tenant', 'keys-a')
+    expect(revoked.code).toBe(0)
+    expect(await statuses(key.key)).toEqual({ gateway: 401, service: 401 })
+  }, 30_000)
+})
+
+/**
+ * DESIGN §12: a key presented to a process without auth is asked of auth over HTTP and cached;
+ * its revocation reaches that process on `mobilemoney.auth.revoked` and stops it at once.
+ */
+describe('API keys across processes', () => {
+  let split: SplitPlatform
+  let admin: string
+
+  beforeAll(async () => {
+    split = await startSplitPlatform()
+    const operator = await split.front.login()
+    await createTenants(split.front.gateway, operator, 'keys-split')
+    admin = await split.front.login(...ownerOf('keys-split'))
+  }, 90_000)
+  afterAll(() => split.dispose())
+
+  it('works on a process without auth and stops there within a second of revocation', async () => {
+    const res = await api(split.front.gateway, admin).post('/api/v1/auth/api-keys', {
+      name: 'split',
+      role: 'Manager',
+    })
+    expect(res.status).toBe(201)
+    const { id, key } = res.body as { id: string; key: string }
+    const other = api(split.back.url('cashflow'), key)
+    expect((await other.get('/api/v1/cashflow/settings')).status).toBe(200)
+    expect((await api(split.front.gateway, key).get('/api/v1/cashflow/daily')).status).toBe(200)
+    // Cached now in the other process; the revocation must reach it over the broker.
+    expect((await other.get('/api/v1/cashflow/settings')).status).toBe(200)
+
+    const gone = await api(split.front.gateway, admin).delete(`/api/v1/auth/api-keys/${id}`)
+    expect(gone.status).toBe(204)
+    const started = Date.now()
+    await eventually(
+      async () => (await other.get('/api/v1/cashflow/settings')).status === 401,
+      1000,
+      'the other process refuses the revoked key',
+    )
+    expect(Date.now() - started).toBeLessThan(1000)
+    expect((await api(split.front.gateway, key).get('/api/v1/cashflow/daily')).status).toBe(401)
+  })
+
+  it('refuses an unknown key on the process without auth', async () => {
+    const forged = `mmp_sk_${'Q'.repeat(43)}`
+    const res = await api(split.back.url('cashflow'), forged).get('/api/v1/cashflow/settings')
+    expect(res).toMatchObject({ status: 401, body: { code: 'UNAUTHENTICATED' } })
+  })
+})
