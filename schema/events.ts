@@ -18,6 +18,7 @@ export const topics = {
   balanceLow: 'mobilemoney.balance.low',
   tenantsChanged: 'mobilemoney.tenants.changed',
   authRevoked: 'mobilemoney.auth.revoked',
+  balanceReported: 'mobilemoney.balance.reported',
 } as const
 
 export type Topic = (typeof topics)[keyof typeof topics]
@@ -67,6 +68,14 @@ export const TransactionEvent = t.Object({
    * payment to settle the platform's invoice. Read it through `isInvoicePayment`, never directly.
    */
   purpose: t.Optional(t.Literal('invoice')),
+  /**
+   * Set by payment on transactions.success: how the money moved. 'stk' a customer prompt, 'b2c' a
+   * disbursement, 'c2b' a customer paying a till or paybill on their own, 'reversal' a reversed
+   * transaction (direction 'out').
+   */
+  channel: t.Optional(
+    t.Union([t.Literal('stk'), t.Literal('b2c'), t.Literal('c2b'), t.Literal('reversal')]),
+  ),
 })
 export type TransactionEvent = typeof TransactionEvent.static
 
@@ -192,6 +201,29 @@ export const AuthRevokedEvent = t.Object({
 })
 export type AuthRevokedEvent = typeof AuthRevokedEvent.static
 
+/**
+ * `mobilemoney.balance.reported` (payment): the provider's Account Balance result for a shortcode
+ * the tenant holds. `balance` is the available amount of the working (or utility) account, the
+ * one money is paid out of; `accounts` every account the provider listed.
+ */
+export const BalanceReportedEvent = t.Object({
+  shortcode: t.String(),
+  balance: t.Number(),
+  currency: t.String(),
+  reported_at: t.String(),
+  accounts: t.Array(
+    t.Object({
+      name: t.String(),
+      currency: t.String(),
+      available: t.Number(),
+      current: t.Number(),
+      reserved: t.Number(),
+      uncleared: t.Number(),
+    }),
+  ),
+})
+export type BalanceReportedEvent = typeof BalanceReportedEvent.static
+
 /** The schema of each topic's `data`. */
 export const topicSchemas = {
   [topics.transactionsSuccess]: TransactionEvent,
@@ -204,6 +236,7 @@ export const topicSchemas = {
   [topics.balanceLow]: BalanceLowEvent,
   [topics.tenantsChanged]: TenantChangedEvent,
   [topics.authRevoked]: AuthRevokedEvent,
+  [topics.balanceReported]: BalanceReportedEvent,
 } as const satisfies Record<Topic, unknown>
 
 /** What `data` is on a topic. */
@@ -223,9 +256,12 @@ const INVOICE_NUMBER = /^INV-\d{6,}$/i
  * its account reference is an invoice number or id, as billing asks for it.
  */
 export function isInvoicePayment(
-  t: Pick<TransactionEvent, 'purpose' | 'account_reference' | 'source'>,
+  t: Pick<TransactionEvent, 'purpose' | 'account_reference' | 'source' | 'channel'>,
 ): boolean {
   if (t.purpose === 'invoice') return true
+  // C2B events came after `purpose`, so they state it; their account reference is what the
+  // customer typed and may look like anyone's invoice number.
+  if (t.channel === 'c2b') return false
   const ref = t.account_reference?.trim() ?? ''
   return t.source === 'payment' && (INVOICE_NUMBER.test(ref) || ref.startsWith('inv_'))
 }

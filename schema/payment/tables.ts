@@ -131,3 +131,87 @@ export const paymentIndex = sqliteTable(
     index('payment_index_open').on(t.open, t.createdAt),
   ],
 )
+
+/**
+ * Platform database: the C2B shortcodes (tills and paybills) registered with the provider, each
+ * held by one tenant. `mode` 'aggregator': a platform paybill the operator registered, whose
+ * payments are routed to a tenant by the account number the customer types (`BillRefNumber`).
+ * A released shortcode keeps its row (status 'released') until another registration takes it.
+ */
+export const c2bShortcodes = sqliteTable(
+  'c2b_shortcodes',
+  {
+    shortcode: text('shortcode').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    mode: text('mode').notNull(),
+    responseType: text('response_type').notNull(),
+    status: text('status').notNull(),
+    registeredAt: text('registered_at').notNull(),
+    releasedAt: text('released_at'),
+  },
+  (t) => [index('c2b_shortcodes_tenant').on(t.tenantId, t.status)],
+)
+
+/**
+ * Platform database: each tenant's account number on an aggregator paybill. Assigned on first
+ * use (derived from the tenant id, the next free one on a collision) and never changed.
+ */
+export const c2bAccounts = sqliteTable('c2b_accounts', {
+  tenantId: text('tenant_id').primaryKey(),
+  accountNumber: text('account_number').notNull().unique(),
+  createdAt: text('created_at').notNull(),
+})
+
+/**
+ * Tenant database: customer-initiated payments (C2B confirmations) to a tenant's till or paybill,
+ * or routed to it from an aggregator paybill. One row per provider `TransID`, so a repeated
+ * confirmation changes nothing. The payer's phone is stored masked, as Daraja sends it.
+ */
+export const c2bPayments = sqliteTable(
+  'c2b_payments',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    transId: text('trans_id').notNull(),
+    shortcode: text('shortcode').notNull(),
+    transactionType: text('transaction_type').notNull(),
+    amountCents: integer('amount_cents').notNull(),
+    billRefNumber: text('bill_ref_number'),
+    invoiceNumber: text('invoice_number'),
+    msisdn: text('msisdn'),
+    payerName: text('payer_name'),
+    transTime: text('trans_time').notNull(),
+    orgAccountBalance: text('org_account_balance'),
+    thirdPartyTransId: text('third_party_trans_id'),
+    transactionId: text('transaction_id').notNull(),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('c2b_payments_trans').on(t.tenantId, t.transId),
+    index('c2b_payments_tenant_created').on(t.tenantId, t.createdAt),
+  ],
+)
+
+/**
+ * Tenant database: requests whose answer comes back later to a ResultURL (Transaction Status,
+ * Account Balance, Reversal). `id` is ours (the OriginatorConversationID we send and the ref
+ * in the result URL's token); `conversation_id` is the provider's.
+ */
+export const providerRequests = sqliteTable(
+  'provider_requests',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    kind: text('kind').notNull(),
+    conversationId: text('conversation_id'),
+    status: text('status').notNull(),
+    request: text('request').notNull(),
+    resultCode: integer('result_code'),
+    resultDesc: text('result_desc'),
+    result: text('result'),
+    userId: text('user_id'),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [index('provider_requests_tenant_created').on(t.tenantId, t.createdAt)],
+)
