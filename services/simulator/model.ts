@@ -16,7 +16,8 @@ export interface SimulatorOptions {
 }
 
 export interface Outcome {
-  resultCode: number
+  /** Daraja's ResultCode: a number, or a string code such as a reversal's 'R000002'. */
+  resultCode: number | string
   resultDesc: string
   /** false: the callback is never sent. */
   callback: boolean
@@ -75,6 +76,38 @@ export interface B2cRecord {
   callbackError: string | null
 }
 
+/** A customer paying a till or paybill (C2B simulate), and where its callbacks go. */
+export interface C2bRecord {
+  kind: 'c2b'
+  transId: string
+  request: Record<string, unknown>
+  /** The URLs registered for the shortcode when the customer paid. */
+  validationUrl: string | null
+  confirmationUrl: string | null
+  responseType: 'Completed' | 'Cancelled'
+  /** What the validation URL answered ('unreachable' when it did not). */
+  validation: string | null
+  confirmed: boolean
+  decideAt: number
+  callbackStatus: number | null
+  callbackError: string | null
+}
+
+/** A Transaction Status, Account Balance or Reversal request, answered later by its ResultURL. */
+export interface AsyncRecord {
+  kind: 'status' | 'balance' | 'reversal'
+  conversationId: string
+  originatorConversationId: string
+  request: Record<string, unknown>
+  outcome: Outcome
+  receipt: string
+  decideAt: number
+  callbackStatus: number | null
+  callbackError: string | null
+}
+
+export type AnyRecord = StkRecord | B2cRecord | C2bRecord | AsyncRecord
+
 export const darajaError = (status: number, errorCode: string, errorMessage: string) =>
   new Response(JSON.stringify({ requestId: requestId(), errorCode, errorMessage }), {
     status,
@@ -85,11 +118,13 @@ let counter = 0
 export const requestId = (): string =>
   `${Math.floor(Math.random() * 90000) + 10000}-${Date.now() % 1e8}-${++counter}`
 
-const RECEIPT_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
+const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'
+const RECEIPT_CHARS = `${LETTERS}0123456789`
+/** Like a real M-Pesa receipt: 10 uppercase letters and digits, the first a letter. */
 export function receiptNumber(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(10))
-  let out = ''
-  for (const b of bytes) out += RECEIPT_CHARS[b % RECEIPT_CHARS.length]
+  let out = LETTERS[bytes[0]! % LETTERS.length]!
+  for (const b of bytes.subarray(1)) out += RECEIPT_CHARS[b % RECEIPT_CHARS.length]
   return out
 }
 

@@ -1,0 +1,12 @@
+import type { Delivery } from './delivery.ts'
+import type { Kind, Store } from './store.ts'
+
+/** What the simulator's route groups share: its memory, its callbacks and its token check. */
+export interface Sim {
+  store: Store
+  delivery: Delivery
+  delayMs: number
+  bearerOk(request: Request): boolean
+  /** Calls back a remembered request after `ms`; its pending row goes once it was delivered. */
+  schedule(kind: Kind, id: string, ms: number): void
+}
