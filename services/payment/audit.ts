@@ -15,7 +15,7 @@ export const GENESIS = '0'.repeat(64)
 
 export interface AuditEntry {
   tenantId: string
-  entity: 'payment' | 'disbursement'
+  entity: 'payment' | 'disbursement' | 'c2b_payment' | 'c2b_shortcode' | 'provider_request'
   entityId: string
   action: string
   fromStatus: string | null

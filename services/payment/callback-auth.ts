@@ -5,6 +5,9 @@ import { isTenantId } from '../kernel/tenant-id.ts'
 import type { Kind } from './rows.ts'
 import type { PaymentSettings } from './settings.ts'
 
+/** What a callback token is for: it verifies only for the kind it was issued for. */
+export type TokenKind = Kind | 'result'
+
 export class InvalidCallback extends AppError {
   constructor(detail: string) {
     super('INVALID_SIGNATURE', detail)
@@ -48,17 +51,48 @@ export function createCallbackAuth(cfg: PaymentSettings) {
     }
   })
 
-  const sign = (kind: Kind, tid: string, ref: string) =>
+  const sign = (kind: TokenKind, tid: string, ref: string) =>
     new Bun.CryptoHasher('sha256', cfg.callbackSecret)
       .update(`${kind}:${tid}:${ref}`)
       .digest('base64url')
+
+  const c2bToken = (tid: string, shortcode: string) =>
+    new Bun.CryptoHasher('sha256', cfg.callbackSecret)
+      .update(`c2b:${tid}:${shortcode}`)
+      .digest('hex')
 
   return {
     callbackUrl: (kind: Kind, tid: string, ref: string, extra = '') =>
       `${cfg.callbackBase}/api/v1/payments/callback${kind === 'b2c' ? '/b2c' : ''}?tid=${encodeURIComponent(tid)}&ref=${encodeURIComponent(ref)}&sig=${sign(kind, tid, ref)}${extra}`,
 
+    /**
+     * The confirmation and validation URLs registered for a C2B shortcode: one token bound to the
+     * tenant that holds the shortcode and to the shortcode. Daraja refuses to register URLs that
+     * contain words such as "exe", "cmd", "sql" or "mpesa", so the URL names no tenant (a tenant id
+     * may contain any of them) and its token is hex (base64url could spell them by chance).
+     */
+    c2bUrl: (which: 'confirmation' | 'validation', tid: string, shortcode: string) =>
+      `${cfg.callbackBase}/api/v1/payments/c2b/${which}?ref=${encodeURIComponent(shortcode)}&sig=${c2bToken(tid, shortcode)}`,
+
+    /** Checks a C2B URL's token against the tenant holding the shortcode now; 401 otherwise. */
+    checkC2bToken(
+      query: Record<string, string | undefined>,
+      holderOf: (shortcode: string) => string | null,
+    ): { tid: string; ref: string } {
+      const { ref, sig } = query
+      if (!ref || !sig) throw new InvalidCallback('the callback token is missing')
+      const tid = holderOf(ref)
+      if (!tid || !sameBytes(sig, c2bToken(tid, ref)))
+        throw new InvalidCallback('the callback token is invalid')
+      return { tid, ref }
+    },
+
+    /** The ResultURL (QueueTimeOutURL with `timeout`) of a status, balance or reversal request. */
+    resultUrl: (tid: string, ref: string, timeout = false) =>
+      `${cfg.callbackBase}/api/v1/payments/callback/result?tid=${encodeURIComponent(tid)}&ref=${encodeURIComponent(ref)}&sig=${sign('result', tid, ref)}${timeout ? '&timeout=1' : ''}`,
+
     checkToken(
-      kind: Kind,
+      kind: TokenKind,
       query: Record<string, string | undefined>,
     ): { tid: string; ref: string } {
       const { tid, ref, sig } = query

@@ -1,5 +1,6 @@
-import pRetry, { AbortError } from 'p-retry'
-import { httpRequest, NetworkError } from './http.ts'
+import { createDarajaTransport, type DarajaConfig, ProviderError } from './daraja-transport.ts'
+
+export { type DarajaConfig, ProviderError }
 
 /**
  * The one provider adapter: Safaricom Daraja's HTTP protocol, pointed at the built-in simulator
@@ -20,20 +21,6 @@ import { httpRequest, NetworkError } from './http.ts'
  *
  * Calls are retried with backoff on network errors and 5xx only.
  */
-export interface DarajaConfig {
-  baseUrl: string
-  consumerKey: string
-  consumerSecret: string
-  shortcode: string
-  passkey: string
-  initiatorName: string
-  securityCredential: string
-  /** Retries after the first attempt (network errors and 5xx). */
-  retries?: number
-  minTimeoutMs?: number
-  timeoutMs?: number
-}
-
 export interface StkPushInput {
   phoneNumber: string
   amount: number
@@ -72,24 +59,6 @@ export interface B2CAccepted {
   ResponseDescription: string
 }
 
-/**
- * A provider answer that is not a success; `status` is the HTTP status (0: no answer). `reached`
- * is false only when the provider certainly did not act on the request: the connection was never
- * made, or it answered a refusal (4xx, 503 Service Unavailable, or a non-zero ResponseCode). A
- * timeout, a reset after sending or another 5xx may have reached it.
- */
-export class ProviderError extends Error {
-  constructor(
-    readonly status: number,
-    readonly errorCode: string | null,
-    message: string,
-    readonly reached = status === 0 || (status >= 500 && status !== 503),
-  ) {
-    super(message)
-    this.name = 'ProviderError'
-  }
-}
-
 /** Daraja's timestamp: YYYYMMDDHHmmss in East Africa Time (UTC+3, no daylight saving). */
 export function darajaTimestamp(at: Date): string {
   const eat = new Date(at.getTime() + 3 * 3600_000)
@@ -119,122 +88,7 @@ export interface Daraja {
 }
 
 export function createDaraja(cfg: DarajaConfig, now: () => Date = () => new Date()): Daraja {
-  const base = cfg.baseUrl.replace(/\/+$/, '')
-  let token: { value: string; expiresAt: number } | null = null
-  let tokenPending: Promise<string> | null = null
-
-  /**
-   * Queries and the token are safe to repeat; a push or a B2C request is retried only when the
-   * previous attempt certainly did not reach the provider, or one key would prompt twice.
-   */
-  const retry = <T>(fn: () => Promise<T>, repeatable = true) =>
-    pRetry(fn, {
-      shouldRetry: ({ error }) => repeatable || !(error instanceof ProviderError && error.reached),
-      retries: cfg.retries ?? 3,
-      minTimeout: cfg.minTimeoutMs ?? 200,
-      maxTimeout: 2000,
-      factor: 2,
-      randomize: true,
-    })
-
-  /** One HTTP call; 4xx and provider-declared outcomes abort the retry loop. */
-  const call = async (
-    path: string,
-    init: { method: string; headers: Record<string, string>; body?: string },
-  ): Promise<Record<string, unknown>> => {
-    let res: { status: number; text: string }
-    try {
-      res = await httpRequest(base + path, { ...init, timeoutMs: cfg.timeoutMs ?? 10_000 })
-    } catch (err) {
-      const sent = err instanceof NetworkError ? err.sent : true
-      throw new ProviderError(0, null, `provider unreachable: ${(err as Error).message}`, sent)
-    }
-    const text = res.text
-    let body: Record<string, unknown> = {}
-    try {
-      body = text ? (JSON.parse(text) as Record<string, unknown>) : {}
-    } catch {
-      body = { errorMessage: text.slice(0, 200) }
-    }
-    if (res.status >= 200 && res.status < 300) return body
-    const e = new ProviderError(
-      res.status,
-      typeof body.errorCode === 'string' ? body.errorCode : null,
-      String(body.errorMessage ?? body.ResponseDescription ?? `HTTP ${res.status}`),
-    )
-    // The STK query's "still processing" is a 500 that is an answer, not a failure.
-    if (res.status < 500 || e.errorCode === '500.001.1001') throw new AbortError(e)
-    throw e
-  }
-
-  const fetchToken = async (): Promise<string> => {
-    const basic = Buffer.from(`${cfg.consumerKey}:${cfg.consumerSecret}`).toString('base64')
-    const body = await retry(() =>
-      call('/oauth/v1/generate?grant_type=client_credentials', {
-        method: 'GET',
-        headers: { authorization: `Basic ${basic}` },
-      }),
-    )
-    const value = String(body.access_token ?? '')
-    if (!value) throw new ProviderError(502, null, 'the provider returned no access token')
-    const ttl = Number(body.expires_in ?? 3599)
-    // Renew a minute early (or halfway for short lifetimes).
-    const margin = Math.min(60, ttl / 2)
-    token = { value, expiresAt: Date.now() + (ttl - margin) * 1000 }
-    return value
-  }
-
-  const accessToken = async (): Promise<string> => {
-    if (token && token.expiresAt > Date.now()) return token.value
-    tokenPending ??= fetchToken().finally(() => {
-      tokenPending = null
-    })
-    return tokenPending
-  }
-
-  const authed = async (path: string, payload: unknown, repeatable = true) => {
-    return retry(async () => {
-      let bearer: string
-      try {
-        bearer = await accessToken()
-      } catch (err) {
-        // Without a token the request itself was never sent.
-        const e = (err as { originalError?: unknown }).originalError ?? err
-        const unsent = new ProviderError(
-          e instanceof ProviderError ? e.status : 0,
-          e instanceof ProviderError ? e.errorCode : null,
-          (e as Error).message,
-          false,
-        )
-        throw err instanceof AbortError ? new AbortError(unsent) : unsent
-      }
-      try {
-        return await call(path, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
-          body: JSON.stringify(payload),
-        })
-      } catch (err) {
-        // An expired or revoked token: drop it and let the next attempt fetch another.
-        const inner = err instanceof AbortError ? (err as { originalError?: unknown }) : null
-        const pe = (inner?.originalError ?? err) as ProviderError
-        if (pe instanceof ProviderError && (pe.status === 401 || pe.errorCode === '404.001.03')) {
-          token = null
-          throw pe
-        }
-        throw err
-      }
-    }, repeatable)
-  }
-
-  const unwrap = async <T>(p: Promise<T>): Promise<T> => {
-    try {
-      return await p
-    } catch (err) {
-      const inner = (err as { originalError?: unknown }).originalError
-      throw inner instanceof ProviderError ? inner : err
-    }
-  }
+  const { authed, unwrap } = createDarajaTransport(cfg)
 
   return {
     async stkPush(input) {

@@ -1,7 +1,8 @@
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import type { Daraja } from './daraja.ts'
-import { type PaymentSettings, providerFromSettings } from './settings.ts'
+import type { DarajaBusiness } from './daraja-business.ts'
+import { businessFromSettings, type PaymentSettings, providerFromSettings } from './settings.ts'
 
 /**
  * A provider call is over after this long at the latest (timeouts and retries included), so an
@@ -14,6 +15,8 @@ export interface PaymentDeps {
   ctx: ServiceContext
   cfg: PaymentSettings
   provider: Daraja
+  /** C2B registration, transaction status, account balance and reversal. */
+  business: DarajaBusiness
   /** Provider calls this process is making, by payment or disbursement id. */
   inflight: Map<string, Promise<unknown>>
   nowIso(): string
@@ -23,7 +26,11 @@ export interface PaymentDeps {
   orphaned(id: string, createdAt: string): boolean
 }
 
-export function createDeps(ctx: ServiceContext<PaymentSettings>, provider?: Daraja): PaymentDeps {
+export function createDeps(
+  ctx: ServiceContext<PaymentSettings>,
+  provider?: Daraja,
+  business?: DarajaBusiness,
+): PaymentDeps {
   const cfg = ctx.settings
   const bootIso = ctx.clock.now().toISOString()
   const inflight = new Map<string, Promise<unknown>>()
@@ -32,6 +39,7 @@ export function createDeps(ctx: ServiceContext<PaymentSettings>, provider?: Dara
     ctx,
     cfg,
     provider: provider ?? providerFromSettings(ctx),
+    business: business ?? businessFromSettings(ctx),
     inflight,
     nowIso: () => ctx.clock.now().toISOString(),
     /**

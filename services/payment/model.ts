@@ -5,7 +5,9 @@ export { StkPushAccepted }
 
 export const StkPushBody = t.Object({
   tenant_id: t.Optional(t.String({ description: "the token's tenant (operator: any)" })),
-  phone_number: t.String({ description: 'customer phone, 2547XXXXXXXX or 2541XXXXXXXX' }),
+  phone_number: t.String({
+    description: 'customer phone: 07…, 01…, +2547…, 2547… (normalised to 2547XXXXXXXX)',
+  }),
   amount: t.Number({ description: 'whole shillings, at least 1 (STK push takes no cents)' }),
   account_reference: t.String({ description: 'caller-chosen reference, at most 12 characters' }),
   transaction_desc: t.String({ description: 'description, at most 13 characters' }),
@@ -42,7 +44,9 @@ export const ListQuery = t.Object({
 
 export const B2CBody = t.Object({
   tenant_id: t.Optional(t.String()),
-  phone_number: t.String({ description: 'recipient phone, 2547XXXXXXXX or 2541XXXXXXXX' }),
+  phone_number: t.String({
+    description: 'recipient phone: 07…, 01…, +2547…, 2547… (normalised to 2547XXXXXXXX)',
+  }),
   amount: t.Number({ description: 'whole shillings, at least 1' }),
   remarks: t.String({ description: '2 to 100 characters' }),
   occasion: t.Optional(t.String({ description: 'at most 100 characters' })),
@@ -90,4 +94,91 @@ export const ReconcileReport = t.Object({
   unknown: t.Integer({
     description: 'requests whose provider answer was lost; only their callback can settle them',
   }),
+})
+
+export const ResponseType = t.Union([t.Literal('Completed'), t.Literal('Cancelled')], {
+  description: 'what the provider does when the validation URL does not answer in time',
+})
+
+export const RegisterShortcodeBody = t.Object({
+  tenant_id: t.Optional(
+    t.String({
+      description: "the token's tenant; the operator without one: an aggregator paybill",
+    }),
+  ),
+  shortcode: t.String({ description: 'paybill or till number (5 to 7 digits)' }),
+  response_type: ResponseType,
+})
+
+export const ShortcodeView = t.Object({
+  shortcode: t.String(),
+  tenant_id: t.String(),
+  mode: t.Union([t.Literal('tenant'), t.Literal('aggregator')]),
+  response_type: ResponseType,
+  status: t.Union([t.Literal('registered'), t.Literal('released')]),
+  confirmation_url: t.String(),
+  validation_url: t.String(),
+  registered_at: t.String(),
+  released_at: t.Nullable(t.String()),
+})
+
+export const ShortcodeList = t.Object({ data: t.Array(ShortcodeView) })
+
+export const C2bAccountView = t.Object({
+  tenant_id: t.String(),
+  account_number: t.String({
+    description: 'what customers type as the account number on an aggregator paybill',
+  }),
+  paybills: t.Array(t.String(), { description: "the platform's aggregator paybills" }),
+})
+
+export const SimulateC2bBody = t.Object({
+  shortcode: t.String(),
+  amount: t.Number({ description: 'whole shillings' }),
+  phone_number: t.String({ description: 'payer: 07…, 01…, +2547…, 2547…' }),
+  account: t.Optional(t.String({ description: 'account number typed (paybill)' })),
+  command_id: t.Optional(
+    t.Union([t.Literal('CustomerPayBillOnline'), t.Literal('CustomerBuyGoodsOnline')]),
+  ),
+})
+
+export const SimulateC2bAccepted = t.Object({
+  status: t.Literal('accepted'),
+  response_description: t.String(),
+})
+
+export const ValidationAnswer = t.Object({ ResultCode: t.String(), ResultDesc: t.String() })
+
+export const ProviderRequestBody = t.Object({
+  tenant_id: t.Optional(t.String()),
+  transaction_id: t.Optional(
+    t.String({ description: "the M-Pesa receipt (status and reversal): one of the tenant's own" }),
+  ),
+  shortcode: t.Optional(
+    t.String({
+      description: 'a shortcode the tenant holds (default: the one the receipt went to)',
+    }),
+  ),
+  amount: t.Optional(t.Number({ description: 'reversal: whole shillings to reverse' })),
+  remarks: t.Optional(t.String({ maxLength: 100 })),
+})
+
+export const ProviderRequestView = t.Object({
+  id: t.String(),
+  kind: t.Union([t.Literal('status'), t.Literal('balance'), t.Literal('reversal')]),
+  status: t.Union([
+    t.Literal('pending'),
+    t.Literal('completed'),
+    t.Literal('failed'),
+    t.Literal('timeout'),
+  ]),
+  conversation_id: t.Nullable(t.String()),
+  result_code: t.Nullable(t.Integer()),
+  result_desc: t.Nullable(t.String()),
+  request: t.Record(t.String(), t.Unknown()),
+  result: t.Nullable(
+    t.Record(t.String(), t.Unknown(), { description: "the provider's ResultParameters by Key" }),
+  ),
+  created_at: t.String(),
+  updated_at: t.String(),
 })

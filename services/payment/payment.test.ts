@@ -120,7 +120,7 @@ describe('payment service with the simulator', () => {
 
   it('validates Daraja limits with 422 and field errors', async () => {
     const res = await push({
-      phone_number: '0712345678',
+      phone_number: '0812345678',
       amount: 10.5,
       account_reference: 'x'.repeat(13),
       transaction_desc: 'y'.repeat(14),

@@ -5,15 +5,24 @@ import { createServiceApp } from '../kernel/service.ts'
 import {
   B2CAccepted,
   B2CBody,
+  C2bAccountView,
   CallbackAck,
   CallbackQuery,
   DisbursementView,
   ListQuery,
   PaymentList,
   PaymentStatusView,
+  ProviderRequestBody,
+  ProviderRequestView,
   ReconcileReport,
+  RegisterShortcodeBody,
+  ShortcodeList,
+  ShortcodeView,
+  SimulateC2bAccepted,
+  SimulateC2bBody,
   StkPushAccepted,
   StkPushBody,
+  ValidationAnswer,
 } from './model.ts'
 import type { Payments } from './service.ts'
 
@@ -33,6 +42,28 @@ function sourceIp(
   if (xff) return xff.split(',').pop()!.trim() || null
   return server?.requestIP(request)?.address ?? null
 }
+
+const ASYNC_SUMMARY = {
+  status:
+    'Ask the provider about one of your M-Pesa receipts (Transaction Status); the result arrives at our result URL',
+  balance:
+    'Ask the provider for the balance of a shortcode you hold (Account Balance); the result is published for cashflow',
+  reversal: 'Reverse one of your M-Pesa receipts (Reversal); the result arrives at our result URL',
+} as const
+
+const asyncStart = (kind: keyof typeof ASYNC_SUMMARY, auth: 'pay' | 'admin') => ({
+  auth,
+  body: ProviderRequestBody,
+  response: { 202: ProviderRequestView },
+  detail: { summary: ASYNC_SUMMARY[kind], tags: ['payments'], ...secured },
+})
+
+const asyncRead = (kind: string) => ({
+  auth: 'read' as const,
+  params: t.Object({ id: t.String() }),
+  response: { 200: ProviderRequestView },
+  detail: { summary: `The ${kind} request and its result`, tags: ['payments'], ...secured },
+})
 
 /** The payment service's HTTP controller. */
 export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
@@ -141,6 +172,170 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
           tags: ['payments'],
         },
       },
+    )
+    .post(
+      '/api/v1/payments/c2b/register',
+      async ({ body, actor, headers, set }) => {
+        const answer = await payments.registerShortcode(actor, body, headers['idempotency-key'])
+        set.status = 201
+        return answer
+      },
+      {
+        auth: 'admin',
+        body: RegisterShortcodeBody,
+        response: { 201: ShortcodeView },
+        detail: {
+          summary:
+            "Register the platform's C2B confirmation and validation URLs for a till or paybill with the provider (Daraja Register URL); optional Idempotency-Key; 409 when another tenant holds the shortcode",
+          tags: ['payments'],
+          ...secured,
+        },
+      },
+    )
+    .get(
+      '/api/v1/payments/c2b/shortcodes',
+      ({ actor, query }) => payments.listShortcodes(actor, query.tenant_id),
+      {
+        auth: 'read',
+        query: t.Object({ tenant_id: t.Optional(t.String()) }),
+        response: { 200: ShortcodeList },
+        detail: {
+          summary: "The tenant's registered C2B shortcodes",
+          tags: ['payments'],
+          ...secured,
+        },
+      },
+    )
+    .delete(
+      '/api/v1/payments/c2b/shortcodes/:shortcode',
+      ({ actor, params }) => payments.releaseShortcode(actor, params.shortcode),
+      {
+        auth: 'admin',
+        params: t.Object({ shortcode: t.String() }),
+        response: { 200: ShortcodeView },
+        detail: {
+          summary: 'Release a C2B shortcode so another tenant may register it',
+          tags: ['payments'],
+          ...secured,
+        },
+      },
+    )
+    .get(
+      '/api/v1/payments/c2b/account',
+      ({ actor, query }) => payments.c2bAccount(actor, query.tenant_id),
+      {
+        auth: 'read',
+        query: t.Object({ tenant_id: t.Optional(t.String()) }),
+        response: { 200: C2bAccountView },
+        detail: {
+          summary:
+            "The tenant's account number on the platform's aggregator paybills (customers type it as the account)",
+          tags: ['payments'],
+          ...secured,
+        },
+      },
+    )
+    .post(
+      '/api/v1/payments/c2b/simulate',
+      async ({ body, set }) => {
+        const answer = await payments.simulateC2b(body)
+        set.status = 202
+        return answer
+      },
+      {
+        auth: 'pay',
+        body: SimulateC2bBody,
+        response: { 202: SimulateC2bAccepted },
+        detail: {
+          summary:
+            'Simulator mode only: a customer pays a till or paybill (the simulator then calls the registered URLs)',
+          tags: ['payments'],
+          ...secured,
+        },
+      },
+    )
+    .post(
+      '/api/v1/payments/c2b/validation',
+      ({ query, body, request, server }) =>
+        payments.c2bValidation(query, body, sourceIp(ctx, request, server)),
+      {
+        parse: 'text',
+        query: CallbackQuery,
+        response: { 200: ValidationAnswer },
+        detail: {
+          summary:
+            'Provider C2B validation request; public, token in URL; answers ResultCode "0" or a C2B000xx rejection',
+          tags: ['payments'],
+        },
+      },
+    )
+    .post(
+      '/api/v1/payments/c2b/confirmation',
+      ({ query, body, request, server }) =>
+        payments.c2bConfirmation(query, body, sourceIp(ctx, request, server)),
+      {
+        parse: 'text',
+        query: CallbackQuery,
+        response: { 200: CallbackAck },
+        detail: {
+          summary: 'Provider C2B confirmation; public, token in URL; idempotent on TransID',
+          tags: ['payments'],
+        },
+      },
+    )
+    .post(
+      '/api/v1/payments/callback/result',
+      ({ query, body, request, server }) =>
+        payments.providerResult(query, body, sourceIp(ctx, request, server)),
+      {
+        parse: 'text',
+        query: CallbackQuery,
+        response: { 200: CallbackAck },
+        detail: {
+          summary:
+            'Provider result (and queue timeout) of a transaction status, account balance or reversal request; public, token in URL',
+          tags: ['payments'],
+        },
+      },
+    )
+    .post(
+      '/api/v1/payments/transaction-status',
+      async ({ actor, body, set }) => {
+        set.status = 202
+        return payments.startProviderRequest(actor, 'status', body)
+      },
+      asyncStart('status', 'pay'),
+    )
+    .get(
+      '/api/v1/payments/transaction-status/:id',
+      ({ actor, params }) => payments.readProviderRequest(actor, 'status', params.id),
+      asyncRead('transaction status'),
+    )
+    .post(
+      '/api/v1/payments/account-balance',
+      async ({ actor, body, set }) => {
+        set.status = 202
+        return payments.startProviderRequest(actor, 'balance', body)
+      },
+      asyncStart('balance', 'pay'),
+    )
+    .get(
+      '/api/v1/payments/account-balance/:id',
+      ({ actor, params }) => payments.readProviderRequest(actor, 'balance', params.id),
+      asyncRead('account balance'),
+    )
+    .post(
+      '/api/v1/payments/reversals',
+      async ({ actor, body, set }) => {
+        set.status = 202
+        return payments.startProviderRequest(actor, 'reversal', body)
+      },
+      asyncStart('reversal', 'admin'),
+    )
+    .get(
+      '/api/v1/payments/reversals/:id',
+      ({ actor, params }) => payments.readProviderRequest(actor, 'reversal', params.id),
+      asyncRead('reversal'),
     )
     .post('/api/v1/payments/reconcile', () => payments.reconcile(), {
       auth: 'operator',

@@ -1,19 +1,33 @@
 import type { ServiceContext } from '../kernel/context.ts'
 import { assertEntitled } from '../kernel/entitlements.ts'
+import { AppError } from '../kernel/errors.ts'
 import { type Actor, tenantFor } from '../kernel/roles.ts'
+import { PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { appendAudit } from './audit.ts'
+import { createAccounts } from './c2b-accounts.ts'
+import { createC2bCallbacks } from './c2b-callbacks.ts'
+import { createShortcodes, type RegisterBody } from './c2b-shortcodes.ts'
 import { createCallbackAuth } from './callback-auth.ts'
 import { createCallbacks } from './callbacks.ts'
 import type { Daraja } from './daraja.ts'
+import type { DarajaBusiness } from './daraja-business.ts'
 import { createDeps } from './deps.ts'
 import { checkKey, requestHash } from './idempotency.ts'
 import { createInitiator } from './initiate.ts'
 import { createProviderIndex } from './provider-index.ts'
+import { createProviderRequests } from './provider-requests.ts'
 import { createQueries } from './queries.ts'
 import { createReconciler } from './reconcile.ts'
 import { getDisbursement, getPayment } from './rows.ts'
 import type { PaymentSettings } from './settings.ts'
-import { type B2CBody, type StkPushBody, validateB2C, validateStkPush } from './validate.ts'
+import {
+  type B2CBody,
+  type SimulateC2bBody,
+  type StkPushBody,
+  validateB2C,
+  validateSimulateC2b,
+  validateStkPush,
+} from './validate.ts'
 import { b2cAnswer, stkAnswer } from './views.ts'
 
 export type { ReconcileReport } from './reconcile.ts'
@@ -24,26 +38,68 @@ export { disbursementView, paymentView } from './views.ts'
 /** The payment service's logic: everything the routes and the reconciliation job call. */
 export function createPayments(
   ctx: ServiceContext<PaymentSettings>,
-  opts: { provider?: Daraja } = {},
+  opts: { provider?: Daraja; business?: DarajaBusiness } = {},
 ) {
-  const deps = createDeps(ctx, opts.provider)
+  const deps = createDeps(ctx, opts.provider, opts.business)
   const auth = createCallbackAuth(deps.cfg)
   const index = createProviderIndex(deps)
   const initiate = createInitiator(deps, index)
   const callbacks = createCallbacks(deps, auth, index)
   const queries = createQueries(deps, index)
   const reconcile = createReconciler(deps, index, callbacks.confirmByQuery)
+  const accounts = createAccounts(deps)
+  const shortcodes = createShortcodes(deps, auth)
+  const c2b = createC2bCallbacks(deps, auth, accounts)
+  const requests = createProviderRequests(deps, auth)
+
+  /** Registers a C2B shortcode; the operator without a tenant registers an aggregator paybill. */
+  const registerShortcode = (actor: Actor, body: RegisterBody, idemKey?: string | null) =>
+    shortcodes.register(actor, body, checkKey(idemKey), () => {
+      const tid = tenantFor(actor, body.tenant_id)
+      if (tid !== PLATFORM_TENANT) assertEntitled(ctx.registry, tid, { write: true })
+    })
+
+  /** The tenant's account number on the platform's aggregator paybills, and those paybills. */
+  function c2bAccount(actor: Actor, named?: string) {
+    const tid = tenantFor(actor, named)
+    deps.ctx.registry.assertExists(tid)
+    const paybills = deps
+      .platform()
+      .sqlite.query<{ shortcode: string }, []>(
+        "SELECT shortcode FROM c2b_shortcodes WHERE mode = 'aggregator' AND status = 'registered' ORDER BY shortcode",
+      )
+      .all()
+      .map((r) => r.shortcode)
+    return { tenant_id: tid, account_number: accounts.accountNumberOf(tid), paybills }
+  }
+
+  /**
+   * Asks the simulator to act as a customer paying a till or paybill (Daraja's sandbox-only C2B
+   * simulate); refused against real Daraja, where customers pay from their phones.
+   */
+  async function simulateC2b(body: SimulateC2bBody) {
+    if (!deps.cfg.usingSimulator)
+      throw new AppError('CONFLICT', 'C2B payments can be simulated only against the simulator')
+    const input = validateSimulateC2b(body)
+    try {
+      const r = await deps.business.simulateC2b(input)
+      return { status: 'accepted' as const, response_description: r.ResponseDescription }
+    } catch (err) {
+      throw new AppError('BAD_GATEWAY', `the simulator refused: ${(err as Error).message}`)
+    }
+  }
 
   /** Starts an STK push; the answer (202) is the payment's ids and status. */
   async function stkPush(
     actor: Actor,
-    body: StkPushBody,
+    given: StkPushBody,
     idemKey: string | null | undefined,
     requestId?: string,
     invoicePayment = false,
   ) {
-    const tid = tenantFor(actor, body.tenant_id)
-    const amount = validateStkPush(body)
+    const tid = tenantFor(actor, given.tenant_id)
+    const body = validateStkPush(given)
+    const amount = body.amount
     return (await initiate({
       kind: 'stk',
       tid,
@@ -107,12 +163,13 @@ export function createPayments(
   /** Starts a B2C disbursement; the answer (202) is its ids and status. */
   async function b2cPay(
     actor: Actor,
-    body: B2CBody,
+    given: B2CBody,
     idemKey: string | null | undefined,
     requestId?: string,
   ) {
-    const tid = tenantFor(actor, body.tenant_id)
-    const amount = validateB2C(body)
+    const tid = tenantFor(actor, given.tenant_id)
+    const body = validateB2C(given)
+    const amount = body.amount
     return (await initiate({
       kind: 'b2c',
       tid,
@@ -175,6 +232,16 @@ export function createPayments(
     b2cResult: callbacks.b2cResult,
     ...queries,
     reconcile,
+    registerShortcode,
+    listShortcodes: shortcodes.list,
+    releaseShortcode: shortcodes.release,
+    c2bAccount,
+    simulateC2b,
+    c2bValidation: c2b.c2bValidation,
+    c2bConfirmation: c2b.c2bConfirmation,
+    startProviderRequest: requests.start,
+    providerResult: requests.result,
+    readProviderRequest: requests.read,
     callbackUrl: auth.callbackUrl,
   }
 }

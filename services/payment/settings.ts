@@ -1,5 +1,6 @@
 import type { ServiceContext } from '../kernel/context.ts'
 import { createDaraja, type Daraja, type DarajaConfig } from './daraja.ts'
+import { createDarajaBusiness, type DarajaBusiness } from './daraja-business.ts'
 
 /**
  * The payment service's slice of the configuration, filled by the daemon (daemon/slices.ts) with
@@ -27,4 +28,9 @@ export function providerFromSettings(ctx: ServiceContext<PaymentSettings>): Dara
   return createDaraja({ baseUrl: ctx.settings.providerUrl, ...ctx.settings.credentials }, () =>
     ctx.clock.now(),
   )
+}
+
+/** The C2B, status, balance and reversal client the settings describe. */
+export function businessFromSettings(ctx: ServiceContext<PaymentSettings>): DarajaBusiness {
+  return createDarajaBusiness({ baseUrl: ctx.settings.providerUrl, ...ctx.settings.credentials })
 }

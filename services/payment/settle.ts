@@ -147,7 +147,11 @@ function settleDisbursement(
   return true
 }
 
-const emitSuccess = (deps: PaymentDeps, db: Db, data: TransactionEvent & { tenant: string }) => {
+export const emitSuccess = (
+  deps: PaymentDeps,
+  db: Db,
+  data: TransactionEvent & { tenant: string },
+) => {
   const { tenant, ...event } = data
   emitEvent(
     db,
@@ -169,6 +173,7 @@ function paymentTransaction(p: PaymentRow, txnId: string, o: Outcome, at: string
     receipt_number: o.receipt,
     balance: null,
     source: 'payment' as const,
+    channel: 'stk' as const,
     user_id: p.user_id,
     checkout_request_id: p.checkout_request_id ?? p.id,
     account_reference: p.account_reference,
@@ -195,6 +200,7 @@ function disbursementTransaction(
     receipt_number: o.receipt,
     balance: null,
     source: 'payment' as const,
+    channel: 'b2c' as const,
     user_id: d.user_id,
     account_reference: reference,
   }

@@ -1,7 +1,7 @@
 import { type FieldError, ValidationError } from '../kernel/errors.ts'
+import { normalizePhone, PHONE_FORMATS } from '../kernel/phone.ts'
 
 /** Daraja's own limits, checked up front with a clear 422 (DESIGN §8). */
-const PHONE = /^254[17]\d{8}$/
 const MAX_AMOUNT = 250_000
 
 export interface StkPushBody {
@@ -20,12 +20,14 @@ export interface B2CBody {
   occasion?: string | undefined
 }
 
-function checkPhone(errors: FieldError[], field: string, v: unknown) {
-  if (typeof v !== 'string' || !PHONE.test(v))
-    errors.push({ field, message: 'must be a Kenyan mobile number 2547XXXXXXXX or 2541XXXXXXXX' })
+/** The phone in Daraja's form (`2547…`/`2541…`), or '' with an error naming the forms taken. */
+export function checkPhone(errors: FieldError[], field: string, v: unknown): string {
+  const phone = normalizePhone(v)
+  if (!phone) errors.push({ field, message: `must be a Kenyan mobile number: ${PHONE_FORMATS}` })
+  return phone ?? ''
 }
 
-function checkWholeShillings(errors: FieldError[], field: string, v: unknown): number {
+export function checkWholeShillings(errors: FieldError[], field: string, v: unknown): number {
   if (typeof v !== 'number' || !Number.isFinite(v)) {
     errors.push({ field, message: 'must be a number' })
     return 0
@@ -39,36 +41,67 @@ function checkWholeShillings(errors: FieldError[], field: string, v: unknown): n
   return v
 }
 
-function checkText(errors: FieldError[], field: string, v: unknown, max: number, min = 1) {
+export function checkText(errors: FieldError[], field: string, v: unknown, max: number, min = 1) {
   if (typeof v !== 'string') errors.push({ field, message: 'must be a string' })
   else if (v.trim().length < min) errors.push({ field, message: 'must not be empty' })
   else if (v.length > max) errors.push({ field, message: `must be at most ${max} characters` })
 }
 
-function throwIfAny(errors: FieldError[]) {
+export function throwIfAny(errors: FieldError[]) {
   if (errors.length)
     throw new ValidationError(errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors)
 }
 
-/** Validates an STK push request; returns the amount in whole shillings. */
-export function validateStkPush(body: StkPushBody): number {
+/**
+ * Validates an STK push request; returns it with the phone in Daraja's form and the amount in
+ * whole shillings.
+ */
+export function validateStkPush(body: StkPushBody): StkPushBody {
   const errors: FieldError[] = []
-  checkPhone(errors, 'phone_number', body.phone_number)
+  const phone_number = checkPhone(errors, 'phone_number', body.phone_number)
   const amount = checkWholeShillings(errors, 'amount', body.amount)
   checkText(errors, 'account_reference', body.account_reference, 12)
   checkText(errors, 'transaction_desc', body.transaction_desc, 13)
   throwIfAny(errors)
-  return amount
+  return { ...body, phone_number, amount }
 }
 
-/** Validates a B2C request; returns the amount in whole shillings. */
-export function validateB2C(body: B2CBody): number {
+/** Validates a B2C request; returns it with the phone in Daraja's form. */
+export function validateB2C(body: B2CBody): B2CBody {
   const errors: FieldError[] = []
-  checkPhone(errors, 'phone_number', body.phone_number)
+  const phone_number = checkPhone(errors, 'phone_number', body.phone_number)
   const amount = checkWholeShillings(errors, 'amount', body.amount)
   checkText(errors, 'remarks', body.remarks, 100, 2)
   if (body.occasion !== undefined && body.occasion !== null)
     checkText(errors, 'occasion', body.occasion, 100, 0)
   throwIfAny(errors)
-  return amount
+  return { ...body, phone_number, amount }
+}
+
+export interface SimulateC2bBody {
+  shortcode: string
+  amount: number
+  phone_number: string
+  account?: string | undefined
+  command_id?: 'CustomerPayBillOnline' | 'CustomerBuyGoodsOnline' | undefined
+}
+
+/** Validates a simulated customer payment; returns what the simulate call sends. */
+export function validateSimulateC2b(body: SimulateC2bBody) {
+  const errors: FieldError[] = []
+  const msisdn = checkPhone(errors, 'phone_number', body.phone_number)
+  const amount = checkWholeShillings(errors, 'amount', body.amount)
+  if (!/^\d{5,7}$/.test(String(body.shortcode ?? '')))
+    errors.push({ field: 'shortcode', message: 'must be a paybill or till number (5 to 7 digits)' })
+  if (body.account !== undefined) checkText(errors, 'account', body.account, 20, 0)
+  throwIfAny(errors)
+  const commandId =
+    body.command_id ?? (body.account ? 'CustomerPayBillOnline' : 'CustomerBuyGoodsOnline')
+  return {
+    shortcode: String(body.shortcode),
+    commandId,
+    amount,
+    msisdn,
+    billRefNumber: commandId === 'CustomerBuyGoodsOnline' ? '' : (body.account ?? ''),
+  } as const
 }

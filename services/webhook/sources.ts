@@ -30,6 +30,11 @@ export const sourceMappings: { [T in SourceTopic]: (data: TopicData<T>) => Mappe
         ...(t.account_reference ? { account_reference: t.account_reference } : {}),
         // Receivers can tell the platform's invoice being paid from the tenant's own income.
         ...(isInvoicePayment(t) ? { purpose: 'invoice' } : {}),
+        // How the money moved: 'stk', 'b2c', 'c2b' (a customer paid a till or paybill), 'reversal'.
+        ...(t.channel ? { channel: t.channel } : {}),
+        ...(t.channel === 'c2b' && t.counterparty_name
+          ? { counterparty_name: t.counterparty_name }
+          : {}),
         occurred_at: t.occurred_at,
       },
     },

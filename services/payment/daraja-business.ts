@@ -1,0 +1,167 @@
+import { createDarajaTransport, type DarajaConfig, ProviderError } from './daraja-transport.ts'
+
+/**
+ * The rest of Daraja through the same transport (token, retries, errors) as STK push and B2C:
+ *
+ * - C2B Register URL: `POST /mpesa/c2b/v2/registerurl` `{ShortCode, ResponseType:
+ *   "Completed"|"Cancelled", ConfirmationURL, ValidationURL}` → `{OriginatorCoversationID,
+ *   ResponseCode: "0", ResponseDescription: "Success"}` (v2 confirmations carry a masked MSISDN).
+ * - C2B simulate (sandbox only): `POST /mpesa/c2b/v1/simulate` `{ShortCode, CommandID, Amount,
+ *   Msisdn, BillRefNumber}`.
+ * - Transaction Status `POST /mpesa/transactionstatus/v1/query`, Account Balance
+ *   `POST /mpesa/accountbalance/v1/query`, Reversal `POST /mpesa/reversal/v1/request`: each
+ *   answers `{ConversationID, OriginatorConversationID, ResponseCode: "0", ResponseDescription}`
+ *   and sends its result later to the ResultURL (or the QueueTimeOutURL).
+ */
+export interface DarajaBusiness {
+  registerC2bUrls(input: {
+    shortcode: string
+    responseType: 'Completed' | 'Cancelled'
+    confirmationUrl: string
+    validationUrl: string
+  }): Promise<{ ResponseCode: string; ResponseDescription: string }>
+  simulateC2b(input: {
+    shortcode: string
+    commandId: 'CustomerPayBillOnline' | 'CustomerBuyGoodsOnline'
+    amount: number
+    msisdn: string
+    billRefNumber: string
+  }): Promise<{ ResponseCode: string; ResponseDescription: string }>
+  transactionStatus(input: AsyncInput & { transactionId: string }): Promise<AsyncAccepted>
+  accountBalance(input: AsyncInput): Promise<AsyncAccepted>
+  reversal(input: AsyncInput & { transactionId: string; amount: number }): Promise<AsyncAccepted>
+}
+
+/** What every request answered by a later result has in common. */
+export interface AsyncInput {
+  originatorConversationId: string
+  /** The shortcode acted on (PartyA; ReceiverParty of a reversal). */
+  shortcode: string
+  /** Daraja's IdentifierType: 4 an organisation shortcode (paybill), 2 a till, 1 a phone. */
+  identifierType: '1' | '2' | '4' | '11'
+  remarks: string
+  occasion?: string
+  resultUrl: string
+  timeoutUrl: string
+}
+
+export interface AsyncAccepted {
+  ConversationID: string
+  OriginatorConversationID: string
+  ResponseCode: string
+  ResponseDescription: string
+}
+
+/** A 200 with a non-zero ResponseCode is a refusal the provider did not act on. */
+function accepted<T>(body: Record<string, unknown>, needs?: string): T {
+  const code = body.ResponseCode
+  if ((code !== undefined && String(code) !== '0') || (needs && !body[needs]))
+    throw new ProviderError(
+      200,
+      String(code ?? ''),
+      String(body.ResponseDescription ?? 'the provider refused the request'),
+    )
+  return body as T
+}
+
+export function createDarajaBusiness(cfg: DarajaConfig): DarajaBusiness {
+  const { authed, unwrap } = createDarajaTransport(cfg)
+  const post = async (path: string, payload: unknown, repeatable: boolean) =>
+    unwrap(authed(path, payload, repeatable))
+  const initiator = () => ({
+    Initiator: cfg.initiatorName,
+    SecurityCredential: cfg.securityCredential,
+  })
+
+  return {
+    async registerC2bUrls(i) {
+      // Registering twice is refused in production ("URLs are already registered"): once only.
+      const body = await post(
+        '/mpesa/c2b/v2/registerurl',
+        {
+          ShortCode: i.shortcode,
+          ResponseType: i.responseType,
+          ConfirmationURL: i.confirmationUrl,
+          ValidationURL: i.validationUrl,
+        },
+        false,
+      )
+      return accepted(body)
+    },
+
+    async simulateC2b(i) {
+      const body = await post(
+        '/mpesa/c2b/v1/simulate',
+        {
+          ShortCode: i.shortcode,
+          CommandID: i.commandId,
+          Amount: i.amount,
+          Msisdn: i.msisdn,
+          BillRefNumber: i.billRefNumber,
+        },
+        false,
+      )
+      return accepted(body)
+    },
+
+    async transactionStatus(i) {
+      const body = await post(
+        '/mpesa/transactionstatus/v1/query',
+        {
+          ...initiator(),
+          CommandID: 'TransactionStatusQuery',
+          TransactionID: i.transactionId,
+          OriginatorConversationID: i.originatorConversationId,
+          PartyA: i.shortcode,
+          IdentifierType: i.identifierType,
+          ResultURL: i.resultUrl,
+          QueueTimeOutURL: i.timeoutUrl,
+          Remarks: i.remarks,
+          Occasion: i.occasion ?? '',
+        },
+        true,
+      )
+      return accepted(body, 'ConversationID')
+    },
+
+    async accountBalance(i) {
+      const body = await post(
+        '/mpesa/accountbalance/v1/query',
+        {
+          ...initiator(),
+          CommandID: 'AccountBalance',
+          OriginatorConversationID: i.originatorConversationId,
+          PartyA: i.shortcode,
+          IdentifierType: i.identifierType,
+          Remarks: i.remarks,
+          QueueTimeOutURL: i.timeoutUrl,
+          ResultURL: i.resultUrl,
+        },
+        true,
+      )
+      return accepted(body, 'ConversationID')
+    },
+
+    async reversal(i) {
+      const body = await post(
+        '/mpesa/reversal/v1/request',
+        {
+          ...initiator(),
+          CommandID: 'TransactionReversal',
+          TransactionID: i.transactionId,
+          OriginatorConversationID: i.originatorConversationId,
+          Amount: i.amount,
+          ReceiverParty: i.shortcode,
+          // Daraja's own spelling.
+          RecieverIdentifierType: i.identifierType,
+          ResultURL: i.resultUrl,
+          QueueTimeOutURL: i.timeoutUrl,
+          Remarks: i.remarks,
+          Occasion: i.occasion ?? '',
+        },
+        false,
+      )
+      return accepted(body, 'ConversationID')
+    },
+  }
+}

@@ -1,0 +1,349 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { Webhook } from 'standardwebhooks'
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
+
+const SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD'
+
+interface Hit {
+  tenant: string
+  body: any
+  verified: boolean
+}
+
+/**
+ * C2B end to end through the gateway: a tenant's till, the platform's aggregator paybill routed by
+ * account number, the simulator calling the registered URLs, and each payment reaching analytics
+ * as Revenue and the tenant's receiver as a verified payment.success webhook.
+ */
+describe('C2B payments end to end', () => {
+  let p: TestPlatform
+  let operator: ReturnType<typeof api>
+  let acme: ReturnType<typeof api>
+  let globex: ReturnType<typeof api>
+  let receiver: ReturnType<typeof Bun.serve>
+  const hits: Hit[] = []
+  let till: { confirmation_url: string; validation_url: string }
+  let globexAccount = ''
+
+  const sim = () => api(p.url('simulator'))
+  /** The TransIDs the simulator issued for a payer, oldest first. */
+  const transIds = async (phone: string) =>
+    (
+      (await sim().get(`/simulator/received?phone=${phone}&kind=c2b`)).body.requests as Array<{
+        id: string
+      }>
+    ).map((r) => r.id)
+  const transactionsOf = async (client: ReturnType<typeof api>, receipt: string) => {
+    const r = await client.get('/api/v1/analytics/transactions?limit=500')
+    expect(r.status).toBe(200)
+    return (r.body.data as Array<Record<string, any>>).filter((t) => t.receipt_number === receipt)
+  }
+  const adminOf = async (tenant: string) =>
+    api(p.gateway, await p.login(`owner@${tenant}.test`, `${tenant}-Owner-Passphrase-42`))
+
+  beforeAll(async () => {
+    receiver = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        const text = await req.text()
+        let verified = false
+        try {
+          new Webhook(SECRET).verify(text, Object.fromEntries(req.headers))
+          verified = true
+        } catch {}
+        hits.push({ tenant: new URL(req.url).pathname.slice(1), body: JSON.parse(text), verified })
+        return new Response('ok')
+      },
+    })
+    p = await startTestPlatform()
+    const operatorToken = await p.login()
+    operator = api(p.gateway, operatorToken)
+    await createTenants(p.gateway, operatorToken, 'acme', 'globex')
+    acme = await adminOf('acme')
+    globex = await adminOf('globex')
+    for (const [client, tenant] of [
+      [acme, 'acme'],
+      [globex, 'globex'],
+    ] as const) {
+      const r = await client.post('/api/v1/webhooks', {
+        url: `http://127.0.0.1:${receiver.port}/${tenant}`,
+        events: ['payment.success'],
+        secret: SECRET,
+      })
+      expect(r.status).toBe(201)
+    }
+  }, 90_000)
+
+  afterAll(async () => {
+    receiver?.stop(true)
+    await p?.dispose()
+  })
+
+  it('registers a till for one tenant, replays it for the same Idempotency-Key, and refuses it to another with 409', async () => {
+    const body = { shortcode: '600100', response_type: 'Completed' }
+    const r = await acme.post('/api/v1/payments/c2b/register', body, {
+      'idempotency-key': 'till-1',
+    })
+    expect(r.status).toBe(201)
+    expect(r.body).toMatchObject({ shortcode: '600100', status: 'registered', mode: 'tenant' })
+    expect(r.body.confirmation_url).toContain('/api/v1/payments/c2b/confirmation?ref=600100&sig=')
+    expect(r.body.validation_url).toContain('/api/v1/payments/c2b/validation?ref=600100&sig=')
+    till = r.body
+    const again = await acme.post('/api/v1/payments/c2b/register', body, {
+      'idempotency-key': 'till-1',
+    })
+    expect(again.status).toBe(201)
+    expect(again.body).toEqual(r.body)
+    const taken = await globex.post('/api/v1/payments/c2b/register', body)
+    expect(taken.status).toBe(409)
+    const listed = await acme.get('/api/v1/payments/c2b/shortcodes')
+    expect(listed.body.data.map((s: { shortcode: string }) => s.shortcode)).toEqual(['600100'])
+    expect((await globex.get('/api/v1/payments/c2b/shortcodes')).body.data).toEqual([])
+  })
+
+  it('registers the platform paybill as an aggregator and gives each tenant an account number', async () => {
+    const r = await operator.post('/api/v1/payments/c2b/register', {
+      shortcode: '600200',
+      response_type: 'Cancelled',
+    })
+    expect(r.status).toBe(201)
+    expect(r.body).toMatchObject({ mode: 'aggregator', tenant_id: 'platform' })
+    const account = await globex.get('/api/v1/payments/c2b/account')
+    expect(account.status).toBe(200)
+    expect(account.body).toMatchObject({ tenant_id: 'globex', paybills: ['600200'] })
+    expect(account.body.account_number).toMatch(/^\d{6}$/)
+    globexAccount = account.body.account_number
+    expect((await globex.get('/api/v1/payments/c2b/account')).body.account_number).toBe(
+      globexAccount,
+    )
+  })
+
+  it('records a till payment as Revenue with the payer masked and sends a verified payment.success with channel c2b', async () => {
+    const r = await acme.post('/api/v1/payments/c2b/simulate', {
+      shortcode: '600100',
+      amount: 250,
+      phone_number: '0712345601',
+    })
+    expect(r.status).toBe(202)
+    const [transId] = await eventually(async () => {
+      const ids = await transIds('254712345601')
+      return ids.length ? ids : null
+    })
+    expect(transId).toMatch(/^[A-Z][A-Z0-9]{9}$/)
+    const [txn] = await eventually(
+      async () => {
+        const found = await transactionsOf(acme, transId!)
+        return found.length && found[0]!.category ? found : null
+      },
+      15_000,
+      'the till payment in analytics',
+    )
+    expect(txn).toMatchObject({
+      amount: 250,
+      direction: 'in',
+      category: 'Revenue',
+      counterparty_phone: '2547 ***** 601',
+    })
+    expect(txn!.counterparty_name).toBeTruthy()
+    const hook = await eventually(
+      () => hits.find((h) => h.tenant === 'acme' && h.body.data?.receipt_number === transId),
+      15_000,
+      'the payment.success webhook',
+    )
+    expect(hook.verified).toBe(true)
+    expect(hook.body).toMatchObject({
+      event: 'payment.success',
+      data: { channel: 'c2b', amount: 250, phone_number: '2547 ***** 601' },
+    })
+  }, 30_000)
+
+  it('routes a payment to the aggregator paybill by its account number to that tenant', async () => {
+    const r = await globex.post('/api/v1/payments/c2b/simulate', {
+      shortcode: '600200',
+      amount: 1200,
+      phone_number: '+254112345602',
+      account: `${globexAccount}#INV7`,
+    })
+    expect(r.status).toBe(202)
+    const [transId] = await eventually(async () => {
+      const ids = await transIds('254112345602')
+      return ids.length ? ids : null
+    })
+    const [txn] = await eventually(
+      async () => {
+        const found = await transactionsOf(globex, transId!)
+        return found.length && found[0]!.category ? found : null
+      },
+      15_000,
+      'the paybill payment in globex analytics',
+    )
+    expect(txn).toMatchObject({ amount: 1200, category: 'Revenue' })
+    expect(await transactionsOf(acme, transId!)).toEqual([])
+    const hook = await eventually(
+      () => hits.find((h) => h.tenant === 'globex' && h.body.data?.receipt_number === transId),
+      15_000,
+      'the globex webhook',
+    )
+    expect(hook.verified).toBe(true)
+    expect(hook.body.data).toMatchObject({ channel: 'c2b', account_reference: 'INV7' })
+  }, 30_000)
+
+  it('rejects an unknown account number at validation (C2B00012), so no confirmation is sent', async () => {
+    await globex.post('/api/v1/payments/c2b/simulate', {
+      shortcode: '600200',
+      amount: 50,
+      phone_number: '254712345603',
+      account: '000000',
+    })
+    const [transId] = await eventually(async () => {
+      const ids = await transIds('254712345603')
+      return ids.length ? ids : null
+    })
+    const rec = await eventually(async () => {
+      const r = (await sim().get(`/simulator/requests/${transId}`)).body
+      return r.validation ? r : null
+    })
+    expect(rec).toMatchObject({ validation: 'C2B00012', confirmed: false })
+  })
+
+  it('records 10 copies of one confirmation as one transaction', async () => {
+    const body = (transId: string, amount: string) => ({
+      TransactionType: 'Buy Goods',
+      TransID: transId,
+      TransTime: '20250101120000',
+      TransAmount: amount,
+      BusinessShortCode: '600100',
+      BillRefNumber: '',
+      InvoiceNumber: '',
+      OrgAccountBalance: '',
+      ThirdPartyTransID: '',
+      MSISDN: '2547 ***** 604',
+      FirstName: 'JANE',
+      MiddleName: '',
+      LastName: 'DOE',
+    })
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        fetch(till.confirmation_url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body('TDUP000001', '77.00')),
+        }),
+      ),
+    )
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200))
+    // A later payment of the same tenant marks the point by which the copies were all applied.
+    await fetch(till.confirmation_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body('TMARK00001', '1.00')),
+    })
+    await eventually(async () => (await transactionsOf(acme, 'TMARK00001')).length > 0, 15_000)
+    expect(await transactionsOf(acme, 'TDUP000001')).toHaveLength(1)
+    expect(hits.filter((h) => h.body.data?.receipt_number === 'TDUP000001')).toHaveLength(1)
+  }, 30_000)
+
+  it('answers a forged confirmation 401 and records nothing', async () => {
+    const forged = {
+      TransactionType: 'Buy Goods',
+      TransID: 'TFORGED001',
+      TransTime: '20250101120000',
+      TransAmount: '5000.00',
+      BusinessShortCode: '600100',
+      MSISDN: '2547 ***** 605',
+    }
+    const url = new URL(till.confirmation_url)
+    const post = (u: string) =>
+      fetch(u, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(forged),
+      })
+    const sig = url.searchParams.get('sig')!
+    const wrongSig = `${url.origin}${url.pathname}?ref=600100&sig=${sig.replace(/^./, sig[0] === 'a' ? 'b' : 'a')}`
+    const noSig = `${url.origin}${url.pathname}?ref=600100`
+    const otherShortcode = `${url.origin}${url.pathname}?ref=600200&sig=${sig}`
+    for (const u of [wrongSig, noSig, otherShortcode]) expect((await post(u)).status).toBe(401)
+    await fetch(till.confirmation_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...forged, TransID: 'TMARK00002', TransAmount: '1.00' }),
+    })
+    await eventually(async () => (await transactionsOf(acme, 'TMARK00002')).length > 0, 15_000)
+    expect(await transactionsOf(acme, 'TFORGED001')).toEqual([])
+  }, 30_000)
+
+  it('queries a receipt, reads the till balance and reverses a payment through the provider', async () => {
+    const [transId] = await transIds('254712345601')
+    const status = await acme.post('/api/v1/payments/transaction-status', {
+      transaction_id: transId,
+    })
+    expect(status.status).toBe(202)
+    const done = await eventually(async () => {
+      const r = await acme.get(`/api/v1/payments/transaction-status/${status.body.id}`)
+      return r.body.status !== 'pending' ? r.body : null
+    })
+    expect(done).toMatchObject({
+      status: 'completed',
+      result: { ReceiptNo: transId, TransactionStatus: 'Completed' },
+    })
+    expect(
+      (await globex.post('/api/v1/payments/transaction-status', { transaction_id: transId }))
+        .status,
+    ).toBe(404)
+
+    const balance = await acme.post('/api/v1/payments/account-balance', { shortcode: '600100' })
+    expect(balance.status).toBe(202)
+    const b = await eventually(async () => {
+      const r = await acme.get(`/api/v1/payments/account-balance/${balance.body.id}`)
+      return r.body.status !== 'pending' ? r.body : null
+    })
+    expect(b.status).toBe('completed')
+    expect(String(b.result.AccountBalance)).toMatch(/^Working Account\|KES\|\d+\.\d{2}/)
+    expect(
+      (await globex.post('/api/v1/payments/account-balance', { shortcode: '600100' })).status,
+    ).toBe(404)
+
+    const rev = await acme.post('/api/v1/payments/reversals', {
+      transaction_id: transId,
+      amount: 250,
+    })
+    expect(rev.status).toBe(202)
+    const reversed = await eventually(async () => {
+      const r = await acme.get(`/api/v1/payments/reversals/${rev.body.id}`)
+      return r.body.status !== 'pending' ? r.body : null
+    })
+    expect(reversed).toMatchObject({
+      status: 'completed',
+      result: { OriginalTransactionID: transId },
+    })
+    const again = await acme.post('/api/v1/payments/reversals', {
+      transaction_id: transId,
+      amount: 250,
+    })
+    const twice = await eventually(async () => {
+      const r = await acme.get(`/api/v1/payments/reversals/${again.body.id}`)
+      return r.body.status !== 'pending' ? r.body : null
+    })
+    expect(twice).toMatchObject({ status: 'failed', result: { code: 'R000001' } })
+  }, 30_000)
+
+  it("rejects validation for a suspended tenant's till with C2B00016", async () => {
+    expect((await operator.post('/api/v1/tenants/acme/suspend')).status).toBe(200)
+    const r = await fetch(till.validation_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        TransactionType: 'Buy Goods',
+        TransID: 'TVALID0001',
+        TransAmount: '10.00',
+        BusinessShortCode: '600100',
+        MSISDN: '2547 ***** 606',
+      }),
+    })
+    expect(r.status).toBe(200)
+    expect(await r.json()).toEqual({ ResultCode: 'C2B00016', ResultDesc: 'Rejected' })
+  })
+})
