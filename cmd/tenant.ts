@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
+import { featureNames } from '../schema/plans.ts'
 import { clientArgs, fail, operatorApi } from './client.ts'
 import { configArgs, configFromArgs } from './shared.ts'
 
@@ -128,22 +129,21 @@ const status = (verb: 'suspend' | 'resume', description: string) =>
   })
 
 const features = defineCommand({
-  meta: { name: 'features', description: 'Show or set feature flags (flag=on|off|default)' },
+  meta: {
+    name: 'features',
+    description: `Show or set feature flags: ${featureNames.join(', ')} = on|off|default`,
+  },
   args: {
     ...common,
     id,
     set: { type: 'positional', description: 'e.g. advanced_analytics=on', required: false },
   },
-  async run({ args, rawArgs }) {
+  async run({ args }) {
+    // Every positional after the tenant id is one flag=value.
+    const body = parseFeatureSettings((args._ as string[]).slice(1))
+    const sets = Object.keys(body)
     const client = await api(args)
-    const sets = rawArgs.filter((a) => /^[a-z][a-z0-9_]*=(on|off|default)$/.test(a))
     const path = `/api/v1/tenants/${args.id}/features`
-    const body = Object.fromEntries(
-      sets.map((s) => {
-        const [k, v] = s.split('=') as [string, string]
-        return [k, v === 'default' ? null : v === 'on']
-      }),
-    )
     const out = await client.call<{ features: Record<string, boolean> }>(
       sets.length ? 'PUT' : 'GET',
       path,
@@ -154,6 +154,32 @@ const features = defineCommand({
       console.log(`${k.padEnd(20)} ${v ? 'on' : 'off'}`)
   },
 })
+
+const VALUES: Record<string, boolean | null> = {
+  on: true,
+  true: true,
+  off: false,
+  false: false,
+  default: null,
+}
+
+/**
+ * `flag=value` pairs to the features body, refusing (one line, exit 1) a flag the plans do not
+ * know or a value other than on/off/true/false/default, before anything is sent.
+ */
+export function parseFeatureSettings(pairs: string[]): Record<string, boolean | null> {
+  const body: Record<string, boolean | null> = {}
+  for (const pair of pairs) {
+    if (!pair.includes('=')) fail(`'${pair}' is not flag=value, e.g. advanced_analytics=on`)
+    const [flag = '', value = ''] = pair.split('=', 2)
+    if (!(featureNames as readonly string[]).includes(flag))
+      fail(`unknown feature '${flag}': the features are ${featureNames.join(', ')}`)
+    if (!(value.toLowerCase() in VALUES))
+      fail(`${flag}=${value}: the value must be one of ${Object.keys(VALUES).join(', ')}`)
+    body[flag] = VALUES[value.toLowerCase()]!
+  }
+  return body
+}
 
 const remove = defineCommand({
   meta: { name: 'delete', description: 'Erase a tenant: its data, folder and users' },
