@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { type BrowserContext, chromium } from 'playwright-core'
 import {
   api,
   eventually,
@@ -168,6 +171,59 @@ describe('API keys end to end', () => {
     const revoked = mmp('revoke', key.id, '--tenant', 'keys-a')
     expect(revoked.code).toBe(0)
     expect(await statuses(key.key)).toEqual({ gateway: 401, service: 401 })
+  }, 30_000)
+})
+
+describe('API keys in the Settings panel (Chromium)', () => {
+  let p: TestPlatform
+  let context: BrowserContext
+  let profile: string
+
+  beforeAll(async () => {
+    p = await startTestPlatform()
+    await createTenants(p.gateway, await p.login(), { id: 'keys-ui', plan: 'pro' })
+    profile = mkdtempSync(join(tmpdir(), 'mmp-chromium-'))
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+      viewport: { width: 390, height: 844 },
+    })
+  }, 60_000)
+  afterAll(async () => {
+    await context?.close()
+    rmSync(profile, { recursive: true, force: true })
+    await p.dispose()
+  })
+
+  it('creates a key shown once with a copy button, lists it and revokes it', async () => {
+    const page = await context.newPage()
+    const origin = new URL(p.gateway).origin
+    const [email, password] = ownerOf('keys-ui')
+    await page.goto(`${origin}/#/overview`)
+    await page.getByLabel('Email').fill(email)
+    await page.getByLabel('Password').fill(password)
+    await page.keyboard.press('Enter')
+    await page.locator('#logout').waitFor()
+    await page.goto(`${origin}/#/settings`)
+    const form = page.locator('#api-key-form')
+    await form.getByLabel('Name').fill('warehouse sync')
+    await form.getByLabel('Role').selectOption('Viewer')
+    await form.getByRole('button', { name: 'Create key' }).click()
+    const key = (await page.locator('#api-key-secret').textContent()) ?? ''
+    expect(key).toMatch(/^mmp_sk_[A-Za-z0-9_-]{43}$/)
+    await page.locator('#copy-api-key').click()
+    await page.locator('#copy-api-key', { hasText: /Copied|Selected/ }).waitFor()
+    const row = page.locator('#api-keys-table tr', { hasText: 'warehouse sync' })
+    await row.waitFor()
+    expect(await row.textContent()).toContain(key.slice(0, 12))
+    expect(await page.locator('#api-keys-table').textContent()).not.toContain(key)
+    expect((await api(p.gateway, key).get('/api/v1/analytics/summary')).status).toBe(200)
+
+    page.once('dialog', (d) => void d.accept())
+    await row.getByRole('button', { name: 'Revoke API key warehouse sync' }).click()
+    await page.locator('#api-keys', { hasText: 'No API keys yet.' }).waitFor()
+    expect((await api(p.gateway, key).get('/api/v1/analytics/summary')).status).toBe(401)
+    await page.close()
   }, 30_000)
 })
 
