@@ -2,6 +2,7 @@ import { createPublicKey } from 'node:crypto'
 import { existsSync, lstatSync, readdirSync, readFileSync, statfsSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import mqtt from 'mqtt'
+import { serviceNames } from '../services/kernel/context.ts'
 import { externalFolders } from './backup.ts'
 import type { Config } from './config.ts'
 import { databaseCap, FDS_PER_DATABASE, openFilesLimit } from './fd-limit.ts'
@@ -180,13 +181,14 @@ export function countDatabases(dataDir: string): number {
 }
 
 function openFiles(config: Config, limit: number | null): Check {
-  const databases = countDatabases(config.dataDir)
+  // A new install has no database yet; every service opens its platform database on first start.
+  const databases = Math.max(serviceNames.length, countDatabases(config.dataDir))
   const configured = config.get<number>('registry.max_open')
   const cap = databaseCap(configured, limit)
   const wanted = Math.min(databases, configured)
   // What the process needs to hold every database it may keep open, plus its sockets.
   const need = wanted * FDS_PER_DATABASE + Math.max(128, Math.ceil((limit ?? 0) / 4))
-  const detail = `ulimit -n ${limit ?? 'unlimited'}: room for ${cap} open databases; this install has ${databases} (max_open ${configured})`
+  const detail = `ulimit -n ${limit ?? 'unlimited'}: room for ${cap} open databases; this install has ${databases} databases (max_open ${configured})`
   if (limit !== null && cap < wanted)
     return {
       name: 'open files',
