@@ -160,7 +160,7 @@ describe('payments end to end through the gateway', () => {
   }
 
   it('validates Daraja limits with 422', async () => {
-    const bad = await push(acme, '0712345678', {
+    const bad = await push(acme, '0812345678', {
       amount: 10.5,
       account_reference: 'ABCDEFGHIJKLM',
       transaction_desc: 'fourteen chars',
