@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrations as analyticsMigrations } from '../schema/analytics/migrations.ts'
 import { type Db, openDatabase } from '../services/kernel/db.ts'
-import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 
 const ROWS = 300_000
 
@@ -33,11 +33,11 @@ const countIn = (path: string, tenantId: string): number => {
 describe('a crash in the middle of a plan change', () => {
   let p: TestPlatform
   beforeAll(async () => {
-    p = await startTestPlatform({ only: 'gateway,auth,tenant,broker' })
+    p = await startTestPlatform({ only: 'gateway,auth,tenant,billing,broker' })
   }, 60_000)
   afterAll(() => p.dispose())
 
-  it('keeps every row in the old placement after a SIGKILL between copy and switch, and moves them on retry', async () => {
+  it('keeps every row in the old placement after a SIGKILL between copy and switch; the plan billing committed is applied on retry', async () => {
     const operator = await p.login()
     const created = await api(p.gateway, operator).post('/api/v1/tenants', {
       id: 'acme',
@@ -64,21 +64,35 @@ describe('a crash in the middle of a plan change', () => {
     expect(p.logs()).toContain('fault point tenant.move.after_copy reached')
     await p.restart({ MMP_FAULT: '' })
 
+    // On start the interrupted move is settled first: the placement had not switched, so the
+    // old one stands and the partial copies are purged.
+    await eventually(
+      () => /"switched":false[^\n]*"msg":"finished an interrupted tenant move"/.test(p.logs()),
+      30_000,
+      'the interrupted move settled on start',
+    )
     const placement = () =>
       JSON.parse(readFileSync(join(p.dataDir, 'tenants', 'acme', 'placement.json'), 'utf8'))
-    // The old placement is authoritative: every row is still there, and readable.
-    const inShared = countIn(sharedPath, 'acme')
-    const isolation = placement().isolation as string
-    expect(isolation).toBe('shared')
-    expect(inShared).toBe(ROWS)
-    expect(countIn(sharedPath, 'beta')).toBe(1000)
     const token = await p.login()
-    const tenant = await api(p.gateway, token).get('/api/v1/tenants/acme')
-    expect(tenant.body).toMatchObject({ plan: isolation === 'schema' ? 'pro' : 'free', isolation })
+    const gw = api(p.gateway, token)
+    // Billing committed Pro before the kill and owns the plan; the tenant stays on the old
+    // placement, every row there, until it applies billing's plan: from subscriptions.changed,
+    // or from billing's answer when the door is asked again.
+    expect((await gw.get('/api/v1/billing/subscriptions/acme')).body.plan).toBe('pro')
+    const tenant = (await gw.get('/api/v1/tenants/acme')).body
+    if (tenant.plan === 'free') {
+      expect(tenant.isolation).toBe('shared')
+      expect(placement().isolation).toBe('shared')
+      expect(countIn(sharedPath, 'acme')).toBe(ROWS)
+    }
+    expect(countIn(sharedPath, 'beta')).toBe(1000)
 
-    const again = await api(p.gateway, token).put('/api/v1/tenants/acme/upgrade', { plan: 'pro' })
+    const again = await gw.put('/api/v1/tenants/acme/upgrade', { plan: 'pro' })
     expect(again.status).toBe(200)
+    expect(again.body).toMatchObject({ plan: 'pro', isolation: 'schema' })
+    expect(placement()).toMatchObject({ plan: 'pro', isolation: 'schema' })
     expect(countIn(ownPath, 'acme')).toBe(ROWS)
     expect(countIn(sharedPath, 'acme')).toBe(0)
-  }, 120_000)
+    expect(countIn(sharedPath, 'beta')).toBe(1000)
+  }, 180_000)
 })

@@ -1,3 +1,4 @@
+import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -264,6 +265,36 @@ describe('tenants end to end', () => {
       tenant_id: 'acme',
       data: { change: 'updated', plan: 'pro', isolation: 'schema' },
     })
+    // The door went through billing: its event of the same change finds the plan applied.
+    const billed = await eventually(
+      () =>
+        seen.find(
+          (m) =>
+            m.topic === 'mobilemoney.subscriptions.changed' &&
+            m.body.tenant_id === 'acme' &&
+            m.body.data.plan === 'pro',
+        ),
+      10_000,
+      "billing's subscriptions.changed",
+    )
+    expect(billed.body.data).toMatchObject({ previous_plan: 'free', plan_terms: { tier: 'pro' } })
+    const subscription = await api(p.gateway, acmeAdmin).get('/api/v1/billing/subscriptions/acme')
+    expect(subscription.body.plan).toBe('pro')
+    const tenantDb = new Database(join(p.dataDir, 'platform', 'tenant.db'), { readonly: true })
+    await eventually(
+      () =>
+        tenantDb
+          .query('SELECT 1 FROM inbox WHERE consumer = ? AND event_id = ?')
+          .get('tenant', billed.body.id),
+      10_000,
+      'the tenant service handling the event',
+    )
+    const moves = tenantDb
+      .query<{ n: number }, [string]>('SELECT count(*) AS n FROM tenant_moves WHERE tenant_id = ?')
+      .get('acme')!.n
+    tenantDb.close()
+    expect(moves, 'one move for the change, whichever way it arrived').toBe(1)
+    expect(statsOf(own, 'acme')).toEqual(before)
     await sub.endAsync()
 
     const down = await api(p.gateway, operator).put('/api/v1/tenants/acme/upgrade', {
