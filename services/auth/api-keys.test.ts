@@ -151,6 +151,17 @@ describe('API keys', () => {
     expect((await createKey(operator, { tenant_id: 'platform' })).status).toBe(403)
   })
 
+  it("revokes a tenant's keys when its users are removed for erasure", async () => {
+    const made = await createKey(admin)
+    expect((await me(made.body.key)).status).toBe(200)
+    const erased = await call('DELETE', '/api/v1/auth/tenants/acme/users', operator)
+    expect(erased.status).toBe(200)
+    expect((await me(made.body.key)).status).toBe(401)
+    expect((await call('GET', '/api/v1/auth/api-keys?tenant_id=acme', operator)).body.data).toEqual(
+      [],
+    )
+  })
+
   it('refuses keys the management of keys and users (403)', async () => {
     const key = (await createKey(admin, { role: 'Admin' })).body.key as string
     const refused = [
