@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
-import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import {
+  api,
+  eventually,
+  OPERATOR,
+  startTestPlatform,
+  type TestPlatform,
+} from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
 
 const SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD'
@@ -328,6 +335,43 @@ describe('C2B payments end to end', () => {
       return r.body.status !== 'pending' ? r.body : null
     })
     expect(twice).toMatchObject({ status: 'failed', result: { code: 'R000001' } })
+  }, 30_000)
+
+  it('simulates a customer paying the till from the CLI (mmp payments simulate-c2b)', async () => {
+    const cli = Bun.spawn(
+      [
+        process.execPath,
+        join(import.meta.dir, '..', 'cmd', 'main.ts'),
+        'payments',
+        'simulate-c2b',
+        '--shortcode',
+        '600100',
+        '--amount',
+        '30',
+        '--phone',
+        '0712 345 609',
+        '--url',
+        p.gateway,
+      ],
+      {
+        env: {
+          ...process.env,
+          MMP_DATA_DIR: p.dataDir,
+          MMP_OPERATOR_EMAIL: OPERATOR.email,
+          MMP_OPERATOR_PASSWORD: OPERATOR.password,
+        },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      },
+    )
+    const out = await new Response(cli.stdout).text()
+    expect(await cli.exited).toBe(0)
+    expect(out).toContain('254712345609 pays KES 30 to 600100')
+    const [transId] = await eventually(async () => {
+      const ids = await transIds('254712345609')
+      return ids.length ? ids : null
+    })
+    await eventually(async () => (await transactionsOf(acme, transId!)).length > 0, 15_000)
   }, 30_000)
 
   it("rejects validation for a suspended tenant's till with C2B00016", async () => {
