@@ -130,6 +130,9 @@ export const C2bAccountView = t.Object({
     description: 'what customers type as the account number on an aggregator paybill',
   }),
   paybills: t.Array(t.String(), { description: "the platform's aggregator paybills" }),
+  simulator: t.Boolean({
+    description: 'the provider is the built-in simulator: customer payments can be simulated',
+  }),
 })
 
 export const SimulateC2bBody = t.Object({

@@ -70,7 +70,12 @@ export function createPayments(
       )
       .all()
       .map((r) => r.shortcode)
-    return { tenant_id: tid, account_number: accounts.accountNumberOf(tid), paybills }
+    return {
+      tenant_id: tid,
+      account_number: accounts.accountNumberOf(tid),
+      paybills,
+      simulator: deps.cfg.usingSimulator,
+    }
   }
 
   /**

@@ -41,10 +41,9 @@ export async function paymentsView(root: HTMLElement, tenantId: string): Promise
         h('input', {
           name: 'phone_number',
           required: true,
-          placeholder: '2547XXXXXXXX',
-          inputmode: 'numeric',
-          pattern: '254[17][0-9]{8}',
-          title: '12 digits: 2547XXXXXXXX or 2541XXXXXXXX',
+          placeholder: '07XXXXXXXX',
+          inputmode: 'tel',
+          title: '07XXXXXXXX, 01XXXXXXXX, +2547XXXXXXXX or 2547XXXXXXXX',
           autocomplete: 'off',
         }),
       ),
@@ -104,6 +103,7 @@ export async function paymentsView(root: HTMLElement, tenantId: string): Promise
     )
   }
   root.append(h('section', { class: 'panel' }, h('h2', {}, 'Recent payments'), recent))
+  void customerPayments(root)
 
   const watch = async (id: string) => {
     for (let i = 0; i < 120 && status.isConnected; i++) {
@@ -157,4 +157,112 @@ export async function paymentsView(root: HTMLElement, tenantId: string): Promise
     }
   }
   await loadRecent()
+}
+
+interface C2bAccount {
+  account_number: string
+  paybills: string[]
+  simulator: boolean
+}
+
+/**
+ * Customer payments (C2B): the tenant's tills and paybills, its account number on the platform's
+ * paybills, and in simulator mode a form that plays a customer paying the till.
+ */
+async function customerPayments(root: HTMLElement): Promise<void> {
+  let account: C2bAccount
+  let own: string[]
+  try {
+    account = await api.get<C2bAccount>(scoped('/api/v1/payments/c2b/account'))
+    own = (
+      await api.get<{ data: Array<{ shortcode: string }> }>(
+        scoped('/api/v1/payments/c2b/shortcodes'),
+      )
+    ).data.map((s) => s.shortcode)
+  } catch {
+    return
+  }
+  const panel = h(
+    'section',
+    { class: 'panel', id: 'c2b' },
+    h('h2', {}, 'Customer payments (till and paybill)'),
+    h(
+      'p',
+      {},
+      own.length ? ['Your shortcodes: ', h('code', {}, own.join(', ')), '. '] : null,
+      account.paybills.length
+        ? [
+            'Customers paying the paybill ',
+            h('code', {}, account.paybills.join(', ')),
+            ' enter account number ',
+            h('strong', { id: 'c2b-account-number' }, account.account_number),
+            '.',
+          ]
+        : null,
+    ),
+  )
+  const shortcodes = [...own, ...account.paybills]
+  if (account.simulator && can('pay') && shortcodes.length) {
+    const result = h('div', { role: 'status', id: 'c2b-simulate-status' })
+    const form = h(
+      'form',
+      {
+        class: 'stack',
+        id: 'c2b-simulate-form',
+        'aria-label': 'Simulate a customer paying the till',
+      },
+      h(
+        'label',
+        {},
+        'Till or paybill',
+        h('select', { name: 'shortcode' }, ...shortcodes.map((s) => h('option', { value: s }, s))),
+      ),
+      h(
+        'label',
+        {},
+        'Amount (KES)',
+        h('input', { name: 'amount', type: 'number', min: 1, step: 1, required: true }),
+      ),
+      h(
+        'label',
+        {},
+        'Payer phone',
+        h('input', { name: 'phone', required: true, placeholder: '07XXXXXXXX' }),
+      ),
+      h(
+        'label',
+        {},
+        'Account (paybill)',
+        h('input', {
+          name: 'account',
+          maxlength: 20,
+          value: account.paybills.length && !own.length ? account.account_number : '',
+        }),
+      ),
+      h('button', { type: 'submit' }, 'Simulate a customer paying the till'),
+    ) as HTMLFormElement
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault()
+      const v = formValues(form)
+      try {
+        await api.send('POST', '/api/v1/payments/c2b/simulate', {
+          shortcode: v.shortcode,
+          amount: Number(v.amount),
+          phone_number: v.phone,
+          ...(v.account ? { account: v.account } : {}),
+        })
+        result.replaceChildren(
+          h(
+            'p',
+            {},
+            `KES ${v.amount} paid to ${v.shortcode}; it appears under transactions shortly.`,
+          ),
+        )
+      } catch (err) {
+        showError(err)
+      }
+    })
+    panel.append(h('h3', {}, 'Simulate a customer paying the till'), form, result)
+  }
+  root.append(panel)
 }
