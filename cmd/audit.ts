@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { defineCommand } from 'citty'
 import { verifyAuditFile } from '../services/payment/public.ts'
 import { createRegistry } from '../tenants/registry.ts'
-import { configArgs, configFromArgs } from './shared.ts'
+import { configArgs, configFromArgs, requireDataDir } from './shared.ts'
 
 const verify = defineCommand({
   meta: {
@@ -14,6 +14,7 @@ const verify = defineCommand({
   args: { ...configArgs, json: { type: 'boolean', description: 'print the result as JSON' } },
   run({ args }) {
     const config = configFromArgs(args)
+    requireDataDir(config)
     // Only used to list the files; nothing is opened through it.
     const registry = createRegistry({ dataDir: config.dataDir, migrations: () => [] })
     const files = registry.existingTenantDatabases('payment')

@@ -3,7 +3,7 @@ import { consola } from 'consola'
 import { migrationsOf } from '../daemon/migrations.ts'
 import { serviceModules, synchronousOf } from '../daemon/services.ts'
 import { createRegistry } from '../tenants/registry.ts'
-import { configArgs, configFromArgs } from './shared.ts'
+import { configArgs, configFromArgs, requireDataDir } from './shared.ts'
 
 export default defineCommand({
   meta: {
@@ -13,6 +13,7 @@ export default defineCommand({
   args: { ...configArgs },
   run({ args }) {
     const config = configFromArgs(args)
+    requireDataDir(config)
     const registry = createRegistry({
       dataDir: config.dataDir,
       migrations: migrationsOf,

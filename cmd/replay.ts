@@ -8,7 +8,7 @@ import { serviceModules, synchronousOf } from '../daemon/services.ts'
 import { createLogger, createMqttBus } from '../services/kernel/index.ts'
 import { createRegistry } from '../tenants/registry.ts'
 import { clientArgs, fail, operatorApi } from './client.ts'
-import { configArgs, configFromArgs } from './shared.ts'
+import { configArgs, configFromArgs, requireDataDir } from './shared.ts'
 
 const webhooks = defineCommand({
   meta: {
@@ -62,6 +62,7 @@ const events = defineCommand({
   },
   async run({ args }) {
     const config = configFromArgs(args)
+    requireDataDir(config)
     const since = sinceOf(args.since)
     const secrets = loadSecrets(config)
     const log = createLogger('replay')
