@@ -150,7 +150,14 @@ export async function startPlatform(config: Config): Promise<Platform> {
         clientId: `mmp-${name}-${config.ports[name]}`,
         log: slog,
       })
-      const relay = createRelay({ bus, log: slog, paused: config.get('outbox.paused') })
+      // Held until every service of this process has subscribed (released below): a service's
+      // databases open while it is built, and a replay then would reach no consumer yet.
+      const relay = createRelay({
+        bus,
+        log: slog,
+        paused: config.get('outbox.paused'),
+        held: true,
+      })
       relays.set(name, relay)
       const shared: SharedContext = {
         version,
@@ -276,6 +283,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
   // Consumers subscribe first: the relays below publish what a crash left unsent, and the broker
   // keeps nothing for a subscriber that comes later.
   for (const r of running) await r.instance.start?.()
+  for (const r of running) r.relay.release()
   // Every tenant database is opened once at start so its relay replays and drains it; one at a
   // time, so the scan stays under the open-database cap however many tenants there are.
   for (const r of running) {

@@ -6,7 +6,7 @@ import type { Clock } from '../kernel/clock.ts'
 import type { Db } from '../kernel/db.ts'
 import { AppError, Forbidden, invalidField, NotFound } from '../kernel/errors.ts'
 import { emitEvent } from '../kernel/events.ts'
-import { type IdPrefix, newId } from '../kernel/ids.ts'
+import { newId } from '../kernel/ids.ts'
 import type { Logger } from '../kernel/log.ts'
 import { type Actor, isOperator, type Role, tenantFor } from '../kernel/roles.ts'
 import { assertTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
@@ -87,7 +87,7 @@ export function createApiKey(
   const key = `${API_KEY_PREFIX}${randomToken()}`
   const row = {
     // ids.ts lists the kernel's prefixes; `key_` is auth's own until it joins that list.
-    id: newId('key' as IdPrefix),
+    id: newId('key'),
     tenantId,
     name: input.name.trim(),
     role: input.role,

@@ -36,6 +36,28 @@ describe('outbox and relay', () => {
     expect(bus.published).toHaveLength(2)
   })
 
+  it('publishes nothing while held, then the unsent and replayed events once released', async () => {
+    const db = tempDb()
+    // Before a restart: one event sent (a replay window reaches it), one left unsent by a crash.
+    const before = createRelay({ bus: createMemoryBus(), log })
+    before.watch(db)
+    db.write(() => emitEvent(db, { topic: 't.a', tenantId: 'acme', data: { n: 1 } }))
+    await before.flush()
+    await before.stop()
+    db.write(() => emitEvent(db, { topic: 't.a', tenantId: 'acme', data: { n: 2 } }))
+    const bus = createMemoryBus()
+    const relay = createRelay({ bus, log, held: true })
+    relay.watch(db, { replaySinceMs: 60_000 })
+    db.write(() => emitEvent(db, { topic: 't.a', tenantId: 'acme', data: { n: 3 } }))
+    await relay.flush()
+    await relay.settled(db)
+    expect(bus.published).toEqual([])
+    relay.release()
+    await relay.settled(db)
+    await relay.flush()
+    expect(bus.published.map((e) => e.data.n)).toEqual([1, 2, 3])
+  })
+
   it('publishes nothing from a transaction that rolled back', async () => {
     const db = tempDb()
     const bus = createMemoryBus()

@@ -99,6 +99,12 @@ export interface Relay {
   settled(db: Db): Promise<void>
   /** Publishes everything unsent in every watched database. */
   flush(): Promise<void>
+  /**
+   * Lets a relay created `held` start publishing: the replays and drains its watches asked for
+   * run now. The daemon releases its relays once every service in the process has subscribed,
+   * because the broker keeps nothing for a subscriber that comes later.
+   */
+  release(): void
   stop(): Promise<void>
 }
 
@@ -119,6 +125,8 @@ export function createRelay(opts: {
   retryMs?: number
   maxRetryMs?: number
   paused?: boolean
+  /** Start held: watch and record, publish nothing until `release()`. */
+  held?: boolean
   /**
    * How often every watched database is checked for unsent rows, so events written by another
    * process on the same file (a CLI command) go out too. 0 disables.
@@ -132,6 +140,9 @@ export function createRelay(opts: {
   const again = new Set<Db>()
   const backoff = new Map<string, number>()
   let stopped = false
+  let held = opts.held ?? false
+  /** Watches made while held: their replay window, run on release. */
+  const waiting = new Map<Db, number>()
   const batch = opts.batchSize ?? 500
   const retryMs = opts.retryMs ?? 1000
   const maxRetryMs = opts.maxRetryMs ?? 30_000
@@ -182,7 +193,7 @@ export function createRelay(opts: {
   }
 
   const drain = (db: Db): Promise<void> => {
-    if (opts.paused || stopped || db.gone) return Promise.resolve()
+    if (opts.paused || held || stopped || db.gone) return Promise.resolve()
     const current = running.get(db)
     if (current) {
       again.add(db)
@@ -261,6 +272,13 @@ export function createRelay(opts: {
       : null
   ;(poller as { unref?: () => void } | null)?.unref?.()
 
+  const begin = (db: Db, since: number) => {
+    const start = (since > 0 ? replay(db, since) : Promise.resolve())
+      .then(() => drain(db))
+      .finally(() => starting.delete(db))
+    starting.set(db, start)
+  }
+
   return {
     watch(db, wopts) {
       if (watched.get(db.path) === db) return
@@ -268,10 +286,17 @@ export function createRelay(opts: {
       db.onEvents(() => void drain(db))
       if (opts.paused) return
       const since = wopts?.replaySinceMs ?? 0
-      const start = (since > 0 ? replay(db, since) : Promise.resolve())
-        .then(() => drain(db))
-        .finally(() => starting.delete(db))
-      starting.set(db, start)
+      if (held) {
+        waiting.set(db, Math.max(since, waiting.get(db) ?? 0))
+        return
+      }
+      begin(db, since)
+    },
+    release() {
+      if (!held) return
+      held = false
+      for (const [db, since] of waiting) if (!db.gone) begin(db, since)
+      waiting.clear()
     },
     settled: (db) => starting.get(db) ?? running.get(db) ?? Promise.resolve(),
     async flush() {

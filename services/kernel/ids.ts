@@ -22,6 +22,7 @@ export type IdPrefix =
   | 'imp'
   | 'use'
   | 'pln'
+  | 'key'
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${Bun.randomUUIDv7().replaceAll('-', '')}`
