@@ -3,7 +3,7 @@ import { migrations } from '../../schema/cashflow/migrations.ts'
 import { type TransactionEvent, topics } from '../../schema/events.ts'
 import { syntheticBusiness } from '../../test/cashflow-fixtures.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { subscribeCategorized } from './events.ts'
+import { subscribeCategorized, subscribeReportedBalance } from './events.ts'
 import { createCashflowApp } from './routes.ts'
 
 let kit: TestKit
@@ -60,6 +60,7 @@ beforeAll(async () => {
   kit.ctx.clock.set('2026-01-01T09:00:00Z')
   app = createCashflowApp(kit.ctx)
   await subscribeCategorized(kit.ctx, topics.transactionsCategorized)
+  await subscribeReportedBalance(kit.ctx, topics.balanceReported)
 })
 afterAll(() => kit.cleanup())
 
@@ -313,6 +314,36 @@ describe('low balance alert', () => {
     expect(sent).toHaveLength(1)
     expect(sent[0]!.data).toMatchObject({ reason: 'forecast_below_threshold', threshold: 5_000 })
     expect(sent[0]!.data.forecast_date).toMatch(/^2026-01-0\d$/)
+  })
+
+  it('takes the balance the provider reports and alerts on it once', async () => {
+    const shop = 'reported-bal'
+    await call(shop, 'PUT', '/api/v1/cashflow/settings', { low_balance_threshold: 1_000 })
+    const report = (id: string, balance: number) =>
+      kit.bus.publish(topics.balanceReported, {
+        id,
+        type: topics.balanceReported,
+        version: 1,
+        tenant_id: shop,
+        occurred_at: new Date().toISOString(),
+        data: {
+          shortcode: '600999',
+          balance,
+          currency: 'KES',
+          reported_at: '2026-01-01T08:00:00.000Z',
+          accounts: [],
+        },
+      })
+    await report('evt_bal_1', 750)
+    await report('evt_bal_1', 750)
+    await kit.ctx.relay.flush()
+    const low = kit.bus.published.filter(
+      (e) => e.type === topics.balanceLow && e.tenant_id === shop,
+    )
+    expect(low).toHaveLength(1)
+    expect(low[0]!.data).toMatchObject({ balance: 750, threshold: 1_000 })
+    const summary = await call(shop, 'GET', `/api/v1/cashflow/summary/${shop}`)
+    expect(summary.body.balance).toBe(750)
   })
 })
 

@@ -1,7 +1,7 @@
 import { isInvoicePayment, type topics } from '../../schema/events.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { subscribe } from '../kernel/subscribe.ts'
-import { ingestBatch, SERVICE } from './service.ts'
+import { ingestBatch, recordReportedBalance, SERVICE } from './service.ts'
 
 /**
  * Consumes categorized batches into the tenant's daily series. The kernel drops a malformed
@@ -16,5 +16,21 @@ export async function subscribeCategorized(
   await subscribe(ctx, SERVICE, topic, (event) => {
     const transactions = event.data.transactions.filter((t) => !isInvoicePayment(t))
     ingestBatch(ctx, event.tenant_id, event.id, transactions)
+  })
+}
+
+/** The provider's reported account balance feeds the low-balance alert (DESIGN §8, §9). */
+export async function subscribeReportedBalance(
+  ctx: ServiceContext,
+  topic: typeof topics.balanceReported,
+): Promise<void> {
+  await subscribe(ctx, SERVICE, topic, (event) => {
+    recordReportedBalance(
+      ctx,
+      event.tenant_id,
+      event.id,
+      event.data.balance,
+      event.data.reported_at,
+    )
   })
 }

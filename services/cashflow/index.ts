@@ -1,12 +1,15 @@
 import { topics } from '../../schema/events.ts'
 import { defineService, type NoSettings } from '../kernel/context.ts'
-import { subscribeCategorized } from './events.ts'
+import { subscribeCategorized, subscribeReportedBalance } from './events.ts'
 import { createCashflowApp } from './routes.ts'
 
 export default defineService<NoSettings>({
   name: 'cashflow',
   create: (ctx) => ({
     app: createCashflowApp(ctx),
-    start: () => subscribeCategorized(ctx, topics.transactionsCategorized),
+    async start() {
+      await subscribeCategorized(ctx, topics.transactionsCategorized)
+      await subscribeReportedBalance(ctx, topics.balanceReported)
+    },
   }),
 })

@@ -94,7 +94,13 @@ export function applyTransactions(
 }
 
 /** Keeps the balance of the latest transaction that carried one (later occurred_at wins). */
-function recordBalance(db: Db, tenantId: string, balance: number, at: string, now: Date): void {
+export function recordBalance(
+  db: Db,
+  tenantId: string,
+  balance: number,
+  at: string,
+  now: Date,
+): void {
   db.sqlite
     .query(
       `INSERT INTO cashflow_state (tenant_id, balance, balance_at, updated_at) VALUES (?, ?, ?, ?)

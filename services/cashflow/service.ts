@@ -7,7 +7,7 @@ import { evaluateLowBalance, readState, setThreshold } from './alerts.ts'
 import { type AnalyzeOptions, analyzeCashflow } from './analyze.ts'
 import { addDays, daysBetween, isDay } from './days.ts'
 import { forecastCashflow } from './forecast.ts'
-import { applyTransactions } from './ingest.ts'
+import { applyTransactions, recordBalance } from './ingest.ts'
 import { loadCategoryDays, seriesBounds, timeZoneOf, todayOf } from './series.ts'
 import { summarizeCashflow } from './summary.ts'
 
@@ -42,6 +42,25 @@ export function ingestBatch(
   const timeZone = timeZoneOf(ctx, tenantId)
   return handleOnce(db, SERVICE, eventId, () => {
     applyTransactions(db, tenantId, timeZone, transactions, ctx.clock.now())
+    evaluateLowBalance(db, tenantId, ctx.clock)
+  })
+}
+
+/**
+ * The provider's own account balance (Account Balance result, `mobilemoney.balance.reported`)
+ * becomes the tenant's known balance when it is the latest, and the low-balance alert is checked
+ * against it, once per event.
+ */
+export function recordReportedBalance(
+  ctx: ServiceContext,
+  tenantId: string,
+  eventId: string,
+  balance: number,
+  reportedAt: string,
+): boolean {
+  const db = dbOf(ctx, tenantId)
+  return handleOnce(db, `${SERVICE}.balance`, eventId, () => {
+    recordBalance(db, tenantId, centsOf(balance), reportedAt, ctx.clock.now())
     evaluateLowBalance(db, tenantId, ctx.clock)
   })
 }
