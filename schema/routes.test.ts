@@ -61,7 +61,10 @@ describe('public routes', () => {
     expect(access('POST', '/api/v1/payments/callback/b2c')).toBe('provider')
     expect(access('POST', '/api/v1/payments/callback/other')).toBe('token')
     expect(access('POST', '/api/v1/payments/stkpush')).toBe('token')
-    expect(routes.filter((r) => r.access !== 'token').length).toBe(7)
+    for (const callback of ['callback/result', 'c2b/confirmation', 'c2b/validation'])
+      expect(access('POST', `/api/v1/payments/${callback}`)).toBe('provider')
+    // Five public auth routes and five provider callbacks (STK, B2C, results, C2B twice).
+    expect(routes.filter((r) => r.access !== 'token').length).toBe(10)
   })
 })
 
