@@ -23,6 +23,7 @@ interface TenantOut {
   timezone: string
   features: Record<string, boolean>
   invite_token?: string
+  invite_url?: string
   moved_rows?: number
 }
 
@@ -34,7 +35,8 @@ function show(args: Common, t: TenantOut) {
   console.log(
     `${t.id}  ${t.name}\n  plan ${t.plan}, isolation ${t.isolation}, status ${t.status}, ${t.timezone}\n  features ${flags}`,
   )
-  if (t.invite_token) console.log(`  admin invitation token: ${t.invite_token}`)
+  if (t.invite_token)
+    console.log(`  admin invitation (set a password here): ${t.invite_url ?? t.invite_token}`)
 }
 
 const create = defineCommand({

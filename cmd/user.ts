@@ -16,6 +16,7 @@ interface UserOut {
   role: string
   status: string
   invite_token?: string
+  invite_url?: string
   expires_at?: string
 }
 
@@ -35,8 +36,8 @@ const invite = defineCommand({
     if (args.json) return console.log(JSON.stringify(u, null, 2))
     consola.success(`${u.email} invited as ${u.role} (${u.id})`)
     if (u.invite_token) {
-      console.log(`invitation token: ${u.invite_token}\nexpires at: ${u.expires_at}`)
-      console.log('accept with POST /api/v1/auth/accept-invite {token, password}')
+      console.log(`send them this link to set a password: ${u.invite_url ?? u.invite_token}`)
+      console.log(`expires at: ${u.expires_at}`)
     }
   },
 })

@@ -67,6 +67,14 @@ export const settings: readonly Setting[] = [
     help: 'address the gateway binds to',
   },
   {
+    key: 'gateway.public_url',
+    parts: ['auth'],
+    env: 'MMP_PUBLIC_URL',
+    kind: { type: 'url' },
+    default: null,
+    help: 'the address people open the dashboard at, for invitation links (default: the gateway)',
+  },
+  {
     key: 'log.level',
     parts: ['daemon', 'gateway'],
     env: 'MMP_LOG_LEVEL',

@@ -41,7 +41,7 @@ const builders: { [N in ServiceName]: (from: SliceSource) => Slices[N] } = {
   parser: none,
   cashflow: none,
   categorizer: none,
-  auth: ({ config, secrets }) => ({
+  auth: ({ config, secrets, gatewayUrl }) => ({
     issuer: config.get('jwt.issuer'),
     audience: config.get('jwt.audience'),
     accessTtlS: config.get('jwt.access_ttl_s'),
@@ -57,6 +57,7 @@ const builders: { [N in ServiceName]: (from: SliceSource) => Slices[N] } = {
       password: config.get('operator.password'),
     },
     dataDir: config.dataDir,
+    publicUrl: (config.get<string | null>('gateway.public_url') ?? gatewayUrl).replace(/\/+$/, ''),
     // The key files' settings (jwt.*_key_file) reach auth as the keys loadSecrets read from them.
     jwtPrivatePem: secrets.jwtPrivatePem,
     jwtPublicPem: secrets.jwtPublicPem,

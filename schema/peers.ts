@@ -23,6 +23,8 @@ export const CreatedUser = t.Object({
   role: Role,
   status: t.String(),
   invite_token: t.Optional(t.String()),
+  /** The dashboard page that sets the password and signs in (`gateway.public_url`). */
+  invite_url: t.Optional(t.String()),
   expires_at: t.Optional(t.String()),
 })
 export type CreatedUser = Static<typeof CreatedUser>

@@ -79,6 +79,7 @@ const declared: Array<[Method, string, Facts?]> = [
   ['POST', '/api/v1/auth/users'],
   ['GET', '/api/v1/auth/users/count'],
   ['DELETE', '/api/v1/auth/users/:id'],
+  ['PATCH', '/api/v1/auth/users/:id'],
 
   ['GET', '/api/v1/billing/invoices'],
   ['GET', '/api/v1/billing/invoices/:invoice_id'],

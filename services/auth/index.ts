@@ -28,6 +28,7 @@ export default defineService<AuthSettings>({
       log: ctx.log,
       refreshTtlSeconds: s.refreshTtlS,
       inviteTtlSeconds: 7 * 86400,
+      publicUrl: s.publicUrl,
       revokeLocally: (r: Revocation) => ctx.tokens.revoke(r),
       keepSeconds: s.accessTtlS + s.clockToleranceS,
       issuer: await createIssuer({

@@ -21,6 +21,7 @@ import {
   Me,
   RefreshBody,
   RevocationList,
+  Role,
   TokenResponse,
   UserList,
 } from './model.ts'
@@ -28,6 +29,7 @@ import { currentRevocations } from './revocations.ts'
 import {
   type AuthDeps,
   acceptInvite,
+  changeUserRole,
   countUsers,
   createUser,
   listUsers,
@@ -188,6 +190,23 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
         response: { 200: t.Object({ tenant_id: t.String(), users: t.Integer() }) },
         detail: {
           summary: 'How many users a tenant has (plan usage)',
+          tags: ['auth'],
+          security: [{ bearer: [] }],
+        },
+      },
+    )
+    .patch(
+      '/api/v1/auth/users/:id',
+      ({ params, body, actor }) => {
+        assertPerson(actor)
+        return changeUserRole(deps, actor, params.id, body.role)
+      },
+      {
+        auth: 'admin',
+        body: t.Object({ role: Role }),
+        response: { 200: UserList.properties.data.items },
+        detail: {
+          summary: "Change a user's role (their tokens end; the next refresh has the new role)",
           tags: ['auth'],
           security: [{ bearer: [] }],
         },

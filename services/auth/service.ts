@@ -27,6 +27,8 @@ export interface AuthDeps {
   log: Logger
   refreshTtlSeconds: number
   inviteTtlSeconds: number
+  /** The dashboard's address: an invitation's link opens its accept page. */
+  publicUrl: string
   throttle: LoginThrottle
   /** Applies a revocation to this process's token verifier at once. */
   revokeLocally?: ((r: Revocation) => void) | undefined
@@ -216,8 +218,36 @@ export async function createUser(
     email,
     role: input.role,
     status: invite ? 'invited' : 'active',
-    ...(invite ? { invite_token: invite, expires_at: expiresAt } : {}),
+    ...(invite
+      ? { invite_token: invite, invite_url: inviteUrl(deps, invite), expires_at: expiresAt }
+      : {}),
   }
+}
+
+/** The dashboard page that redeems an invitation (the token rides in the fragment, never logged). */
+export const inviteUrl = (deps: Pick<AuthDeps, 'publicUrl'>, token: string) =>
+  `${deps.publicUrl}/#/accept?token=${encodeURIComponent(token)}`
+
+/**
+ * Changes a person's role in the actor's tenant (the operator: any tenant). Their access tokens
+ * end at once, so the next refresh carries the new role; an Admin cannot change their own role,
+ * which keeps every tenant with at least the Admin doing the change.
+ */
+export function changeUserRole(deps: AuthDeps, actor: Actor, id: string, role: Role) {
+  const user = deps.db.orm.select().from(users).where(eq(users.id, id)).get()
+  if (!user || (user.tenantId !== actor.tenantId && !isOperator(actor)))
+    throw new AppError('NOT_FOUND', `user ${id} was not found`)
+  if (user.id === actor.userId) throw new Conflict('you cannot change your own role')
+  if (user.role === role) return publicUser(user)
+  const now = deps.clock.now().toISOString()
+  const changed = deps.db.write((orm) => {
+    orm.update(users).set({ role, updatedAt: now }).where(eq(users.id, id)).run()
+    return orm.select().from(users).where(eq(users.id, id)).get()
+  })
+  // The revocation reads as a logout of every session: the refresh token still works and the
+  // session it gives carries the new role.
+  recordRevocation(deps, { userId: id, tenantId: user.tenantId, reason: 'logout' })
+  return publicUser(changed ?? user)
 }
 
 export function findUser(deps: AuthDeps, tenantId: string, id: string) {

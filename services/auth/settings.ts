@@ -19,6 +19,8 @@ export interface AuthSettings {
     windowS: number
   }
   operator: { email: string; password: string | null }
+  /** The dashboard's address (`gateway.public_url`): invitation links point at its accept page. */
+  publicUrl: string
   /** Where `operator.txt` is written when the operator's password is generated. */
   dataDir: string
   /** Null where the key file is absent: the service refuses to start. */

@@ -23,6 +23,7 @@ export async function authKit(overrides: Partial<AuthSettings> = {}) {
     login: { maxFailures: 5, maxPerEmail: 20, windowS: 900 },
     operator: OPERATOR,
     dataDir: '',
+    publicUrl: 'http://mmp.test',
     jwtPrivatePem: await exportPKCS8(privateKey),
     jwtPublicPem,
     ...overrides,

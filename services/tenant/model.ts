@@ -38,6 +38,9 @@ export const CreatedTenant = t.Composite([
   t.Object({
     admin_user_id: t.String(),
     invite_token: t.Optional(t.String()),
+    invite_url: t.Optional(
+      t.String({ description: "The dashboard page that sets the Admin's password" }),
+    ),
     invite_expires_at: t.Optional(t.String()),
   }),
 ])
@@ -98,6 +101,7 @@ export const Invitation = t.Object({
   role: t.String(),
   status: t.String(),
   invite_token: t.Optional(t.String()),
+  invite_url: t.Optional(t.String({ description: 'The dashboard page that sets the password' })),
   expires_at: t.Optional(t.String()),
 })
 

@@ -95,7 +95,11 @@ export async function createTenant(ctx: ServiceContext, call: CallInfo, input: C
     ...viewOf(row),
     admin_user_id: admin.id,
     ...(admin.invite_token
-      ? { invite_token: admin.invite_token, invite_expires_at: admin.expires_at }
+      ? {
+          invite_token: admin.invite_token,
+          invite_url: admin.invite_url,
+          invite_expires_at: admin.expires_at,
+        }
       : {}),
   }
 }
