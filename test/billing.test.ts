@@ -267,6 +267,7 @@ describe('billing end to end', () => {
         'run-cycle',
         '--at',
         at,
+        '--yes',
         '--url',
         p.gateway,
       ],
