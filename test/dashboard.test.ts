@@ -303,12 +303,12 @@ describe('dashboard in Chromium', () => {
     const text = (await problem.textContent()) ?? ''
     expect(text).toContain('422')
     expect(text.toLowerCase()).toContain('pattern')
-    // The users panel invites and shows the token to pass on.
+    // The users panel invites and shows the link to pass on.
     const invite = page.locator('#invite-form')
     await invite.getByLabel('Email').fill('clerk@duka.test')
     await invite.getByLabel('Role').selectOption('Analyst')
     await invite.getByRole('button', { name: 'Invite' }).click()
-    await page.locator('code.token').waitFor()
+    await page.locator('input.invite-url').waitFor()
     await page.locator('#users-table', { hasText: 'clerk@duka.test' }).waitFor()
     await page.locator('#rules summary').click()
     await page.locator('#rules-table').waitFor()

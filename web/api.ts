@@ -180,6 +180,52 @@ export async function login(email: string, password: string): Promise<void> {
   saveSession((await res.json()) as Session)
 }
 
+/** Redeems an invitation: sets the password (auth checks its strength) and signs in. */
+export async function acceptInvite(token: string, password: string): Promise<void> {
+  saveSession(null)
+  const res = await fetch('/api/v1/auth/accept-invite', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token, password }),
+  })
+  if (!res.ok) throw await problemOf(res)
+  saveSession((await res.json()) as Session)
+}
+
+/**
+ * Posts a multipart form with upload progress (fetch reports none), refreshing the session once
+ * on a 401 like every other call.
+ */
+export async function upload<T>(
+  path: string,
+  form: FormData,
+  onProgress: (sent: number, total: number) => void,
+  retry = true,
+): Promise<T> {
+  const sent = session?.access_token
+  const res = await new Promise<Response>((resolve, reject) => {
+    const xhr = new XMLHttpRequest()
+    xhr.open('POST', path)
+    if (sent) xhr.setRequestHeader('authorization', `Bearer ${sent}`)
+    xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : 0)
+    xhr.onload = () =>
+      resolve(
+        new Response(xhr.status === 204 ? null : xhr.responseText, {
+          status: xhr.status,
+          headers: { 'content-type': xhr.getResponseHeader('content-type') ?? '' },
+        }),
+      )
+    xhr.onerror = () => reject(new Error('the upload did not reach the platform'))
+    xhr.send(form)
+  })
+  if (res.status === 401 && retry && session) {
+    if (session.access_token !== sent || (await refresh()))
+      return upload(path, form, onProgress, false)
+  }
+  if (!res.ok) throw await problemOf(res)
+  return (await res.json()) as T
+}
+
 export async function logout(): Promise<void> {
   const refreshToken = session?.refresh_token
   saveSession(null)

@@ -1,6 +1,8 @@
 import { PLATFORM_TENANT } from '../schema/vocabulary.ts'
 import { activeTenant, api, can, currentSession, isOperator, logout, pickTenant } from './api.ts'
 import { h, showError } from './ui.ts'
+import { acceptView } from './views/accept.ts'
+import { importView } from './views/import.ts'
 import { loginView } from './views/login.ts'
 import { operatorView } from './views/operator.ts'
 import { overviewView } from './views/overview.ts'
@@ -25,6 +27,12 @@ const views: Record<string, View> = {
     render: transactionsView,
   },
   payments: { title: 'Payments', show: () => true, needsTenant: true, render: paymentsView },
+  import: {
+    title: 'Import',
+    show: () => can('manage'),
+    needsTenant: true,
+    render: importView,
+  },
   settings: {
     title: 'Settings',
     show: () => can('admin') || can('manage'),
@@ -66,8 +74,18 @@ function tenantPicker(): HTMLElement {
 }
 
 async function route(moveFocus = false): Promise<void> {
+  const [path = '', query = ''] = location.hash.replace(/^#\/?/, '').split('?')
+  const name = path || 'overview'
+  if (name === 'accept') {
+    // An invitation link: whoever is signed in here, the link's person signs in instead.
+    document.title = 'Accept the invitation · mmp'
+    app.replaceChildren(
+      h('div', { id: 'problems', 'aria-live': 'assertive' }),
+      acceptView(new URLSearchParams(query).get('token') ?? '', () => go('#/overview')),
+    )
+    return
+  }
   const session = currentSession()
-  const name = location.hash.replace(/^#\/?/, '') || 'overview'
   if (!session) {
     document.title = 'Log in · mmp'
     app.replaceChildren(

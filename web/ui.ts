@@ -18,20 +18,47 @@ export function h(tag: string, attrs: Attrs = {}, ...children: (Child | Child[])
   return el
 }
 
-const kes = new Intl.NumberFormat('en-KE', {
-  style: 'currency',
-  currency: 'KES',
+const amount = new Intl.NumberFormat('en-KE', {
+  minimumFractionDigits: 2,
   maximumFractionDigits: 2,
 })
+
+/**
+ * The one money format of the dashboard and the PDF report: `KES 1,234.00`, en-KE grouping, the
+ * sign before the figure. A no-break space keeps the currency and the figure on one line.
+ */
 export const money = (n: number | null | undefined) =>
-  n === null || n === undefined ? '—' : kes.format(n)
+  n === null || n === undefined || !Number.isFinite(n)
+    ? '—'
+    : `KES\u00a0${n < 0 ? '-' : ''}${amount.format(Math.abs(n))}`
+/** Whole shillings, for sentences about estimates (`KES 184,000`). */
+export const roundMoney = (n: number | null | undefined) =>
+  n === null || n === undefined || !Number.isFinite(n)
+    ? '—'
+    : `KES\u00a0${n < 0 ? '-' : ''}${Math.round(Math.abs(n)).toLocaleString('en-KE')}`
 export const num = (n: number | null | undefined, digits = 0) =>
   n === null || n === undefined ? '—' : n.toLocaleString('en-KE', { maximumFractionDigits: digits })
-export const date = (s: string | null | undefined) =>
-  s ? new Date(s).toLocaleString('en-KE', { dateStyle: 'medium', timeStyle: 'short' }) : '—'
 
+const dayFormat = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+})
+const timeFormat = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit' })
+/** `22 Nov 2026, 14:05`. */
+export const date = (s: string | null | undefined) =>
+  s ? `${dayFormat.format(new Date(s))}, ${timeFormat.format(new Date(s))}` : '—'
+/** `22 Nov 2026`; a bare `YYYY-MM-DD` is that calendar day wherever the browser is. */
 export const day = (s: string | null | undefined) =>
-  s ? new Date(s).toLocaleDateString('en-KE', { dateStyle: 'medium' }) : '—'
+  s ? dayFormat.format(new Date(/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T12:00:00` : s)) : '—'
+
+/** A placeholder block shown while a panel's data is on its way. */
+export const skeleton = (lines = 3) =>
+  h(
+    'div',
+    { class: 'skeleton', 'aria-hidden': 'true' },
+    Array.from({ length: lines }, () => h('div', { class: 'skeleton-line' })),
+  )
 
 /** Shows an API problem (or any error) as a dismissible banner at the top of the view. */
 export function showError(err: unknown): void {

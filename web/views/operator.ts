@@ -1,5 +1,7 @@
 import { api, pickTenant } from '../api.ts'
-import { date, h, money, num, section, table } from '../ui.ts'
+import { day, h, money, num, section, showError, table } from '../ui.ts'
+import { field, formWith } from './settings-form.ts'
+import { inviteLink } from './settings-users.ts'
 
 interface TenantRow {
   id: string
@@ -52,11 +54,125 @@ function tenantFigures() {
   }
 }
 
-export async function operatorView(root: HTMLElement, go: (hash: string) => void): Promise<void> {
-  const res = await api.get<{ data: TenantRow[] }>('/api/v1/tenants')
+interface Plan {
+  id: string
+  name: string
+  price: number
+}
+
+/** The plan of one tenant as a select that upgrades or downgrades it (PUT tenants/{id}/upgrade). */
+function planControl(t: TenantRow, plans: Plan[], done: (text: string) => void): HTMLElement {
+  const select = h(
+    'select',
+    { 'aria-label': `Plan of ${t.name}`, 'data-plan-of': t.id },
+    (plans.some((p) => p.id === t.plan)
+      ? plans
+      : [...plans, { id: t.plan, name: t.plan, price: 0 }]
+    ).map((p) => h('option', { value: p.id, selected: p.id === t.plan }, p.name)),
+  ) as HTMLSelectElement
+  select.addEventListener('change', async () => {
+    select.disabled = true
+    try {
+      const r = await api.send<{ plan: string; previous_plan: string; moved_rows: number }>(
+        'PUT',
+        `/api/v1/tenants/${encodeURIComponent(t.id)}/upgrade`,
+        { plan: select.value },
+      )
+      t.plan = r.plan
+      done(`${t.name} moved from ${r.previous_plan} to ${r.plan}.`)
+    } catch (err) {
+      select.value = t.plan
+      showError(err)
+    } finally {
+      select.disabled = false
+    }
+  })
+  return select
+}
+
+export async function operatorView(
+  root: HTMLElement,
+  go: (hash: string) => void,
+  told: HTMLElement[] = [],
+): Promise<void> {
+  const [res, plansRes] = await Promise.all([
+    api.get<{ data: TenantRow[] }>('/api/v1/tenants'),
+    api.get<{ data: Plan[] }>('/api/v1/billing/plans').catch((err) => {
+      showError(err)
+      return { data: [] as Plan[] }
+    }),
+  ])
+  const plans = plansRes.data
   const tenants = res.data.filter((t) => t.id !== 'platform')
   const figures = tenantFigures()
+  const notice = h('div', { role: 'status', id: 'operator-notice' }, told)
+  /** Draws the page again from the API (keeping its heading), with a message on top. */
+  const redraw = (message: HTMLElement[] = []) => {
+    root.replaceChildren(...[...root.children].slice(0, 1))
+    return operatorView(root, go, message)
+  }
+  const statusButton = (t: TenantRow) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: t.status === 'suspended' ? null : 'danger',
+        'data-status-of': t.id,
+        onclick: async () => {
+          const verb = t.status === 'suspended' ? 'resume' : 'suspend'
+          if (verb === 'suspend' && !confirm(`Suspend ${t.name}? Its users can only read.`)) return
+          try {
+            await api.send('POST', `/api/v1/tenants/${encodeURIComponent(t.id)}/${verb}`)
+            await redraw([
+              h('p', {}, `${t.name} was ${verb === 'resume' ? 'resumed' : 'suspended'}.`),
+            ])
+          } catch (err) {
+            showError(err)
+          }
+        },
+      },
+      t.status === 'suspended' ? 'Resume' : 'Suspend',
+    )
+  const create = formWith(
+    'create-tenant-form',
+    'Create a tenant',
+    [
+      field('Business name', h('input', { name: 'name', required: true, maxlength: 200 })),
+      field(
+        "Admin's email",
+        h('input', { name: 'admin_email', type: 'email', required: true, autocomplete: 'off' }),
+      ),
+      field(
+        'Plan',
+        h(
+          'select',
+          { name: 'plan' },
+          plans.map((p) => h('option', { value: p.id }, `${p.name} · ${money(p.price)} a month`)),
+        ),
+      ),
+    ],
+    'Create tenant',
+    async (v) => {
+      const made = await api.send<{
+        id: string
+        name: string
+        invite_url?: string
+        invite_expires_at?: string
+      }>('POST', '/api/v1/tenants', {
+        name: v.name,
+        admin_email: v.admin_email,
+        ...(v.plan ? { plan: v.plan } : {}),
+      })
+      await redraw([
+        h('p', {}, `${made.name} (${made.id}) was created.`),
+        made.invite_url
+          ? inviteLink(v.admin_email ?? '', made.invite_url, made.invite_expires_at)
+          : h('span'),
+      ])
+    },
+  )
   root.append(
+    section('Create a tenant', create, notice),
     section(
       'Tenants',
       h(
@@ -69,28 +185,33 @@ export async function operatorView(root: HTMLElement, go: (hash: string) => void
             ['Tenant', 'Plan', 'Isolation', 'Status', 'Transactions', 'Net', 'Created', ''],
             tenants.map((t) => [
               h('span', {}, h('strong', {}, t.name), h('br'), h('code', {}, t.id)),
-              t.plan,
+              planControl(t, plans, (text) => notice.replaceChildren(h('p', {}, text))),
               t.isolation,
-              t.status,
+              h('span', { 'data-status': t.id }, t.status),
               figures(t.id).count,
               figures(t.id).net,
-              date(t.created_at),
+              day(t.created_at),
               h(
-                'button',
-                {
-                  type: 'button',
-                  'data-tenant': t.id,
-                  onclick: () => {
-                    pickTenant(t.id)
-                    go('#/overview')
+                'span',
+                { class: 'actions' },
+                h(
+                  'button',
+                  {
+                    type: 'button',
+                    'data-tenant': t.id,
+                    onclick: () => {
+                      pickTenant(t.id)
+                      go('#/overview')
+                    },
                   },
-                },
-                `Open ${t.name}`,
+                  `Open ${t.name}`,
+                ),
+                statusButton(t),
               ),
             ]),
             { id: 'tenant-list' },
           )
-        : h('p', { class: 'muted' }, 'No tenants yet: create one with POST /api/v1/tenants.'),
+        : h('p', { class: 'muted' }, 'No tenants yet: create the first one above.'),
     ),
   )
 }

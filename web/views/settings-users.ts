@@ -1,9 +1,7 @@
 import { ROLES } from '../../schema/vocabulary.ts'
-import { api } from '../api.ts'
-import { date, h, section, showError, table } from '../ui.ts'
+import { api, currentSession } from '../api.ts'
+import { date, h, section, showError, skeleton, table } from '../ui.ts'
 import { field, formWith } from './settings-form.ts'
-
-const roles = ROLES
 
 interface User {
   id: string
@@ -12,18 +10,96 @@ interface User {
   status: string
 }
 
+/** An invitation's link with a Copy button: the invited person opens it to set a password. */
+export function inviteLink(email: string, url: string, expires?: string): HTMLElement {
+  const link = h('input', {
+    class: 'invite-url',
+    readonly: true,
+    value: url,
+    'aria-label': `Invitation link for ${email}`,
+  }) as HTMLInputElement
+  const copy = h('button', { type: 'button' }, 'Copy link') as HTMLButtonElement
+  copy.addEventListener('click', async () => {
+    link.select()
+    try {
+      await navigator.clipboard.writeText(url)
+      copy.textContent = 'Copied'
+    } catch {
+      copy.textContent = 'Select and copy'
+    }
+  })
+  return h(
+    'div',
+    { class: 'invite' },
+    h(
+      'p',
+      {},
+      `Send ${email} this link: it lets them choose a password and sign in`,
+      expires ? ` (until ${date(expires)}).` : '.',
+    ),
+    h('div', { class: 'inline' }, link, copy),
+  )
+}
+
+/** Users of the tenant: invite, change a role (PATCH auth/users/{id}), remove. */
 export async function usersPanel(tenantId: string): Promise<HTMLElement> {
-  const list = h('div', { id: 'users' })
+  const list = h('div', { id: 'users' }, skeleton())
   const invited = h('div', { role: 'status' })
+  const me = currentSession()?.user.id
+  const usersPath = `/api/v1/tenants/${encodeURIComponent(tenantId)}/users`
+  const roleSelect = (u: User) => {
+    const select = h(
+      'select',
+      { 'aria-label': `Role of ${u.email}`, 'data-user': u.email },
+      ROLES.map((r) => h('option', { value: r, selected: r === u.role }, r)),
+    ) as HTMLSelectElement
+    select.addEventListener('change', async () => {
+      select.disabled = true
+      try {
+        await api.send('PATCH', `/api/v1/auth/users/${encodeURIComponent(u.id)}`, {
+          role: select.value,
+        })
+        invited.replaceChildren(h('p', {}, `${u.email} is now ${select.value}.`))
+      } catch (err) {
+        select.value = u.role
+        showError(err)
+      } finally {
+        select.disabled = false
+      }
+    })
+    return select
+  }
+  const removeButton = (u: User) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'danger',
+        'data-remove': u.email,
+        onclick: async () => {
+          if (!confirm(`Remove ${u.email}? They are signed out at once.`)) return
+          try {
+            await api.send('DELETE', `${usersPath}/${encodeURIComponent(u.id)}`)
+            invited.replaceChildren(h('p', {}, `${u.email} was removed.`))
+            await load()
+          } catch (err) {
+            showError(err)
+          }
+        },
+      },
+      'Remove',
+    )
   const load = async () => {
     try {
-      const res = await api.get<{ data: User[] }>(
-        `/api/v1/tenants/${encodeURIComponent(tenantId)}/users`,
-      )
+      const res = await api.get<{ data: User[] }>(usersPath)
       list.replaceChildren(
         table(
-          ['Email', 'Role', 'Status'],
-          res.data.map((u) => [u.email, u.role, u.status]),
+          ['Email', 'Role', 'Status', ''],
+          res.data.map((u) =>
+            u.id === me
+              ? [u.email, `${u.role} (you)`, u.status, '']
+              : [u.email, roleSelect(u), u.status, removeButton(u)],
+          ),
           { id: 'users-table' },
         ),
       )
@@ -44,7 +120,7 @@ export async function usersPanel(tenantId: string): Promise<HTMLElement> {
         h(
           'select',
           { name: 'role' },
-          roles.map((r) => h('option', { value: r, selected: r === 'Viewer' }, r)),
+          ROLES.map((r) => h('option', { value: r, selected: r === 'Viewer' }, r)),
         ),
       ),
     ],
@@ -52,24 +128,27 @@ export async function usersPanel(tenantId: string): Promise<HTMLElement> {
     async (v) => {
       const res = await api.send<{
         email: string
-        invite_token?: string
+        invite_url?: string
         expires_at?: string
-      }>('POST', `/api/v1/tenants/${encodeURIComponent(tenantId)}/users`, {
-        email: v.email,
-        role: v.role,
-      })
+      }>('POST', usersPath, { email: v.email, role: v.role })
       invited.replaceChildren(
-        h(
-          'p',
-          {},
-          `Invitation for ${res.email}: give them this token to accept at /api/v1/auth/accept-invite `,
-          h('code', { class: 'token' }, res.invite_token ?? ''),
-          res.expires_at ? ` (expires ${date(res.expires_at)})` : '',
-        ),
+        res.invite_url
+          ? inviteLink(res.email, res.invite_url, res.expires_at)
+          : h('p', {}, `${res.email} was added.`),
       )
       await load()
     },
   )
-  await load()
-  return section('Users and roles', form, invited, list)
+  void load()
+  return section(
+    'Users and roles',
+    h(
+      'p',
+      { class: 'muted' },
+      'Viewers read; Analysts also export and recategorise; Managers also take payments, import statements and edit rules; Admins manage everything here.',
+    ),
+    form,
+    invited,
+    list,
+  )
 }

@@ -1,0 +1,243 @@
+/**
+ * The dashboard's journeys end to end in Chromium: joining by an invitation link, importing a
+ * statement, the operator creating a tenant and changing its plan, and the overview telling the
+ * truth about a statement that ended days ago. Screenshots at 390 and 1366 px go to
+ * test-output/dashboard/.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type BrowserContext, chromium, type Page } from 'playwright-core'
+import { generateDemo } from '../services/parser/demo.ts'
+import {
+  api,
+  eventually,
+  OPERATOR,
+  startTestPlatform,
+  type TestPlatform,
+} from './support/platform.ts'
+
+const OUT = join(import.meta.dir, '..', 'test-output', 'dashboard')
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run']
+const OWNER = { email: 'owner@soko.test', password: 'soko-owner-password-9' }
+const TENANT = 'soko'
+const STRONG = 'tall giraffe eats mango 71'
+const SIZES = [
+  { name: 'phone', width: 390, height: 844 },
+  { name: 'laptop', width: 1366, height: 900 },
+]
+
+/** A statement CSV in Safaricom's layout for these rows (newest first, as the app exports). */
+function statementCsv(rows: ReturnType<typeof generateDemo>): string {
+  const money = (n: number) => `"${n.toLocaleString('en-US', { minimumFractionDigits: 2 })}"`
+  const lines = [...rows].reverse().map((r) => {
+    const when = r.occurred_at.replace('T', ' ').slice(0, 19)
+    const who = r.counterparty_phone
+      ? `${r.counterparty_phone.slice(0, 6)}***${r.counterparty_phone.slice(-3)} - ${r.counterparty_name}`
+      : r.counterparty_name
+    const details =
+      r.direction === 'in' ? `Funds received from ${who}` : `Customer Transfer to ${who}`
+    return [
+      r.receipt_number,
+      when,
+      details,
+      'Completed',
+      r.direction === 'in' ? money(r.amount) : '',
+      r.direction === 'out' ? money(-r.amount) : '',
+      money(r.balance),
+    ].join(',')
+  })
+  return [
+    'M-PESA STATEMENT',
+    'Customer Name:,SOKO SHOP',
+    '',
+    'DETAILED STATEMENT',
+    'Receipt No.,Completion Time,Details,Transaction Status,Paid In,Withdrawn,Balance',
+    ...lines,
+    '',
+  ].join('\n')
+}
+
+describe('dashboard journeys in Chromium', () => {
+  let p: TestPlatform
+  let origin: string
+  let context: BrowserContext
+  let page: Page
+  let profile: string
+  const requests: string[] = []
+
+  const shot = async (name: string) => {
+    await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true })
+  }
+  const logIn = async (who: { email: string; password: string }) => {
+    await page.goto(`${origin}/#/overview`)
+    if (await page.locator('#logout').count()) {
+      await page.locator('#logout').click()
+    }
+    await page.getByLabel('Email').fill(who.email)
+    await page.getByLabel('Password').fill(who.password)
+    await page.getByRole('button', { name: 'Log in' }).click()
+    await page.locator('#logout').waitFor()
+  }
+  /** Elements wider than their panel or card, or than the screen: measured, not eyeballed. */
+  const overflows = () =>
+    page.evaluate(() => {
+      const bad: string[] = []
+      const width = document.documentElement.clientWidth
+      if (document.documentElement.scrollWidth > width)
+        bad.push(`page ${document.documentElement.scrollWidth} > ${width}`)
+      for (const box of document.querySelectorAll('.card, .panel')) {
+        const outer = box.getBoundingClientRect()
+        for (const el of box.querySelectorAll('*')) {
+          // Tables scroll inside their own wrapper; what is inside a wrapper is not the card's.
+          if (el.closest('.table-wrap, .chart') && !el.matches('.table-wrap, .chart')) continue
+          const r = el.getBoundingClientRect()
+          if (r.width === 0) continue
+          if (r.right > outer.right + 1 || r.left < outer.left - 1)
+            bad.push(
+              `${el.tagName.toLowerCase()}.${el.className} "${el.textContent?.slice(0, 30)}" ${Math.round(r.left)}–${Math.round(r.right)} outside ${Math.round(outer.left)}–${Math.round(outer.right)}`,
+            )
+        }
+      }
+      return bad
+    })
+
+  beforeAll(async () => {
+    mkdirSync(OUT, { recursive: true })
+    p = await startTestPlatform()
+    origin = new URL(p.gateway).origin
+    profile = mkdtempSync(join(tmpdir(), 'mmp-chromium-'))
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: '/usr/bin/chromium',
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1366, height: 900 },
+      deviceScaleFactor: 1,
+    })
+    context.on('request', (r) => {
+      requests.push(r.url())
+    })
+    page = context.pages()[0] ?? (await context.newPage())
+    page.on('dialog', (d) => void d.accept())
+  }, 120_000)
+
+  afterAll(async () => {
+    await context?.close()
+    if (profile) rmSync(profile, { recursive: true, force: true })
+    await p?.dispose()
+  })
+
+  it('lets the operator create a tenant, change its plan, suspend and resume it', async () => {
+    await logIn(OPERATOR)
+    await page.goto(`${origin}/#/tenants`)
+    const form = page.locator('#create-tenant-form')
+    await form.getByLabel('Business name').fill('Soko Mjinga')
+    await form.getByLabel("Admin's email").fill(OWNER.email)
+    await form.getByLabel('Plan').selectOption('free')
+    await form.getByRole('button', { name: 'Create tenant' }).click()
+    const link = page.locator('#operator-notice input.invite-url')
+    await link.waitFor()
+    const url = await link.inputValue()
+    expect(url).toStartWith(`${origin}/#/accept?token=`)
+    const row = page.locator('#tenant-list tr', { hasText: 'soko-mjinga' })
+    await row.waitFor()
+    await row.locator('select[data-plan-of="soko-mjinga"]').selectOption('pro')
+    await page.locator('#operator-notice', { hasText: 'from free to pro' }).waitFor()
+    const op = api(p.gateway, await p.login())
+    expect((await op.get('/api/v1/tenants/soko-mjinga')).body).toMatchObject({ plan: 'pro' })
+    await row.getByRole('button', { name: 'Suspend' }).click()
+    await page.locator('[data-status="soko-mjinga"]', { hasText: 'suspended' }).waitFor()
+    expect((await op.get('/api/v1/tenants/soko-mjinga')).body.status).toBe('suspended')
+    await page
+      .locator('#tenant-list tr', { hasText: 'soko-mjinga' })
+      .getByRole('button', { name: 'Resume' })
+      .click()
+    await page.locator('[data-status="soko-mjinga"]', { hasText: 'active' }).waitFor()
+    await shot('tenants-1366')
+
+    // The first Admin opens the link, chooses a password (a weak one shows auth's 422) and is in.
+    await page.locator('#logout').click()
+    await page.goto(url)
+    await page.getByLabel('New password').fill('password123')
+    await page.getByLabel('Repeat the password').fill('password123')
+    await page.getByRole('button', { name: 'Set password and sign in' }).click()
+    await page.locator('.problem', { hasText: '422' }).waitFor()
+    await shot('accept-weak-1366')
+    await page.getByLabel('New password').fill(OWNER.password)
+    await page.getByLabel('Repeat the password').fill(OWNER.password)
+    await page.getByRole('button', { name: 'Set password and sign in' }).click()
+    await page.locator('.who', { hasText: `${OWNER.email} · Admin · soko-mjinga` }).waitFor()
+  }, 60_000)
+
+  it('invites a Manager by link, who signs in as Manager; the Admin changes the role and removes them', async () => {
+    await page.goto(`${origin}/#/settings`)
+    const invite = page.locator('#invite-form')
+    await invite.getByLabel('Email').fill('clerk@soko.test')
+    await invite.getByLabel('Role').selectOption('Manager')
+    await invite.getByRole('button', { name: 'Invite' }).click()
+    const url = await page.locator('input.invite-url').inputValue()
+    expect(url).toContain('/#/accept?token=')
+    await shot('settings-invite-1366')
+    await page.goto(url)
+    await page.getByLabel('New password').fill(STRONG)
+    await page.getByLabel('Repeat the password').fill(STRONG)
+    await page.getByRole('button', { name: 'Set password and sign in' }).click()
+    await page.locator('.who', { hasText: 'clerk@soko.test · Manager · soko-mjinga' }).waitFor()
+    expect(await page.locator('nav a', { hasText: 'Import' }).count()).toBe(1)
+
+    await logIn(OWNER)
+    await page.goto(`${origin}/#/settings`)
+    await page.locator('select[data-user="clerk@soko.test"]').selectOption('Viewer')
+    await page.locator('#users', { hasText: 'clerk@soko.test' }).waitFor()
+    await page.locator('[role="status"]', { hasText: 'clerk@soko.test is now Viewer' }).waitFor()
+    const clerk = await p.login('clerk@soko.test', STRONG)
+    const me = await api(p.gateway, clerk).get('/api/v1/auth/me')
+    expect(me.body.role).toBe('Viewer')
+    await page.locator('[data-remove="clerk@soko.test"]').click()
+    await page.locator('[role="status"]', { hasText: 'clerk@soko.test was removed' }).waitFor()
+    expect(await page.locator('#users-table', { hasText: 'clerk@soko.test' }).count()).toBe(0)
+  }, 60_000)
+
+  it('imports a statement from the page and lists its transactions', async () => {
+    const end = new Date(Date.now() + 3 * 3600_000 - 10 * 86_400_000).toISOString().slice(0, 10)
+    const rows = generateDemo({ days: 60, seed: 5, end }).filter((_, i) => i % 5 === 0)
+    const csv = statementCsv(rows)
+    await page.goto(`${origin}/#/import`)
+    await page.locator('#import-form input[type=file]').setInputFiles({
+      name: 'statement.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(`${csv}XYZ,not a date,Funds received,Completed,1.00,,1.00\n`),
+    })
+    await page.getByRole('button', { name: 'Import' }).click()
+    const added = page.locator('[data-figure="Added"] dd')
+    await added.waitFor()
+    expect(Number((await added.textContent())?.replace(/,/g, ''))).toBe(rows.length)
+    await page
+      .locator('#import-errors', { hasText: 'XYZ' })
+      .or(page.locator('#import-errors'))
+      .waitFor()
+    await shot('import-1366')
+    await page.getByRole('link', { name: 'See the transactions' }).click()
+    await page.locator('#transactions-table tbody tr').first().waitFor()
+    expect(await page.locator('#transactions-table tbody tr').count()).toBeGreaterThan(10)
+    // Imported again: every row is already there.
+    await page.goto(`${origin}/#/import`)
+    await page.locator('#import-form input[type=file]').setInputFiles({
+      name: 'statement.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(csv),
+    })
+    await page.getByRole('button', { name: 'Import' }).click()
+    await page
+      .locator('[data-figure="Already there"] dd', {
+        hasText: String(rows.length).replace(/\B(?=(\d{3})+(?!\d))/g, ','),
+      })
+      .waitFor()
+  }, 60_000)
+
+  it('made no request outside the platform', () => {
+    expect(requests.filter((u) => !u.startsWith(origin))).toEqual([])
+  })
+})
+
+export { eventually, SIZES, TENANT }
