@@ -32,6 +32,32 @@ export const inbox = sqliteTable(
   (t) => [primaryKey({ columns: [t.consumer, t.eventId] })],
 )
 
+/**
+ * Every service database carries the kernel's `Idempotency-Key` records (services/kernel/
+ * idempotency.ts): per tenant, route and key, the request's hash and, once answered, the status and
+ * body to replay. `status` null means the first request is still running until `locked_until`.
+ * Rows older than 24 h are forgotten. (The payment service keeps its own `idempotency_keys`, bound
+ * to provider requests.)
+ */
+export const idempotentRequests = sqliteTable(
+  'idempotent_requests',
+  {
+    tenantId: text('tenant_id').notNull(),
+    route: text('route').notNull(),
+    key: text('key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    status: integer('status'),
+    contentType: text('content_type'),
+    body: text('body'),
+    createdAt: integer('created_at').notNull(),
+    lockedUntil: integer('locked_until').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.route, t.key] }),
+    index('idempotent_requests_created').on(t.createdAt),
+  ],
+)
+
 /** One migration as drizzle-kit wrote it: statements split by `--> statement-breakpoint`. */
 export interface Migration {
   tag: string

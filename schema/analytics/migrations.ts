@@ -4,10 +4,12 @@ import m0 from './migrations/0000_init.sql' with { type: 'text' }
 import m1 from './migrations/0001_rollups.sql' with { type: 'text' }
 import m2 from './migrations/0002_ingest_indexes.sql' with { type: 'text' }
 import m3 from './migrations/0003_daily_summaries.sql' with { type: 'text' }
+import m4 from './migrations/0004_idempotent_requests.sql' with { type: 'text' }
 
 export const migrations: Migration[] = [
   { tag: '0000_init', sql: m0 },
   { tag: '0001_rollups', sql: m1 },
   { tag: '0002_ingest_indexes', sql: m2 },
   { tag: '0003_daily_summaries', sql: m3 },
+  { tag: '0004_idempotent_requests', sql: m4 },
 ]

@@ -1,6 +1,6 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
-export { inbox, outbox } from '../kernel.ts'
+export { idempotentRequests, inbox, outbox } from '../kernel.ts'
 
 /** Login identities. A user belongs to one tenant; the operator is Admin of tenant 'platform'. */
 export const users = sqliteTable(

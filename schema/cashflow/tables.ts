@@ -1,6 +1,6 @@
 import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 
-export { inbox, outbox } from '../kernel.ts'
+export { idempotentRequests, inbox, outbox } from '../kernel.ts'
 
 /**
  * One row per transaction the cashflow service has seen, so a later categorized message for the

@@ -1,6 +1,6 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
-export { inbox, outbox } from '../kernel.ts'
+export { idempotentRequests, inbox, outbox } from '../kernel.ts'
 
 /**
  * Transactions the parser accepted, whatever door they came through (API, SMS, statement).

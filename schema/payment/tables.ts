@@ -1,6 +1,6 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
-export { inbox, outbox } from '../kernel.ts'
+export { idempotentRequests, inbox, outbox } from '../kernel.ts'
 
 /**
  * Tenant database: one row per customer-prompt (STK push) payment request. `id` is ours and is

@@ -1,6 +1,6 @@
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 
-export { inbox, outbox } from '../kernel.ts'
+export { idempotentRequests, inbox, outbox } from '../kernel.ts'
 
 /**
  * The webhook service keeps everything in `platform/webhook.db` so one worker can scan every

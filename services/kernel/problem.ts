@@ -78,22 +78,95 @@ export function appErrorResponse(err: AppError, requestId: string | undefined): 
   )
 }
 
-/** Turns an Elysia validation error's list into field errors with JSON-pointer-ish paths. */
-export function fieldErrorsOf(
-  all: Array<{ path?: string; message?: string; summary?: string }>,
-  whole = '(body)',
-): FieldError[] {
-  const seen = new Set<string>()
-  const out: FieldError[] = []
+/** One problem of an Elysia (TypeBox) validation error. */
+export interface SchemaIssue {
+  path?: string
+  message?: string
+  summary?: string
+  schema?: unknown
+  value?: unknown
+}
+
+/** The allowed values of an enum-like schema (a union of literals, or `enum`), if it is one. */
+function allowedValuesOf(schema: unknown): unknown[] | null {
+  const s = schema as { anyOf?: unknown[]; enum?: unknown[]; const?: unknown } | undefined
+  if (Array.isArray(s?.enum)) return s.enum
+  if (!Array.isArray(s?.anyOf) || s.anyOf.length === 0) return null
+  const values: unknown[] = []
+  for (const branch of s.anyOf) {
+    const b = branch as { const?: unknown; type?: string }
+    if (b && 'const' in b) values.push(b.const)
+    else if (b?.type !== 'null') return null
+  }
+  return values.length ? values : null
+}
+
+const KIND_NAMES: Record<string, string> = {
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list',
+  null: 'null',
+}
+
+/**
+ * The kinds of value a union takes, in words; null when a branch is not a plain type. Elysia's
+ * numbers are unions with a numeric string (for query values): that branch is not a kind to name.
+ */
+function kindsOf(schema: unknown): string[] | null {
+  const s = schema as { type?: unknown; format?: unknown; anyOf?: unknown[] } | undefined
+  if (Array.isArray(s?.anyOf)) {
+    const out: string[] = []
+    for (const b of s.anyOf) {
+      const branch = b as { type?: unknown; format?: unknown }
+      if (branch?.type === 'string' && (branch.format === 'integer' || branch.format === 'numeric'))
+        continue
+      const k = kindsOf(b)
+      if (!k) return null
+      out.push(...k)
+    }
+    return out.length ? out : null
+  }
+  return typeof s?.type === 'string' ? [KIND_NAMES[s.type] ?? s.type] : null
+}
+
+/** What to fix, in words: enum errors list the allowed values rather than their types. */
+function messageOf(e: SchemaIssue): string {
+  const allowed = allowedValuesOf(e.schema)
+  if (allowed) return `must be one of: ${allowed.map(String).join(', ')}`
+  const kinds = Array.isArray((e.schema as { anyOf?: unknown })?.anyOf) ? kindsOf(e.schema) : null
+  if (kinds) return `must be ${[...new Set(kinds)].join(' or ')}`
+  return (e.summary ?? e.message ?? 'is invalid').replace(/^Property '[^']*' /, '')
+}
+
+/**
+ * Turns an Elysia validation error's list into field errors with dotted paths, one per field: the
+ * same field reported again (a union's branches, a schema checked twice) says nothing new.
+ *
+ * @example
+ * fieldErrorsOf([{ path: '/category', schema: { anyOf: [{ const: 'Rent' }] } }])
+ * // [{ field: 'category', message: 'must be one of: Rent' }]
+ */
+export function fieldErrorsOf(all: SchemaIssue[], whole = '(body)'): FieldError[] {
+  const byField = new Map<string, FieldError>()
   for (const e of all) {
     const field = (e.path ?? '').replace(/^\//, '').replaceAll('/', '.') || whole
-    const message = e.summary ?? e.message ?? 'is invalid'
-    const key = `${field}:${message}`
-    if (seen.has(key)) continue
-    seen.add(key)
-    out.push({ field, message })
+    if (!byField.has(field)) byField.set(field, { field, message: messageOf(e) })
   }
-  return out
+  return [...byField.values()]
+}
+
+/**
+ * The query parameter a value came from, for a failed check Elysia reports without a name (a
+ * numeric parameter out of bounds); `(query)` when it cannot be told.
+ */
+export function queryParameterOf(request: Request, value: unknown): string {
+  const names = new Set<string>()
+  for (const [name, given] of new URL(request.url).searchParams)
+    if (given === String(value)) names.add(name)
+  return names.size === 1 ? [...names][0]! : '(query)'
 }
 
 export { AppError }

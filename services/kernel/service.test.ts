@@ -11,6 +11,16 @@ const app = createServiceApp(kit.ctx, { title: 'Test' })
     auth: 'manage',
     body: t.Object({ name: t.String({ minLength: 1 }) }),
   })
+  .post('/api/v1/test/kinds', ({ body }) => body, {
+    auth: 'manage',
+    body: t.Object({
+      kind: t.Union([t.Literal('Revenue'), t.Literal('Inventory')]),
+      limits: t.Object({
+        a: t.Union([t.Integer({ minimum: 0 }), t.Null()]),
+        b: t.Union([t.Integer({ minimum: 0 }), t.Null()]),
+      }),
+    }),
+  })
   .get('/api/v1/test/static.json', () => ({ ok: true }), { auth: 'read' })
   .get('/api/v1/test/storage/:fault', ({ params }) => {
     const errors: Record<string, [string, string]> = {
@@ -58,7 +68,7 @@ describe('the service base', () => {
     expect(await res.json()).toEqual({ name: 'x', tenant: 'acme' })
   })
 
-  it('blames the query, not the body, for an invalid query parameter', async () => {
+  it('names the query parameter, not the body or "(query)", for an invalid query value', async () => {
     const res = await app.handle(
       new Request('http://localhost/api/v1/test/list?limit=1.5', {
         headers: await kit.authFor({ tenantId: 'acme' }),
@@ -66,7 +76,7 @@ describe('the service base', () => {
     )
     expect(res.status).toBe(422)
     const body = (await res.json()) as { errors: { field: string }[] }
-    expect(body.errors.map((e) => e.field)).toEqual(['(query)'])
+    expect(body.errors.map((e) => e.field)).toEqual(['limit'])
     const named = await app.handle(
       new Request('http://localhost/api/v1/test/list?limit=abc', {
         headers: await kit.authFor({ tenantId: 'acme' }),
@@ -107,5 +117,32 @@ describe('the service base', () => {
     }
     const other = await app.handle(new Request('http://localhost/api/v1/test/storage/other'))
     expect(other.status).toBe(500)
+  })
+
+  it('lists the allowed values of an enum, and says each problem once', async () => {
+    const res = await app.handle(
+      new Request('http://localhost/api/v1/test/kinds', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(await kit.authFor({ tenantId: 'acme' })),
+        },
+        body: JSON.stringify({ kind: 'Nope', limits: { a: 'x' } }),
+      }),
+    )
+    expect(res.status).toBe(422)
+    const body = (await res.json()) as {
+      detail: string
+      errors: { field: string; message: string }[]
+    }
+    expect(body.errors).toContainEqual({
+      field: 'kind',
+      message: 'must be one of: Revenue, Inventory',
+    })
+    const fields = body.errors.map((e) => e.field)
+    expect(new Set(fields).size).toBe(fields.length)
+    expect(fields).toContain('limits.b')
+    expect(body.detail).not.toContain("'string'")
+    expect(body.errors).toContainEqual({ field: 'limits.a', message: 'must be an integer or null' })
   })
 })

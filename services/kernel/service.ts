@@ -5,11 +5,27 @@ import { limitStream, payloadTooLarge } from './body-limit.ts'
 import type { ServiceContext } from './context.ts'
 import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.ts'
 import { AppError, Forbidden, MethodNotAllowed } from './errors.ts'
+import { createIdempotency } from './idempotency.ts'
 import { isValidRequestId, newRequestId } from './ids.ts'
-import { appErrorResponse, fieldErrorsOf, problemResponse, storageError } from './problem.ts'
+import {
+  appErrorResponse,
+  fieldErrorsOf,
+  problemResponse,
+  queryParameterOf,
+  type SchemaIssue,
+  storageError,
+} from './problem.ts'
 import { type Action, type Actor, assertCan, isOperator } from './roles.ts'
 import { assertTenantId } from './tenant-id.ts'
 import { bearerToken } from './tokens.ts'
+
+/** What the error hook is given (the parts read here). */
+interface ErrorContext {
+  code: string | number
+  error: unknown
+  request: Request
+  [key: string]: unknown
+}
 
 function requestIdOf(request: Request): string {
   const given = request.headers.get('x-request-id')
@@ -44,189 +60,240 @@ export function createServiceApp(
     bodyLimitOf(ctx.name, request.method, new URL(request.url).pathname)
   /** Requests whose body stream went past its limit (their parse error is really a 413). */
   const overLimit = new WeakMap<Request, () => boolean>()
-  return new Elysia({ name: `mmp-${ctx.name}` })
-    .use(
-      openapi({
-        path: '/docs',
-        specPath: '/openapi.json',
-        provider: null,
-        documentation: {
-          info: {
-            title: `mmp ${opts.title}`,
-            version: ctx.version,
-            description: opts.description ?? '',
-          },
-          components: {
-            securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-          },
-        },
-        exclude: { paths: ['/health', '/openapi.json'], staticFile: false },
-      }),
-    )
-    .derive({ as: 'global' }, ({ request }) => ({ requestId: requestIdOf(request) }))
-    .onRequest((context) => {
-      const { request } = context
-      const limit = limitOf(request)
-      const length = Number(request.headers.get('content-length') ?? 0)
-      if (length > limit) return appErrorResponse(payloadTooLarge(limit), requestIdOf(request))
-      // The limit holds on the stream too, for a chunked body (no Content-Length) of any type
-      // from any caller (DESIGN §15): past it the read fails and the answer is a 413.
-      if (request.body) {
-        const limited = limitStream(request.body, limit)
-        const replaced = new Request(request.url, {
-          method: request.method,
-          headers: request.headers,
-          body: limited.stream,
-          duplex: 'half',
-        } as RequestInit)
-        overLimit.set(replaced, limited.exceeded)
-        ;(context as { request: Request }).request = replaced
-      }
-      // The caller's budget is spent: answering now is pointless (DESIGN §5 deadlines).
-      const deadline = Number(request.headers.get('x-request-deadline') ?? 0)
-      if (deadline > 0 && deadline <= Date.now()) {
+  const idem = createIdempotency(ctx)
+  /** Every error as problem+json (DESIGN §6), Elysia's own included. */
+  const answerError = ({ code, error, request, ...rest }: ErrorContext): Response => {
+    const requestId = (rest as { requestId?: string }).requestId ?? requestIdOf(request)
+    if (error instanceof AppError) return appErrorResponse(error, requestId)
+    if (overLimit.get(request)?.())
+      return appErrorResponse(payloadTooLarge(limitOf(request)), requestId)
+    const storage = storageError(error)
+    if (storage) {
+      ctx.log.warn('storage error', {
+        request_id: requestId,
+        path: new URL(request.url).pathname,
+        code: storage.code,
+        error: (error as Error)?.message,
+      })
+      return appErrorResponse(storage, requestId)
+    }
+    switch (code) {
+      case 'VALIDATION': {
+        const v = error as unknown as { type?: string; value?: unknown; all: SchemaIssue[] }
+        // A numeric query value that fails its bounds arrives as type 'property' with no name:
+        // the parameter is found by its value.
+        const whole =
+          v.type === 'property' ? queryParameterOf(request, v.value) : `(${v.type ?? 'body'})`
+        const errors = fieldErrorsOf(v.all ?? [], whole)
         return problemResponse(
           {
-            status: 504,
-            code: 'TIMEOUT',
-            detail: 'the request deadline passed before it was served',
+            status: 422,
+            code: 'VALIDATION_FAILED',
+            detail:
+              errors.map((e) => `${e.field}: ${e.message}`).join('; ') || 'the request is invalid',
+            errors,
           },
-          requestIdOf(request),
+          requestId,
         )
       }
-    })
-    .onAfterHandle({ as: 'global' }, ({ set, requestId }) => {
-      set.headers['x-request-id'] = requestId
-    })
-    .onError({ as: 'global' }, ({ code, error, request, ...rest }) => {
-      const requestId = (rest as { requestId?: string }).requestId ?? requestIdOf(request)
-      if (error instanceof AppError) return appErrorResponse(error, requestId)
-      if (overLimit.get(request)?.())
-        return appErrorResponse(payloadTooLarge(limitOf(request)), requestId)
-      const storage = storageError(error)
-      if (storage) {
-        ctx.log.warn('storage error', {
+      case 'PARSE':
+        return problemResponse(
+          {
+            status: 400,
+            code: 'MALFORMED_BODY',
+            detail: 'the request body could not be parsed',
+          },
+          requestId,
+        )
+      case 'NOT_FOUND': {
+        const path = new URL(request.url).pathname
+        const allowed = allowedMethods(path)
+        if (allowed.length)
+          return appErrorResponse(new MethodNotAllowed(request.method, path, allowed), requestId)
+        return problemResponse(
+          { status: 404, code: 'NOT_FOUND', detail: `no route for ${request.method} ${path}` },
+          requestId,
+        )
+      }
+      default: {
+        const status = (error as { status?: number }).status
+        if (typeof status === 'number' && status >= 400 && status < 500) {
+          return problemResponse(
+            {
+              status,
+              code: status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST',
+              detail: String((error as Error).message ?? 'bad request'),
+            },
+            requestId,
+          )
+        }
+        ctx.log.error('unhandled error', {
           request_id: requestId,
           path: new URL(request.url).pathname,
-          code: storage.code,
           error: (error as Error)?.message,
+          stack: (error as Error)?.stack,
         })
-        return appErrorResponse(storage, requestId)
+        return problemResponse(
+          { status: 500, code: 'INTERNAL', detail: 'an internal error occurred' },
+          requestId,
+        )
       }
-      switch (code) {
-        case 'VALIDATION': {
-          const v = error as unknown as {
-            type?: string
-            all: Array<{ path?: string; message?: string; summary?: string }>
-          }
-          // A numeric query value that fails its bounds arrives as type 'property' with no name.
-          const whole =
-            v.type === 'query' || v.type === 'property' ? '(query)' : `(${v.type ?? 'body'})`
-          const errors = fieldErrorsOf(v.all ?? [], whole)
+    }
+  }
+  return (
+    new Elysia({ name: `mmp-${ctx.name}` })
+      .use(
+        openapi({
+          path: '/docs',
+          specPath: '/openapi.json',
+          provider: null,
+          documentation: {
+            info: {
+              title: `mmp ${opts.title}`,
+              version: ctx.version,
+              description: opts.description ?? '',
+            },
+            components: {
+              securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+            },
+          },
+          exclude: { paths: ['/health', '/openapi.json'], staticFile: false },
+        }),
+      )
+      .derive({ as: 'global' }, ({ request }) => ({ requestId: requestIdOf(request) }))
+      .onRequest((context) => {
+        const { request } = context
+        const limit = limitOf(request)
+        const length = Number(request.headers.get('content-length') ?? 0)
+        if (length > limit) return appErrorResponse(payloadTooLarge(limit), requestIdOf(request))
+        // The limit holds on the stream too, for a chunked body (no Content-Length) of any type
+        // from any caller (DESIGN §15): past it the read fails and the answer is a 413.
+        if (request.body) {
+          const limited = limitStream(request.body, limit)
+          const replaced = new Request(request.url, {
+            method: request.method,
+            headers: request.headers,
+            body: limited.stream,
+            duplex: 'half',
+          } as RequestInit)
+          overLimit.set(replaced, limited.exceeded)
+          ;(context as { request: Request }).request = replaced
+        }
+        // The caller's budget is spent: answering now is pointless (DESIGN §5 deadlines).
+        const deadline = Number(request.headers.get('x-request-deadline') ?? 0)
+        if (deadline > 0 && deadline <= Date.now()) {
           return problemResponse(
             {
-              status: 422,
-              code: 'VALIDATION_FAILED',
-              detail:
-                errors.map((e) => `${e.field}: ${e.message}`).join('; ') ||
-                'the request is invalid',
-              errors,
+              status: 504,
+              code: 'TIMEOUT',
+              detail: 'the request deadline passed before it was served',
             },
-            requestId,
+            requestIdOf(request),
           )
         }
-        case 'PARSE':
-          return problemResponse(
-            {
-              status: 400,
-              code: 'MALFORMED_BODY',
-              detail: 'the request body could not be parsed',
-            },
-            requestId,
-          )
-        case 'NOT_FOUND': {
-          const path = new URL(request.url).pathname
-          const allowed = allowedMethods(path)
-          if (allowed.length)
-            return appErrorResponse(new MethodNotAllowed(request.method, path, allowed), requestId)
-          return problemResponse(
-            { status: 404, code: 'NOT_FOUND', detail: `no route for ${request.method} ${path}` },
-            requestId,
-          )
-        }
-        default: {
-          const status = (error as { status?: number }).status
-          if (typeof status === 'number' && status >= 400 && status < 500) {
-            return problemResponse(
-              {
-                status,
-                code: status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST',
-                detail: String((error as Error).message ?? 'bad request'),
-              },
-              requestId,
-            )
+      })
+      .onAfterHandle({ as: 'global' }, ({ set, requestId }) => {
+        set.headers['x-request-id'] = requestId
+      })
+      // A create that claimed an Idempotency-Key keeps its error answer too (a 5xx frees the key).
+      .onError({ as: 'global' }, (c) => idem.settle(c.request, answerError(c)))
+      .macro({
+        /**
+         * `idempotent: true` on a create: Stripe's Idempotency-Key semantics, keyed per caller's
+         * tenant and route pattern (services/kernel/idempotency.ts). Runs after auth and validation.
+         */
+        idempotent: (on: boolean) =>
+          on
+            ? {
+                async beforeHandle(c: {
+                  request: Request
+                  route: string
+                  params?: unknown
+                  query?: unknown
+                  body?: unknown
+                }) {
+                  const actor = await ctx.tokens.verify(
+                    bearerToken(c.request.headers.get('authorization')),
+                  )
+                  return idem.begin({
+                    request: c.request,
+                    tenantId: actor.tenantId,
+                    route: `${c.request.method} ${c.route}`,
+                    params: c.params,
+                    query: c.query,
+                    body: c.body,
+                  })
+                },
+                async afterHandle(c: {
+                  request: Request
+                  response?: unknown
+                  set: { status?: number | string }
+                }) {
+                  if (!idem.claimed(c.request)) return
+                  const value = c.response
+                  const status = typeof c.set.status === 'number' ? c.set.status : 200
+                  await idem.settle(
+                    c.request,
+                    value instanceof Response
+                      ? value
+                      : new Response(JSON.stringify(value ?? null), {
+                          status,
+                          headers: { 'content-type': 'application/json' },
+                        }),
+                  )
+                },
+              }
+            : {},
+      })
+      .macro({
+        auth: (action: Action) => ({
+          // Runs before body validation, so a request without a valid token is a 401 whatever
+          // its body; the verified token is cached, so resolve's second look is cheap.
+          async transform({
+            request,
+            params,
+            query,
+            body,
+          }: {
+            request: Request
+            params?: unknown
+            query?: unknown
+            body?: unknown
+          }) {
+            const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
+            assertHeadersAgree(request.headers, actor)
+            assertCan(actor, action)
+            assertTenantsExist(ctx, actor, [params, query, body])
+            if (suspendedWrites === 'refuse' && writesWhileSuspendedRefused(ctx, request, actor)) {
+              assertEntitled(ctx.registry, actor.tenantId, { write: true })
+            }
+          },
+          async resolve({ request }: { request: Request }): Promise<{ actor: Actor }> {
+            const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
+            assertHeadersAgree(request.headers, actor)
+            assertCan(actor, action)
+            return { actor }
+          },
+        }),
+      })
+      .get(
+        '/health',
+        async () => {
+          const checks: Record<string, { status: string; detail?: string }> = {}
+          let status: 'ok' | 'degraded' | 'down' = 'ok'
+          for (const [name, check] of ctx.checks) {
+            try {
+              checks[name] = await check()
+            } catch (err) {
+              checks[name] = { status: 'down', detail: (err as Error).message }
+            }
+            if (checks[name]!.status !== 'ok') status = 'degraded'
           }
-          ctx.log.error('unhandled error', {
-            request_id: requestId,
-            path: new URL(request.url).pathname,
-            error: (error as Error)?.message,
-            stack: (error as Error)?.stack,
-          })
-          return problemResponse(
-            { status: 500, code: 'INTERNAL', detail: 'an internal error occurred' },
-            requestId,
-          )
-        }
-      }
-    })
-    .macro({
-      auth: (action: Action) => ({
-        // Runs before body validation, so a request without a valid token is a 401 whatever
-        // its body; the verified token is cached, so resolve's second look is cheap.
-        async transform({
-          request,
-          params,
-          query,
-          body,
-        }: {
-          request: Request
-          params?: unknown
-          query?: unknown
-          body?: unknown
-        }) {
-          const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
-          assertHeadersAgree(request.headers, actor)
-          assertCan(actor, action)
-          assertTenantsExist(ctx, actor, [params, query, body])
-          if (suspendedWrites === 'refuse' && writesWhileSuspendedRefused(ctx, request, actor)) {
-            assertEntitled(ctx.registry, actor.tenantId, { write: true })
-          }
+          return { service: ctx.name, version: ctx.version, status, checks }
         },
-        async resolve({ request }: { request: Request }): Promise<{ actor: Actor }> {
-          const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
-          assertHeadersAgree(request.headers, actor)
-          assertCan(actor, action)
-          return { actor }
-        },
-      }),
-    })
-    .get(
-      '/health',
-      async () => {
-        const checks: Record<string, { status: string; detail?: string }> = {}
-        let status: 'ok' | 'degraded' | 'down' = 'ok'
-        for (const [name, check] of ctx.checks) {
-          try {
-            checks[name] = await check()
-          } catch (err) {
-            checks[name] = { status: 'down', detail: (err as Error).message }
-          }
-          if (checks[name]!.status !== 'ok') status = 'degraded'
-        }
-        return { service: ctx.name, version: ctx.version, status, checks }
-      },
-      { detail: { hide: true } },
-    )
+        { detail: { hide: true } },
+      )
+  )
 }
 
 /**

@@ -1,0 +1,231 @@
+import type { ServiceContext } from './context.ts'
+import type { Db } from './db.ts'
+import { AppError, IdempotencyInProgress, ValidationError } from './errors.ts'
+
+/** How long an answered key is kept and replayed (Stripe's 24 h). */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000
+/**
+ * How long a first request may run before its key is taken as abandoned (its process died) and a
+ * retry runs it again: longer than any route's budget, including a statement import's.
+ */
+export const IDEMPOTENCY_LEASE_MS = 5 * 60_000
+/** Set on an answer that is a stored one replayed. */
+export const REPLAYED_HEADER = 'Idempotent-Replayed'
+export const MAX_KEY_LENGTH = 255
+
+/**
+ * The `Idempotency-Key` header's value, or null when none was sent; longer than 255 characters is
+ * a 422 naming the header.
+ *
+ * @example
+ * idempotencyKeyOf(request.headers.get('idempotency-key')) // 'order-42' | null
+ */
+export function idempotencyKeyOf(value: string | null | undefined): string | null {
+  if (value === null || value === undefined || value === '') return null
+  if (value.length > MAX_KEY_LENGTH)
+    throw new ValidationError(`Idempotency-Key: must be at most ${MAX_KEY_LENGTH} characters`, [
+      { field: 'Idempotency-Key', message: `must be at most ${MAX_KEY_LENGTH} characters` },
+    ])
+  return value
+}
+
+/** The error for a key sent again with another request: 409 IDEMPOTENCY_KEY_REUSED. */
+export const keyReused = () =>
+  new AppError(
+    'IDEMPOTENCY_KEY_REUSED',
+    'this Idempotency-Key was used with a different request; send a new key for a new request',
+  )
+
+/** JSON with sorted keys and no undefined members, so the same request always hashes the same. */
+export function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v as object)
+      .sort()
+      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`
+  return JSON.stringify(v) ?? 'null'
+}
+
+/**
+ * SHA-256 of a request's meaningful parts (hex).
+ *
+ * @example
+ * requestHash({ amount: 10, phone: '254700000000' }) === requestHash({ phone: '254700000000', amount: 10 })
+ */
+export const requestHash = (v: unknown): string =>
+  new Bun.CryptoHasher('sha256').update(stableJson(v)).digest('hex')
+
+interface Row {
+  request_hash: string
+  status: number | null
+  content_type: string | null
+  body: string | null
+  created_at: number
+  locked_until: number
+}
+
+interface Claim {
+  db: Db
+  /** Tells this claim from a later one that took over after the lease passed. */
+  lockedUntil: number
+  tenantId: string
+  route: string
+  key: string
+}
+
+/** What a route's request is, for the key's scope and hash. */
+export interface IdempotentRequest {
+  request: Request
+  /** The caller's tenant: keys are scoped per tenant and route. */
+  tenantId: string
+  /** Method and route pattern, e.g. `POST /api/v1/webhooks/deliveries/:id/replay`. */
+  route: string
+  params?: unknown
+  query?: unknown
+  /** The parsed body; undefined for a route that reads its body as a stream (uploads). */
+  body?: unknown
+}
+
+/**
+ * Stripe's `Idempotency-Key` semantics for every create (one implementation, every service): the
+ * same key with the same request replays the stored status and body with `Idempotent-Replayed:
+ * true`; another request → 409 IDEMPOTENCY_KEY_REUSED; the first still running → 409
+ * IDEMPOTENCY_IN_PROGRESS with Retry-After. Keys are scoped per tenant and route, kept 24 h, in the
+ * service's own platform database (`idempotent_requests`, schema/kernel.ts). A 5xx answer is not
+ * kept: the key is freed so a retry runs again. Requests that fail validation or auth never reach
+ * it (Stripe does the same).
+ *
+ * createServiceApp wires it as the `idempotent: true` route option.
+ *
+ * @example
+ * const idem = createIdempotency(ctx)
+ * const replay = await idem.begin({ request, tenantId, route: 'POST /api/v1/webhooks', body })
+ * if (replay) return replay
+ * // ... the handler runs, then:
+ * await idem.settle(request, response)
+ */
+export function createIdempotency(ctx: ServiceContext<unknown>) {
+  const claims = new WeakMap<Request, Claim>()
+  let purgedAt = 0
+
+  const purge = (db: Db, now: number) => {
+    if (now - purgedAt < 60_000) return
+    purgedAt = now
+    db.sqlite
+      .query('DELETE FROM idempotent_requests WHERE created_at < ?')
+      .run(now - IDEMPOTENCY_RETENTION_MS)
+  }
+
+  const replay = (row: Row, request: Request): Response =>
+    new Response(row.body ?? '', {
+      status: row.status ?? 200,
+      headers: {
+        'content-type': row.content_type ?? 'application/json',
+        [REPLAYED_HEADER]: 'true',
+        ...(request.headers.get('x-request-id')
+          ? { 'x-request-id': request.headers.get('x-request-id')! }
+          : {}),
+      },
+    })
+
+  return {
+    /**
+     * Claims the request's key, or answers for it: a Response to replay, a thrown 409, or
+     * undefined when the route should run (no key, or the key is now this request's).
+     */
+    async begin(r: IdempotentRequest): Promise<Response | undefined> {
+      const key = idempotencyKeyOf(r.request.headers.get('idempotency-key'))
+      if (key === null) return undefined
+      const hash = requestHash({
+        params: r.params,
+        query: r.query,
+        body: r.body === undefined ? await streamedBodyOf(r.request) : r.body,
+      })
+      const db = ctx.registry.platform(ctx.name)
+      const now = ctx.clock.nowMs()
+      purge(db, now)
+      const scope = [r.tenantId, r.route, key] as const
+      // bun:sqlite is synchronous: from the read to the claim nothing else runs in this process,
+      // and INSERT OR IGNORE settles a race with another worker on the same file.
+      const row = db.sqlite
+        .query<Row, [string, string, string]>(
+          'SELECT request_hash, status, content_type, body, created_at, locked_until FROM idempotent_requests WHERE tenant_id = ? AND route = ? AND key = ?',
+        )
+        .get(...scope)
+      if (row && row.created_at >= now - IDEMPOTENCY_RETENTION_MS) {
+        if (row.request_hash !== hash) throw keyReused()
+        if (row.status !== null) return replay(row, r.request)
+        if (row.locked_until > now)
+          throw new IdempotencyInProgress(Math.min(5, (row.locked_until - now) / 1000))
+      }
+      if (row)
+        db.sqlite
+          .query('DELETE FROM idempotent_requests WHERE tenant_id = ? AND route = ? AND key = ?')
+          .run(...scope)
+      const claimed = db.sqlite
+        .query(
+          'INSERT OR IGNORE INTO idempotent_requests (tenant_id, route, key, request_hash, created_at, locked_until) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        .run(...scope, hash, now, now + IDEMPOTENCY_LEASE_MS)
+      if (claimed.changes !== 1) throw new IdempotencyInProgress(1)
+      claims.set(r.request, {
+        db,
+        lockedUntil: now + IDEMPOTENCY_LEASE_MS,
+        tenantId: r.tenantId,
+        route: r.route,
+        key,
+      })
+      return undefined
+    },
+
+    /**
+     * Stores the answer of a request that claimed a key (a no-op for any other request) and hands
+     * it back unchanged; a 5xx frees the key instead.
+     */
+    async settle(request: Request, response: Response): Promise<Response> {
+      const claim = claims.get(request)
+      if (!claim) return response
+      claims.delete(request)
+      const scope = [claim.tenantId, claim.route, claim.key, claim.lockedUntil] as const
+      if (response.status >= 500) {
+        claim.db.sqlite
+          .query(
+            'DELETE FROM idempotent_requests WHERE tenant_id = ? AND route = ? AND key = ? AND locked_until = ?',
+          )
+          .run(...scope)
+        return response
+      }
+      const body = await response.clone().text()
+      claim.db.sqlite
+        .query(
+          'UPDATE idempotent_requests SET status = ?, content_type = ?, body = ? WHERE tenant_id = ? AND route = ? AND key = ? AND locked_until = ?',
+        )
+        .run(
+          response.status,
+          response.headers.get('content-type') ?? 'application/json',
+          body,
+          ...scope,
+        )
+      return response
+    },
+
+    /** Whether a request holds a claimed key that is not settled yet. */
+    claimed: (request: Request) => claims.has(request),
+  }
+}
+
+export type Idempotency = ReturnType<typeof createIdempotency>
+
+/**
+ * The bytes of a body the route reads as a stream (a statement upload), read from a copy. A
+ * multipart boundary is random per send, so it is left out: the same file sent again with the same
+ * key is the same request.
+ */
+async function streamedBodyOf(request: Request): Promise<string | undefined> {
+  if (!request.body) return undefined
+  const text = Buffer.from(await request.clone().arrayBuffer()).toString('latin1')
+  const boundary = /boundary=("?)([^";]+)\1/i.exec(request.headers.get('content-type') ?? '')?.[2]
+  return requestHash(boundary ? text.replaceAll(boundary, '') : text)
+}
