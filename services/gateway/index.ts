@@ -18,6 +18,7 @@ import { storageError } from '../kernel/problem.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
 import { isTenantId } from '../kernel/tenant-id.ts'
 import { bearerToken, type TokenVerifier } from '../kernel/tokens.ts'
+import { createAsyncApi } from './asyncapi.ts'
 import { BreakerOpen, type BreakerOptions, createBreakers } from './breaker.ts'
 import {
   assertOwnTenant,
@@ -153,6 +154,8 @@ export function createGateway(opts: GatewayOptions) {
     if (path === '/health') return Response.json(health(), { headers: { 'x-request-id': rid } })
     if (path === '/openapi.json')
       return Response.json(await openapi.document(), { headers: { 'x-request-id': rid } })
+    if (path === '/asyncapi.json')
+      return Response.json(createAsyncApi(opts.version), { headers: { 'x-request-id': rid } })
     if (path === '/docs')
       return new Response(docsPage, {
         headers: {
@@ -205,7 +208,11 @@ export function createGateway(opts: GatewayOptions) {
         throw new AppError('URI_TOO_LONG', `the URL is longer than ${MAX_URL_LENGTH} characters`)
       if (
         method === 'GET' &&
-        (path === '/health' || path === '/metrics' || path === '/openapi.json' || path === '/docs')
+        (path === '/health' ||
+          path === '/metrics' ||
+          path === '/openapi.json' ||
+          path === '/asyncapi.json' ||
+          path === '/docs')
       ) {
         return await own(path, request, server, rid)
       }

@@ -1,6 +1,17 @@
 import { routeOfDocument } from '../../schema/routes.ts'
 import type { ServiceName } from '../kernel/context.ts'
 import type { Discovery } from '../kernel/http-client.ts'
+import { hoistSchema } from '../kernel/openapi-components.ts'
+import { HTTP_METHODS, mapOperationSchemas } from '../kernel/openapi-document.ts'
+import { exampleOf } from '../kernel/openapi-examples.ts'
+import {
+  errorResponses,
+  sharedComponents,
+  successHeaders,
+  takesIdempotencyKey,
+} from '../kernel/openapi-problems.ts'
+import { normalizeSchema } from '../kernel/openapi-schema.ts'
+import { webhooksSection } from '../kernel/openapi-webhooks.ts'
 
 type Doc = {
   openapi?: string
@@ -8,29 +19,95 @@ type Doc = {
   components?: Record<string, Record<string, unknown>>
   tags?: Array<{ name: string; description?: string }>
 }
+type Obj = Record<string, unknown>
 
-/**
- * The document states each operation's security as the route manifest knows it: public routes
- * (login, refresh, JWKS, provider callbacks, …) `security: []`, every other one the bearer token,
- * so no public route inherits the document's default.
- */
-function withSecurity(path: string, ops: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  for (const [method, op] of Object.entries(ops)) {
-    const route = routeOfDocument(method, path)
-    out[method] =
-      route && op && typeof op === 'object'
-        ? { ...op, security: route.access === 'token' ? [{ bearer: [] }] : [] }
-        : op
-  }
-  return out
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** Operations whose handler answers without a body, or with another status than 200. */
+const SUCCESS: Record<string, string> = {
+  'post /api/v1/auth/logout': '204',
+  'post /api/v1/billing/invoices/{invoice_id}/pay': '202',
 }
 
 /**
- * The platform's OpenAPI document: every service's `/openapi.json` merged (paths are already
- * prefixed with `/api/v1/...`; components are merged by name, first one wins on a clash).
- * Fetched on demand and cached for `ttlMs`; a service that does not answer is listed under
- * `x-mmp-unavailable` and retried on the next request.
+ * One operation as the platform answers it through the gateway: its security and its
+ * problem+json errors from the route manifest, its success status (a DELETE without a body is
+ * 204), the rate-limit and request-id headers, the Idempotency-Key and X-Request-Timeout
+ * parameters, an example for each JSON body, and named resources as `$ref`s.
+ */
+function documentOperation(
+  path: string,
+  method: string,
+  op: Obj,
+  hoist: (s: unknown) => unknown,
+): Obj {
+  const route = routeOfDocument(method, path)
+  const out = mapOperationSchemas(op, hoist)
+  out.operationId ??= `${method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c = '') => c.toUpperCase())}`
+  if (route) out.security = route.access === 'token' ? [{ bearer: [] }] : []
+  const params = Array.isArray(out.parameters) ? [...out.parameters] : []
+  if (takesIdempotencyKey(op)) params.push({ $ref: '#/components/parameters/IdempotencyKey' })
+  params.push({ $ref: '#/components/parameters/RequestTimeout' })
+  out.parameters = params
+  const given = isObject(out.responses) ? out.responses : {}
+  const responses: Obj = {}
+  for (const [status, r] of Object.entries(given)) {
+    if (!isObject(r)) continue
+    const content = isObject(r.content) ? r.content : undefined
+    responses[status] = {
+      ...r,
+      description:
+        r.description && !/^Response for status/.test(String(r.description))
+          ? r.description
+          : describeStatus(status),
+      headers: { ...successHeaders(route), ...(isObject(r.headers) ? r.headers : {}) },
+      ...(content ? { content: withExamples(content) } : {}),
+    }
+  }
+  if (!Object.keys(responses).some((s) => s.startsWith('2'))) {
+    const status = SUCCESS[`${method} ${path}`] ?? (method === 'delete' ? '204' : '200')
+    responses[status] = {
+      description: describeStatus(status),
+      headers: successHeaders(route),
+      ...(status === '204'
+        ? {}
+        : { content: { 'application/json': { schema: { type: 'object' }, example: {} } } }),
+    }
+  }
+  out.responses = { ...responses, ...errorResponses(route, out, method) }
+  if (isObject(out.requestBody) && isObject(out.requestBody.content))
+    out.requestBody = { ...out.requestBody, content: withExamples(out.requestBody.content) }
+  return out
+}
+
+const STATUS_TEXT: Record<string, string> = {
+  '200': 'OK',
+  '201': 'Created',
+  '202': 'Accepted: the outcome follows (callback, event or status route)',
+  '204': 'No Content',
+}
+const describeStatus = (status: string) => STATUS_TEXT[status] ?? `Status ${status}`
+
+let components: Obj = {}
+function withExamples(content: Obj): Obj {
+  return Object.fromEntries(
+    Object.entries(content).map(([type, media]) => [
+      type,
+      isObject(media) && media.schema && media.example === undefined && !media.examples
+        ? type.includes('json')
+          ? { ...media, example: exampleOf(media.schema, components) }
+          : media
+        : media,
+    ]),
+  )
+}
+
+/**
+ * The platform's OpenAPI 3.1 document: every service's `/openapi.json` merged (paths are already
+ * prefixed with `/api/v1/...`), each operation completed from the route manifest
+ * (`documentOperation`), named resources hoisted into `components.schemas`, and the webhook
+ * events under `webhooks`. Fetched on demand and cached for `ttlMs`; a service that does not
+ * answer is listed under `x-mmp-unavailable` and retried on the next request.
  */
 export function createOpenApi(opts: {
   discovery: Discovery
@@ -56,51 +133,93 @@ export function createOpenApi(opts: {
 
   const build = async () => {
     const docs = await Promise.all(opts.services.map(fetchOne))
-    const paths: Record<string, Record<string, unknown>> = {}
-    const components: Record<string, Record<string, unknown>> = {}
-    const tags = new Map<string, { name: string; description?: string }>()
-    const missing: string[] = []
-    docs.forEach((doc, i) => {
-      if (!doc) {
-        missing.push(opts.services[i]!)
-        return
-      }
-      for (const [path, ops] of Object.entries(doc.paths ?? {}))
-        paths[path] = { ...(paths[path] ?? {}), ...withSecurity(path, ops) }
-      for (const [kind, entries] of Object.entries(doc.components ?? {})) {
-        const into = components[kind] ?? {}
-        components[kind] = into
-        for (const [name, value] of Object.entries(entries ?? {})) into[name] ??= value
-      }
-      for (const tag of doc.tags ?? []) if (!tags.has(tag.name)) tags.set(tag.name, tag)
-    })
-    const doc: Record<string, unknown> = {
-      openapi: docs.find((d) => d?.openapi)?.openapi ?? '3.1.0',
-      info: {
-        title: 'mmp API',
-        version: opts.version,
-        description:
-          'Every route of the platform through the gateway. Send `Authorization: Bearer <access token>` from POST /api/v1/auth/login; errors are application/problem+json.',
-      },
-      servers: [{ url: '/' }],
-      paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
-      components,
-      security: [{ bearer: [] }],
-      ...(tags.size ? { tags: [...tags.values()] } : {}),
-      ...(missing.length ? { 'x-mmp-unavailable': missing } : {}),
-    }
-    cached = { doc, at: Date.now(), complete: missing.length === 0 }
-    return doc
+    return mergeDocuments(docs, opts.services, opts.version)
   }
 
   return {
     async document(): Promise<Record<string, unknown>> {
       if (cached?.complete && Date.now() - cached.at < ttl) return cached.doc
-      inflight ??= build().finally(() => {
-        inflight = null
-      })
+      inflight ??= build()
+        .then((doc) => {
+          const missing = doc['x-mmp-unavailable'] as unknown[] | undefined
+          cached = { doc, at: Date.now(), complete: !missing?.length }
+          return doc
+        })
+        .finally(() => {
+          inflight = null
+        })
       return inflight
     },
+  }
+}
+
+/**
+ * Merges the services' documents (null: the service did not answer) into the platform's one.
+ * Exported for tests; `x-mmp-schema-clashes` lists titles used for two different shapes.
+ */
+export function mergeDocuments(
+  docs: ReadonlyArray<Doc | null>,
+  services: readonly string[],
+  version: string,
+): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {}
+  const schemas: Obj = {}
+  const clashes: string[] = []
+  const hoist = (s: unknown) => hoistSchema(normalizeSchema(s), schemas, clashes)
+  const tags = new Map<string, { name: string; description?: string }>()
+  const missing: string[] = []
+  components = schemas
+  docs.forEach((doc, i) => {
+    if (!doc) {
+      missing.push(services[i]!)
+      return
+    }
+    for (const [kind, entries] of Object.entries(doc.components ?? {})) {
+      if (kind !== 'schemas') continue
+      for (const [name, value] of Object.entries(entries ?? {})) schemas[name] ??= hoist(value)
+    }
+    for (const [path, ops] of Object.entries(doc.paths ?? {})) {
+      const item: Obj = { ...(paths[path] ?? {}) }
+      for (const [method, op] of Object.entries(ops))
+        item[method] =
+          HTTP_METHODS.includes(method) && isObject(op)
+            ? documentOperation(path, method, op, hoist)
+            : op
+      paths[path] = item
+    }
+    for (const tag of doc.tags ?? []) if (!tags.has(tag.name)) tags.set(tag.name, tag)
+  })
+  for (const item of Object.values(paths))
+    for (const op of Object.values(item))
+      for (const t of (isObject(op) && Array.isArray(op.tags) ? op.tags : []) as string[])
+        if (!tags.has(t)) tags.set(t, { name: t, description: `The ${t} routes` })
+  if (!tags.has('webhooks')) tags.set('webhooks', { name: 'webhooks', description: 'Webhooks' })
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'mmp API',
+      version,
+      description:
+        'Every route of the platform through the gateway. Send `Authorization: Bearer <access token>` from POST /api/v1/auth/login; errors are application/problem+json (RFC 9457). Broker events: /asyncapi.json.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-mmp' },
+    },
+    servers: [{ url: '/', description: 'this gateway' }],
+    paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
+    webhooks: webhooksSection(),
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      schemas: Object.fromEntries(
+        Object.entries({ ...schemas, ...sharedComponents.schemas }).sort(([a], [b]) =>
+          a.localeCompare(b),
+        ),
+      ),
+      headers: sharedComponents.headers,
+      parameters: sharedComponents.parameters,
+    },
+    security: [{ bearer: [] }],
+    tags: [...tags.values()].sort((a, b) => a.name.localeCompare(b.name)),
+    ...(missing.length ? { 'x-mmp-unavailable': missing } : {}),
+    ...(clashes.length ? { 'x-mmp-schema-clashes': clashes } : {}),
   }
 }
 

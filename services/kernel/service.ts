@@ -7,6 +7,7 @@ import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.
 import { AppError, Forbidden, MethodNotAllowed } from './errors.ts'
 import { createIdempotency } from './idempotency.ts'
 import { isValidRequestId, newRequestId } from './ids.ts'
+import { normalizeDocument, type OpenApiDocument } from './openapi-document.ts'
 import {
   appErrorResponse,
   fieldErrorsOf,
@@ -25,6 +26,16 @@ interface ErrorContext {
   error: unknown
   request: Request
   [key: string]: unknown
+}
+
+/** The plugin caches its document; so is its normalised copy (registered before the plugin). */
+const normalized = new WeakMap<object, OpenApiDocument>()
+function normalizedDocument(raw: OpenApiDocument): OpenApiDocument {
+  const known = normalized.get(raw)
+  if (known) return known
+  const doc = normalizeDocument(raw)
+  normalized.set(raw, doc)
+  return doc
 }
 
 function requestIdOf(request: Request): string {
@@ -142,6 +153,9 @@ export function createServiceApp(
   }
   return (
     new Elysia({ name: `mmp-${ctx.name}` })
+      .onAfterHandle({ as: 'global' }, ({ path, response }) => {
+        if (path === '/openapi.json') return normalizedDocument(response as OpenApiDocument)
+      })
       .use(
         openapi({
           path: '/docs',

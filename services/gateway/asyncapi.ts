@@ -1,0 +1,82 @@
+import { EventEnvelope, topicSchemas, topics } from '../../schema/events.ts'
+import { exampleOf } from '../kernel/openapi-examples.ts'
+import { normalizeSchema } from '../kernel/openapi-schema.ts'
+
+/** Who publishes each topic (DESIGN §7), for the channel descriptions. */
+const publishers: Record<string, string> = {
+  [topics.transactionsSuccess]: 'payment',
+  [topics.transactionsFailed]: 'payment',
+  [topics.transactionsRaw]: 'parser',
+  [topics.transactionsCategorized]: 'categorizer',
+  [topics.statementsProcessed]: 'parser',
+  [topics.usage]: 'every service',
+  [topics.subscriptionsChanged]: 'billing',
+  [topics.balanceLow]: 'cashflow',
+  [topics.tenantsChanged]: 'tenant',
+  [topics.authRevoked]: 'auth',
+  [topics.balanceReported]: 'payment',
+}
+
+const keyOf = (topic: string) =>
+  topic
+    .replace(/^mobilemoney\./, '')
+    .replace(/\.(\w)/g, (_, c: string) => c.toUpperCase())
+    .replace(/^\w/, (c) => c.toUpperCase())
+
+/**
+ * The broker's AsyncAPI 3 document (`/asyncapi.json`), generated from `schema/events.ts`: one
+ * channel per topic, each message the envelope with that topic's `data` schema (DESIGN §7).
+ */
+export function createAsyncApi(version: string): Record<string, unknown> {
+  const channels: Record<string, unknown> = {}
+  const operations: Record<string, unknown> = {}
+  const messages: Record<string, unknown> = {}
+  const schemas: Record<string, unknown> = {}
+  const { data: _, ...envelope } = EventEnvelope.properties
+  for (const [topic, data] of Object.entries(topicSchemas)) {
+    const key = keyOf(topic)
+    const payload = normalizeSchema({
+      ...EventEnvelope,
+      properties: {
+        ...envelope,
+        type: { type: 'string', const: topic },
+        data: { $ref: `#/components/schemas/${key}Data` },
+      },
+    }) as Record<string, unknown>
+    schemas[`${key}Data`] = normalizeSchema(data)
+    const example = exampleOf(payload, schemas)
+    messages[key] = {
+      name: topic,
+      title: topic,
+      contentType: 'application/json',
+      payload,
+      examples: [{ name: 'example', payload: example }],
+    }
+    channels[key] = {
+      address: topic,
+      description: `Published by ${publishers[topic] ?? 'the platform'}; delivered at least once (consumers deduplicate by envelope id).`,
+      messages: { [key]: { $ref: `#/components/messages/${key}` } },
+    }
+    operations[`receive${key}`] = {
+      action: 'receive',
+      channel: { $ref: `#/channels/${key}` },
+      messages: [{ $ref: `#/channels/${key}/messages/${key}` }],
+    }
+  }
+  return {
+    asyncapi: '3.0.0',
+    info: {
+      title: 'mmp broker events',
+      version,
+      description:
+        'The topics services publish on the MQTT broker (schema/events.ts, the only cross-service contract). Every message is the envelope {id, type, version, tenant_id, occurred_at, data}.',
+    },
+    defaultContentType: 'application/json',
+    servers: {
+      broker: { host: 'localhost:1883', protocol: 'mqtt', description: 'the embedded broker' },
+    },
+    channels,
+    operations,
+    components: { messages, schemas },
+  }
+}
