@@ -326,7 +326,7 @@ describe('analytics end to end', () => {
     const customers = await api(p.gateway, acme).get('/api/v1/analytics/customers?limit=3')
     expect(customers.status).toBe(200)
     expect(customers.body.data).toHaveLength(3)
-    expect(customers.body.data[0].total).toBeGreaterThanOrEqual(customers.body.data[1].total)
+    expect(customers.body.data[0].total_in).toBeGreaterThanOrEqual(customers.body.data[1].total_in)
     const segments = await api(p.gateway, acme).get('/api/v1/analytics/segments')
     expect(segments.status).toBe(200)
     const off0 = await api(p.gateway, operatorToken).put('/api/v1/tenants/beta/features', {

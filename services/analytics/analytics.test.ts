@@ -266,18 +266,19 @@ describe('analytics service', () => {
     expect((await get('/api/v1/analytics/export?format=csv', { role: 'Viewer' })).status).toBe(403)
   })
 
-  it('lists top customers by volume with RFM segments', async () => {
+  it('lists top customers by the money they paid in, with RFM segments', async () => {
     const { body } = await json('/api/v1/analytics/customers?limit=3')
     expect(body.data.length).toBe(3)
     const byPhone = new Map<string, number>()
     for (const r of rows.values()) {
+      if (r.direction !== 'in') continue
       byPhone.set(
         r.counterparty_phone!,
         (byPhone.get(r.counterparty_phone!) ?? 0) + Math.round(r.amount * 100),
       )
     }
     const top = [...byPhone.entries()].sort((a, b) => b[1] - a[1]).slice(0, 3)
-    expect(body.data.map((c: any) => [c.counterparty_phone, Math.round(c.total * 100)])).toEqual(
+    expect(body.data.map((c: any) => [c.counterparty_phone, Math.round(c.total_in * 100)])).toEqual(
       top,
     )
     expect(typeof body.data[0].segment).toBe('string')

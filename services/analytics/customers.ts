@@ -168,7 +168,23 @@ export interface CustomerView {
   rfm: Omit<Rfm, 'segment'> | null
 }
 
-/** Top counterparties by volume (sum of amounts in and out), each with its RFM segment. */
+/**
+ * A counterparty's name as people read it: statements keep the masked phone inside the name
+ * (`254739***838 FAITH CHEPKOECH`, `0733***444 - MARY`), which says nothing to the owner.
+ */
+export function cleanName(name: string | null): string | null {
+  if (!name) return name
+  const cleaned = name
+    .replace(/\+?\d*\*{2,}\d*/g, ' ')
+    .replace(/\s{2,}/g, ' ')
+    .replace(/^[\s:–-]+|[\s:–-]+$/g, '')
+  return cleaned || null
+}
+
+/**
+ * Top counterparties by volume in one direction (the route asks for `in`, the people who pay the
+ * tenant, unless told `out`; without a direction, in and out summed), each with its RFM segment.
+ */
 export function topCustomers(
   scope: Scope,
   opts: { limit: number; direction?: 'in' | 'out' | undefined; withRfm: boolean; nowMs: number },
@@ -188,9 +204,10 @@ export function topCustomers(
     .map((c) => {
       const score = rfm?.get(c.key)
       const { segment, ...numbers } = score ?? { segment: null }
+      const name = cleanName(c.name)
       return {
-        counterparty: c.name ?? c.phone ?? c.key.replace(/^(tel|name):/, ''),
-        counterparty_name: c.name,
+        counterparty: name ?? c.phone ?? c.key.replace(/^(tel|name):/, ''),
+        counterparty_name: name,
         counterparty_phone: c.phone,
         count: c.count,
         total: toMajor(c.total),

@@ -10,16 +10,57 @@ export interface Insight {
   numbers: Record<string, unknown>
 }
 
-const money = (cents: number) => `KES ${toMajor(cents).toFixed(2)}`
+const grouped = new Intl.NumberFormat('en-KE', {
+  minimumFractionDigits: 2,
+  maximumFractionDigits: 2,
+})
+/** The dashboard's money format, `KES 1,234.00`, for sentences people read. */
+const money = (cents: number) =>
+  `KES ${cents < 0 ? '-' : ''}${grouped.format(Math.abs(toMajor(cents)))}`
 const pct = (x: number, of: number) => (of === 0 ? 0 : Math.round((10_000 * x) / of) / 100)
+const pctText = (p: number) => `${p.toLocaleString('en-KE', { maximumFractionDigits: 1 })}%`
+const MONTHS = 'Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec'.split(' ')
+/** `2026-11-22` as people write it: `22 Nov 2026`. */
+const dayText = (day: string) =>
+  `${Number(day.slice(8, 10))} ${MONTHS[Number(day.slice(5, 7)) - 1]} ${day.slice(0, 4)}`
+
+/** The last local day with a transaction in scope, or null without any. */
+export function lastDataDay(scope: Scope): string | null {
+  const row =
+    scope.userId === null
+      ? scope.db.sqlite
+          .query<{ day: string | null }, [string]>(
+            'SELECT max(day) AS day FROM daily_totals WHERE tenant_id = ?',
+          )
+          .get(scope.tenantId)
+      : scope.db.sqlite
+          .query<{ day: string | null }, [string, string]>(
+            'SELECT max(day) AS day FROM daily_totals WHERE tenant_id = ? AND user_id = ?',
+          )
+          .get(scope.tenantId, scope.userId)
+  return row?.day ?? null
+}
 
 /**
- * Rule-based insights, each with the numbers behind it. Periods are whole local days ending today
- * (the tenant's time zone): a week is the last 7 days against the 7 before, a month the last 30
- * against the 30 before. RFM-based insights only when `advanced` is on.
+ * Rule-based insights, each one sentence with the numbers behind it. Periods are whole local days
+ * (the tenant's time zone) ending at `as_of`: today, or the last day with data when that is older
+ * (a statement imported a week after it ended is not a week without revenue). A week is the last
+ * 7 days against the 7 before, a month the last 30 against the 30 before. RFM-based insights only
+ * when `advanced` is on.
  */
-export function buildInsights(scope: Scope, nowMs: number, advanced: boolean): Insight[] {
-  const today = scope.zone.dayOf(nowMs)
+export function buildInsights(
+  scope: Scope,
+  nowMs: number,
+  advanced: boolean,
+): { as_of: string; data: Insight[] } {
+  const last = lastDataDay(scope)
+  const todayHere = scope.zone.dayOf(nowMs)
+  const today = last && last < todayHere ? last : todayHere
+  return { as_of: today, data: insightsUpTo(scope, today, nowMs, advanced) }
+}
+
+function insightsUpTo(scope: Scope, today: string, nowMs: number, advanced: boolean): Insight[] {
+  const ending = (days: number) => `in the ${days} days to ${dayText(today)}`
   const cellsFor = (fromDay: string, toDay: string) =>
     readCells(
       {
@@ -51,13 +92,15 @@ export function buildInsights(scope: Scope, nowMs: number, advanced: boolean): I
     out.push({
       type,
       title:
-        change === 0
-          ? `Revenue flat ${label} over ${label}`
-          : `Revenue ${change > 0 ? 'up' : 'down'} ${label} over ${label}`,
+        changePct === null
+          ? `Revenue this ${label}`
+          : change === 0
+            ? `Revenue flat ${label} over ${label}`
+            : `Revenue ${change > 0 ? 'up' : 'down'} ${label} over ${label}`,
       message:
         changePct === null
-          ? `Revenue in the last ${days} days was ${money(current)}; there was none in the ${days} days before.`
-          : `Revenue in the last ${days} days was ${money(current)}, ${Math.abs(changePct)}% ${change >= 0 ? 'more' : 'less'} than the ${days} days before (${money(previous)}).`,
+          ? `You took in ${money(current)} ${ending(days)}; there is nothing to compare it with before that.`
+          : `You took in ${money(current)} ${ending(days)}, ${pctText(Math.abs(changePct))} ${change >= 0 ? 'more' : 'less'} than the ${days} days before (${money(previous)}).`,
       numbers: {
         period_days: days,
         current: toMajor(current),
@@ -82,7 +125,7 @@ export function buildInsights(scope: Scope, nowMs: number, advanced: boolean): I
       type: 'customer_concentration',
       title:
         share >= 50 ? 'Revenue depends on a few customers' : 'Revenue is spread across customers',
-      message: `Your top ${top.length} customers brought ${share}% of revenue in the last 90 days.`,
+      message: `Your top ${top.length} customers brought ${pctText(share)} of your revenue ${ending(90)} (${money(topCents)} of ${money(revenue90)}).`,
       numbers: {
         period_days: 90,
         top_customers: top.length,
@@ -107,7 +150,7 @@ export function buildInsights(scope: Scope, nowMs: number, advanced: boolean): I
     out.push({
       type: 'new_vs_returning_customers',
       title: `${fresh} new and ${active30.length - fresh} returning customers`,
-      message: `In the last 30 days ${fresh} customers transacted for the first time and ${active30.length - fresh} came back.`,
+      message: `${fresh.toLocaleString('en-KE')} people paid or were paid for the first time ${ending(30)}, and ${(active30.length - fresh).toLocaleString('en-KE')} came back.`,
       numbers: {
         period_days: 30,
         new: fresh,
@@ -130,7 +173,7 @@ export function buildInsights(scope: Scope, nowMs: number, advanced: boolean): I
     out.push({
       type: 'largest_expense_categories',
       title: `Largest expense: ${top[0]![0]}`,
-      message: `${top[0]![0]} took ${pct(top[0]![1], totalOut)}% of spending in the last 30 days (${money(top[0]![1])}).`,
+      message: `${top[0]![0]} took ${pctText(pct(top[0]![1], totalOut))} of your spending ${ending(30)} (${money(top[0]![1])} of ${money(totalOut)}).`,
       numbers: {
         period_days: 30,
         total_out: toMajor(totalOut),
@@ -154,7 +197,7 @@ export function buildInsights(scope: Scope, nowMs: number, advanced: boolean): I
       out.push({
         type: 'customers_at_risk',
         title: `${atRisk.customers} valuable customers are slipping away`,
-        message: `${atRisk.customers} customers who used to transact often have not been seen for a while; together they are worth KES ${atRisk.total.toFixed(2)}.`,
+        message: `${atRisk.customers.toLocaleString('en-KE')} customers who used to come often have not been seen for a while; together they were worth ${money(Math.round(atRisk.total * 100))}.`,
         numbers: {
           customers: atRisk.customers,
           total: atRisk.total,
@@ -166,7 +209,7 @@ export function buildInsights(scope: Scope, nowMs: number, advanced: boolean): I
       out.push({
         type: 'champion_customers',
         title: `${champions.customers} champion customers`,
-        message: `${champions.customers} recent, frequent customers hold ${champions.share_of_value}% of your transaction value.`,
+        message: `${champions.customers.toLocaleString('en-KE')} recent, frequent customers hold ${pctText(champions.share_of_value)} of your transaction value.`,
         numbers: {
           customers: champions.customers,
           total: champions.total,
@@ -199,7 +242,7 @@ function unusualDays(cells: readonly DayCell[]): Insight | null {
   return {
     type: 'unusual_days',
     title: `${flagged.length} unusual day${flagged.length === 1 ? '' : 's'}`,
-    message: `On ${first.day} volume was ${money(first.cents)} against a typical ${money(med)} a day.`,
+    message: `On ${dayText(first.day)} ${money(first.cents)} moved through your account, against a typical ${money(med)} a day.`,
     numbers: {
       period_days: 90,
       typical_daily_volume: toMajor(med),

@@ -88,14 +88,21 @@ export const CustomerList = listOf(
   }),
 )
 
-export const InsightList = listOf(
+export const InsightList = t.Composite([
+  listOf(
+    t.Object({
+      type: t.String(),
+      title: t.String(),
+      message: t.String({ description: 'One sentence with formatted figures' }),
+      numbers: t.Record(t.String(), t.Unknown()),
+    }),
+  ),
   t.Object({
-    type: t.String(),
-    title: t.String(),
-    message: t.String(),
-    numbers: t.Record(t.String(), t.Unknown()),
+    as_of: t.String({
+      description: 'The day the periods end: today, or the last day with data when older',
+    }),
   }),
-)
+])
 
 export const TrendResponse = t.Object({
   interval: t.String(),

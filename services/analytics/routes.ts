@@ -83,7 +83,8 @@ export function createAnalyticsApp(ctx: ServiceContext) {
         return wholeList(
           topCustomers(scope, {
             limit: query.limit ?? 10,
-            direction: query.direction,
+            // People who pay the tenant by default; `out` ranks suppliers and bills.
+            direction: query.direction ?? 'in',
             withRfm: advanced(scope.tenantId),
             nowMs: ctx.clock.nowMs(),
           }),
@@ -93,7 +94,11 @@ export function createAnalyticsApp(ctx: ServiceContext) {
         auth: 'read',
         query: t.Object({
           ...ScopeQuery,
-          direction: t.Optional(t.Union([t.Literal('in'), t.Literal('out')])),
+          direction: t.Optional(
+            t.Union([t.Literal('in'), t.Literal('out')], {
+              description: 'in (default): customers, who pay you; out: suppliers, whom you pay',
+            }),
+          ),
           limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500, multipleOf: 1, default: 10 })),
         }),
         response: { 200: CustomerList },
@@ -104,7 +109,8 @@ export function createAnalyticsApp(ctx: ServiceContext) {
       '/api/v1/analytics/insights',
       ({ actor, query }) => {
         const scope = scopeOf(actor, { ...query, from: undefined, to: undefined })
-        return wholeList(buildInsights(scope, ctx.clock.nowMs(), advanced(scope.tenantId)))
+        const { as_of, data } = buildInsights(scope, ctx.clock.nowMs(), advanced(scope.tenantId))
+        return { ...wholeList(data), as_of }
       },
       {
         auth: 'read',

@@ -155,6 +155,31 @@ describe('summary', () => {
   })
 })
 
+describe('summary as of the last day with data', () => {
+  it('ends the window at the last day with data when it is older than today, and says so', async () => {
+    // A statement that ended ten days before the test clock's today (2026-01-01).
+    const list: TransactionEvent[] = []
+    for (let d = 0; d < 60; d++) {
+      const day = new Date(Date.UTC(2025, 9, 23 + d, 6)).toISOString()
+      list.push(txn({ occurred_at: day, amount: 1000, direction: 'in', balance: 5000 + d }))
+    }
+    await publish('stale', list)
+    const res = await call('stale', 'GET', '/api/v1/cashflow/summary/stale')
+    expect(res.body).toMatchObject({ to: '2025-12-21', as_of: '2025-12-21', inflow: 30_000 })
+    const codes = res.body.reasons.map((r: { code: string }) => r.code)
+    expect(codes).not.toContain('NO_ACTIVITY')
+    expect(codes).not.toContain('INFLOW_DECLINING')
+    const asked = await call('stale', 'GET', '/api/v1/cashflow/summary/stale?as_of=2026-01-01')
+    expect(asked.body.as_of).toBe('2026-01-01')
+  })
+
+  it('does not mark an empty tenant down', async () => {
+    const res = await call('empty', 'GET', '/api/v1/cashflow/summary/empty')
+    expect(res.body.reasons).toEqual([expect.objectContaining({ code: 'NO_DATA', impact: 0 })])
+    expect(res.body.health_score).toBe(100)
+  })
+})
+
 describe('analyze', () => {
   it('recovers a known trend and weekly seasonality', async () => {
     const effects = [-300, -100, 0, 100, 600, 900, -1200]

@@ -17,7 +17,11 @@ export const SummaryQuery = t.Object({
       description: 'window length, default 30',
     }),
   ),
-  as_of: t.Optional(t.String({ description: 'last day of the window (default: today)' })),
+  as_of: t.Optional(
+    t.String({
+      description: 'last day of the window (default: today, or the last day with data if older)',
+    }),
+  ),
   from: t.Optional(t.String({ description: 'first day of the window (instead of days)' })),
   to: t.Optional(t.String({ description: 'same as as_of' })),
 })
@@ -28,6 +32,9 @@ export const SummaryResponse = t.Object({
   tenant_id: t.String(),
   from: Day,
   to: Day,
+  as_of: t.String({
+    description: 'the day the figures are as of: the last day with data when older than today',
+  }),
   days: t.Integer(),
   inflow: Money,
   outflow: Money,

@@ -71,14 +71,21 @@ export function getSummary(
   query: { days?: number; as_of?: string; from?: string; to?: string },
 ) {
   const db = dbOf(ctx, tenantId)
-  const to = dayParam(query.to, 'to') ?? dayParam(query.as_of, 'as_of') ?? todayOf(ctx, tenantId)
+  const bounds = seriesBounds(db, tenantId)
+  const today = todayOf(ctx, tenantId)
+  // Without a day asked for, the window ends at the last day with data when that is older than
+  // today: a statement imported a week after it ended is not a week of "no revenue".
+  const to =
+    dayParam(query.to, 'to') ??
+    dayParam(query.as_of, 'as_of') ??
+    (bounds && bounds.last < today ? bounds.last : today)
   const from = dayParam(query.from, 'from')
   let days = query.days ?? 30
   if (from) {
     checkRange(from, to)
     days = daysBetween(from, to) + 1
   }
-  return summarizeCashflow(db, tenantId, to, days, readState(db, tenantId))
+  return summarizeCashflow(db, tenantId, to, days, readState(db, tenantId), bounds !== null)
 }
 
 export function getDaily(

@@ -15,6 +15,8 @@ export interface Summary {
   tenant_id: string
   from: string
   to: string
+  /** The day the figures are as of: `to`, the last day with data when no day was asked for. */
+  as_of: string
   days: number
   inflow: number
   outflow: number
@@ -50,6 +52,8 @@ export function summarizeCashflow(
   to: string,
   days: number,
   state: CashflowState,
+  /** Whether the tenant has any transaction at all: an empty tenant is not penalised. */
+  hasData = true,
 ): Summary {
   const from = addDays(to, 1 - days)
   const window = loadDailySeries(db, tenantId, from, to)
@@ -66,7 +70,9 @@ export function summarizeCashflow(
   const add = (code: string, impact: number, message: string) =>
     reasons.push({ code, impact, message })
   const activeDays = window.inflow.filter((v, i) => v > 0 || window.outflow[i]! > 0).length
-  if (activeDays === 0) {
+  if (!hasData) {
+    add('NO_DATA', 0, 'no transactions yet: import a statement to see your cashflow health')
+  } else if (activeDays === 0) {
     add('NO_ACTIVITY', -50, `no transactions in the last ${days} days`)
   } else {
     if (liquidity !== null && liquidity < 1) {
@@ -101,8 +107,8 @@ export function summarizeCashflow(
   if (balance !== null && state.threshold !== null && balance < state.threshold) {
     add('BALANCE_BELOW_THRESHOLD', -20, 'the balance is below the low-balance threshold')
   }
-  if (balance === null) add('BALANCE_UNKNOWN', 0, 'no transaction carried a balance yet')
-  if (reasons.every((r) => r.impact === 0)) {
+  if (balance === null && hasData) add('BALANCE_UNKNOWN', 0, 'no transaction carried a balance yet')
+  if (hasData && reasons.every((r) => r.impact === 0)) {
     add('HEALTHY', 0, 'inflow covers outflow and no warning signs were found')
   }
   const score = Math.max(0, Math.min(100, 100 + sum(reasons.map((r) => r.impact))))
@@ -111,6 +117,7 @@ export function summarizeCashflow(
     tenant_id: tenantId,
     from,
     to,
+    as_of: to,
     days,
     inflow: toMajor(inflow),
     outflow: toMajor(outflow),
