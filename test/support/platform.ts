@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -198,6 +198,37 @@ async function startOnce(opts: PlatformOptions = {}): Promise<TestPlatform> {
   return platform
 }
 
+/** One answer the e2e suite received, as the contract test (test/contract.test.ts) checks it. */
+export interface RecordedExchange {
+  method: string
+  path: string
+  status: number
+  contentType: string | null
+  body: unknown
+}
+
+/** Where `recordExchange` appends (one JSON line per answer), or every answer to `sink`. */
+const contractLog = process.env.MMP_CONTRACT_LOG
+let sink: ((e: RecordedExchange) => void) | undefined
+
+/** Sends every answer `api()` receives to `fn` (the contract test's in-process recorder). */
+export function onExchange(fn: ((e: RecordedExchange) => void) | undefined): void {
+  sink = fn
+}
+
+function recordExchange(method: string, path: string, res: Response, body: unknown): void {
+  if (!contractLog && !sink) return
+  const e: RecordedExchange = {
+    method,
+    path,
+    status: res.status,
+    contentType: res.headers.get('content-type'),
+    body,
+  }
+  sink?.(e)
+  if (contractLog) appendFileSync(contractLog, `${JSON.stringify(e)}\n`)
+}
+
 /** A small JSON client: `await api(p.gateway, token).post('/api/v1/...', body)`. */
 export function api(base: string, token?: string, headers: Record<string, string> = {}) {
   const call = async (
@@ -223,6 +254,7 @@ export function api(base: string, token?: string, headers: Record<string, string
     } catch {
       json = text
     }
+    recordExchange(method, path, res, json)
     return { status: res.status, body: json, headers: res.headers }
   }
   return {
