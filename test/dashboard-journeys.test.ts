@@ -33,15 +33,10 @@ function statementCsv(rows: ReturnType<typeof generateDemo>): string {
   const money = (n: number) => `"${n.toLocaleString('en-US', { minimumFractionDigits: 2 })}"`
   const lines = [...rows].reverse().map((r) => {
     const when = r.occurred_at.replace('T', ' ').slice(0, 19)
-    const who = r.counterparty_phone
-      ? `${r.counterparty_phone.slice(0, 6)}***${r.counterparty_phone.slice(-3)} - ${r.counterparty_name}`
-      : r.counterparty_name
-    const details =
-      r.direction === 'in' ? `Funds received from ${who}` : `Customer Transfer to ${who}`
     return [
       r.receipt_number,
       when,
-      details,
+      r.description,
       'Completed',
       r.direction === 'in' ? money(r.amount) : '',
       r.direction === 'out' ? money(-r.amount) : '',
@@ -235,9 +230,93 @@ describe('dashboard journeys in Chromium', () => {
       .waitFor()
   }, 60_000)
 
+  it("reports no decline after a statement that ended 10 days ago, and every figure is the API's", async () => {
+    const end = new Date(Date.now() + 3 * 3600_000 - 10 * 86_400_000).toISOString().slice(0, 10)
+    const rows = generateDemo({ days: 60, seed: 5, end }).filter((_, i) => i % 5 === 0)
+    const owner = api(p.gateway, await p.login(OWNER.email, OWNER.password))
+    const s = await eventually(
+      async () => {
+        const r = await owner.get('/api/v1/analytics/summary')
+        return r.body?.total_transactions === rows.length ? r.body : undefined
+      },
+      20_000,
+      'analytics to count the import',
+    )
+    await eventually(
+      async () => {
+        const r = await owner.get('/api/v1/cashflow/summary/soko-mjinga')
+        return r.body?.as_of === end ? true : undefined
+      },
+      20_000,
+      'cashflow to see the import',
+    )
+    await page.goto(`${origin}/#/overview`)
+    await page.locator('#insights li').first().waitFor()
+    await page.locator('#cashflow-health .card-value').first().waitFor()
+    const kes = (n: number) =>
+      `KES ${n < 0 ? '-' : ''}${Math.abs(n).toLocaleString('en-KE', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`
+    for (const key of ['total_in', 'total_out', 'net', 'average_transaction']) {
+      const el = page.locator(`#summary-cards [data-key="${key}"]`)
+      expect(await el.getAttribute('data-value')).toBe(String(s[key]))
+      expect(await el.locator('.card-value').textContent()).toBe(kes(s[key]))
+    }
+    // Every money figure on the page has the one format; no Ksh, no ungrouped amounts.
+    const text = await page.locator('main').innerText()
+    expect(text).not.toContain('Ksh')
+    expect(text).toMatch(/KES \d{1,3}(,\d{3})*\.\d{2}/)
+    expect(text).not.toMatch(/KES -?\d{4}/)
+    expect(text).not.toMatch(/KES -?[\d,]+\.(\d|\d{3,})(?!\d)/)
+    expect(text).not.toMatch(/\d{4}-\d{2}-\d{2}/)
+    // The comparisons end at the statement's last day: nothing reads as a decline.
+    expect(await page.locator('#as-of').textContent()).toContain('latest transaction')
+    const insights = (await page.locator('#insights').textContent()) ?? ''
+    expect(insights).not.toMatch(/Revenue down/)
+    const reasons = await page
+      .locator('#health-reasons li')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-code')))
+    expect(reasons).not.toContain('NO_ACTIVITY')
+    expect(reasons).not.toContain('INFLOW_DECLINING')
+    // Top customers are people who paid in; the people only paid (payees) are suppliers.
+    const paidIn = new Set(rows.filter((r) => r.direction === 'in').map((r) => r.counterparty_name))
+    const payees = new Set(
+      rows
+        .filter((r) => r.direction === 'out' && !paidIn.has(r.counterparty_name))
+        .map((r) => r.counterparty_name),
+    )
+    const customerNames = await page
+      .locator('#customers-table tbody tr td:first-child')
+      .evaluateAll((tds) => tds.map((td) => td.firstChild?.textContent?.trim() ?? ''))
+    expect(customerNames.length).toBeGreaterThan(0)
+    for (const name of customerNames) {
+      expect(payees.has(name)).toBe(false)
+      expect(name).not.toContain('***')
+    }
+    expect(await page.locator('#suppliers-table tbody tr').count()).toBeGreaterThan(0)
+    expect(await page.locator('.forecast-sentence').textContent()).toMatch(
+      /^(In|Over the next) 30 days/,
+    )
+  }, 60_000)
+
+  it('keeps every element inside its card on every page at 390 and 1366 px', async () => {
+    for (const size of SIZES) {
+      await page.setViewportSize({ width: size.width, height: size.height })
+      for (const view of ['overview', 'transactions', 'payments', 'import', 'settings']) {
+        await page.goto(`${origin}/#/${view}`)
+        await page.locator('main[aria-busy="false"]').waitFor()
+        if (view === 'overview') await page.locator('#cashflow-chart[data-ready="true"]').waitFor()
+        await page.waitForTimeout(300)
+        await shot(`${view}-${size.width}`)
+        expect({ view, size: size.width, outside: await overflows() }).toEqual({
+          view,
+          size: size.width,
+          outside: [],
+        })
+      }
+    }
+    await page.setViewportSize({ width: 1366, height: 900 })
+  }, 90_000)
+
   it('made no request outside the platform', () => {
     expect(requests.filter((u) => !u.startsWith(origin))).toEqual([])
   })
 })
-
-export { eventually, SIZES, TENANT }

@@ -167,7 +167,6 @@ describe('dashboard in Chromium', () => {
     expect(s.total_transactions).toBe(seeded)
     for (const key of [
       'total_transactions',
-      'total_amount',
       'average_transaction',
       'active_days',
       'total_in',

@@ -14,7 +14,21 @@ export interface ForecastPoint {
   upper_80: number
   lower_95: number
   upper_95: number
+  /** The projected balance that day, when the balance is known. */
+  balance?: number | null
 }
+
+const dayMonth = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'short',
+  timeZone: 'UTC',
+})
+const fullDay = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+  timeZone: 'UTC',
+})
 
 /** Axis labels: 12k, 1.5M. */
 const short = (v: number) =>
@@ -50,7 +64,9 @@ export function cashflowChart(
     fc('upper_80'),
     fc('lower_95'),
     fc('upper_95'),
+    fc('balance').map((v) => v ?? null),
   ]
+  const hasBalance = forecast.some((f) => f.balance !== null && f.balance !== undefined)
   const width = Math.max(240, target.clientWidth || 600)
   const bars = uPlot.paths.bars!({ size: [0.7, 12] })
   // The day under the pointer, in words (the legend is static).
@@ -58,15 +74,17 @@ export function cashflowChart(
   readout.className = 'readout muted'
   readout.textContent = 'Point at a day for its figures.'
   const fmt = (n: number | null | undefined) =>
-    n === null || n === undefined ? '—' : Math.round(n).toLocaleString('en-KE')
+    n === null || n === undefined ? '—' : `KES ${Math.round(n).toLocaleString('en-KE')}`
   const describe = (i: number) => {
-    const day = new Date(xs[i]! * 1000).toISOString().slice(0, 10)
+    const day = fullDay.format(new Date(xs[i]! * 1000))
     if (i < daily.length) {
       const d = daily[i]!
       return `${day}: in ${fmt(d.inflow)}, out ${fmt(d.outflow)}, net ${fmt(d.net)}`
     }
     const f = forecast[i - daily.length]!
-    return `${day} (forecast): net ${fmt(f.net)}, 80 % ${fmt(f.lower_80)} to ${fmt(f.upper_80)}, 95 % ${fmt(f.lower_95)} to ${fmt(f.upper_95)}`
+    return `${day} (forecast): net about ${fmt(f.net)}, likely between ${fmt(f.lower_80)} and ${fmt(f.upper_80)}${
+      f.balance != null ? `; balance about ${fmt(f.balance)}` : ''
+    }`
   }
   const opts: uPlot.Options = {
     width,
@@ -81,12 +99,35 @@ export function cashflowChart(
       { label: '80 % high', stroke: 'transparent' },
       { label: '95 % low', stroke: 'transparent' },
       { label: '95 % high', stroke: 'transparent' },
+      {
+        label: 'Projected balance',
+        stroke: '#8a5a00',
+        width: 2,
+        dash: [2, 3],
+        scale: 'balance',
+        show: hasBalance,
+      },
     ],
     bands: [
       { series: [6, 5], fill: 'rgba(31,78,153,0.18)' },
       { series: [8, 7], fill: 'rgba(31,78,153,0.08)' },
     ],
-    axes: [{}, { size: 64, values: (_u, ticks) => ticks.map(short) }],
+    axes: [
+      { values: (_u, ticks) => ticks.map((t) => dayMonth.format(new Date(t * 1000))) },
+      { size: 64, values: (_u, ticks) => ticks.map(short) },
+      ...(hasBalance
+        ? [
+            {
+              scale: 'balance',
+              side: 1 as const,
+              size: 64,
+              grid: { show: false },
+              stroke: '#8a5a00',
+              values: (_u: uPlot, ticks: number[]) => ticks.map(short),
+            },
+          ]
+        : []),
+    ],
     legend: { show: false },
     hooks: {
       setCursor: [
@@ -109,13 +150,14 @@ export function cashflowChart(
     key('#1f4e99', 'Forecast net', 'opacity:.6'),
     key('rgba(31,78,153,0.35)', '80 % interval', 'height:.7rem'),
     key('rgba(31,78,153,0.15)', '95 % interval', 'height:.7rem'),
+    hasBalance ? key('#8a5a00', 'Projected balance (right axis)') : '',
   ].join('')
   target.append(legend, readout)
   const sum = (k: 'inflow' | 'outflow') => daily.reduce((s, d) => s + d[k], 0)
   chart.root.setAttribute('role', 'img')
   chart.root.setAttribute(
     'aria-label',
-    `Daily cashflow from ${daily[0]?.date} to ${daily.at(-1)?.date}: money in ${Math.round(sum('inflow'))}, money out ${Math.round(sum('outflow'))}${forecast.length ? `, with a ${forecast.length}-day forecast` : ''}.`,
+    `Daily cashflow from ${daily[0] ? fullDay.format(new Date(ts(daily[0].date) * 1000)) : ''} to ${daily.at(-1) ? fullDay.format(new Date(ts(daily.at(-1)!.date) * 1000)) : ''}: money in ${fmt(sum('inflow'))}, money out ${fmt(sum('outflow'))}${forecast.length ? `, with a ${forecast.length}-day forecast` : ''}.`,
   )
   return chart
 }

@@ -30,12 +30,12 @@ const amount = new Intl.NumberFormat('en-KE', {
 export const money = (n: number | null | undefined) =>
   n === null || n === undefined || !Number.isFinite(n)
     ? '—'
-    : `KES\u00a0${n < 0 ? '-' : ''}${amount.format(Math.abs(n))}`
+    : `KES ${n < 0 ? '-' : ''}${amount.format(Math.abs(n))}`
 /** Whole shillings, for sentences about estimates (`KES 184,000`). */
 export const roundMoney = (n: number | null | undefined) =>
   n === null || n === undefined || !Number.isFinite(n)
     ? '—'
-    : `KES\u00a0${n < 0 ? '-' : ''}${Math.round(Math.abs(n)).toLocaleString('en-KE')}`
+    : `KES ${n < 0 ? '-' : ''}${Math.round(Math.abs(n)).toLocaleString('en-KE')}`
 export const num = (n: number | null | undefined, digits = 0) =>
   n === null || n === undefined ? '—' : n.toLocaleString('en-KE', { maximumFractionDigits: digits })
 

@@ -1,6 +1,18 @@
 import { api, scoped } from '../api.ts'
 import { cashflowChart, type DailyPoint, type ForecastPoint } from '../chart.ts'
-import { card, date, day, h, money, num, section, showError, table } from '../ui.ts'
+import {
+  card,
+  date,
+  day,
+  h,
+  money,
+  num,
+  roundMoney,
+  section,
+  showError,
+  skeleton,
+  table,
+} from '../ui.ts'
 
 const isoDay = (d: Date) => d.toISOString().slice(0, 10)
 
@@ -14,6 +26,7 @@ interface Summary {
   net: number
 }
 interface CashSummary {
+  as_of: string
   balance: number | null
   balance_at: string | null
   burn_rate: number
@@ -26,7 +39,9 @@ interface CashSummary {
 interface Forecast {
   model: string
   horizon: number
-  points: ForecastPoint[]
+  points: (ForecastPoint & { balance: number | null })[]
+  params: { alpha: number; beta: number; gamma: number; phi: number; season_length: number } | null
+  history: { days: number }
   backtest: { mase: number | null; mape: number | null } | null
 }
 interface Customer {
@@ -35,6 +50,8 @@ interface Customer {
   counterparty_phone: string | null
   count: number
   total: number
+  total_in: number
+  total_out: number
   last_seen: string
   segment: string | null
 }
@@ -45,53 +62,140 @@ interface Insight {
   numbers: Record<string, unknown>
 }
 
-/** Words for the numbers insights carry (snake_case keys otherwise). */
+/** Segment names as people say them. */
 const label = (k: string) => k.replace(/_/g, ' ')
 
+/**
+ * The forecast in one sentence. The balance band assumes the daily errors are independent: the
+ * half-widths of the daily 80 % intervals add in quadrature over the horizon.
+ */
+export function forecastSentence(fc: Forecast, balance: number | null): string {
+  const last = fc.points.at(-1)
+  if (fc.model === 'insufficient_history' || !last)
+    return 'There is not enough history for a forecast yet: it needs a few weeks of transactions.'
+  const days = fc.points.length
+  const net = fc.points.reduce((s, p) => s + p.net, 0)
+  const low = Math.sqrt(fc.points.reduce((s, p) => s + (p.net - p.lower_80) ** 2, 0))
+  const high = Math.sqrt(fc.points.reduce((s, p) => s + (p.upper_80 - p.net) ** 2, 0))
+  if (last.balance !== null && balance !== null)
+    return `In ${days} days your balance is likely to be about ${roundMoney(last.balance)}, between ${roundMoney(last.balance - low)} and ${roundMoney(last.balance + high)}.`
+  return `Over the next ${days} days about ${roundMoney(Math.abs(net))} more is likely to ${net >= 0 ? 'come in than go out' : 'go out than come in'} (between ${roundMoney(net - low)} and ${roundMoney(net + high)} net).`
+}
+
+function howCalculated(fc: Forecast): HTMLElement {
+  const p = fc.params
+  return h(
+    'details',
+    { class: 'how' },
+    h('summary', {}, 'How is this calculated?'),
+    h(
+      'p',
+      { class: 'muted' },
+      `The forecast follows the pattern of your last ${num(fc.history.days)} days: the weekly rhythm, the trend (flattening further out) and the recurring payments it found. The shaded bands hold the day's net 8 times in 10 (darker) and 19 times in 20 (lighter).`,
+      fc.backtest?.mase != null
+        ? ` Tested on the last weeks it had, its daily error was ${num(fc.backtest.mase, 2)} times that of simply repeating last week (below 1 is better).`
+        : '',
+      p
+        ? ` Model: Holt–Winters, additive and damped (α ${num(p.alpha, 2)}, β ${num(p.beta, 2)}, γ ${num(p.gamma, 2)}, φ ${num(p.phi, 2)}, season ${p.season_length} days).`
+        : '',
+    ),
+  )
+}
+
+/** Top counterparties in one direction: customers pay the tenant, suppliers are paid by it. */
+function counterpartyTable(list: Customer[], who: 'Customer' | 'Supplier', id: string) {
+  if (!list.length)
+    return h(
+      'p',
+      { class: 'muted' },
+      who === 'Customer' ? 'No customers yet.' : 'No suppliers yet.',
+    )
+  return table(
+    who === 'Customer'
+      ? [who, 'Payments', 'Paid you', 'Last seen', 'Segment']
+      : [who, 'Payments', 'You paid', 'Last seen'],
+    list.map((c) => {
+      const row = [
+        h(
+          'span',
+          {},
+          c.counterparty_name ?? c.counterparty,
+          c.counterparty_phone && c.counterparty_name
+            ? h('small', { class: 'muted' }, ` ${c.counterparty_phone}`)
+            : null,
+        ),
+        num(c.count),
+        h('span', { class: 'money' }, money(who === 'Customer' ? c.total_in : c.total_out)),
+        day(c.last_seen),
+      ]
+      return who === 'Customer' ? [...row, c.segment ? label(c.segment) : '—'] : row
+    }),
+    { id },
+  )
+}
+
 export async function overviewView(root: HTMLElement, tenantId: string): Promise<void> {
-  const cards = h('div', { class: 'cards', id: 'summary-cards' })
-  const chartBox = h('div', { class: 'chart', id: 'cashflow-chart' })
-  const chartNote = h('p', { class: 'muted', id: 'forecast-note' })
-  const health = h('div', { class: 'cards', id: 'cashflow-health' })
+  const cards = h('div', { class: 'cards', id: 'summary-cards' }, skeletonCards(4))
+  const asOf = h('p', { class: 'muted', id: 'as-of' })
+  const chartBox = h('div', { class: 'chart', id: 'cashflow-chart' }, skeleton(6))
+  const chartNote = h('div', { id: 'forecast-note' })
+  const health = h('div', { class: 'cards', id: 'cashflow-health' }, skeletonCards(5))
   const reasons = h('ul', { class: 'reasons', id: 'health-reasons' })
-  const customers = h('div', { id: 'top-customers' })
-  const insights = h('div', { id: 'insights' })
+  const customers = h('div', { id: 'top-customers' }, skeleton())
+  const suppliers = h('div', { id: 'top-suppliers' }, skeleton())
+  const insights = h('div', { id: 'insights' }, skeleton())
   root.append(
+    asOf,
     section('Summary', cards),
-    section('Daily inflow and outflow (90 days), with the 30-day forecast', chartBox, chartNote),
+    section('Money in and out each day, and the next 30 days', chartNote, chartBox),
     section('Cashflow health', health, reasons),
-    h('div', { class: 'two' }, section('Top customers', customers), section('Insights', insights)),
+    h(
+      'div',
+      { class: 'two' },
+      section('Top customers', customers),
+      section('Top suppliers', suppliers),
+    ),
+    section('Insights', insights),
   )
 
   const from = isoDay(new Date(Date.now() - 89 * 86_400_000))
-  const [summary, daily, forecast, cash, top, ins] = await Promise.allSettled([
+  const [summary, daily, forecast, cash, top, paid, ins] = await Promise.allSettled([
     api.get<Summary>(scoped('/api/v1/analytics/summary')),
     api.get<{ data: DailyPoint[] }>(scoped(`/api/v1/cashflow/daily?from=${from}`)),
     api.get<Forecast>(scoped('/api/v1/cashflow/forecast?horizon=30')),
     api.get<CashSummary>(`/api/v1/cashflow/summary/${encodeURIComponent(tenantId)}`),
-    api.get<{ data: Customer[] }>(scoped('/api/v1/analytics/customers?limit=10')),
-    api.get<{ data: Insight[] }>(scoped('/api/v1/analytics/insights')),
+    api.get<{ data: Customer[] }>(scoped('/api/v1/analytics/customers?direction=in&limit=10')),
+    api.get<{ data: Customer[] }>(scoped('/api/v1/analytics/customers?direction=out&limit=10')),
+    api.get<{ data: Insight[]; as_of: string }>(scoped('/api/v1/analytics/insights')),
   ])
 
   if (summary.status === 'fulfilled') {
     const s = summary.value
-    const metric = (key: keyof Summary, title: string, text: string) => {
-      const c = card(title, text)
+    const metric = (key: keyof Summary, title: string, text: string, hint?: string) => {
+      const c = card(title, text, hint)
       c.dataset.key = key
       c.dataset.value = String(s[key])
       return c
     }
-    cards.append(
-      metric('total_transactions', 'Transactions', num(s.total_transactions)),
-      metric('total_amount', 'Total amount', money(s.total_amount)),
-      metric('average_transaction', 'Average transaction', money(s.average_transaction)),
-      metric('active_days', 'Active days', num(s.active_days)),
+    cards.replaceChildren(
       metric('total_in', 'Money in', money(s.total_in)),
       metric('total_out', 'Money out', money(s.total_out)),
-      metric('net', 'Net', money(s.net)),
+      metric('net', 'Net', money(s.net), s.net >= 0 ? 'more in than out' : 'more out than in'),
+      metric('total_transactions', 'Transactions', num(s.total_transactions)),
+      metric('average_transaction', 'Average transaction', money(s.average_transaction)),
+      metric('active_days', 'Active days', num(s.active_days)),
     )
-  } else showError(summary.reason)
+  } else {
+    cards.replaceChildren()
+    showError(summary.reason)
+  }
 
+  const today = isoDay(new Date(Date.now() + 3 * 3600_000))
+  const asOfDay = ins.status === 'fulfilled' ? ins.value.as_of : null
+  if (asOfDay && asOfDay < today)
+    asOf.textContent = `Your latest transaction is from ${day(asOfDay)}: the comparisons below end that day.`
+
+  chartBox.replaceChildren()
   if (daily.status === 'fulfilled') {
     const fc = forecast.status === 'fulfilled' ? forecast.value : null
     const rows = daily.value.data
@@ -105,104 +209,92 @@ export async function overviewView(root: HTMLElement, tenantId: string): Promise
           chart.setSize({ width: Math.max(260, chartBox.clientWidth), height: 280 }),
         ).observe(chartBox)
       })
-      if (fc)
-        chartNote.textContent =
-          fc.model === 'insufficient_history'
-            ? 'Not enough history for a forecast yet.'
-            : `Forecast: ${fc.model.replace(/_/g, ' ')}, shaded bands are the 80 % and 95 % intervals${
-                fc.backtest?.mase != null ? `; backtest MASE ${num(fc.backtest.mase, 2)}` : ''
-              }.`
+      if (fc) {
+        const balance = cash.status === 'fulfilled' ? cash.value.balance : null
+        chartNote.append(
+          h('p', { class: 'forecast-sentence' }, forecastSentence(fc, balance)),
+          fc.model === 'insufficient_history' ? '' : howCalculated(fc),
+        )
+      }
     } else
       chartBox.append(
-        h('p', { class: 'muted' }, 'No transactions yet: import a statement or take a payment.'),
+        h(
+          'p',
+          { class: 'muted' },
+          'No transactions yet: ',
+          h('a', { href: '#/import' }, 'import a statement'),
+          ' or take a payment.',
+        ),
       )
   } else showError(daily.reason)
   if (forecast.status === 'rejected') showError(forecast.reason)
 
   if (cash.status === 'fulfilled') {
     const c = cash.value
-    health.append(
+    const empty = c.reasons.some((r) => r.code === 'NO_DATA')
+    health.replaceChildren(
       card('Balance', money(c.balance), c.balance_at ? `as of ${date(c.balance_at)}` : undefined),
-      card('Burn rate (per day)', money(c.burn_rate), `90 days: ${money(c.burn_rate_90)}`),
-      card('Runway', c.runway_days === null ? 'not burning' : `${num(c.runway_days)} days`),
       card(
-        'Liquidity ratio',
-        c.liquidity_ratio === null ? '—' : num(c.liquidity_ratio, 2),
-        'money in / money out',
+        'Spending more than earning, per day',
+        money(c.burn_rate),
+        `over 90 days: ${money(c.burn_rate_90)}`,
       ),
-      card('Health score', `${num(c.health_score)} / 100`),
+      card(
+        'Runway',
+        c.runway_days === null ? 'not burning' : `${num(c.runway_days)} days`,
+        'how long the balance lasts',
+      ),
+      card(
+        'Money in per shilling out',
+        c.liquidity_ratio === null ? '—' : num(c.liquidity_ratio, 2),
+        `30 days to ${day(c.as_of)}`,
+      ),
+      card('Health score', empty ? 'no data yet' : `${num(c.health_score)} / 100`),
     )
     reasons.append(
       ...c.reasons.map((r) =>
         h(
           'li',
-          {},
+          { 'data-code': r.code },
           r.message,
-          h(
-            'span',
-            { class: r.impact < 0 ? 'out' : 'in' },
-            ` (${r.impact > 0 ? '+' : ''}${r.impact})`,
-          ),
+          // Only reasons that moved the score carry a figure.
+          r.impact
+            ? h(
+                'span',
+                { class: r.impact < 0 ? 'out' : 'in' },
+                ` (${r.impact > 0 ? '+' : '−'}${Math.abs(r.impact)} points)`,
+              )
+            : null,
         ),
       ),
     )
-  } else showError(cash.reason)
+  } else {
+    health.replaceChildren()
+    showError(cash.reason)
+  }
 
-  if (top.status === 'fulfilled') {
-    const list = top.value.data
-    customers.append(
-      list.length
-        ? table(
-            ['Customer', 'Payments', 'Total', 'Last seen', 'Segment'],
-            list.map((c) => [
-              h(
-                'span',
-                {},
-                c.counterparty_name ?? c.counterparty,
-                c.counterparty_phone && c.counterparty_name
-                  ? h('small', { class: 'muted' }, ` ${c.counterparty_phone}`)
-                  : null,
-              ),
-              num(c.count),
-              money(c.total),
-              day(c.last_seen),
-              c.segment ? label(c.segment) : '—',
-            ]),
-          )
-        : h('p', { class: 'muted' }, 'No customers yet.'),
-    )
-  } else showError(top.reason)
+  if (top.status === 'fulfilled')
+    customers.replaceChildren(counterpartyTable(top.value.data, 'Customer', 'customers-table'))
+  else showError(top.reason)
+  if (paid.status === 'fulfilled')
+    suppliers.replaceChildren(counterpartyTable(paid.value.data, 'Supplier', 'suppliers-table'))
+  else showError(paid.reason)
 
   if (ins.status === 'fulfilled') {
     const list = ins.value.data
-    insights.append(
+    insights.replaceChildren(
       list.length
         ? h(
             'ul',
             { class: 'insights' },
             list.map((i) =>
-              h(
-                'li',
-                { 'data-type': i.type },
-                h('strong', {}, i.title),
-                h('div', {}, i.message),
-                Object.keys(i.numbers).length
-                  ? h(
-                      'small',
-                      { class: 'muted' },
-                      Object.entries(i.numbers)
-                        .filter(([, v]) => typeof v !== 'object' || v === null)
-                        .map(
-                          ([k, v]) =>
-                            `${label(k)}: ${typeof v === 'number' ? num(v, 2) : (v ?? '—')}`,
-                        )
-                        .join(' · '),
-                    )
-                  : null,
-              ),
+              h('li', { 'data-type': i.type }, h('strong', {}, i.title), h('div', {}, i.message)),
             ),
           )
         : h('p', { class: 'muted' }, 'No insights yet.'),
     )
   } else showError(ins.reason)
 }
+
+const skeletonCards = (n: number) =>
+  Array.from({ length: n }, () => h('div', { class: 'card' }, skeleton(2)))
