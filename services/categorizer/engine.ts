@@ -23,7 +23,7 @@ export interface CategorizeResult {
 
 interface Compiled {
   rule: Rule
-  /** Lower is better: priority desc, then confidence desc, then tenant rules before built-ins. */
+  /** Lower is better: tenant rules before built-ins, then priority desc, then confidence desc. */
   rank: number
   regex: RegExp | null
   counterparty: string | null
@@ -61,11 +61,13 @@ export class Categorizer {
     private readonly model: NaiveBayes | null = null,
   ) {
     const active = rules.filter((r) => r.active)
+    // A tenant's own rule says what the owner means: it outranks every built-in rule whatever
+    // the priority numbers (built-in priorities only order the built-ins among themselves).
     const ordered = [...active].sort(
       (a, b) =>
+        Number(a.builtin) - Number(b.builtin) ||
         b.priority - a.priority ||
         b.confidence - a.confidence ||
-        Number(a.builtin) - Number(b.builtin) ||
         a.id.localeCompare(b.id),
     )
     ordered.forEach((rule, rank) => {
