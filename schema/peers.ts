@@ -75,17 +75,20 @@ export const PlanTier = t.Union([t.Literal('free'), t.Literal('pro'), t.Literal(
   description: 'the isolation tier the plan puts a tenant in (DESIGN §3)',
 })
 
-export const Plan = t.Object({
-  id: t.String(),
-  name: t.String(),
-  tier: PlanTier,
-  price: t.Number(),
-  currency: t.String(),
-  interval: t.Literal('month'),
-  limits: PlanLimits,
-  features: PlanFeatures,
-  overage: PlanOverage,
-})
+export const Plan = t.Object(
+  {
+    id: t.String(),
+    name: t.String(),
+    tier: PlanTier,
+    price: t.Number(),
+    currency: t.String(),
+    interval: t.Literal('month'),
+    limits: PlanLimits,
+    features: PlanFeatures,
+    overage: PlanOverage,
+  },
+  { title: 'Plan' },
+)
 export type Plan = Static<typeof Plan>
 
 // payment: STK push

@@ -42,22 +42,25 @@ export const SummaryResponse = t.Object({
   net: Money,
 })
 
-export const Transaction = t.Object({
-  id: t.String(),
-  occurred_at: t.String(),
-  amount: Money,
-  direction: Direction,
-  counterparty_name: t.Nullable(t.String()),
-  counterparty_phone: t.Nullable(t.String()),
-  description: t.String(),
-  receipt_number: t.Nullable(t.String()),
-  balance: t.Nullable(Money),
-  category: t.Nullable(t.String()),
-  category_confidence: t.Nullable(t.Number()),
-  category_source: t.Nullable(t.String()),
-  source: t.String(),
-  user_id: t.Nullable(t.String()),
-})
+export const Transaction = t.Object(
+  {
+    id: t.String(),
+    occurred_at: t.String(),
+    amount: Money,
+    direction: Direction,
+    counterparty_name: t.Nullable(t.String()),
+    counterparty_phone: t.Nullable(t.String()),
+    description: t.String(),
+    receipt_number: t.Nullable(t.String()),
+    balance: t.Nullable(Money),
+    category: t.Nullable(t.String()),
+    category_confidence: t.Nullable(t.Number()),
+    category_source: t.Nullable(t.String()),
+    source: t.String(),
+    user_id: t.Nullable(t.String()),
+  },
+  { title: 'Transaction' },
+)
 
 export const TransactionPage = t.Object({
   data: t.Array(Transaction),

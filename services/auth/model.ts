@@ -27,12 +27,15 @@ export const LogoutBody = t.Object({
 
 export const Me = t.Object({ user_id: t.String(), tenant_id: t.String(), role: Role })
 
-export const User = t.Object({
-  id: t.String(),
-  email: t.String(),
-  role: Role,
-  tenant_id: t.String(),
-})
+export const User = t.Object(
+  {
+    id: t.String(),
+    email: t.String(),
+    role: Role,
+    tenant_id: t.String(),
+  },
+  { title: 'User' },
+)
 
 export const TokenResponse = t.Object({
   access_token: t.String(),

@@ -28,39 +28,45 @@ export const subscriptionStatuses = [
 ] as const
 export type SubscriptionStatus = (typeof subscriptionStatuses)[number]
 
-export const Subscription = t.Object({
-  id: t.String(),
-  tenant_id: t.String(),
-  plan: t.String(),
-  status: t.Union([
-    t.Literal('trialing'),
-    t.Literal('active'),
-    t.Literal('past_due'),
-    t.Literal('suspended'),
-    t.Literal('canceled'),
-  ]),
-  current_period_start: t.String(),
-  current_period_end: t.String(),
-  grace_period_ends: t.Nullable(t.String()),
-  cancel_at_period_end: t.Boolean(),
-  credit: t.Number({ description: 'credit (KES) carried to the next invoice' }),
-  created_at: t.String(),
-  updated_at: t.String(),
-})
+export const Subscription = t.Object(
+  {
+    id: t.String(),
+    tenant_id: t.String(),
+    plan: t.String(),
+    status: t.Union([
+      t.Literal('trialing'),
+      t.Literal('active'),
+      t.Literal('past_due'),
+      t.Literal('suspended'),
+      t.Literal('canceled'),
+    ]),
+    current_period_start: t.String(),
+    current_period_end: t.String(),
+    grace_period_ends: t.Nullable(t.String()),
+    cancel_at_period_end: t.Boolean(),
+    credit: t.Number({ description: 'credit (KES) carried to the next invoice' }),
+    created_at: t.String(),
+    updated_at: t.String(),
+  },
+  { title: 'Subscription' },
+)
 export type Subscription = typeof Subscription.static
 
-export const SubscriptionEvent = t.Object({
-  id: t.String(),
-  tenant_id: t.String(),
-  reason: t.String(),
-  plan: t.String(),
-  previous_plan: t.Nullable(t.String()),
-  status: t.String(),
-  previous_status: t.Nullable(t.String()),
-  current_period_start: t.String(),
-  current_period_end: t.String(),
-  occurred_at: t.String(),
-})
+export const SubscriptionEvent = t.Object(
+  {
+    id: t.String(),
+    tenant_id: t.String(),
+    reason: t.String(),
+    plan: t.String(),
+    previous_plan: t.Nullable(t.String()),
+    status: t.String(),
+    previous_status: t.Nullable(t.String()),
+    current_period_start: t.String(),
+    current_period_end: t.String(),
+    occurred_at: t.String(),
+  },
+  { title: 'SubscriptionEvent' },
+)
 
 export const UpgradeBody = t.Object({
   tenant_id: t.String(),
@@ -106,28 +112,34 @@ export const UsageRecord = t.Object({
 })
 
 const MetricUsage = t.Object({ used: t.Nullable(t.Integer()), limit: t.Nullable(t.Integer()) })
-export const UsageStats = t.Object({
-  tenant_id: t.String(),
-  plan: t.String(),
-  status: t.String(),
-  period_start: t.String(),
-  period_end: t.String(),
-  metrics: t.Record(t.String(), MetricUsage),
-})
+export const UsageStats = t.Object(
+  {
+    tenant_id: t.String(),
+    plan: t.String(),
+    status: t.String(),
+    period_start: t.String(),
+    period_end: t.String(),
+    metrics: t.Record(t.String(), MetricUsage),
+  },
+  { title: 'UsageStats' },
+)
 
-export const InvoiceLine = t.Object({
-  type: t.Union([
-    t.Literal('base'),
-    t.Literal('overage'),
-    t.Literal('proration'),
-    t.Literal('credit'),
-  ]),
-  description: t.String(),
-  quantity: t.Number(),
-  unit_amount: t.Number(),
-  amount: t.Number(),
-  metric: t.Optional(t.String()),
-})
+export const InvoiceLine = t.Object(
+  {
+    type: t.Union([
+      t.Literal('base'),
+      t.Literal('overage'),
+      t.Literal('proration'),
+      t.Literal('credit'),
+    ]),
+    description: t.String(),
+    quantity: t.Number(),
+    unit_amount: t.Number(),
+    amount: t.Number(),
+    metric: t.Optional(t.String()),
+  },
+  { title: 'InvoiceLine' },
+)
 export type InvoiceLine = typeof InvoiceLine.static
 
 export const InvoiceStatus = t.Union([
@@ -137,34 +149,40 @@ export const InvoiceStatus = t.Union([
   t.Literal('void'),
 ])
 
-export const PaymentAttempt = t.Object({
-  id: t.String(),
-  checkout_request_id: t.Nullable(t.String()),
-  amount: t.Number(),
-  phone_number: t.Nullable(t.String()),
-  status: t.String(),
-  result_desc: t.Nullable(t.String()),
-  created_at: t.String(),
-  updated_at: t.String(),
-})
+export const PaymentAttempt = t.Object(
+  {
+    id: t.String(),
+    checkout_request_id: t.Nullable(t.String()),
+    amount: t.Number(),
+    phone_number: t.Nullable(t.String()),
+    status: t.String(),
+    result_desc: t.Nullable(t.String()),
+    created_at: t.String(),
+    updated_at: t.String(),
+  },
+  { title: 'PaymentAttempt' },
+)
 
-export const Invoice = t.Object({
-  id: t.String(),
-  number: t.String(),
-  tenant_id: t.String(),
-  status: InvoiceStatus,
-  plan: t.String(),
-  period_start: t.String(),
-  period_end: t.String(),
-  lines: t.Array(InvoiceLine),
-  subtotal: t.Number(),
-  total: t.Number(),
-  currency: t.String(),
-  issued_at: t.String(),
-  due_at: t.String(),
-  paid_at: t.Nullable(t.String()),
-  payment_attempts: t.Optional(t.Array(PaymentAttempt)),
-})
+export const Invoice = t.Object(
+  {
+    id: t.String(),
+    number: t.String(),
+    tenant_id: t.String(),
+    status: InvoiceStatus,
+    plan: t.String(),
+    period_start: t.String(),
+    period_end: t.String(),
+    lines: t.Array(InvoiceLine),
+    subtotal: t.Number(),
+    total: t.Number(),
+    currency: t.String(),
+    issued_at: t.String(),
+    due_at: t.String(),
+    paid_at: t.Nullable(t.String()),
+    payment_attempts: t.Optional(t.Array(PaymentAttempt)),
+  },
+  { title: 'Invoice' },
+)
 export type Invoice = typeof Invoice.static
 
 export const InvoiceList = t.Object({

@@ -81,22 +81,25 @@ export type CreateRuleBody = typeof CreateRuleBody.static
 export const PatchRuleBody = t.Partial(t.Omit(CreateRuleBody, ['tenant_id']))
 export type PatchRuleBody = typeof PatchRuleBody.static
 
-export const RuleT = t.Object({
-  id: t.String(),
-  name: t.String(),
-  match: t.String(),
-  pattern: t.String(),
-  category: CategoryT,
-  priority: t.Integer(),
-  confidence: t.Number(),
-  direction: t.Nullable(t.String()),
-  min_amount: t.Nullable(t.Number()),
-  max_amount: t.Nullable(t.Number()),
-  counterparty: t.Nullable(t.String()),
-  active: t.Boolean(),
-  builtin: t.Boolean({ description: 'built-in default rule (read-only)' }),
-  created_at: t.Nullable(t.String()),
-  updated_at: t.Nullable(t.String()),
-})
+export const RuleT = t.Object(
+  {
+    id: t.String(),
+    name: t.String(),
+    match: t.String(),
+    pattern: t.String(),
+    category: CategoryT,
+    priority: t.Integer(),
+    confidence: t.Number(),
+    direction: t.Nullable(t.String()),
+    min_amount: t.Nullable(t.Number()),
+    max_amount: t.Nullable(t.Number()),
+    counterparty: t.Nullable(t.String()),
+    active: t.Boolean(),
+    builtin: t.Boolean({ description: 'built-in default rule (read-only)' }),
+    created_at: t.Nullable(t.String()),
+    updated_at: t.Nullable(t.String()),
+  },
+  { title: 'Rule' },
+)
 
 export const OverrideBody = t.Object({ category: CategoryT })

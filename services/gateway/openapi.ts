@@ -242,13 +242,20 @@ summary{cursor:pointer;padding:8px 10px;display:flex;gap:10px;align-items:baseli
 .get{background:#2f7ed8}.post{background:#2e9d57}.put{background:#c58b14}.patch{background:#8a5cc2}.delete{background:#c9453b}
 code,pre{font:12px ui-monospace,monospace}pre{background:#f1f3f6;padding:8px;overflow:auto;margin:4px 0}
 .body{padding:0 12px 10px}.lock{color:#8a94a6;font-size:12px}
+table{border-collapse:collapse;width:100%;margin:4px 0 10px}td,th{border:1px solid #e3e6eb;padding:4px 6px;text-align:left;vertical-align:top}th{background:#f1f3f6}
+ul{margin:2px 0;padding-left:18px}.t{color:#5a6475;font:12px ui-monospace,monospace}
 </style></head><body>
 <header><h1 id="title">mmp API</h1></header>
 <main><p id="desc"></p><input id="q" placeholder="Filter by path, summary or tag" autocomplete="off"><div id="ops">Loading /openapi.json…</div></main>
 <script>
 const esc = (s) => String(s ?? '').replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c])
-const json = (v) => '<pre>' + esc(JSON.stringify(v, null, 2)) + '</pre>'
-fetch('openapi.json').then((r) => r.json()).then((doc) => {
+let doc = {}
+const deref = (x) => { let v = x; for (let i = 0; v && v.$ref && i < 8; i++) v = v.$ref.split('/').slice(1).reduce((o, k) => o && o[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc); return v || {} }
+const typeOf = (s0) => { const s = deref(s0); if (!s) return ''; if (s0 && s0.$ref) return s0.$ref.split('/').pop(); const t = Array.isArray(s.type) ? s.type.join(' | ') : s.type || (s.anyOf ? s.anyOf.map(typeOf).join(' | ') : s.oneOf ? s.oneOf.map(typeOf).join(' | ') : 'any'); const c = []; if (s.enum) c.push('one of ' + s.enum.join(', ')); for (const k of ['format', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern']) if (s[k] !== undefined) c.push(k + ' ' + s[k]); return t + (t === 'array' && s.items ? ' of ' + typeOf(s.items) : '') + (c.length ? ' (' + c.join('; ') + ')' : '') }
+const tree = (s0, depth = 0) => { const s = deref(s0); const item = s.type === 'array' ? deref(s.items) : s; if (!item.properties || depth > 4) return '<div class="t">' + esc(typeOf(s0)) + '</div>'; const req = item.required || []; return (s0 && s0.$ref ? '<div class="t">' + esc(typeOf(s0)) + '</div>' : '') + '<ul>' + Object.entries(item.properties).map(([k, v]) => '<li><code>' + esc(k) + '</code>' + (req.includes(k) ? ' *' : '') + ' <span class="t">' + esc(typeOf(v)) + '</span>' + (deref(v).description ? ' — ' + esc(deref(v).description) : '') + (deref(v).properties || (deref(v).items && deref(deref(v).items).properties) ? tree(v, depth + 1) : '') + '</li>').join('') + '</ul>' }
+const curl = (path, method, op, rb) => { let c = 'curl -X ' + method.toUpperCase() + " '" + location.origin + path + "'"; if (op.security && op.security.length) c += " \\\\\\n  -H 'Authorization: Bearer $TOKEN'"; if (rb) c += " \\\\\\n  -H 'Content-Type: application/json' \\\n  -d '" + JSON.stringify(rb.example ?? {}) + "'"; return c }
+fetch('openapi.json').then((r) => r.json()).then((d) => {
+  doc = d
   document.getElementById('title').textContent = doc.info.title + ' ' + doc.info.version
   document.getElementById('desc').textContent = doc.info.description || ''
   const groups = {}
@@ -268,13 +275,16 @@ fetch('openapi.json').then((r) => r.json()).then((doc) => {
       for (const { path, method, op } of items) {
         let body = ''
         if (op.description) body += '<p>' + esc(op.description) + '</p>'
-        if (op.parameters && op.parameters.length) body += '<b>Parameters</b>' + json(op.parameters.map((p) => ({ name: p.name, in: p.in, required: !!p.required, schema: p.schema })))
+        const params = (op.parameters || []).map(deref)
+        if (params.length) body += '<b>Parameters</b><table><tr><th>Name</th><th>In</th><th>Type</th><th>Description</th></tr>' + params.map((p) => '<tr><td><code>' + esc(p.name) + '</code>' + (p.required ? ' *' : '') + '</td><td>' + esc(p.in) + '</td><td>' + esc(typeOf(p.schema)) + '</td><td>' + esc(p.description || (p.schema && p.schema.description) || '') + '</td></tr>').join('') + '</table>'
         const rb = op.requestBody && op.requestBody.content && (op.requestBody.content['application/json'] || Object.values(op.requestBody.content)[0])
-        if (rb) body += '<b>Request body</b>' + json(rb.schema)
+        if (rb) body += '<b>Request body</b>' + tree(rb.schema)
+        body += '<b>Responses</b><table><tr><th>Status</th><th>Description</th><th>Body</th></tr>'
         for (const [status, r] of Object.entries(op.responses || {})) {
-          const c = r.content && (r.content['application/json'] || Object.values(r.content)[0])
-          body += '<b>' + esc(status) + '</b> ' + esc(r.description || '') + (c ? json(c.schema) : '')
+          const c = r.content && Object.entries(r.content)[0]
+          body += '<tr><td>' + esc(status) + '</td><td>' + esc(r.description || '') + '</td><td>' + (c ? esc(c[0]) + tree(c[1].schema) : '') + '</td></tr>'
         }
+        body += '</table><b>Example</b><pre>' + esc(curl(path, method, op, rb)) + '</pre>'
         html += '<details><summary><span class="m ' + method + '">' + method.toUpperCase() + '</span><code>' + esc(path) + '</code> ' + esc(op.summary || '') + (op.security && op.security.length ? ' <span class="lock">bearer</span>' : '') + '</summary><div class="body">' + (body || 'No details.') + '</div></details>'
       }
     }

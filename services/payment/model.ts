@@ -3,31 +3,62 @@ import { PaymentStatus as Status, StkPushAccepted } from '../../schema/peers.ts'
 
 export { StkPushAccepted }
 
+/**
+ * A Kenyan mobile number as people type it (kernel/phone.ts `normalizePhone`): `07…`/`01…`,
+ * `+254…`/`254…`, spaces, dashes, dots and brackets anywhere.
+ */
+const SEP = '[\\s\\-().]*'
+export const PHONE_PATTERN = `^${SEP}(?:(?:\\+${SEP})?2${SEP}5${SEP}4|0)${SEP}[17](?:${SEP}\\d){8}${SEP}$`
+
+const Phone = (who: string) =>
+  t.String({
+    pattern: PHONE_PATTERN,
+    description: `${who} phone: 07…, 01…, +2547…, 2547… (normalised to 2547XXXXXXXX)`,
+    examples: ['0712 345 678'],
+  })
+
+/** Daraja's amount: whole shillings from 1 to 250,000 (M-Pesa takes no cents). */
+const Shillings = (what: string) =>
+  t.Integer({ minimum: 1, maximum: 250_000, description: what, examples: [150] })
+
 export const StkPushBody = t.Object({
   tenant_id: t.Optional(t.String({ description: "the token's tenant (operator: any)" })),
-  phone_number: t.String({
-    description: 'customer phone: 07…, 01…, +2547…, 2547… (normalised to 2547XXXXXXXX)',
+  phone_number: Phone('customer'),
+  amount: Shillings('whole shillings, 1 to 250,000 (STK push takes no cents)'),
+  account_reference: t.String({
+    minLength: 1,
+    maxLength: 12,
+    description: "caller-chosen reference (Daraja's AccountReference), at most 12 characters",
+    examples: ['ORDER-1'],
   }),
-  amount: t.Number({ description: 'whole shillings, at least 1 (STK push takes no cents)' }),
-  account_reference: t.String({ description: 'caller-chosen reference, at most 12 characters' }),
-  transaction_desc: t.String({ description: 'description, at most 13 characters' }),
+  transaction_desc: t.String({
+    minLength: 1,
+    maxLength: 13,
+    description: "description (Daraja's TransactionDesc), at most 13 characters",
+    examples: ['Sugar 2kg'],
+  }),
 })
 
-export const PaymentStatusView = t.Object({
-  checkout_request_id: t.String(),
-  merchant_request_id: t.Nullable(t.String()),
-  status: Status,
-  result_code: t.Nullable(t.Integer()),
-  result_desc: t.Nullable(t.String()),
-  mpesa_receipt_number: t.Nullable(t.String()),
-  amount: t.Number(),
-  phone_number: t.String(),
-  account_reference: t.String(),
-  transaction_desc: t.String(),
-  transaction_id: t.Nullable(t.String({ description: 'the transaction id of the success event' })),
-  created_at: t.String(),
-  updated_at: t.String(),
-})
+export const PaymentStatusView = t.Object(
+  {
+    checkout_request_id: t.String(),
+    merchant_request_id: t.Nullable(t.String()),
+    status: Status,
+    result_code: t.Nullable(t.Integer()),
+    result_desc: t.Nullable(t.String()),
+    mpesa_receipt_number: t.Nullable(t.String()),
+    amount: t.Number(),
+    phone_number: t.String(),
+    account_reference: t.String(),
+    transaction_desc: t.String(),
+    transaction_id: t.Nullable(
+      t.String({ description: 'the transaction id of the success event' }),
+    ),
+    created_at: t.String(),
+    updated_at: t.String(),
+  },
+  { title: 'Payment' },
+)
 
 export const PaymentList = t.Object({
   data: t.Array(t.Composite([t.Object({ id: t.String() }), PaymentStatusView])),
@@ -44,12 +75,10 @@ export const ListQuery = t.Object({
 
 export const B2CBody = t.Object({
   tenant_id: t.Optional(t.String()),
-  phone_number: t.String({
-    description: 'recipient phone: 07…, 01…, +2547…, 2547… (normalised to 2547XXXXXXXX)',
-  }),
-  amount: t.Number({ description: 'whole shillings, at least 1' }),
-  remarks: t.String({ description: '2 to 100 characters' }),
-  occasion: t.Optional(t.String({ description: 'at most 100 characters' })),
+  phone_number: Phone('recipient'),
+  amount: Shillings('whole shillings, 1 to 250,000'),
+  remarks: t.String({ minLength: 2, maxLength: 100, description: '2 to 100 characters' }),
+  occasion: t.Optional(t.String({ maxLength: 100, description: 'at most 100 characters' })),
 })
 
 export const B2CAccepted = t.Object({
@@ -59,23 +88,26 @@ export const B2CAccepted = t.Object({
   status: Status,
 })
 
-export const DisbursementView = t.Object({
-  id: t.String(),
-  originator_conversation_id: t.String(),
-  conversation_id: t.Nullable(t.String()),
-  status: Status,
-  result_code: t.Nullable(t.Integer()),
-  result_desc: t.Nullable(t.String()),
-  transaction_receipt: t.Nullable(t.String()),
-  receiver_name: t.Nullable(t.String()),
-  amount: t.Number(),
-  phone_number: t.String(),
-  remarks: t.String(),
-  occasion: t.Nullable(t.String()),
-  transaction_id: t.Nullable(t.String()),
-  created_at: t.String(),
-  updated_at: t.String(),
-})
+export const DisbursementView = t.Object(
+  {
+    id: t.String(),
+    originator_conversation_id: t.String(),
+    conversation_id: t.Nullable(t.String()),
+    status: Status,
+    result_code: t.Nullable(t.Integer()),
+    result_desc: t.Nullable(t.String()),
+    transaction_receipt: t.Nullable(t.String()),
+    receiver_name: t.Nullable(t.String()),
+    amount: t.Number(),
+    phone_number: t.String(),
+    remarks: t.String(),
+    occasion: t.Nullable(t.String()),
+    transaction_id: t.Nullable(t.String()),
+    created_at: t.String(),
+    updated_at: t.String(),
+  },
+  { title: 'Disbursement' },
+)
 
 export const CallbackQuery = t.Object({
   tid: t.Optional(t.String()),
@@ -110,17 +142,20 @@ export const RegisterShortcodeBody = t.Object({
   response_type: ResponseType,
 })
 
-export const ShortcodeView = t.Object({
-  shortcode: t.String(),
-  tenant_id: t.String(),
-  mode: t.Union([t.Literal('tenant'), t.Literal('aggregator')]),
-  response_type: ResponseType,
-  status: t.Union([t.Literal('registered'), t.Literal('released')]),
-  confirmation_url: t.String(),
-  validation_url: t.String(),
-  registered_at: t.String(),
-  released_at: t.Nullable(t.String()),
-})
+export const ShortcodeView = t.Object(
+  {
+    shortcode: t.String(),
+    tenant_id: t.String(),
+    mode: t.Union([t.Literal('tenant'), t.Literal('aggregator')]),
+    response_type: ResponseType,
+    status: t.Union([t.Literal('registered'), t.Literal('released')]),
+    confirmation_url: t.String(),
+    validation_url: t.String(),
+    registered_at: t.String(),
+    released_at: t.Nullable(t.String()),
+  },
+  { title: 'Shortcode' },
+)
 
 export const ShortcodeList = t.Object({ data: t.Array(ShortcodeView) })
 

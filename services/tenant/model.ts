@@ -19,19 +19,22 @@ export const RoleName = t.String({
 const Features = t.Record(t.String(), t.Boolean())
 const Settings = t.Record(t.String(), t.Unknown())
 
-export const Tenant = t.Object({
-  id: t.String(),
-  name: t.String(),
-  plan: t.String(),
-  isolation: t.String(),
-  status: t.String(),
-  features: Features,
-  timezone: t.String(),
-  settings: Settings,
-  database_path: t.Optional(t.Nullable(t.String())),
-  created_at: t.String(),
-  updated_at: t.String(),
-})
+export const Tenant = t.Object(
+  {
+    id: t.String(),
+    name: t.String(),
+    plan: t.String(),
+    isolation: t.String(),
+    status: t.String(),
+    features: Features,
+    timezone: t.String(),
+    settings: Settings,
+    database_path: t.Optional(t.Nullable(t.String())),
+    created_at: t.String(),
+    updated_at: t.String(),
+  },
+  { title: 'Tenant' },
+)
 
 export const CreatedTenant = t.Composite([
   Tenant,

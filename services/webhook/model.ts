@@ -38,19 +38,22 @@ export const UpdateEndpointBody = t.Object({
 })
 export type UpdateEndpointBody = typeof UpdateEndpointBody.static
 
-export const Endpoint = t.Object({
-  id: t.String(),
-  tenant_id: t.String(),
-  url: t.String(),
-  events: t.Array(t.String()),
-  status: t.Union([t.Literal('enabled'), t.Literal('disabled')]),
-  version: t.Integer(),
-  rate_limit: t.Nullable(t.Integer()),
-  description: t.Nullable(t.String()),
-  disabled_reason: t.Nullable(t.String()),
-  created_at: t.String(),
-  updated_at: t.String(),
-})
+export const Endpoint = t.Object(
+  {
+    id: t.String(),
+    tenant_id: t.String(),
+    url: t.String(),
+    events: t.Array(t.String()),
+    status: t.Union([t.Literal('enabled'), t.Literal('disabled')]),
+    version: t.Integer(),
+    rate_limit: t.Nullable(t.Integer()),
+    description: t.Nullable(t.String()),
+    disabled_reason: t.Nullable(t.String()),
+    created_at: t.String(),
+    updated_at: t.String(),
+  },
+  { title: 'WebhookEndpoint' },
+)
 export type Endpoint = typeof Endpoint.static
 
 export const CreatedEndpoint = t.Object({
@@ -81,24 +84,27 @@ export const Attempt = t.Object({
   error: t.Nullable(t.String()),
 })
 
-export const Delivery = t.Object({
-  id: t.String(),
-  tenant_id: t.String(),
-  endpoint_id: t.String(),
-  message_id: t.String(),
-  event: t.String(),
-  status: t.String(),
-  attempt_count: t.Integer(),
-  next_attempt_at: t.Nullable(t.String()),
-  last_attempt_at: t.Nullable(t.String()),
-  last_status_code: t.Nullable(t.Integer()),
-  last_error: t.Nullable(t.String()),
-  created_at: t.String(),
-  updated_at: t.String(),
-  delivered_at: t.Nullable(t.String()),
-  payload: t.Unknown(),
-  attempts: t.Array(Attempt),
-})
+export const Delivery = t.Object(
+  {
+    id: t.String(),
+    tenant_id: t.String(),
+    endpoint_id: t.String(),
+    message_id: t.String(),
+    event: t.String(),
+    status: t.String(),
+    attempt_count: t.Integer(),
+    next_attempt_at: t.Nullable(t.String()),
+    last_attempt_at: t.Nullable(t.String()),
+    last_status_code: t.Nullable(t.Integer()),
+    last_error: t.Nullable(t.String()),
+    created_at: t.String(),
+    updated_at: t.String(),
+    delivered_at: t.Nullable(t.String()),
+    payload: t.Unknown(),
+    attempts: t.Array(Attempt),
+  },
+  { title: 'Delivery' },
+)
 export type Delivery = typeof Delivery.static
 
 export const DeliveryQuery = t.Object({
