@@ -52,7 +52,11 @@ export const segmentOwners: Readonly<Record<string, Owner>> = {
   parser: 'parser',
 }
 
-type Facts = { access?: Access; body?: BodyClass; budget?: BudgetClass }
+/**
+ * `create`: the route creates or moves something, so it honours `Idempotency-Key` (the kernel's
+ * `idempotent: true`, or the payment service's own keys); test/idempotency.test.ts sends each twice.
+ */
+type Facts = { access?: Access; body?: BodyClass; budget?: BudgetClass; create?: true }
 
 const declared: Array<[Method, string, Facts?]> = [
   ['GET', '/api/v1/analytics/customers'],
@@ -61,12 +65,13 @@ const declared: Array<[Method, string, Facts?]> = [
   ['GET', '/api/v1/analytics/segments'],
   ['GET', '/api/v1/analytics/summary'],
   ['GET', '/api/v1/analytics/transactions'],
+  ['GET', '/api/v1/analytics/transactions/:id'],
   ['GET', '/api/v1/analytics/trends'],
 
   ['GET', '/api/v1/auth/.well-known/jwks.json', { access: 'public' }],
   ['POST', '/api/v1/auth/accept-invite', { access: 'public' }],
   ['GET', '/api/v1/auth/api-keys'],
-  ['POST', '/api/v1/auth/api-keys'],
+  ['POST', '/api/v1/auth/api-keys', { create: true }],
   ['GET', '/api/v1/auth/api-keys/current'],
   ['DELETE', '/api/v1/auth/api-keys/:id'],
   ['POST', '/api/v1/auth/login', { access: 'public' }],
@@ -76,24 +81,24 @@ const declared: Array<[Method, string, Facts?]> = [
   ['GET', '/api/v1/auth/revocations'],
   ['DELETE', '/api/v1/auth/tenants/:tenant_id/users'],
   ['GET', '/api/v1/auth/users'],
-  ['POST', '/api/v1/auth/users'],
+  ['POST', '/api/v1/auth/users', { create: true }],
   ['GET', '/api/v1/auth/users/count'],
   ['DELETE', '/api/v1/auth/users/:id'],
   ['PATCH', '/api/v1/auth/users/:id'],
 
   ['GET', '/api/v1/billing/invoices'],
   ['GET', '/api/v1/billing/invoices/:invoice_id'],
-  ['POST', '/api/v1/billing/invoices/:invoice_id/pay'],
+  ['POST', '/api/v1/billing/invoices/:invoice_id/pay', { create: true }],
   ['GET', '/api/v1/billing/invoices/:invoice_id/pdf'],
   ['POST', '/api/v1/billing/invoices/:invoice_id/void'],
   ['GET', '/api/v1/billing/plans'],
-  ['POST', '/api/v1/billing/plans'],
+  ['POST', '/api/v1/billing/plans', { create: true }],
   ['POST', '/api/v1/billing/run-cycle'],
   ['GET', '/api/v1/billing/subscriptions/:tenant_id'],
   ['GET', '/api/v1/billing/subscriptions/:tenant_id/events'],
-  ['POST', '/api/v1/billing/subscriptions/upgrade'],
+  ['POST', '/api/v1/billing/subscriptions/upgrade', { create: true }],
   ['GET', '/api/v1/billing/usage/:tenant_id'],
-  ['POST', '/api/v1/billing/usage/record'],
+  ['POST', '/api/v1/billing/usage/record', { create: true }],
 
   ['POST', '/api/v1/cashflow/analyze'],
   ['GET', '/api/v1/cashflow/daily'],
@@ -104,28 +109,30 @@ const declared: Array<[Method, string, Facts?]> = [
 
   ['POST', '/api/v1/categorize'],
   ['GET', '/api/v1/categorize/rules'],
-  ['POST', '/api/v1/categorize/rules'],
+  ['POST', '/api/v1/categorize/rules', { create: true }],
+  ['GET', '/api/v1/categorize/rules/:id'],
   ['PUT', '/api/v1/categorize/rules/:id'],
   ['PATCH', '/api/v1/categorize/rules/:id'],
   ['DELETE', '/api/v1/categorize/rules/:id'],
   ['POST', '/api/v1/categorize/single'],
   ['PUT', '/api/v1/categorize/transactions/:id'],
 
-  ['POST', '/api/v1/parser/sms'],
-  ['POST', '/api/v1/parser/transactions'],
-  ['POST', '/api/v1/statements', { body: 'upload', budget: 'bulk' }],
+  ['POST', '/api/v1/parser/sms', { create: true }],
+  ['POST', '/api/v1/parser/transactions', { create: true }],
+  ['POST', '/api/v1/statements', { body: 'upload', budget: 'bulk', create: true }],
 
   ['GET', '/api/v1/payments'],
+  ['GET', '/api/v1/payments/:id'],
   ['POST', '/api/v1/payments/account-balance'],
   ['GET', '/api/v1/payments/account-balance/:id'],
-  ['POST', '/api/v1/payments/b2c'],
+  ['POST', '/api/v1/payments/b2c', { create: true }],
   ['GET', '/api/v1/payments/b2c/:id'],
   ['POST', '/api/v1/payments/callback', { access: 'provider' }],
   ['POST', '/api/v1/payments/callback/b2c', { access: 'provider' }],
   ['POST', '/api/v1/payments/callback/result', { access: 'provider' }],
   ['GET', '/api/v1/payments/c2b/account'],
   ['POST', '/api/v1/payments/c2b/confirmation', { access: 'provider' }],
-  ['POST', '/api/v1/payments/c2b/register'],
+  ['POST', '/api/v1/payments/c2b/register', { create: true }],
   ['GET', '/api/v1/payments/c2b/shortcodes'],
   ['DELETE', '/api/v1/payments/c2b/shortcodes/:shortcode'],
   ['POST', '/api/v1/payments/c2b/simulate'],
@@ -134,12 +141,12 @@ const declared: Array<[Method, string, Facts?]> = [
   ['POST', '/api/v1/payments/reversals'],
   ['GET', '/api/v1/payments/reversals/:id'],
   ['GET', '/api/v1/payments/status/:checkout_request_id'],
-  ['POST', '/api/v1/payments/stkpush'],
+  ['POST', '/api/v1/payments/stkpush', { create: true }],
   ['POST', '/api/v1/payments/transaction-status'],
   ['GET', '/api/v1/payments/transaction-status/:id'],
 
   ['GET', '/api/v1/tenants'],
-  ['POST', '/api/v1/tenants'],
+  ['POST', '/api/v1/tenants', { create: true }],
   ['GET', '/api/v1/tenants/:tenant_id'],
   ['PUT', '/api/v1/tenants/:tenant_id'],
   ['PATCH', '/api/v1/tenants/:tenant_id'],
@@ -151,20 +158,21 @@ const declared: Array<[Method, string, Facts?]> = [
   ['PUT', '/api/v1/tenants/:tenant_id/upgrade'],
   ['GET', '/api/v1/tenants/:tenant_id/usage'],
   ['GET', '/api/v1/tenants/:tenant_id/users'],
-  ['POST', '/api/v1/tenants/:tenant_id/users'],
+  ['POST', '/api/v1/tenants/:tenant_id/users', { create: true }],
   ['DELETE', '/api/v1/tenants/:tenant_id/users/:user_id'],
 
   ['GET', '/api/v1/webhooks'],
-  ['POST', '/api/v1/webhooks'],
+  ['POST', '/api/v1/webhooks', { create: true }],
   ['GET', '/api/v1/webhooks/:id'],
   ['PATCH', '/api/v1/webhooks/:id'],
   ['DELETE', '/api/v1/webhooks/:id'],
   ['POST', '/api/v1/webhooks/:id/rotate-secret'],
   ['GET', '/api/v1/webhooks/deliveries'],
   ['GET', '/api/v1/webhooks/deliveries/:id'],
-  ['POST', '/api/v1/webhooks/deliveries/:id/replay'],
-  ['POST', '/api/v1/webhooks/deliveries/replay'],
-  ['POST', '/api/v1/webhooks/trigger'],
+  ['GET', '/api/v1/webhooks/event-types'],
+  ['POST', '/api/v1/webhooks/deliveries/:id/replay', { create: true }],
+  ['POST', '/api/v1/webhooks/deliveries/replay', { create: true }],
+  ['POST', '/api/v1/webhooks/trigger', { create: true }],
   ['GET', '/api/v1/webhooks/usage'],
 ]
 
@@ -175,6 +183,8 @@ export interface Route {
   access: Access
   body: BodyClass
   budget: BudgetClass
+  /** Creates or moves something: honours `Idempotency-Key`. */
+  create: boolean
   /** The index (in `path.split('/')`) of the segment that names a tenant, if any. */
   tenantAt?: number
   segments: readonly string[]
@@ -193,6 +203,7 @@ export const routes: readonly Route[] = declared.map(([method, path, facts = {}]
     access: facts.access ?? 'token',
     body: facts.body ?? 'default',
     budget: facts.budget ?? 'default',
+    create: facts.create === true,
     ...(tenantAt < 0 ? {} : { tenantAt }),
     segments,
   }

@@ -15,12 +15,13 @@ import {
   ScopeQuery,
   SegmentList,
   SummaryResponse,
+  Transaction,
   TransactionPage,
   TrendResponse,
 } from './model.ts'
 import { readCells, type Scope, summarize, summaryOf, trendOf } from './summary.ts'
 import { parseRange, timeZone } from './time.ts'
-import { listTransactions } from './transactions.ts'
+import { getTransaction, listTransactions } from './transactions.ts'
 
 const secured = (summary: string) => ({
   summary,
@@ -74,6 +75,25 @@ export function createAnalyticsApp(ctx: ServiceContext) {
         query: t.Object({ ...FilterQuery, limit: Limit, cursor: t.Optional(t.String()) }),
         response: { 200: TransactionPage },
         detail: secured('Transactions, newest first, with filters and a keyset cursor'),
+      },
+    )
+    .get(
+      '/api/v1/analytics/transactions/:id',
+      ({ actor, params, query }) => {
+        const tenantId = tenantFor(actor, query.tenant_id)
+        return getTransaction(
+          { db: ctx.registry.tenant('analytics', tenantId), tenantId },
+          params.id,
+        )
+      },
+      {
+        auth: 'read',
+        params: t.Object({ id: t.String({ maxLength: 100 }) }),
+        query: t.Object({ tenant_id: t.Optional(t.String()) }),
+        response: { 200: Transaction },
+        detail: secured(
+          "One transaction by id (404 for another tenant's id, as for a missing one)",
+        ),
       },
     )
     .get(

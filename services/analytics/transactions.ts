@@ -1,4 +1,5 @@
-import { invalidField } from '../kernel/errors.ts'
+import { CATEGORIES } from '../../schema/vocabulary.ts'
+import { invalidField, NotFound } from '../kernel/errors.ts'
 import { toMajor, toMinor } from '../kernel/money.ts'
 import { normalizePhone, type StoredTransaction } from './stored.ts'
 import type { Scope } from './summary.ts'
@@ -98,7 +99,12 @@ export function whereOf(scope: Scope, f: TransactionFilters): { sql: string; arg
   if (scope.range.toMs !== null) add('occurred_at < ?', new Date(scope.range.toMs).toISOString())
   if (scope.userId !== null) add('user_id = ?', scope.userId)
   if (f.direction) add('direction = ?', f.direction)
-  if (f.category) add('category = ?', f.category)
+  if (f.category) {
+    // An unknown value would match nothing and read as "no transactions": say what is allowed.
+    if (!(CATEGORIES as readonly string[]).includes(f.category))
+      throw invalidField('category', `must be one of: ${CATEGORIES.join(', ')}`)
+    add('category = ?', f.category)
+  }
   if (f.min_amount !== undefined) add('amount_cents >= ?', toMinor(f.min_amount, 'min_amount'))
   if (f.max_amount !== undefined) add('amount_cents <= ?', toMinor(f.max_amount, 'max_amount'))
   if (f.phone) {
@@ -153,4 +159,13 @@ export function listTransactions(
     next_cursor: page.next ? encodeCursor(page.next) : null,
     has_more: page.next !== null,
   }
+}
+
+/** One transaction of the tenant; another tenant's id is a 404 exactly like a missing one. */
+export function getTransaction(scope: Pick<Scope, 'db' | 'tenantId'>, id: string): TransactionView {
+  const row = scope.db.sqlite
+    .query('SELECT * FROM transactions WHERE tenant_id = ? AND id = ?')
+    .get(scope.tenantId, id) as StoredTransaction | null
+  if (!row) throw new NotFound('transaction', id)
+  return toView(row)
 }

@@ -152,6 +152,7 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
       },
       {
         auth: 'admin',
+        idempotent: true,
         body: CreateUserBody,
         response: { 201: CreatedUser },
         detail: {
@@ -248,6 +249,7 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
       },
       {
         auth: 'admin',
+        idempotent: true,
         body: CreateApiKeyBody,
         response: { 201: CreatedApiKey },
         detail: {

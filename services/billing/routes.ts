@@ -16,6 +16,7 @@ import {
   InvoiceStatus,
   PayBody,
   Plan,
+  PlanLimits,
   RunCycleBody,
   Subscription,
   SubscriptionEvent,
@@ -49,6 +50,9 @@ function subscriptionFor(b: Billing, tenantId: string) {
 }
 
 /** The billing service's HTTP controller (SPEC §4 Billing, DESIGN §10–11). */
+/** Every limit of a plan, unlimited: what a limit left out of a new plan is. */
+const UNLIMITED = { transactions: null, statements: null, users: null, webhook_endpoints: null }
+
 export function createBillingApp(ctx: ServiceContext, b: Billing) {
   /** The tenant a path names: one the actor may see, and one that exists (404 otherwise). */
   const knownTenant = (actor: Actor, named: string): string =>
@@ -68,11 +72,17 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
       '/api/v1/billing/plans',
       ({ body, set }) => {
         set.status = 201
-        return toPlan(createPlan(b.db, body, ctx.clock.now()))
+        // A limit left out is unlimited, as null says (README, Billing).
+        const limits = { ...UNLIMITED, ...body.limits }
+        return toPlan(createPlan(b.db, { ...body, limits }, ctx.clock.now()))
       },
       {
         auth: 'operator',
-        body: CreatePlanBody,
+        idempotent: true,
+        body: t.Composite([
+          t.Omit(CreatePlanBody, ['limits']),
+          t.Object({ limits: t.Partial(PlanLimits) }),
+        ]),
         response: { 201: Plan },
         detail: secured('Create a plan (platform operator only)'),
       },
@@ -111,6 +121,7 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
       },
       {
         auth: 'admin',
+        idempotent: true,
         body: UpgradeBody,
         response: { 200: UpgradedSubscription },
         detail: secured('Change the plan of a tenant (prorated on the next invoice)'),
@@ -136,6 +147,7 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
       },
       {
         auth: 'admin',
+        idempotent: true,
         body: UsageRecordBody,
         response: { 200: UsageRecord, 201: UsageRecord },
         detail: secured('Record usage (idempotent by event_id)'),
@@ -265,6 +277,7 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
       },
       {
         auth: 'admin',
+        idempotent: true,
         params: InvoiceParams,
         body: PayBody,
         detail: secured('Pay an invoice by M-Pesa STK push through the payment service'),

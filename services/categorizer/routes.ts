@@ -13,7 +13,7 @@ import {
   RuleT,
   SingleBody,
 } from './model.ts'
-import { createRule, deleteRule, listRules, updateRule } from './rules.ts'
+import { createRule, deleteRule, getRule, listRules, updateRule } from './rules.ts'
 import type { TenantStates } from './state.ts'
 
 const doc = (summary: string) => ({ summary, tags: ['categorizer'], security: [{ bearer: [] }] })
@@ -87,9 +87,20 @@ export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) 
       },
       {
         auth: 'manage',
+        idempotent: true,
         body: CreateRuleBody,
         response: { 201: RuleT },
         detail: doc('Add a rule (keyword or regex; a higher priority wins)'),
+      },
+    )
+    .get(
+      '/api/v1/categorize/rules/:id',
+      ({ params, query, actor }) => getRule(ctx, tenantFor(actor, query.tenant_id), params.id),
+      {
+        auth: 'read',
+        query: TenantQuery,
+        response: { 200: RuleT },
+        detail: doc("One rule by id, built-in ones included (404 for another tenant's)"),
       },
     )
     .put(

@@ -120,6 +120,12 @@ function findRule(ctx: ServiceContext, tenantId: string, id: string): Rule {
   return ruleOf(row)
 }
 
+/** One rule by id: the tenant's own, or a built-in one; another tenant's id is a 404. */
+export function getRule(ctx: ServiceContext, tenantId: string, id: string) {
+  const builtIn = defaultRules.find((r) => r.id === id)
+  return ruleView(builtIn ?? findRule(ctx, tenantId, id))
+}
+
 /** PUT replaces every field given in full; PATCH changes only the fields given. */
 export function updateRule(
   ctx: ServiceContext,

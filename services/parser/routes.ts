@@ -30,6 +30,7 @@ export function createParserApp(ctx: ServiceContext) {
         }),
       {
         auth: 'manage',
+        idempotent: true,
         body: TransactionsBody,
         response: { 200: IngestResult },
         detail: {
@@ -48,6 +49,7 @@ export function createParserApp(ctx: ServiceContext) {
         }),
       {
         auth: 'manage',
+        idempotent: true,
         body: SmsBody,
         response: { 200: IngestResult },
         detail: { summary: 'Add transactions from M-Pesa confirmation messages', ...secured },
@@ -73,6 +75,7 @@ export function createParserApp(ctx: ServiceContext) {
       },
       {
         auth: 'manage',
+        idempotent: true,
         // Read as a stream (see upload.ts), not buffered by the framework.
         parse: 'none',
         query: t.Object({ tenant_id: t.Optional(t.String()) }),

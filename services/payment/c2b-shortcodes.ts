@@ -8,6 +8,7 @@ import type { PaymentDeps } from './deps.ts'
 import {
   claimKey,
   decideKey,
+  markReplayed,
   readKey,
   releaseKey,
   requestHash,
@@ -103,7 +104,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth) {
 
   /** The registration a key was bound to, as answered; null when the key is free. */
   function knownKey(db: Db, tid: string, key: string, hash: string) {
-    const row = readKey(db, tid, ROUTE, key)
+    const row = readKey(db, tid, ROUTE, key, deps.ctx.clock.nowMs())
     const d = decideKey(row, hash, row ? registering.has(`${tid}:${row.ref}`) : false)
     if (d.action === 'new') return null
     if (d.action === 'replay') return d.body as ReturnType<typeof view>
@@ -111,7 +112,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth) {
     const current = getShortcode(deps.platform(), d.ref)
     if (!current || current.tenant_id !== tid || current.status === 'pending')
       throw new IdempotencyInProgress(1)
-    return view(current)
+    return markReplayed(view(current))
   }
 
   /**

@@ -1,5 +1,12 @@
 import type { Db } from '../kernel/db.ts'
-import { AppError, ValidationError } from '../kernel/errors.ts'
+import {
+  IDEMPOTENCY_RETENTION_MS,
+  idempotencyKeyOf,
+  keyReused,
+  requestHash,
+} from '../kernel/idempotency.ts'
+
+export { requestHash }
 
 /**
  * `Idempotency-Key` records, per tenant and route. A key is bound to one payment (`ref`) in the
@@ -20,6 +27,18 @@ export type KeyDecision =
   | { action: 'in_progress' }
   | { action: 'current'; ref: string }
 
+/** Answers given for a key already used: the route marks them `Idempotent-Replayed: true`. */
+const replays = new WeakSet<object>()
+
+/** Marks an answer as one given again for a key (the kernel's header, same as every create). */
+export function markReplayed<T>(answer: T): T {
+  if (answer && typeof answer === 'object') replays.add(answer)
+  return answer
+}
+
+export const wasReplayed = (answer: unknown): boolean =>
+  !!answer && typeof answer === 'object' && replays.has(answer)
+
 /**
  * - no record: start a payment;
  * - another body: 409 IDEMPOTENCY_KEY_REUSED;
@@ -29,31 +48,31 @@ export type KeyDecision =
  */
 export function decideKey(row: KeyRow | null, hash: string, running: boolean): KeyDecision {
   if (!row) return { action: 'new' }
-  if (row.request_hash !== hash)
-    throw new AppError(
-      'IDEMPOTENCY_KEY_REUSED',
-      'this Idempotency-Key was used with a different request body',
-    )
+  if (row.request_hash !== hash) throw keyReused()
   if (row.response_status !== null)
-    return { action: 'replay', body: JSON.parse(row.response_body ?? 'null') }
+    return { action: 'replay', body: markReplayed(JSON.parse(row.response_body ?? 'null')) }
   return running ? { action: 'in_progress' } : { action: 'current', ref: row.ref }
 }
 
-export function checkKey(key: string | null | undefined): string | null {
-  if (key === null || key === undefined || key === '') return null
-  if (key.length > 255)
-    throw new ValidationError('Idempotency-Key: must be at most 255 characters', [
-      { field: 'Idempotency-Key', message: 'must be at most 255 characters' },
-    ])
-  return key
-}
+/** The kernel's check: null without a key, 422 past 255 characters. */
+export const checkKey = idempotencyKeyOf
 
-export const readKey = (db: Db, tid: string, route: string, key: string) =>
+/**
+ * The key's record. An answered key is kept 24 h like every create's (the kernel's retention);
+ * a key whose provider request never got an answer stays bound until it is settled.
+ */
+export function readKey(db: Db, tid: string, route: string, key: string, nowMs: number) {
   db.sqlite
+    .query(
+      'DELETE FROM idempotency_keys WHERE tenant_id = ? AND route = ? AND key = ? AND response_status IS NOT NULL AND created_at < ?',
+    )
+    .run(tid, route, key, new Date(nowMs - IDEMPOTENCY_RETENTION_MS).toISOString())
+  return db.sqlite
     .query<KeyRow, [string, string, string]>(
       'SELECT request_hash, ref, response_status, response_body FROM idempotency_keys WHERE tenant_id = ? AND route = ? AND key = ?',
     )
     .get(tid, route, key)
+}
 
 /** Binds the key to `ref`, inside the write that creates it; false when another request has it. */
 export function claimKey(
@@ -84,19 +103,3 @@ export function releaseKey(db: Db, tid: string, route: string, key: string) {
     .query('DELETE FROM idempotency_keys WHERE tenant_id = ? AND route = ? AND key = ?')
     .run(tid, route, key)
 }
-
-const sha256 = (s: string) => new Bun.CryptoHasher('sha256').update(s).digest('hex')
-
-/** JSON with sorted keys, so the same body always hashes the same. */
-function stableJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`
-  if (v && typeof v === 'object')
-    return `{${Object.keys(v as object)
-      .sort()
-      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`
-  return JSON.stringify(v)
-}
-
-export const requestHash = (body: unknown) => sha256(stableJson(body))

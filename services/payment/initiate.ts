@@ -5,7 +5,14 @@ import { newId } from '../kernel/ids.ts'
 import { ProviderError } from './daraja.ts'
 import type { PaymentDeps } from './deps.ts'
 import { grouped } from './grouped.ts'
-import { claimKey, decideKey, readKey, releaseKey, storeAnswer } from './idempotency.ts'
+import {
+  claimKey,
+  decideKey,
+  markReplayed,
+  readKey,
+  releaseKey,
+  storeAnswer,
+} from './idempotency.ts'
 import type { ProviderIndex } from './provider-index.ts'
 import { getEntity, KINDS, type Kind } from './rows.ts'
 import { type Change, markAccepted, markRejected, markUnknown } from './transitions.ts'
@@ -52,7 +59,7 @@ export function createInitiator(deps: PaymentDeps, index: ProviderIndex) {
   /** The answer for a key already used, or null when the key is free. */
   async function answerKnownKey(r: Initiation, db: Db): Promise<unknown | null> {
     const route = KINDS[r.kind].route
-    const row = readKey(db, r.tid, route, r.key!)
+    const row = readKey(db, r.tid, route, r.key!, deps.ctx.clock.nowMs())
     const d = decideKey(row, r.hash, row ? deps.inflight.has(row.ref) : false)
     if (d.action === 'new') return null
     if (d.action === 'replay') return d.body
@@ -66,7 +73,7 @@ export function createInitiator(deps: PaymentDeps, index: ProviderIndex) {
         markUnknown(db, change(r, d.ref), 'the provider answer was not recorded (process ended)'),
       )
     }
-    return r.answer(db, d.ref)
+    return markReplayed(await r.answer(db, d.ref))
   }
 
   async function callProvider(r: Initiation, db: Db, id: string): Promise<unknown> {

@@ -25,6 +25,14 @@ export function createQueries(deps: PaymentDeps, index: ProviderIndex) {
     return paymentView(p)
   }
 
+  /** One payment by our id or the provider's checkout id, with our id (as the list has it). */
+  function get(actor: Actor, id: string) {
+    const tid = tenantOf(actor, id)
+    const p = findPayment(deps.tenantDb(tid), tid, id)
+    if (!p) throw new NotFound('payment', id)
+    return { id: p.id, ...paymentView(p) }
+  }
+
   function list(actor: Actor, q: ListQuery) {
     const tid = tenantFor(actor, q.tenant_id)
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 500)
@@ -62,5 +70,5 @@ export function createQueries(deps: PaymentDeps, index: ProviderIndex) {
     return disbursementView(d)
   }
 
-  return { status, list, b2cStatus }
+  return { status, get, list, b2cStatus }
 }

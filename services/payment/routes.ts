@@ -1,7 +1,9 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
 import { INVOICE_PAYMENT, PURPOSE_HEADER } from '../kernel/entitlements.ts'
+import { REPLAYED_HEADER } from '../kernel/idempotency.ts'
 import { createServiceApp } from '../kernel/service.ts'
+import { wasReplayed } from './idempotency.ts'
 import {
   B2CAccepted,
   B2CBody,
@@ -83,6 +85,7 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
           ctx.hop?.trusted(request.headers, PURPOSE_HEADER) === INVOICE_PAYMENT,
         )
         set.status = 202
+        if (wasReplayed(answer)) set.headers[REPLAYED_HEADER] = 'true'
         return answer
       },
       {
@@ -113,11 +116,23 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
       response: { 200: PaymentList },
       detail: { summary: 'Recent payment requests, newest first', tags: ['payments'], ...secured },
     })
+    .get('/api/v1/payments/:id', ({ params, actor }) => payments.get(actor, params.id), {
+      auth: 'read',
+      params: t.Object({ id: t.String({ maxLength: 100 }) }),
+      response: { 200: PaymentList.properties.data.items },
+      detail: {
+        summary:
+          "One payment by its id or its checkout_request_id (404 for another tenant's, as for a missing one)",
+        tags: ['payments'],
+        ...secured,
+      },
+    })
     .post(
       '/api/v1/payments/b2c',
       async ({ body, actor, headers, set, requestId }) => {
         const answer = await payments.b2cPay(actor, body, headers['idempotency-key'], requestId)
         set.status = 202
+        if (wasReplayed(answer)) set.headers[REPLAYED_HEADER] = 'true'
         return answer
       },
       {
@@ -178,6 +193,7 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
       async ({ body, actor, headers, set }) => {
         const answer = await payments.registerShortcode(actor, body, headers['idempotency-key'])
         set.status = 201
+        if (wasReplayed(answer)) set.headers[REPLAYED_HEADER] = 'true'
         return answer
       },
       {

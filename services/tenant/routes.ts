@@ -62,6 +62,7 @@ export function createTenantsApp(ctx: ServiceContext) {
       },
       {
         auth: 'operator',
+        idempotent: true,
         body: CreateTenantBody,
         response: { 201: CreatedTenant },
         detail: secured('Create a tenant and invite its first Admin (operator)'),
@@ -169,6 +170,7 @@ export function createTenantsApp(ctx: ServiceContext) {
       },
       {
         auth: 'admin',
+        idempotent: true,
         body: InviteBody,
         response: { 201: Invitation },
         detail: secured('Invite a user (the token is accepted at /auth/accept-invite)'),

@@ -6,7 +6,7 @@ import {
 } from '../../schema/webhook/tables.ts'
 import { Conflict, invalidField, NotFound } from '../kernel/errors.ts'
 import type { WebhookDeps } from './deps.ts'
-import { type Delivery, deliveryStatuses, isWebhookEvent } from './model.ts'
+import { type Delivery, deliveryStatuses, isWebhookEvent, webhookEvents } from './model.ts'
 import type { DeliveryRow } from './queue.ts'
 
 /** The delivery log (every attempt of every delivery) and replays. */
@@ -79,12 +79,13 @@ export function listDeliveries(
   if (q.status) {
     const status = statusAliases[q.status] ?? q.status
     if (!(deliveryStatuses as readonly string[]).includes(status))
-      throw invalidField('status', `must be one of ${deliveryStatuses.join(', ')}`)
+      throw invalidField('status', `must be one of: ${deliveryStatuses.join(', ')}`)
     where.push(eq(webhookDeliveries.status, status))
   }
   if (q.endpoint_id) where.push(eq(webhookDeliveries.endpointId, q.endpoint_id))
   if (q.event) {
-    if (!isWebhookEvent(q.event)) throw invalidField('event', 'is not a webhook event')
+    if (!isWebhookEvent(q.event))
+      throw invalidField('event', `must be one of: ${webhookEvents.join(', ')}`)
     where.push(eq(webhookDeliveries.event, q.event))
   }
   if (q.cursor) where.push(lt(webhookDeliveries.id, q.cursor))

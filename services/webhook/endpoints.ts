@@ -10,6 +10,7 @@ import {
   isWebhookEvent,
   payloadVersions,
   type UpdateEndpointBody,
+  webhookEvents,
 } from './model.ts'
 import { isSealed, type SecretBox } from './secret-box.ts'
 import { generateSecret, secretKey, secretProblem } from './signing.ts'
@@ -36,7 +37,10 @@ export function endpointView(row: EndpointRow): Endpoint {
 function checkEvents(events: readonly string[]): string[] {
   const unknown = events.filter((e) => !isWebhookEvent(e))
   if (unknown.length)
-    throw invalidField('events', `unknown event(s): ${unknown.join(', ')}; see SPEC §6`)
+    throw invalidField(
+      'events',
+      `unknown event(s): ${unknown.join(', ')}; must be one of: ${webhookEvents.join(', ')}`,
+    )
   return [...new Set(events)]
 }
 

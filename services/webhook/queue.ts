@@ -7,16 +7,29 @@ import type { WebhookEvent } from './model.ts'
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect
 
-/** The body an endpoint receives: SPEC envelope plus `id` and the endpoint's pinned `version`. */
+/**
+ * The body an endpoint receives (DESIGN §9): the SPEC envelope `{event, timestamp, data}` plus
+ * `id`, the endpoint's pinned `version` and `type` (= `event`, the Standard Webhooks name; `event`
+ * stays for compatibility); an event sent by POST /webhooks/trigger carries `"test": true`.
+ */
 export function renderPayload(
   msgId: string,
   event: WebhookEvent,
   version: number,
   timestamp: string,
   data: Record<string, unknown>,
+  test = false,
 ): string {
   // v1 is the only version: later versions transform `data` here, keyed by `version`.
-  return JSON.stringify({ id: msgId, event, version, timestamp, data })
+  return JSON.stringify({
+    id: msgId,
+    type: event,
+    event,
+    version,
+    timestamp,
+    ...(test ? { test: true } : {}),
+    data,
+  })
 }
 
 /**
@@ -29,6 +42,7 @@ export function enqueueEvent(
   event: WebhookEvent,
   data: Record<string, unknown>,
   occurredAt?: string,
+  test = false,
 ): { messageId: string; deliveries: string[]; endpoints: string[] } {
   const endpoints = deps.db.sqlite
     .query<{ id: string; events: string; version: number }, [string]>(
@@ -55,7 +69,7 @@ export function enqueueEvent(
         e.id,
         messageId,
         event,
-        renderPayload(messageId, event, e.version, timestamp, data),
+        renderPayload(messageId, event, e.version, timestamp, data, test),
         first,
         now,
         now,

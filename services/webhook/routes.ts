@@ -15,6 +15,7 @@ import {
   rotateSecret,
   updateEndpoint,
 } from './endpoints.ts'
+import { EventTypeList, listEventTypes } from './event-types.ts'
 import {
   CreatedEndpoint,
   CreateEndpointBody,
@@ -27,6 +28,7 @@ import {
   RotateSecretBody,
   TriggerBody,
   UpdateEndpointBody,
+  webhookEvents,
 } from './model.ts'
 import { enqueueEvent } from './queue.ts'
 
@@ -59,6 +61,7 @@ export function createWebhooksApp(ctx: ServiceContext, deps: WebhookDeps) {
       },
       {
         auth: 'admin',
+        idempotent: true,
         body: CreateEndpointBody,
         response: { 201: CreatedEndpoint },
         detail: secured('Register a webhook endpoint for a tenant'),
@@ -93,19 +96,27 @@ export function createWebhooksApp(ctx: ServiceContext, deps: WebhookDeps) {
         detail: secured('Webhook endpoints used against the plan limit'),
       },
     )
+    .get('/api/v1/webhooks/event-types', () => listEventTypes(), {
+      auth: 'read',
+      response: { 200: EventTypeList },
+      detail: secured(
+        'The webhook event catalogue: each event with its description, version and the JSON Schema of its data',
+      ),
+    })
     .post(
       '/api/v1/webhooks/trigger',
       ({ body, actor, set }) => {
         const tenantId = tenantFor(actor, body.tenant_id)
         if (!isWebhookEvent(body.event))
-          throw invalidField('event', 'must be one of the supported webhook events')
-        const r = enqueueEvent(deps, tenantId, body.event, body.data ?? {})
+          throw invalidField('event', `must be one of: ${webhookEvents.join(', ')}`)
+        const r = enqueueEvent(deps, tenantId, body.event, body.data ?? {}, undefined, true)
         deps.notify.enqueued(r.endpoints)
         set.status = 202
         return { message_id: r.messageId, deliveries: r.deliveries }
       },
       {
         auth: 'admin',
+        idempotent: true,
         body: TriggerBody,
         response: {
           202: t.Object({ message_id: t.String(), deliveries: t.Array(t.String()) }),
@@ -131,6 +142,7 @@ export function createWebhooksApp(ctx: ServiceContext, deps: WebhookDeps) {
       },
       {
         auth: 'admin',
+        idempotent: true,
         body: t.Optional(ReplayManyBody),
         response: { 202: t.Object({ replayed: t.Integer() }) },
         detail: secured('Replay every dead delivery (of a tenant, or of one endpoint)'),
@@ -154,6 +166,7 @@ export function createWebhooksApp(ctx: ServiceContext, deps: WebhookDeps) {
       },
       {
         auth: 'admin',
+        idempotent: true,
         params: IdParams,
         response: { 202: Delivery },
         detail: secured('Send a delivered or dead delivery again'),
