@@ -208,9 +208,11 @@ describe('webhook service', () => {
       data: { n: 1 },
     })
     const id = res.body.deliveries[0]
+    // The 2xx is made durable at once (one statement) and its attempt row follows in the next
+    // batched commit, so the log is awaited until the last attempt is in it.
     const d = await until(async () => {
       const r = await call('GET', `/api/v1/webhooks/deliveries/${id}`)
-      return r.body.status === 'delivered' ? r.body : null
+      return r.body.status === 'delivered' && r.body.attempts.length === 3 ? r.body : null
     })
     expect(d.endpoint_id).toBe(ep.body.id)
     expect(d.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([500, 500, 200])
