@@ -5,7 +5,7 @@ import { consola } from 'consola'
 import { toMajor } from '../services/kernel/index.ts'
 import { isPdf, readStatement } from '../services/parser/public.ts'
 import { type CliApi, clientArgs, fail, operatorApi } from './client.ts'
-import { configArgs, configFromArgs } from './shared.ts'
+import { configArgs, configFromArgs, jsonArg, printJson } from './shared.ts'
 
 const BATCH = 1000
 
@@ -83,6 +83,7 @@ export default defineCommand({
   args: {
     ...configArgs,
     ...clientArgs,
+    ...jsonArg,
     file: {
       type: 'positional',
       description: 'M-Pesa full statement: CSV, or the emailed PDF',
@@ -162,6 +163,12 @@ export default defineCommand({
     await flush()
     bar.update(total)
     bar.done()
+    if (args.json) {
+      printJson({ tenant_id: args.tenant, ...totals })
+      // A script learns from the exit code that some rows did not make it.
+      if (totals.rejected > 0) process.exitCode = 1
+      return
+    }
     for (const e of totals.errors)
       consola.warn(`row ${e.row ?? e.index}: ${e.field ? `${e.field}: ` : ''}${e.message}`)
     // The summary is the command's output: plain stdout, whatever consola's level.

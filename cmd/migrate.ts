@@ -3,14 +3,14 @@ import { consola } from 'consola'
 import { migrationsOf } from '../daemon/migrations.ts'
 import { serviceModules, synchronousOf } from '../daemon/services.ts'
 import { createRegistry } from '../tenants/registry.ts'
-import { configArgs, configFromArgs, requireDataDir } from './shared.ts'
+import { configArgs, configFromArgs, jsonArg, printJson, requireDataDir } from './shared.ts'
 
 export default defineCommand({
   meta: {
     name: 'migrate',
     description: 'Apply pending migrations to every database in the data dir',
   },
-  args: { ...configArgs },
+  args: { ...configArgs, ...jsonArg },
   run({ args }) {
     const config = configFromArgs(args)
     requireDataDir(config)
@@ -30,6 +30,7 @@ export default defineCommand({
       }
     }
     registry.closeAll()
+    if (args.json) return printJson({ databases: count, up_to_date: true })
     consola.success(`${count} database(s) are up to date`)
   },
 })

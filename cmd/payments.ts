@@ -1,14 +1,14 @@
 import { defineCommand } from 'citty'
 import { normalizePhone, PHONE_FORMATS } from '../services/payment/public.ts'
 import { clientArgs, fail, operatorApi } from './client.ts'
-import { configArgs, configFromArgs } from './shared.ts'
+import { configArgs, configFromArgs, jsonArg, printJson } from './shared.ts'
 
 const reconcile = defineCommand({
   meta: {
     name: 'reconcile',
     description: 'Ask the provider now about payments pending longer than mpesa.reconcile_after_s',
   },
-  args: { ...configArgs, ...clientArgs },
+  args: { ...configArgs, ...clientArgs, ...jsonArg },
   async run({ args }) {
     const config = configFromArgs(args)
     const api = await operatorApi(config, args.url)
@@ -19,6 +19,7 @@ const reconcile = defineCommand({
       failed_to_query: number
       unknown: number
     }>('POST', '/api/v1/payments/reconcile')
+    if (args.json) return printJson(r)
     console.log(
       `checked ${r.checked}, settled ${r.settled}, still pending ${r.still_pending}, query failures ${r.failed_to_query}, unknown (waiting for their callback) ${r.unknown}`,
     )
@@ -34,6 +35,7 @@ const simulateC2b = defineCommand({
   args: {
     ...configArgs,
     ...clientArgs,
+    ...jsonArg,
     shortcode: { type: 'string', required: true, description: 'till or paybill number' },
     amount: { type: 'string', required: true, description: 'whole shillings' },
     phone: { type: 'string', required: true, description: `payer: ${PHONE_FORMATS}` },
@@ -56,6 +58,7 @@ const simulateC2b = defineCommand({
         ...(args.account ? { account: args.account } : {}),
       },
     )
+    if (args.json) return printJson(r)
     console.log(
       `${phone} pays KES ${amount} to ${args.shortcode}${args.account ? ` account ${args.account}` : ''}: ${r.response_description}`,
     )

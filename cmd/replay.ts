@@ -8,7 +8,7 @@ import { serviceModules, synchronousOf } from '../daemon/services.ts'
 import { createLogger, createMqttBus } from '../services/kernel/index.ts'
 import { createRegistry } from '../tenants/registry.ts'
 import { clientArgs, fail, operatorApi } from './client.ts'
-import { configArgs, configFromArgs, requireDataDir } from './shared.ts'
+import { configArgs, configFromArgs, jsonArg, printJson, requireDataDir } from './shared.ts'
 
 const webhooks = defineCommand({
   meta: {
@@ -18,6 +18,7 @@ const webhooks = defineCommand({
   args: {
     ...configArgs,
     ...clientArgs,
+    ...jsonArg,
     dead: { type: 'boolean', description: 'replay deliveries in the dead-letter state' },
     endpoint: { type: 'string', description: 'only this endpoint (whe_…)' },
     tenant: { type: 'string', description: 'only this tenant (default: every tenant)' },
@@ -31,6 +32,7 @@ const webhooks = defineCommand({
       ...(args.tenant ? { tenant_id: args.tenant } : {}),
       ...(args.endpoint ? { endpoint_id: args.endpoint } : {}),
     })
+    if (args.json) return printJson(res)
     consola.success(
       `${res.replayed} dead ${res.replayed === 1 ? 'delivery' : 'deliveries'} queued again`,
     )
@@ -57,6 +59,7 @@ const events = defineCommand({
   },
   args: {
     ...configArgs,
+    ...jsonArg,
     topic: { type: 'string', required: true, description: 'e.g. mobilemoney.transactions.success' },
     since: { type: 'string', required: true, description: 'ISO date-time or 30m, 2h, 1d ago' },
   },
@@ -104,6 +107,7 @@ const events = defineCommand({
       registry.closeAll()
       await bus.close()
     }
+    if (args.json) return printJson({ topic: args.topic, since, republished: count })
     consola.success(`${count} event(s) of ${args.topic} since ${since} republished`)
   },
 })

@@ -9,6 +9,14 @@ export const configArgs = {
   'data-dir': { type: 'string', description: 'data directory (default ./data)' },
 } as const
 
+/** `--json`: plain JSON on stdout, nothing else there (no banners), for scripts. */
+export const jsonArg = {
+  json: { type: 'boolean', description: 'print JSON on stdout (nothing else)' },
+} as const
+
+/** Prints a command's result as JSON on stdout. */
+export const printJson = (value: unknown): void => console.log(JSON.stringify(value, null, 2))
+
 /** Loads config or stops with the one line that names the wrong key. */
 export function configFromArgs(
   args: { config?: string; 'data-dir'?: string },
