@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawnSync } from 'bun'
 import { topics } from '../schema/events.ts'
+import { routes } from '../schema/routes.ts'
 import { WEBHOOK_EVENTS } from '../schema/vocabulary.ts'
 import { startTestPlatform, type TestPlatform } from './support/platform.ts'
 
@@ -94,6 +95,20 @@ describe('the merged OpenAPI document', () => {
       'WebhookEndpoint',
     ])
       expect(Object.keys(doc.components.schemas)).toContain(name)
+  })
+
+  it('documents Idempotency-Key and its 409 on every create the route manifest marks', () => {
+    const wrong = routes
+      .filter((r) => r.create)
+      .map((r) => {
+        const path = r.path.replace(/:([a-z_]+)/g, '{$1}')
+        const op = doc.paths[path]?.[r.method.toLowerCase()]
+        const takes = JSON.stringify(op?.parameters ?? []).includes('IdempotencyKey')
+        return takes && op?.responses?.['409'] ? null : `${r.method} ${r.path}`
+      })
+      .filter(Boolean)
+    expect(routes.filter((r) => r.create).length).toBeGreaterThan(15)
+    expect(wrong).toEqual([])
   })
 
   it('holds the Daraja limits in the STK push schema', () => {

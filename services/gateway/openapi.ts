@@ -46,7 +46,8 @@ function documentOperation(
   out.operationId ??= `${method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c = '') => c.toUpperCase())}`
   if (route) out.security = route.access === 'token' ? [{ bearer: [] }] : []
   const params = Array.isArray(out.parameters) ? [...out.parameters] : []
-  if (takesIdempotencyKey(op)) params.push({ $ref: '#/components/parameters/IdempotencyKey' })
+  if (takesIdempotencyKey(op, route))
+    params.push({ $ref: '#/components/parameters/IdempotencyKey' })
   params.push({ $ref: '#/components/parameters/RequestTimeout' })
   out.parameters = params
   const given = isObject(out.responses) ? out.responses : {}

@@ -162,9 +162,13 @@ const hasTenantId = (op: Obj): boolean =>
   JSON.stringify(op.parameters ?? []).includes('"tenant_id"') ||
   JSON.stringify(op.requestBody ?? {}).includes('"tenant_id"')
 
-/** Whether an operation documents the Idempotency-Key header (its summary says it takes one). */
-export const takesIdempotencyKey = (op: Obj): boolean =>
-  /Idempotency-Key/.test(`${op.summary ?? ''} ${op.description ?? ''}`)
+/**
+ * Whether an operation takes the Idempotency-Key header: every route the manifest marks a create
+ * (the kernel's `idempotent: true` routes and the payment service's own), or one whose summary
+ * says it takes one.
+ */
+export const takesIdempotencyKey = (op: Obj, route?: Route): boolean =>
+  route?.create === true || /Idempotency-Key/.test(`${op.summary ?? ''} ${op.description ?? ''}`)
 
 /**
  * The problem+json answers an operation can give, from what the route manifest knows of it:
@@ -196,7 +200,7 @@ export function errorResponses(route: Route | undefined, op: Obj, method: string
       'NOT_FOUND, or TENANT_NOT_FOUND for a tenant that does not exist (another tenant reads as missing)',
     )
   const key = route ? `${route.method} ${route.path}` : ''
-  if (CONFLICTING.has(key) || takesIdempotencyKey(op))
+  if (CONFLICTING.has(key) || takesIdempotencyKey(op, route))
     out['409'] = problem('CONFLICT, IDEMPOTENCY_KEY_REUSED or IDEMPOTENCY_IN_PROGRESS', {
       'Retry-After': ref('Retry-After'),
     })
