@@ -204,7 +204,7 @@ describe('dashboard in Chromium', () => {
     // Pointing at a day reads out its figures.
     await page.locator('#cashflow-chart .u-over').hover({ position: { x: 150, y: 40 } })
     expect(await page.locator('#cashflow-chart .readout').textContent()).toMatch(
-      /^\d{4}-\d{2}-\d{2}.*: (in|net) /,
+      /^\d{1,2} [A-Z][a-z]{2,3} \d{4}.*: (in|net) /,
     )
     expect(await page.locator('#cashflow-chart [role="img"]').getAttribute('aria-label')).toContain(
       'Daily cashflow from',
@@ -435,10 +435,10 @@ describe('dashboard in Chromium', () => {
     // Picking a tenant on the Tenants page opens its overview.
     await page.getByRole('link', { name: 'Tenants' }).click()
     await page.locator('#tenant-list').waitFor()
-    const picker = page.getByLabel('Tenant')
+    const picker = page.locator('#tenant-picker')
     await picker.locator(`option[value="${TENANT}"]`).waitFor({ state: 'attached' })
     expect(await picker.locator('option[value="platform"]').count()).toBe(0)
-    await page.getByLabel('Tenant').selectOption(TENANT)
+    await page.locator('#tenant-picker').selectOption(TENANT)
     const cell = page.locator('#summary-cards [data-key="total_transactions"]')
     await cell.waitFor()
     expect(await cell.getAttribute('data-value')).toBe(String(s.total_transactions))
@@ -462,9 +462,12 @@ describe('dashboard in Chromium', () => {
     })
     expect(kiosk.status).toBe(201)
     await page.reload()
-    await page.getByLabel('Tenant').locator('option[value="kiosk"]').waitFor({ state: 'attached' })
-    await page.getByLabel('Tenant').selectOption('kiosk')
-    await page.getByText('No transactions yet').waitFor()
+    await page
+      .locator('#tenant-picker')
+      .locator('option[value="kiosk"]')
+      .waitFor({ state: 'attached' })
+    await page.locator('#tenant-picker').selectOption('kiosk')
+    await page.locator('#cashflow-chart', { hasText: 'No transactions yet' }).waitFor()
     await page.locator('#summary-cards [data-key="total_transactions"][data-value="0"]').waitFor()
     await page.locator('#main[aria-busy="false"]').waitFor()
     expect(await page.locator('.problem').count()).toBe(0)
@@ -510,6 +513,8 @@ describe('dashboard in Chromium', () => {
 
   it('is usable by keyboard with a visible focus', async () => {
     await page.goto(`${origin}/#/overview`)
+    // A fresh load: no focus moved yet, so Tab starts at the top of the document.
+    await page.reload()
     await page.locator('#summary-cards [data-key]').first().waitFor()
     await page.locator('body').focus()
     await page.keyboard.press('Tab')
