@@ -116,3 +116,20 @@ export const StkPushAccepted = t.Object({
   status: PaymentStatus,
 })
 export type StkPushAccepted = Static<typeof StkPushAccepted>
+
+// billing: usage (the tenant service answers it too, with the tenant's plan)
+
+const MetricUsage = t.Object({ used: t.Nullable(t.Integer()), limit: t.Nullable(t.Integer()) })
+export const UsageStats = t.Object(
+  {
+    tenant_id: t.String(),
+    plan: t.String(),
+    status: t.String(),
+    period_start: t.String(),
+    period_end: t.String(),
+    metrics: t.Record(t.String(), MetricUsage),
+  },
+  { title: 'UsageStats' },
+)
+export type UsageStats = Static<typeof UsageStats>
+export const TenantUsage = UsageStats

@@ -110,3 +110,20 @@ export const ApiKeyGrantOut = t.Object({
   role: Role,
   expires_at: t.Nullable(t.String()),
 })
+
+/** RFC 7517 JSON Web Key Set of the access-token signing key (Ed25519, EdDSA). */
+export const Jwks = t.Object(
+  {
+    keys: t.Array(
+      t.Object({
+        kty: t.String({ examples: ['OKP'] }),
+        crv: t.String({ examples: ['Ed25519'] }),
+        x: t.String(),
+        alg: t.String({ examples: ['EdDSA'] }),
+        use: t.String({ examples: ['sig'] }),
+        kid: t.String(),
+      }),
+    ),
+  },
+  { title: 'Jwks' },
+)

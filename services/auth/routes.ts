@@ -16,6 +16,7 @@ import {
   CreatedApiKey,
   CreatedUser,
   CreateUserBody,
+  Jwks,
   LoginBody,
   LogoutBody,
   Me,
@@ -55,8 +56,13 @@ function clientIp(
 }
 
 export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicKeyPem: string) {
+  const key = await exportJWK(
+    await importSPKI(publicKeyPem, TOKEN_ALGORITHM, { extractable: true }),
+  )
   const jwk = {
-    ...(await exportJWK(await importSPKI(publicKeyPem, TOKEN_ALGORITHM, { extractable: true }))),
+    kty: String(key.kty),
+    crv: String(key.crv),
+    x: String(key.x),
     alg: TOKEN_ALGORITHM,
     use: 'sig',
     kid: 'mmp-1',
@@ -141,6 +147,7 @@ export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicK
       },
     )
     .get('/api/v1/auth/.well-known/jwks.json', () => ({ keys: [jwk] }), {
+      response: { 200: Jwks },
       detail: { summary: 'Public keys that verify access tokens', tags: ['auth'] },
     })
     .post(

@@ -1,6 +1,13 @@
 import { t } from 'elysia'
 import { PlanTerms } from '../../schema/events.ts'
-import { Plan, PlanFeatures, PlanLimits, PlanOverage, PlanTier } from '../../schema/peers.ts'
+import {
+  Plan,
+  PlanFeatures,
+  PlanLimits,
+  PlanOverage,
+  PlanTier,
+  UsageStats,
+} from '../../schema/peers.ts'
 
 export { Plan, PlanFeatures, PlanLimits, PlanOverage, PlanTier }
 
@@ -111,18 +118,7 @@ export const UsageRecord = t.Object({
   duplicate: t.Boolean({ description: 'true when this event_id was recorded before (ignored)' }),
 })
 
-const MetricUsage = t.Object({ used: t.Nullable(t.Integer()), limit: t.Nullable(t.Integer()) })
-export const UsageStats = t.Object(
-  {
-    tenant_id: t.String(),
-    plan: t.String(),
-    status: t.String(),
-    period_start: t.String(),
-    period_end: t.String(),
-    metrics: t.Record(t.String(), MetricUsage),
-  },
-  { title: 'UsageStats' },
-)
+export { UsageStats }
 
 export const InvoiceLine = t.Object(
   {

@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { StkPushAccepted } from '../../schema/peers.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { invalidField } from '../kernel/errors.ts'
 import { listOf, wholeList } from '../kernel/lists.ts'
@@ -280,6 +281,7 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
         idempotent: true,
         params: InvoiceParams,
         body: PayBody,
+        response: { 202: StkPushAccepted },
         detail: secured('Pay an invoice by M-Pesa STK push through the payment service'),
       },
     )

@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { TransactionEvent } from '../../schema/events.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
@@ -157,6 +158,7 @@ export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) 
         auth: 'analyze',
         query: TenantQuery,
         body: OverrideBody,
+        response: { 200: TransactionEvent },
         detail: doc(
           'Override the category of a transaction; later transactions of the same counterparty or description follow it',
         ),

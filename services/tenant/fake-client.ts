@@ -93,6 +93,9 @@ export function fakeClient() {
       }
       if (service === 'billing') {
         return {
+          tenant_id: path.split('/').at(-1),
+          plan: 'free',
+          status: 'active',
           period_start: '2026-11-01T00:00:00.000Z',
           period_end: '2026-12-01T00:00:00.000Z',
           metrics: { transactions: { used: 12, limit: 1000 } },

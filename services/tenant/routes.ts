@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { TenantUsage } from '../../schema/peers.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { wholeList } from '../kernel/lists.ts'
 import type { Actor } from '../kernel/roles.ts'
@@ -206,6 +207,10 @@ export function createTenantsApp(ctx: ServiceContext) {
           tenantInPath(ctx, actor, params.tenant_id),
         )
       },
-      { auth: 'read', detail: secured('Current usage and limits (from billing)') },
+      {
+        auth: 'read',
+        response: { 200: TenantUsage },
+        detail: secured('Current usage and limits (from billing)'),
+      },
     )
 }

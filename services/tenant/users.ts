@@ -1,4 +1,4 @@
-import type { CreatedUser, RemovedUsers, UserList } from '../../schema/peers.ts'
+import type { CreatedUser, RemovedUsers, UsageStats, UserList } from '../../schema/peers.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { assertEntitled } from '../kernel/entitlements.ts'
 import { Forbidden, LimitExceeded, NotFound } from '../kernel/errors.ts'
@@ -110,10 +110,10 @@ export async function removeAllUsers(
 
 /** Usage and limits come from billing, asked with the caller's token. */
 export async function tenantUsage(ctx: ServiceContext, call: CallInfo, row: TenantRow) {
-  const usage = await ctx.client.call<Record<string, unknown>>(
+  const usage = await ctx.client.call<UsageStats>(
     'billing',
     `/api/v1/billing/usage/${row.id}`,
     opts(call),
   )
-  return { tenant_id: row.id, plan: row.plan, ...usage }
+  return { ...usage, tenant_id: row.id }
 }
