@@ -97,13 +97,17 @@ describe('cashflow end to end', () => {
   })
 
   it('summarizes the last 30 days with the hand-computed burn rate and runway', async () => {
+    // The shop's data ends yesterday, so the 30-day window is anchored there (`as_of`), not at
+    // an empty today.
     let net = 0
-    for (let i = 1; i <= 29; i++) net += biz.netByDay.get(nairobiDay(Date.now() - i * DAY)) ?? 0
-    const today = nairobiDay(Date.now())
-    net += biz.netByDay.get(today) ?? 0
+    for (let i = 1; i <= 30; i++) net += biz.netByDay.get(nairobiDay(Date.now() - i * DAY)) ?? 0
     const res = await api(p.gateway, alpha).get('/api/v1/cashflow/summary/cf-alpha')
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ tenant_id: 'cf-alpha', balance: biz.finalBalance })
+    expect(res.body).toMatchObject({
+      tenant_id: 'cf-alpha',
+      balance: biz.finalBalance,
+      as_of: nairobiDay(Date.now() - DAY),
+    })
     expect(Math.round(res.body.net * 100)).toBe(net)
     const burn = Math.max(0, -net / 30) / 100
     expect(res.body.burn_rate).toBeCloseTo(burn, 2)
