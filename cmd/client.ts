@@ -8,6 +8,8 @@ export const clientArgs = {
 
 export interface CliApi {
   call<T = any>(method: string, path: string, body?: unknown): Promise<T>
+  /** A GET whose failure the command handles itself (a service that may not be running). */
+  read<T = any>(path: string): Promise<{ status: number; body: T }>
   /** A binary resource (a PDF), as the operator. */
   download(path: string): Promise<Uint8Array>
 }
@@ -62,6 +64,11 @@ export async function operatorApi(config: Config, url?: string): Promise<CliApi>
       if (!r.ok)
         fail(`${method} ${path}: ${r.status} ${(data as { detail?: string })?.detail ?? text}`)
       return data as never
+    },
+    async read(path) {
+      const r = await fetch(base + path, { headers: { authorization: `Bearer ${token}` } })
+      const text = await r.text()
+      return { status: r.status, body: (text ? safeJson(text) : null) as never }
     },
     async download(path) {
       const r = await fetch(base + path, { headers: { authorization: `Bearer ${token}` } })

@@ -1,6 +1,25 @@
+import { Forbidden } from '../kernel/errors.ts'
 import { centsOf, round2, toMajor } from '../kernel/money.ts'
+import { type Actor, isOperator } from '../kernel/roles.ts'
 import { DEFAULT_TIMEZONE } from '../kernel/time-zone.ts'
 import { localToUtc } from './local-time.ts'
+
+/**
+ * What the parser stores as a demo row's `source`: demo rows are not metered (no
+ * `mobilemoney.usage`), not checked against the plan and not counted by the next batch's check.
+ * On the broker they travel as 'api', the way they came in (the event's source is a closed set).
+ */
+export const DEMO_SOURCE = 'demo'
+
+/**
+ * Whether a batch is demo data. Only the platform operator (`mmp demo seed`) may say so: a tenant
+ * that could mark its own rows as demo would write past its plan for free.
+ */
+export function isDemoBatch(actor: Actor, demo: boolean | undefined): boolean {
+  if (!demo) return false
+  if (!isOperator(actor)) throw new Forbidden('only the platform operator may write demo data')
+  return true
+}
 
 /** A transaction as `POST /api/v1/parser/transactions` takes it (DESIGN §11). */
 export interface DemoTransaction {
@@ -93,6 +112,39 @@ const WEEKDAY = [0.55, 0.9, 0.95, 1, 1, 1.2, 1.45]
  * generateDemo({ days: 365, seed: 7, end: '2024-12-31' }).length // ≈ 12,000
  */
 export function generateDemo(opts: DemoOptions): DemoTransaction[] {
+  return generateDays(opts).map(({ daysBeforeEnd, ...t }) => t)
+}
+
+/** The demo that fits a plan: its newest whole days, and how many days that is. */
+export interface FittedDemo {
+  transactions: DemoTransaction[]
+  days: number
+}
+
+/**
+ * The newest whole days of `generateDemo(opts)` holding at most `room` transactions (all of them
+ * when `room` is null). Rows are the same as the full demo's, receipts and balances included, so a
+ * later run with more room adds the older days and finds the newer ones already there.
+ *
+ * @example
+ * fitDemo({ days: 365, seed: 1, end: '2026-11-22' }, 10_000).days // 343 or so
+ */
+export function fitDemo(opts: DemoOptions, room: number | null): FittedDemo {
+  const all = generateDays(opts)
+  if (room === null || all.length <= room)
+    return { transactions: generateDemo(opts), days: opts.days }
+  const perDay = new Array<number>(opts.days).fill(0)
+  for (const t of all) perDay[t.daysBeforeEnd]!++
+  let days = 0
+  let kept = 0
+  while (days < opts.days && kept + perDay[days]! <= room) kept += perDay[days++]!
+  return {
+    transactions: all.filter((t) => t.daysBeforeEnd < days).map(({ daysBeforeEnd, ...t }) => t),
+    days,
+  }
+}
+
+function generateDays(opts: DemoOptions): Array<DemoTransaction & { daysBeforeEnd: number }> {
   const rnd = prng(opts.seed ?? 1)
   const tz = opts.timeZone ?? DEFAULT_TIMEZONE
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!
@@ -123,7 +175,9 @@ export function generateDemo(opts: DemoOptions): DemoTransaction[] {
     pay: Math.round(15000 + rnd() * 10000),
   }))
 
-  const out: Array<Omit<DemoTransaction, 'balance' | 'receipt_number'> & { year: number }> = []
+  const out: Array<
+    Omit<DemoTransaction, 'balance' | 'receipt_number'> & { year: number; daysBeforeEnd: number }
+  > = []
   const [ey, em, ed] = opts.end.split('-').map(Number) as [number, number, number]
   const endUtc = Date.UTC(ey, em - 1, ed)
   let weekSales = 0
@@ -152,6 +206,7 @@ export function generateDemo(opts: DemoOptions): DemoTransaction[] {
         counterparty_phone: phoneNo,
         description,
         year,
+        daysBeforeEnd: d,
       })
 
     const demand = SEASON[month - 1]! * WEEKDAY[weekday]!

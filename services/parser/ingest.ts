@@ -18,7 +18,7 @@ type Item = { transaction: ParsedTransaction; ref: { index: number } }
 
 function store(
   ctx: ServiceContext,
-  input: { tenantId: string; userId: string; source: Source },
+  input: { tenantId: string; userId: string; source: Source; demo?: boolean },
   items: Item[],
   errors: RowError[],
   skipped: number,
@@ -49,6 +49,8 @@ export function ingestTransactions(
     userId: string
     rows: Array<Record<string, unknown>>
     source: Source
+    /** Demo rows (services/parser/demo.ts): stored, not metered. */
+    demo?: boolean
   },
 ): IngestResult {
   const items: Item[] = []
@@ -58,8 +60,8 @@ export function ingestTransactions(
     if (r.ok) items.push({ transaction: r.transaction, ref: { index } })
     else errors.push(r.error)
   })
-  const { tenantId, userId, source } = input
-  return store(ctx, { tenantId, userId, source }, items, errors, 0)
+  const { tenantId, userId, source, demo } = input
+  return store(ctx, { tenantId, userId, source, demo: demo === true }, items, errors, 0)
 }
 
 /** `POST /parser/sms`: M-Pesa confirmation messages; failure notices are skipped. */

@@ -13,6 +13,12 @@ export const TransactionsBody = t.Object({
       description: "where the rows came from (default 'api'; `mmp import` sends 'statement')",
     }),
   ),
+  demo: t.Optional(
+    t.Boolean({
+      description:
+        'synthetic demo rows (`mmp demo seed`, platform operator only): not metered, not counted against the plan',
+    }),
+  ),
   transactions: t.Array(
     t.Record(t.String(), t.Unknown(), {
       description:

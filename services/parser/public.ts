@@ -3,6 +3,6 @@
  * way an upload is read, and the synthetic demo history. Commands import this module, never the
  * service's internals.
  */
-export { generateDemo } from './demo.ts'
+export { fitDemo, generateDemo } from './demo.ts'
 export { readStatement } from './read-statement.ts'
 export { isPdf } from './statement-pdf.ts'

@@ -3,6 +3,7 @@ import { bodyLimitOf } from '../../schema/routes.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
+import { isDemoBatch } from './demo.ts'
 import { importStatement } from './import-statement.ts'
 import { ingestSms, ingestTransactions } from './ingest.ts'
 import { IngestResult, SmsBody, StatementResult, TransactionsBody } from './model.ts'
@@ -27,6 +28,7 @@ export function createParserApp(ctx: ServiceContext) {
           userId: actor.userId,
           rows: body.transactions,
           source: body.source ?? 'api',
+          demo: isDemoBatch(actor, body.demo),
         }),
       {
         auth: 'manage',

@@ -5,6 +5,7 @@ import { assertEntitled } from '../kernel/entitlements.ts'
 import { emitEvent } from '../kernel/events.ts'
 import { newId } from '../kernel/ids.ts'
 import { toMajor } from '../kernel/money.ts'
+import { DEMO_SOURCE } from './demo.ts'
 import type { ParsedTransaction, RowError } from './parsed.ts'
 
 export type Source = 'api' | 'sms' | 'statement'
@@ -20,6 +21,8 @@ export interface StoreInput {
   items: Array<{ transaction: ParsedTransaction; ref: { row?: number; index?: number } }>
   /** Check the plan's transaction limit before committing (off when the caller checked). */
   checkLimit: boolean
+  /** Demo rows (demo.ts): stored with source 'demo', neither checked nor metered. */
+  demo?: boolean
 }
 
 export interface StoreResult {
@@ -88,7 +91,7 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         counterpartyPhone,
         t.description,
         t.balance,
-        input.source,
+        input.demo ? DEMO_SOURCE : input.source,
         input.userId,
         input.importId ?? null,
         now,
@@ -113,7 +116,7 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
       })
     }
     if (result.accepted === 0) return result
-    if (input.checkLimit) {
+    if (input.checkLimit && !input.demo) {
       assertEntitled(ctx.registry, input.tenantId, {
         write: true,
         metric: 'transactions',
@@ -132,6 +135,7 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         ctx.clock,
       )
     }
+    if (input.demo) return result
     emitEvent(
       db,
       {
@@ -146,8 +150,8 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
 }
 
 /**
- * Transactions this tenant had accepted since `since` (ISO time). Ids are UUIDv7 underneath, so
- * the id itself orders by creation time and the primary key answers the range.
+ * Transactions this tenant had accepted since `since` (ISO time), demo rows aside. Ids are UUIDv7
+ * underneath, so the id itself orders by creation time and the primary key answers the range.
  */
 export function acceptedSince(db: Db, tenantId: string, since: string): number {
   const ms = Date.parse(since)
@@ -156,7 +160,7 @@ export function acceptedSince(db: Db, tenantId: string, since: string): number {
   return (
     db.sqlite
       .query<{ n: number }, [string, string]>(
-        'SELECT count(*) AS n FROM transactions WHERE id >= ? AND tenant_id = ?',
+        `SELECT count(*) AS n FROM transactions WHERE id >= ? AND tenant_id = ? AND source != '${DEMO_SOURCE}'`,
       )
       .get(boundary, tenantId)?.n ?? 0
   )
