@@ -122,4 +122,38 @@ describe('customers and insights tell the truth', () => {
       expect(i.message).not.toMatch(/\d{4}-\d{2}-\d{2}|KES \d{4,}|_/)
     }
   })
+
+  it('reads customer figures from the rollups as scope=me reads them from the rows', async () => {
+    const tenant = await json('/api/v1/analytics/insights')
+    const mine = await json('/api/v1/analytics/insights?scope=me')
+    for (const type of ['customer_concentration', 'new_vs_returning_customers']) {
+      const a = tenant.data.find((i: any) => i.type === type)
+      expect(a).toBeDefined()
+      expect(mine.data.find((i: any) => i.type === type)).toEqual(a)
+    }
+    const concentration = tenant.data.find((i: any) => i.type === 'customer_concentration')
+    expect(concentration.numbers).toMatchObject({ customers: 2, total_revenue: 30_000 + 6435 })
+  })
+
+  it('counts a transaction in the next read, whatever it read before', async () => {
+    const before = await json('/api/v1/analytics/insights')
+    const total = (b: any) =>
+      b.data.find((i: any) => i.type === 'customer_concentration').numbers.total_revenue
+    await kit.bus.publish(
+      topics.transactionsCategorized,
+      envelope('shop', [
+        txn({
+          occurred_at: day(29),
+          amount: 500,
+          counterparty_name: 'NEW BUYER',
+          user_id: 'usr_a',
+        }),
+      ]),
+    )
+    const after = await json('/api/v1/analytics/insights')
+    expect(total(after)).toBe(total(before) + 500)
+    const fresh = (b: any) =>
+      b.data.find((i: any) => i.type === 'new_vs_returning_customers').numbers.new
+    expect(fresh(after)).toBe(fresh(before) + 1)
+  })
 })

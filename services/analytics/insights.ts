@@ -1,5 +1,5 @@
 import { toMajor } from '../kernel/money.ts'
-import { counterpartyTotals, segmentSizes } from './customers.ts'
+import { activeSince, counterpartyTotals, moneyInSince, segmentSizes } from './customers.ts'
 import { type DayCell, readCells, type Scope } from './summary.ts'
 import { addDays } from './time.ts'
 
@@ -115,11 +115,16 @@ function insightsUpTo(scope: Scope, today: string, nowMs: number, advanced: bool
     ...scope,
     range: { fromMs: scope.zone.startOf(addDays(today, 1 - days)), toMs: null },
   })
-  const customers90 = counterpartyTotals(period(90)).filter((c) => c.in_cents > 0)
-  const revenue90 = customers90.reduce((s, c) => s + c.in_cents, 0)
-  if (customers90.length > 0 && revenue90 > 0) {
-    const top = [...customers90].sort((a, b) => b.in_cents - a.in_cents).slice(0, 5)
-    const topCents = top.reduce((s, c) => s + c.in_cents, 0)
+  // Tenant-wide reads come from the rollups (customers.ts); scope=me sums the caller's own rows.
+  const moneyIn90 = (
+    scope.userId === null
+      ? [...moneyInSince(scope.db, scope.tenantId, addDays(today, -89)).values()]
+      : counterpartyTotals(period(90)).map((c) => c.in_cents)
+  ).filter((cents) => cents > 0)
+  const revenue90 = moneyIn90.reduce((s, cents) => s + cents, 0)
+  if (moneyIn90.length > 0 && revenue90 > 0) {
+    const top = moneyIn90.sort((a, b) => b - a).slice(0, 5)
+    const topCents = top.reduce((s, cents) => s + cents, 0)
     const share = pct(topCents, revenue90)
     out.push({
       type: 'customer_concentration',
@@ -132,30 +137,26 @@ function insightsUpTo(scope: Scope, today: string, nowMs: number, advanced: bool
         top_revenue: toMajor(topCents),
         total_revenue: toMajor(revenue90),
         top_share_pct: share,
-        customers: customers90.length,
+        customers: moneyIn90.length,
       },
     })
   }
 
   const start30 = new Date(scope.zone.startOf(addDays(today, -29))).toISOString()
-  const active30 = counterpartyTotals(period(30))
-  if (active30.length > 0) {
-    const firstSeen = new Map(
-      counterpartyTotals({ ...scope, range: { fromMs: null, toMs: null } }).map((c) => [
-        c.key,
-        c.first_seen,
-      ]),
-    )
-    const fresh = active30.filter((c) => (firstSeen.get(c.key) ?? c.first_seen) >= start30).length
+  const { active, fresh } =
+    scope.userId === null
+      ? activeSince(scope.db, scope.tenantId, start30)
+      : activeOfUser(scope, period(30), start30)
+  if (active > 0) {
     out.push({
       type: 'new_vs_returning_customers',
-      title: `${fresh} new and ${active30.length - fresh} returning customers`,
-      message: `${fresh.toLocaleString('en-KE')} people paid or were paid for the first time ${ending(30)}, and ${(active30.length - fresh).toLocaleString('en-KE')} came back.`,
+      title: `${fresh} new and ${active - fresh} returning customers`,
+      message: `${fresh.toLocaleString('en-KE')} people paid or were paid for the first time ${ending(30)}, and ${(active - fresh).toLocaleString('en-KE')} came back.`,
       numbers: {
         period_days: 30,
         new: fresh,
-        returning: active30.length - fresh,
-        new_share_pct: pct(fresh, active30.length),
+        returning: active - fresh,
+        new_share_pct: pct(fresh, active),
       },
     })
   }
@@ -219,6 +220,19 @@ function insightsUpTo(scope: Scope, today: string, nowMs: number, advanced: bool
     }
   }
   return out
+}
+
+/** `activeSince` for scope=me: the caller's own counterparties, from their transactions. */
+function activeOfUser(scope: Scope, last30: Scope, start30: string) {
+  const active30 = counterpartyTotals(last30)
+  const firstSeen = new Map(
+    counterpartyTotals({ ...scope, range: { fromMs: null, toMs: null } }).map((c) => [
+      c.key,
+      c.first_seen,
+    ]),
+  )
+  const fresh = active30.filter((c) => (firstSeen.get(c.key) ?? c.first_seen) >= start30).length
+  return { active: active30.length, fresh }
 }
 
 /**
