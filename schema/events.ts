@@ -38,6 +38,30 @@ export type EventEnvelope<D = Record<string, unknown>> = Omit<
   data: D
 }
 
+const TransactionSource = t.Union([
+  t.Literal('payment'),
+  t.Literal('statement'),
+  t.Literal('sms'),
+  t.Literal('api'),
+])
+
+/**
+ * One channel's report of a receipted transaction, as it said it (the ledger keeps the first
+ * report's amount and time; the others are kept for reconciliation). Set by the categorizer, which
+ * merges every report of a receipt into one transaction.
+ */
+export const ReceiptReport = t.Object({
+  source: TransactionSource,
+  channel: t.Optional(t.String()),
+  transaction_id: t.String(),
+  occurred_at: t.String(),
+  amount: t.Number(),
+  direction: t.Union([t.Literal('in'), t.Literal('out')]),
+  balance: t.Optional(t.Nullable(t.Number())),
+  import_id: t.Optional(t.Nullable(t.String())),
+})
+export type ReceiptReport = typeof ReceiptReport.static
+
 /** A transaction as it travels on the broker (raw, success and categorized topics). */
 export const TransactionEvent = t.Object({
   transaction_id: t.String({ minLength: 1 }),
@@ -49,12 +73,7 @@ export const TransactionEvent = t.Object({
   description: t.String(),
   receipt_number: t.Optional(t.Nullable(t.String())),
   balance: t.Optional(t.Nullable(t.Number())),
-  source: t.Union([
-    t.Literal('payment'),
-    t.Literal('statement'),
-    t.Literal('sms'),
-    t.Literal('api'),
-  ]),
+  source: TransactionSource,
   user_id: t.Optional(t.Nullable(t.String())),
   category: t.Optional(t.String()),
   category_confidence: t.Optional(t.Number()),
@@ -76,6 +95,16 @@ export const TransactionEvent = t.Object({
   channel: t.Optional(
     t.Union([t.Literal('stk'), t.Literal('b2c'), t.Literal('c2b'), t.Literal('reversal')]),
   ),
+  /** Set by the parser on statement rows: the import they came in. */
+  import_id: t.Optional(t.Nullable(t.String())),
+  /**
+   * Set by the categorizer on categorized transactions with a receipt number: every channel that
+   * reported this receipt (one ledger, README "One ledger"). `transaction_id` stays the first
+   * report's; a later report enriches it and never adds a transaction.
+   */
+  reports: t.Optional(t.Array(ReceiptReport)),
+  /** Set by the parser on a row another channel reported first: it enriches that transaction. */
+  matched: t.Optional(t.Boolean()),
 })
 export type TransactionEvent = typeof TransactionEvent.static
 
@@ -156,6 +185,8 @@ export const StatementProcessedEvent = t.Object({
   accepted: t.Integer(),
   duplicates: t.Integer(),
   rejected: t.Integer(),
+  /** Of `duplicates`, rows matching a transaction another channel reported first. */
+  matched: t.Optional(t.Integer()),
 })
 export type StatementProcessedEvent = typeof StatementProcessedEvent.static
 

@@ -5,6 +5,8 @@ import m1 from './migrations/0001_rollups.sql' with { type: 'text' }
 import m2 from './migrations/0002_ingest_indexes.sql' with { type: 'text' }
 import m3 from './migrations/0003_daily_summaries.sql' with { type: 'text' }
 import m4 from './migrations/0004_idempotent_requests.sql' with { type: 'text' }
+import m5 from './migrations/0005_ledger.sql' with { type: 'text' }
+import m6 from './migrations/0006_insights_index.sql' with { type: 'text' }
 
 export const migrations: Migration[] = [
   { tag: '0000_init', sql: m0 },
@@ -12,4 +14,6 @@ export const migrations: Migration[] = [
   { tag: '0002_ingest_indexes', sql: m2 },
   { tag: '0003_daily_summaries', sql: m3 },
   { tag: '0004_idempotent_requests', sql: m4 },
+  { tag: '0005_ledger', sql: m5 },
+  { tag: '0006_insights_index', sql: m6 },
 ]

@@ -68,7 +68,18 @@ export const dailyCounterparties = sqliteTable(
     amountCents: integer('amount_cents').notNull(),
     lastSeen: text('last_seen').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.tenantId, t.day, t.counterpartyKey, t.direction] })],
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.day, t.counterpartyKey, t.direction] }),
+    // Covering, for insights' money in by counterparty over recent days: one direction's rows in
+    // day order without touching the table. Day-clustered like the key, so inserts stay local.
+    index('daily_counterparties_direction_day').on(
+      t.tenantId,
+      t.direction,
+      t.day,
+      t.counterpartyKey,
+      t.amountCents,
+    ),
+  ],
 )
 
 /** One row per counterparty over all time: top customers and RFM without touching transactions. */
@@ -108,4 +119,30 @@ export const dailySummaries = sqliteTable(
     outCents: integer('out_cents').notNull(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.day, t.userId] })],
+)
+
+/**
+ * One ledger (README "One ledger"): what each channel reported of a receipt (the categorizer's
+ * `reports`, or a raw row's own), and which transaction holds the receipt here. Reconciliation
+ * reads it; ingest asks it whether a receipt is already held, so a second channel's copy never
+ * becomes a second transaction. Money in cents.
+ */
+export const receiptReports = sqliteTable(
+  'receipt_reports',
+  {
+    tenantId: text('tenant_id').notNull(),
+    receiptNumber: text('receipt_number').notNull(),
+    source: text('source').notNull(),
+    channel: text('channel'),
+    transactionId: text('transaction_id').notNull(),
+    occurredAt: text('occurred_at').notNull(),
+    amountCents: integer('amount_cents').notNull(),
+    direction: text('direction').notNull(),
+    balanceCents: integer('balance_cents'),
+    importId: text('import_id'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.receiptNumber, t.source] }),
+    index('receipt_reports_time').on(t.tenantId, t.source, t.occurredAt),
+  ],
 )

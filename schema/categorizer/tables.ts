@@ -63,3 +63,17 @@ export const learned = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.kind, t.key] })],
 )
+
+/**
+ * One ledger (README "One ledger"): the transaction a receipt number belongs to. The first report
+ * of a receipt, whatever its channel, names the transaction; later reports enrich it.
+ */
+export const receipts = sqliteTable(
+  'receipts',
+  {
+    tenantId: text('tenant_id').notNull(),
+    receiptNumber: text('receipt_number').notNull(),
+    transactionId: text('transaction_id').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.receiptNumber] })],
+)

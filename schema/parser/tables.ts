@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export { idempotentRequests, inbox, outbox } from '../kernel.ts'
 
@@ -45,4 +45,20 @@ export const imports = sqliteTable(
     createdAt: text('created_at').notNull(),
   },
   (t) => [index('imports_tenant').on(t.tenantId, t.createdAt)],
+)
+
+/**
+ * One ledger (README "One ledger"): the channels that reported a receipt after the first (the
+ * stored row's own source). A statement row whose receipt a payment or an SMS reported first is a
+ * duplicate that enriches (`matched`); the same channel reporting it again is a plain duplicate.
+ * Payments reach `transactions` from `transactions.success`, so the import answer knows them.
+ */
+export const receiptReports = sqliteTable(
+  'receipt_reports',
+  {
+    tenantId: text('tenant_id').notNull(),
+    receiptNumber: text('receipt_number').notNull(),
+    source: text('source').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.receiptNumber, t.source] })],
 )

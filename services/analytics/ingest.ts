@@ -1,6 +1,7 @@
-import type { TransactionEvent } from '../../schema/events.ts'
+import type { ReceiptReport, TransactionEvent } from '../../schema/events.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMinor } from '../kernel/money.ts'
+import { dropCopy, holderOf, recordReports } from './ledger.ts'
 import { addToRollups, moveCategory, refreshCounterparty } from './rollups.ts'
 import { counterpartyKey, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
 import { type TimeZone, toIsoInstant } from './time.ts'
@@ -32,6 +33,20 @@ export function toStored(tenantId: string, zone: TimeZone, e: TransactionEvent):
     category_source: e.category_source ?? null,
     rule_id: e.rule_id ?? null,
     source: e.source ?? 'api',
+    reports: e.reports ?? (e.receipt_number ? [reportOf(e)] : undefined),
+  }
+}
+
+function reportOf(e: TransactionEvent): ReceiptReport {
+  return {
+    source: e.source,
+    ...(e.channel ? { channel: e.channel } : {}),
+    transaction_id: e.transaction_id,
+    occurred_at: e.occurred_at,
+    amount: e.amount,
+    direction: e.direction,
+    balance: e.balance ?? null,
+    import_id: e.import_id ?? null,
   }
 }
 
@@ -74,7 +89,8 @@ export interface ApplyResult {
  * Applies stored rows to one tenant database: a new transaction id is inserted, a known one is an
  * update (a category override): the row changes and the rollups move from the old values to the new
  * ones. Call inside a write transaction (handleOnce) so rows and rollups commit together.
- * `onlyNew` skips known ids (raw transactions never overwrite categorized ones).
+ * `onlyNew` skips known ids (raw transactions never overwrite categorized ones). A receipt another
+ * transaction holds is never inserted twice (ledger.ts).
  */
 export function applyTransactions(
   db: Db,
@@ -90,6 +106,20 @@ export function applyTransactions(
   }
   const result: ApplyResult = { inserted: 0, updated: 0, unchanged: 0 }
   for (const row of rows) {
+    const receipt = row.receipt_number
+    if (receipt) {
+      // One ledger: a receipt held by another transaction is that transaction. A raw copy only
+      // adds its report; the categorizer's id wins over a raw copy stored before it (a race).
+      const holder = holderOf(db, row.tenant_id, receipt)
+      if (holder !== null && holder !== row.id) {
+        if (opts.onlyNew) {
+          recordReports(db, row, holder)
+          result.unchanged++
+          continue
+        }
+        if (dropCopy(db, row.tenant_id, holder)) recordReports(db, row, row.id)
+      } else recordReports(db, row, row.id)
+    }
     const values = COLUMNS.map((c) => row[c])
     if (insert.run(...(values as never[]), now).changes === 1) {
       addToRollups(db, row, 1)

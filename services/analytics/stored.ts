@@ -1,3 +1,5 @@
+import type { ReceiptReport } from '../../schema/events.ts'
+
 /** Rollup key for a transaction without a category. */
 export const UNCATEGORIZED = 'Uncategorized'
 
@@ -21,6 +23,8 @@ export interface StoredTransaction {
   category_source: string | null
   rule_id: string | null
   source: string
+  /** Every channel's report of its receipt (not a column: receipt_reports, ledger.ts). */
+  reports?: readonly ReceiptReport[]
 }
 
 /** Phone digits in international form (a leading 0 becomes Kenya's 254). */

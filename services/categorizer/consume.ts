@@ -6,6 +6,7 @@ import type { Db } from '../kernel/db.ts'
 import { NotFound } from '../kernel/errors.ts'
 import { emitEvent, handleOnce } from '../kernel/events.ts'
 import { subscribe } from '../kernel/subscribe.ts'
+import { resolveReport } from './ledger.ts'
 import type { TenantStates } from './state.ts'
 import { type Category, counterpartyKey, descriptionKey, lessonKey } from './text.ts'
 
@@ -49,7 +50,8 @@ export async function subscribeCategorizer(ctx: ServiceContext, states: TenantSt
 /**
  * Categorizes consumed transactions once per event id: stores each with its category and emits
  * the categorized batch in the same transaction. A transaction a user already overrode keeps its
- * category when it arrives again.
+ * category when it arrives again. A receipt another channel reported first is not a new
+ * transaction: it is merged into that one and published under its id (ledger.ts).
  */
 export function consumeTransactions(
   ctx: ServiceContext,
@@ -64,7 +66,8 @@ export function consumeTransactions(
     const upsert = db.sqlite.query(UPSERT)
     const now = ctx.clock.now().toISOString()
     const out: TransactionEvent[] = []
-    for (const t of transactions) {
+    for (const report of transactions) {
+      const t = resolveReport(db, tenantId, report)
       const r = categorizer.categorize(t)
       upsert.run(
         tenantId,

@@ -19,6 +19,7 @@ export interface ImportResult {
   import_id: string
   accepted: number
   duplicates: number
+  matched: number
   rejected: number
   skipped: number
   errors: RowError[]
@@ -82,6 +83,7 @@ export async function importStatement(
     import_id: importId,
     accepted: 0,
     duplicates: 0,
+    matched: 0,
     rejected: 0,
     skipped: 0,
     errors: [],
@@ -104,6 +106,7 @@ export async function importStatement(
     pending = []
     result.accepted += r.accepted
     result.duplicates += r.duplicates
+    result.matched += r.matched
     result.rejected += r.rejected
     for (const e of r.errors) if (result.errors.length < MAX_ERRORS) result.errors.push(e)
   }
@@ -145,6 +148,7 @@ export async function importStatement(
           file_name: input.fileName,
           accepted: result.accepted,
           duplicates: result.duplicates,
+          matched: result.matched,
           rejected: result.rejected,
         },
       },

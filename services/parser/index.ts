@@ -1,6 +1,7 @@
 import { readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { defineService, type NoSettings } from '../kernel/context.ts'
+import { subscribeLedger } from './ledger.ts'
 import { createParserApp } from './routes.ts'
 
 /** Uploads a crash left behind in the spool folder are removed after this long. */
@@ -10,7 +11,8 @@ export default defineService<NoSettings>({
   name: 'parser',
   create: (ctx) => ({
     app: createParserApp(ctx),
-    start() {
+    async start() {
+      await subscribeLedger(ctx)
       const dir = join(ctx.registry.dataDir, 'tmp')
       let names: string[] = []
       try {

@@ -9,6 +9,7 @@ import { type Source, storeTransactions } from './store.ts'
 export interface IngestResult {
   accepted: number
   duplicates: number
+  matched: number
   rejected: number
   skipped: number
   errors: RowError[]
@@ -31,10 +32,11 @@ function store(
           items,
           checkLimit: true,
         })
-      : { accepted: 0, duplicates: 0, rejected: 0, errors: [] }
+      : { accepted: 0, duplicates: 0, matched: 0, rejected: 0, errors: [] }
   return {
     accepted: r.accepted,
     duplicates: r.duplicates,
+    matched: r.matched,
     rejected: errors.length + r.rejected,
     skipped,
     errors: [...errors, ...r.errors].sort((a, b) => (a.index ?? 0) - (b.index ?? 0)),

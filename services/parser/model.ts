@@ -42,7 +42,11 @@ const RowError = t.Object({
 
 export const IngestResult = t.Object({
   accepted: t.Integer(),
-  duplicates: t.Integer(),
+  duplicates: t.Integer({ description: 'rows whose receipt number the ledger already holds' }),
+  matched: t.Integer({
+    description:
+      'of duplicates, rows whose receipt another channel (a payment, SMS, statement or API row) reported first: they enrich that transaction and add none',
+  }),
   rejected: t.Integer(),
   skipped: t.Integer({ description: 'failed transactions that moved no money' }),
   errors: t.Array(RowError),

@@ -6,6 +6,7 @@ import { emitEvent } from '../kernel/events.ts'
 import { newId } from '../kernel/ids.ts'
 import { toMajor } from '../kernel/money.ts'
 import { DEMO_SOURCE } from './demo.ts'
+import { matchReport } from './ledger.ts'
 import type { ParsedTransaction, RowError } from './parsed.ts'
 
 export type Source = 'api' | 'sms' | 'statement'
@@ -28,6 +29,8 @@ export interface StoreInput {
 export interface StoreResult {
   accepted: number
   duplicates: number
+  /** Of `duplicates`, rows whose receipt another channel reported first (ledger.ts). */
+  matched: number
   rejected: number
   errors: RowError[]
 }
@@ -56,7 +59,7 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
   return db.write(() => {
     const insert = db.sqlite.query(INSERT)
     const original = db.sqlite.query<Original, [string, string]>(ORIGINAL)
-    const result: StoreResult = { accepted: 0, duplicates: 0, rejected: 0, errors: [] }
+    const result: StoreResult = { accepted: 0, duplicates: 0, matched: 0, rejected: 0, errors: [] }
     const events: TransactionEvent[] = []
     for (const { transaction: t, ref } of input.items) {
       let { amount, direction, counterpartyName, counterpartyPhone } = t
@@ -96,12 +99,7 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         input.importId ?? null,
         now,
       )
-      if (res.changes === 0) {
-        result.duplicates++
-        continue
-      }
-      result.accepted++
-      events.push({
+      const event: TransactionEvent = {
         transaction_id: id,
         occurred_at: t.occurredAt,
         amount: toMajor(amount),
@@ -113,10 +111,24 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         balance: t.balance === null ? null : toMajor(t.balance),
         source: input.source,
         user_id: input.userId,
-      })
+        ...(input.importId ? { import_id: input.importId } : {}),
+      }
+      if (res.changes === 0) {
+        result.duplicates++
+        // Another channel's receipt: no new transaction, but what this report adds (a statement's
+        // balance and Details) goes out under that transaction's id, unmetered.
+        const owner = matchReport(db, input.tenantId, t.receiptNumber!, input.source)
+        if (owner) {
+          result.matched++
+          events.push({ ...event, transaction_id: owner, matched: true })
+        }
+        continue
+      }
+      result.accepted++
+      events.push(event)
     }
-    if (result.accepted === 0) return result
-    if (input.checkLimit && !input.demo) {
+    if (events.length === 0) return result
+    if (input.checkLimit && !input.demo && result.accepted > 0) {
       assertEntitled(ctx.registry, input.tenantId, {
         write: true,
         metric: 'transactions',
@@ -135,7 +147,7 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         ctx.clock,
       )
     }
-    if (input.demo) return result
+    if (input.demo || result.accepted === 0) return result
     emitEvent(
       db,
       {

@@ -1,0 +1,1 @@
+CREATE INDEX `daily_counterparties_direction_day` ON `daily_counterparties` (`tenant_id`,`direction`,`day`,`counterparty_key`,`amount_cents`);

@@ -1,0 +1,62 @@
+import type { Db } from '../kernel/db.ts'
+import { centsOf } from '../kernel/money.ts'
+import { addToRollups, refreshCounterparty } from './rollups.ts'
+import type { StoredTransaction } from './stored.ts'
+
+const HOLDER = `SELECT transaction_id AS id FROM receipt_reports
+  WHERE tenant_id = ? AND receipt_number = ? LIMIT 1`
+const UPSERT = `INSERT INTO receipt_reports (tenant_id, receipt_number, source, channel,
+  transaction_id, occurred_at, amount_cents, direction, balance_cents, import_id)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (tenant_id, receipt_number, source) DO UPDATE SET channel = excluded.channel,
+  transaction_id = excluded.transaction_id, occurred_at = excluded.occurred_at,
+  amount_cents = excluded.amount_cents, direction = excluded.direction,
+  balance_cents = excluded.balance_cents, import_id = coalesce(excluded.import_id, import_id)`
+const MOVE = `UPDATE receipt_reports SET transaction_id = ?
+  WHERE tenant_id = ? AND receipt_number = ? AND transaction_id != ?`
+
+/** The transaction that holds a receipt in this database, or null. */
+export function holderOf(db: Db, tenantId: string, receipt: string): string | null {
+  return (
+    db.sqlite.query<{ id: string }, [string, string]>(HOLDER).get(tenantId, receipt)?.id ?? null
+  )
+}
+
+/** Keeps what each channel reported of the row's receipt, all under the transaction `holder`. */
+export function recordReports(db: Db, row: StoredTransaction, holder: string): void {
+  const receipt = row.receipt_number
+  if (!receipt) return
+  const upsert = db.sqlite.query(UPSERT)
+  for (const r of row.reports ?? []) {
+    upsert.run(
+      row.tenant_id,
+      receipt,
+      r.source,
+      r.channel ?? null,
+      holder,
+      r.occurred_at,
+      centsOf(r.amount),
+      r.direction,
+      r.balance == null ? null : centsOf(r.balance),
+      r.import_id ?? null,
+    )
+  }
+  db.sqlite.query(MOVE).run(holder, row.tenant_id, receipt, holder)
+}
+
+/**
+ * Takes a provisional copy out: a raw row (never categorized) stored before the categorizer decided
+ * that its receipt belongs to another transaction (the two reports raced). Its rollups go with it.
+ * False when the holder is categorized: the categorizer published both ids, so both stay.
+ */
+export function dropCopy(db: Db, tenantId: string, id: string): boolean {
+  const old = db.sqlite
+    .query('SELECT * FROM transactions WHERE tenant_id = ? AND id = ?')
+    .get(tenantId, id) as StoredTransaction | null
+  if (!old) return true
+  if (old.category !== null) return false
+  addToRollups(db, old, -1)
+  db.sqlite.query('DELETE FROM transactions WHERE tenant_id = ? AND id = ?').run(tenantId, id)
+  refreshCounterparty(db, old)
+  return true
+}

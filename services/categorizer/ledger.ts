@@ -1,0 +1,81 @@
+import type { ReceiptReport, TransactionEvent } from '../../schema/events.ts'
+import type { Db } from '../kernel/db.ts'
+
+/** What one channel said about a receipt. */
+export function reportOf(t: TransactionEvent): ReceiptReport {
+  return {
+    source: t.source,
+    ...(t.channel ? { channel: t.channel } : {}),
+    transaction_id: t.transaction_id,
+    occurred_at: t.occurred_at,
+    amount: t.amount,
+    direction: t.direction,
+    balance: t.balance ?? null,
+    import_id: t.import_id ?? null,
+  }
+}
+
+/**
+ * A later report of the same receipt enriches the first and never replaces what the first said
+ * about the money (amount, direction, time: a disagreement is the reconciliation view's to show).
+ * The statement is the provider's own record: its Details text and running balance win. One
+ * report per source is kept, the latest.
+ */
+export function mergeReports(first: TransactionEvent, later: TransactionEvent): TransactionEvent {
+  const reports = (first.reports ?? [reportOf(first)]).filter((r) => r.source !== later.source)
+  reports.push(reportOf(later))
+  if (later.transaction_id === first.transaction_id && later.source === first.source) {
+    // The same report again (or corrected by its own channel): as before the ledger, it wins.
+    const { matched: _, ...again } = later
+    return { ...again, reports }
+  }
+  const statement = later.source === 'statement'
+  return {
+    ...first,
+    description: statement ? later.description : first.description,
+    counterparty_name: first.counterparty_name ?? later.counterparty_name ?? null,
+    counterparty_phone: first.counterparty_phone ?? later.counterparty_phone ?? null,
+    balance:
+      statement && later.balance != null ? later.balance : (first.balance ?? later.balance ?? null),
+    ...pick(first, later, 'checkout_request_id'),
+    ...pick(first, later, 'account_reference'),
+    ...pick(first, later, 'channel'),
+    ...pick(first, later, 'purpose'),
+    import_id: later.import_id ?? first.import_id ?? null,
+    reports,
+  }
+}
+
+function pick<K extends 'checkout_request_id' | 'account_reference' | 'channel' | 'purpose'>(
+  first: TransactionEvent,
+  later: TransactionEvent,
+  key: K,
+): Partial<Pick<TransactionEvent, K>> {
+  const value = first[key] ?? later[key]
+  return value === undefined ? {} : ({ [key]: value } as Partial<Pick<TransactionEvent, K>>)
+}
+
+const CLAIM = `INSERT OR IGNORE INTO receipts (tenant_id, receipt_number, transaction_id)
+  VALUES (?, ?, ?)`
+const OWNER = 'SELECT transaction_id AS id FROM receipts WHERE tenant_id = ? AND receipt_number = ?'
+const PAYLOAD = 'SELECT payload FROM categorized WHERE tenant_id = ? AND id = ?'
+
+/**
+ * The transaction a consumed report belongs to: the first report of its receipt names it (claimed
+ * in the receipts table inside the caller's write transaction, so two channels reporting the same
+ * receipt at once still make one), and the stored transaction absorbs this report. A transaction
+ * without a receipt number is its own.
+ */
+export function resolveReport(db: Db, tenantId: string, t: TransactionEvent): TransactionEvent {
+  const receipt = t.receipt_number?.trim()
+  if (!receipt) return t
+  db.sqlite.query(CLAIM).run(tenantId, receipt, t.transaction_id)
+  const owner =
+    db.sqlite.query<{ id: string }, [string, string]>(OWNER).get(tenantId, receipt)?.id ??
+    t.transaction_id
+  const stored = db.sqlite
+    .query<{ payload: string }, [string, string]>(PAYLOAD)
+    .get(tenantId, owner)?.payload
+  if (!stored) return { ...t, transaction_id: owner, reports: [reportOf(t)] }
+  return mergeReports(JSON.parse(stored) as TransactionEvent, t)
+}
