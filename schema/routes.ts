@@ -62,6 +62,7 @@ const declared: Array<[Method, string, Facts?]> = [
   ['GET', '/api/v1/analytics/customers'],
   ['GET', '/api/v1/analytics/export', { budget: 'bulk' }],
   ['GET', '/api/v1/analytics/insights'],
+  ['GET', '/api/v1/analytics/reconciliation'],
   ['GET', '/api/v1/analytics/segments'],
   ['GET', '/api/v1/analytics/summary'],
   ['GET', '/api/v1/analytics/transactions'],

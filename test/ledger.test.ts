@@ -42,7 +42,7 @@ function statementCsv(rows: Row[]): string {
 describe('one ledger across channels', () => {
   let p: TestPlatform
   const clients: Record<string, ReturnType<typeof api>> = {}
-  const tenants = ['stkfirst', 'stmtfirst', 'smsfirst', 'cbfirst', 'racing']
+  const tenants = ['stkfirst', 'stmtfirst', 'smsfirst', 'cbfirst', 'racing', 'recon']
 
   beforeAll(async () => {
     p = await startTestPlatform({
@@ -348,5 +348,94 @@ describe('one ledger across channels', () => {
       return m.statements.used === 1 ? m : null
     })
     expect(usage.transactions.used).toBe(rows.length)
+  }, 60_000)
+
+  it('reconciles a statement with a payment it lacks, a row no channel reported and an amount that disagrees', async () => {
+    const c = clients.recon!
+    const empty = await c.get('/api/v1/analytics/reconciliation')
+    expect(empty.status).toBe(200)
+    expect(empty.body).toMatchObject({ period: null, statement_rows: 0, balance: null })
+
+    const a = await settled('recon', await stkPush('recon', 500))
+    const b = await settled('recon', await stkPush('recon', 300))
+    const url = await registerTill('recon', '600203')
+    const cAt = new Date(Date.parse(b.updated_at) + 2_000).toISOString()
+    await confirmC2b(url, 'RECONC0001', 250, cAt)
+    const xAt = new Date(Date.parse(cAt) + 60_000).toISOString()
+    const res = await upload(
+      'recon',
+      statementCsv([
+        {
+          receipt: a.mpesa_receipt_number,
+          at: a.updated_at,
+          details: 'Funds received',
+          paidIn: 500,
+          balance: 1_500,
+        },
+        {
+          receipt: 'RECONC0001',
+          at: cAt,
+          details: 'Merchant Payment from JANE',
+          paidIn: 260,
+          balance: 1_760,
+        },
+        {
+          receipt: 'RECONX0001',
+          at: xAt,
+          details: 'Customer Withdrawal At Agent',
+          withdrawn: 100,
+          balance: 1_660,
+        },
+      ]),
+      'recon.csv',
+    )
+    expect(res.body).toMatchObject({ accepted: 1, duplicates: 2, matched: 2 })
+    await eventually(
+      async () => {
+        const list = (await c.get('/api/v1/analytics/transactions?limit=500')).body.data as any[]
+        return list.length === 4 && list.filter((t) => t.balance !== null).length >= 3
+      },
+      20_000,
+      'four ledger transactions, three enriched by the statement',
+    )
+    const r = await c.get('/api/v1/analytics/reconciliation')
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({
+      statement_rows: 3,
+      missing_from_statement: {
+        count: 1,
+        data: [
+          {
+            receipt_number: b.mpesa_receipt_number,
+            source: 'payment',
+            channel: 'stk',
+            amount: 300,
+          },
+        ],
+      },
+      not_reported_live: {
+        count: 1,
+        data: [{ receipt_number: 'RECONX0001', amount: 100, direction: 'out' }],
+      },
+      amount_mismatches: {
+        count: 1,
+        data: [
+          {
+            receipt_number: 'RECONC0001',
+            amount: 260,
+            reported: [{ source: 'payment', channel: 'c2b', amount: 250 }],
+          },
+        ],
+      },
+      balance: {
+        opening: 1_000,
+        statement_closing: 1_660,
+        platform_running: 1_950,
+        difference: 290,
+      },
+    })
+    // The ledger keeps the first report's amount; the statement's is the reconciliation's to show.
+    const summary = (await c.get('/api/v1/analytics/summary')).body
+    expect(summary).toMatchObject({ total_transactions: 4, total_in: 1_050, total_out: 100 })
   }, 60_000)
 })

@@ -34,7 +34,7 @@ export function recordReports(db: Db, row: StoredTransaction, holder: string): v
       r.source,
       r.channel ?? null,
       holder,
-      r.occurred_at,
+      instant(r.occurred_at),
       centsOf(r.amount),
       r.direction,
       r.balance == null ? null : centsOf(r.balance),
@@ -59,4 +59,10 @@ export function dropCopy(db: Db, tenantId: string, id: string): boolean {
   db.sqlite.query('DELETE FROM transactions WHERE tenant_id = ? AND id = ?').run(tenantId, id)
   refreshCounterparty(db, old)
   return true
+}
+
+/** Reports are compared with transactions by time: the same text form (toIsoInstant's). */
+function instant(value: string): string {
+  const ms = Date.parse(value)
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : value
 }

@@ -136,3 +136,47 @@ export const SegmentList = t.Object({
     }),
   ),
 })
+
+const ReconciliationItem = t.Object({
+  receipt_number: t.String(),
+  transaction_id: t.String({ description: 'the ledger transaction holding the receipt' }),
+  source: t.String({ description: 'payment, sms, api or statement' }),
+  channel: t.Nullable(t.String({ description: 'stk, b2c, c2b or reversal for payments' })),
+  occurred_at: t.String(),
+  amount: Money,
+  direction: Direction,
+  balance: t.Nullable(Money),
+})
+const ReconciliationList = <T extends ReturnType<typeof t.Object>>(item: T) =>
+  t.Object({
+    count: t.Integer({ description: 'exact; data lists at most 500' }),
+    data: t.Array(item),
+  })
+
+export const ReconciliationResponse = t.Object({
+  period: t.Nullable(
+    t.Object(
+      { from: t.String(), to: t.String() },
+      { description: "the statement's first and last row within from/to; null: no statement" },
+    ),
+  ),
+  statement_rows: t.Integer(),
+  missing_from_statement: ReconciliationList(ReconciliationItem),
+  not_reported_live: ReconciliationList(ReconciliationItem),
+  amount_mismatches: ReconciliationList(
+    t.Composite([
+      ReconciliationItem,
+      t.Object({
+        reported: t.Array(ReconciliationItem, { description: 'the live reports that disagree' }),
+      }),
+    ]),
+  ),
+  balance: t.Nullable(
+    t.Object({
+      opening: Money,
+      statement_closing: Money,
+      platform_running: Money,
+      difference: Money,
+    }),
+  ),
+})

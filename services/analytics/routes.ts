@@ -12,6 +12,7 @@ import {
   FilterQuery,
   InsightList,
   Limit,
+  ReconciliationResponse,
   ScopeQuery,
   SegmentList,
   SummaryResponse,
@@ -19,6 +20,7 @@ import {
   TransactionPage,
   TrendResponse,
 } from './model.ts'
+import { reconcileStatement } from './reconciliation.ts'
 import { readCells, type Scope, summarize, summaryOf, trendOf } from './summary.ts'
 import { parseRange, timeZone } from './time.ts'
 import { getTransaction, listTransactions } from './transactions.ts'
@@ -75,6 +77,22 @@ export function createAnalyticsApp(ctx: ServiceContext) {
         query: t.Object({ ...FilterQuery, limit: Limit, cursor: t.Optional(t.String()) }),
         response: { 200: TransactionPage },
         detail: secured('Transactions, newest first, with filters and a keyset cursor'),
+      },
+    )
+    .get(
+      '/api/v1/analytics/reconciliation',
+      ({ actor, query }) => reconcileStatement(scopeOf(actor, query)),
+      {
+        auth: 'read',
+        query: t.Object({
+          tenant_id: ScopeQuery.tenant_id,
+          from: ScopeQuery.from,
+          to: ScopeQuery.to,
+        }),
+        response: { 200: ReconciliationResponse },
+        detail: secured(
+          'The imported statement against the live channels: missing rows both ways, amounts that disagree, closing against running balance',
+        ),
       },
     )
     .get(
