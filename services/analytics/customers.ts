@@ -24,12 +24,18 @@ export interface CounterpartyTotals {
 export function counterpartyTotals(scope: Scope): CounterpartyTotals[] {
   const { db, tenantId, range } = scope
   if (scope.userId === null && range.fromMs === null && range.toMs === null) {
-    return db.sqlite
-      .query(
-        `SELECT key, name, phone, tx_count AS count, total_cents AS total, in_cents, out_cents,
-           first_seen, last_seen FROM counterparties WHERE tenant_id = ?`,
-      )
-      .all(tenantId) as CounterpartyTotals[]
+    // Shared by every read until the next write: callers filter and sort copies.
+    return untilChanged(
+      db,
+      `all\u0000${tenantId}`,
+      () =>
+        db.sqlite
+          .query(
+            `SELECT key, name, phone, tx_count AS count, total_cents AS total, in_cents, out_cents,
+               first_seen, last_seen FROM counterparties WHERE tenant_id = ?`,
+          )
+          .all(tenantId) as readonly CounterpartyTotals[],
+    ) as CounterpartyTotals[]
   }
   const parts: string[] = []
   const args: unknown[] = []
@@ -82,20 +88,11 @@ export function counterpartyTotals(scope: Scope): CounterpartyTotals[] {
  * Money in by counterparty over whole local days from `fromDay` (tenant-wide), from the daily
  * counterparty rollup through its (tenant, direction, day) covering index. A 90-day window of a
  * busy tenant is ~100,000 rollup rows (25 ms to group), so the answer is kept until the database
- * changes: SQLite's `data_version` moves on another connection's commit and `total_changes()` on
- * this one's, so any write, by any process, makes the next read recompute.
+ * changes (`untilChanged`).
  */
 export function moneyInSince(db: Scope['db'], tenantId: string, fromDay: string) {
-  const version = db.sqlite.query<{ v: string }, []>(VERSION_SQL).get()!.v
-  let memo = moneyInMemo.get(db.sqlite)
-  if (memo?.version !== version) {
-    memo = { version, windows: new Map() }
-    moneyInMemo.set(db.sqlite, memo)
-  }
-  const key = `${tenantId}\u0000${fromDay}`
-  let sums = memo.windows.get(key)
-  if (!sums) {
-    sums = new Map<string, number>()
+  return untilChanged(db, `in\u0000${tenantId}\u0000${fromDay}`, () => {
+    const sums = new Map<string, number>()
     const rows = db.sqlite
       .query(
         `SELECT counterparty_key, amount_cents FROM daily_counterparties
@@ -103,16 +100,28 @@ export function moneyInSince(db: Scope['db'], tenantId: string, fromDay: string)
       )
       .values(tenantId, fromDay) as Array<[string, number]>
     for (const [k, cents] of rows) sums.set(k, (sums.get(k) ?? 0) + cents)
-    memo.windows.set(key, sums)
-  }
-  return sums
+    return sums
+  })
 }
 
 const VERSION_SQL = `SELECT (SELECT data_version FROM pragma_data_version) || ':' || total_changes() AS v`
-const moneyInMemo = new WeakMap<
-  Database,
-  { version: string; windows: Map<string, Map<string, number>> }
->()
+const memos = new WeakMap<Database, { version: string; values: Map<string, unknown> }>()
+
+/**
+ * `compute()`'s answer, kept until the database changes: SQLite's `data_version` moves on another
+ * connection's commit and `total_changes()` on this one's, so any write, by any process, makes
+ * the next read recompute. Callers must not change what it returns.
+ */
+function untilChanged<T>(db: Scope['db'], key: string, compute: () => T): T {
+  const version = db.sqlite.query<{ v: string }, []>(VERSION_SQL).get()!.v
+  let memo = memos.get(db.sqlite)
+  if (memo?.version !== version) {
+    memo = { version, values: new Map() }
+    memos.set(db.sqlite, memo)
+  }
+  if (!memo.values.has(key)) memo.values.set(key, compute())
+  return memo.values.get(key) as T
+}
 
 /**
  * Counterparties seen at or after `sinceIso`, and how many of them were first seen then: one pass
@@ -125,6 +134,31 @@ export function activeSince(db: Scope['db'], tenantId: string, sinceIso: string)
        WHERE tenant_id = ? AND last_seen >= ?`,
     )
     .get(sinceIso, tenantId, sinceIso)!
+}
+
+/**
+ * Counterparty totals of one category's transactions in scope. The rollups have no category per
+ * counterparty, so this reads the rows through the time index (a report, not a dashboard read).
+ */
+function categoryTotals(scope: Scope, category: string): CounterpartyTotals[] {
+  const where = ['t.tenant_id = ?', 't.counterparty_key IS NOT NULL', 't.category = ?']
+  const args: (string | number)[] = [scope.tenantId, category]
+  const { fromMs, toMs } = scope.range
+  if (fromMs !== null) where.push('t.occurred_at >= ?') && args.push(new Date(fromMs).toISOString())
+  if (toMs !== null) where.push('t.occurred_at < ?') && args.push(new Date(toMs).toISOString())
+  if (scope.userId !== null) where.push('t.user_id = ?') && args.push(scope.userId)
+  return scope.db.sqlite
+    .query(
+      `SELECT t.counterparty_key AS key, c.name, c.phone, count(*) AS count,
+         sum(t.amount_cents) AS total,
+         sum(CASE WHEN t.direction = 'in' THEN t.amount_cents ELSE 0 END) AS in_cents,
+         sum(CASE WHEN t.direction = 'out' THEN t.amount_cents ELSE 0 END) AS out_cents,
+         min(t.occurred_at) AS first_seen, max(t.occurred_at) AS last_seen
+       FROM transactions t LEFT JOIN counterparties c
+         ON c.tenant_id = t.tenant_id AND c.key = t.counterparty_key
+       WHERE ${where.join(' AND ')} GROUP BY t.counterparty_key`,
+    )
+    .all(...args) as CounterpartyTotals[]
 }
 
 export const SEGMENTS = [
@@ -237,9 +271,16 @@ export function cleanName(name: string | null): string | null {
  */
 export function topCustomers(
   scope: Scope,
-  opts: { limit: number; direction?: 'in' | 'out' | undefined; withRfm: boolean; nowMs: number },
+  opts: {
+    limit: number
+    direction?: 'in' | 'out' | undefined
+    /** Only transactions of this category (the PDF report's filter): read from the rows. */
+    category?: string | undefined
+    withRfm: boolean
+    nowMs: number
+  },
 ): CustomerView[] {
-  const inPeriod = counterpartyTotals(scope)
+  const inPeriod = opts.category ? categoryTotals(scope, opts.category) : counterpartyTotals(scope)
   const all =
     scope.userId === null && scope.range.fromMs === null && scope.range.toMs === null
       ? inPeriod
