@@ -4,8 +4,15 @@ import { migrations } from '../../schema/analytics/migrations.ts'
 import { type TransactionEvent, topics } from '../../schema/events.ts'
 import { newId } from '../kernel/ids.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import type { CustomerView } from './customers.ts'
 import { subscribeTransactions } from './events.ts'
-import { neutraliseCell, unparsePage } from './export.ts'
+import {
+  exportPdf,
+  filterLines,
+  neutraliseCell,
+  type ReportFilters,
+  unparsePage,
+} from './export.ts'
 import { createAnalyticsApp } from './routes.ts'
 
 describe('CSV pages', () => {
@@ -132,5 +139,69 @@ describe('CSV export read back', () => {
         if (typeof v === 'string' && !/^[+-]?\d+(\.\d+)?$/.test(v))
           expect(v).not.toMatch(/^[=+\-@\t\r]/)
     }
+  })
+})
+
+describe('the PDF report', () => {
+  const customer = (over: Partial<CustomerView>): CustomerView => ({
+    counterparty: 'FAITH CHEPKOECH',
+    counterparty_name: 'FAITH CHEPKOECH',
+    counterparty_phone: null,
+    count: 3,
+    total: 1234,
+    total_in: 1234,
+    total_out: 0,
+    first_seen: '2026-11-01T09:00:00.000Z',
+    last_seen: '2026-11-22T09:00:00.000Z',
+    segment: 'at_risk',
+    rfm: null,
+    ...over,
+  })
+  const report = (filters: ReportFilters) =>
+    new TextDecoder('latin1').decode(
+      exportPdf({
+        tenantId: 'duka',
+        generatedAt: '2026-11-23T10:00:00.000Z',
+        from: '2026-11-01',
+        to: '2026-11-22',
+        filters,
+        summary: {
+          total_transactions: 1200,
+          total_amount: 1_234_567.5,
+          average_transaction: 1028.81,
+          active_days: 22,
+          total_in: 1_000_000,
+          total_out: 234_567.5,
+          net: 765_432.5,
+        },
+        customers: [customer({})],
+        months: [{ period: '2026-11', total_in: 1_000_000, total_out: 234_567.5 } as never],
+        withSegments: true,
+      }),
+    )
+
+  it('writes money as KES 1,234.00 and days as 22 Nov 2026', () => {
+    const text = report({ direction: 'in' })
+    expect(text).toContain('Money in: KES 1,000,000.00')
+    expect(text).toContain('Money out: KES 234,567.50')
+    expect(text).toContain('(KES 1,234.00)')
+    expect(text).toContain('(22 Nov 2026)')
+    expect(text).toContain('Generated: 23 Nov 2026')
+    expect(text).toContain('Period: 1 Nov 2026 to 22 Nov 2026')
+    expect(text).toContain('(Nov 2026)')
+    expect(text).not.toMatch(/\d{4}-\d{2}-\d{2}|\(\d+\.\d{2}\)/)
+  })
+
+  it('states its filters and names its top list after them', () => {
+    const text = report({ direction: 'out', category: 'Rent', min_amount: 500, q: 'shop' })
+    expect(text).toContain('Direction: money out')
+    expect(text).toContain('Category: Rent')
+    expect(text).toContain('Top suppliers \\(you paid\\), Rent')
+    expect(text).toContain(
+      'Not applied here \\(CSV export only\\): amount from KES 500.00, text "shop"',
+    )
+    expect(filterLines({ from: undefined, to: undefined, filters: {} })).toEqual([
+      'Period: from the first transaction to today  ·  Direction: in and out  ·  Category: all  ·  Transactions: the whole business',
+    ])
   })
 })

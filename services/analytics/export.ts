@@ -105,6 +105,8 @@ export interface ReportInput {
   generatedAt: string
   from: string | undefined
   to: string | undefined
+  /** The request's filters, stated on the report; the top list was read with them. */
+  filters: ReportFilters
   summary: Summary
   customers: CustomerView[]
   months: TrendPoint[]
@@ -112,9 +114,54 @@ export interface ReportInput {
   withSegments: boolean
 }
 
-const fmt = (n: number) => n.toFixed(2)
+export interface ReportFilters {
+  direction?: 'in' | 'out' | undefined
+  category?: string | undefined
+  scope?: 'me' | 'tenant' | undefined
+  min_amount?: number | undefined
+  max_amount?: number | undefined
+  phone?: string | undefined
+  q?: string | undefined
+}
 
-/** A one-page PDF report: summary numbers, top customers and a monthly in/out bar chart. */
+const grouped = new Intl.NumberFormat('en-KE', {
+  minimumFractionDigits: 2,
+  maximumFractionDigits: 2,
+})
+/** The dashboard's one money format: `KES 1,234.00`, en-KE grouping, the sign first. */
+export const money = (n: number) => `KES ${n < 0 ? '-' : ''}${grouped.format(Math.abs(n))}`
+const MONTHS = 'Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec'.split(' ')
+/** `2026-11-22` or an ISO time as people write the day: `22 Nov 2026`. */
+export const dayText = (s: string) =>
+  `${Number(s.slice(8, 10))} ${MONTHS[Number(s.slice(5, 7)) - 1]} ${s.slice(0, 4)}`
+/** `2026-11` as `Nov 2026`. */
+const monthText = (s: string) =>
+  /^\d{4}-\d{2}$/.test(s) ? `${MONTHS[Number(s.slice(5, 7)) - 1]} ${s.slice(0, 4)}` : s
+
+/** What the report covers, in words: the filters it applied and those only the CSV applies. */
+export function filterLines(input: Pick<ReportInput, 'from' | 'to' | 'filters'>): string[] {
+  const f = input.filters
+  const applied = [
+    `Period: ${input.from ? dayText(input.from) : 'from the first transaction'} to ${input.to ? dayText(input.to) : 'today'}`,
+    f.direction
+      ? `Direction: ${f.direction === 'in' ? 'money in' : 'money out'}`
+      : 'Direction: in and out',
+    f.category ? `Category: ${f.category}` : 'Category: all',
+    f.scope === 'me' ? 'Transactions: mine only' : 'Transactions: the whole business',
+  ]
+  const csvOnly = [
+    f.min_amount !== undefined ? `amount from ${money(f.min_amount)}` : null,
+    f.max_amount !== undefined ? `amount up to ${money(f.max_amount)}` : null,
+    f.phone ? `phone ${f.phone}` : null,
+    f.q ? `text "${f.q}"` : null,
+  ].filter((x): x is string => x !== null)
+  return [
+    applied.join('  ·  '),
+    ...(csvOnly.length ? [`Not applied here (CSV export only): ${csvOnly.join(', ')}`] : []),
+  ]
+}
+
+/** A one-page PDF report: its filters, summary numbers, top counterparties and a monthly chart. */
 export function exportPdf(input: ReportInput): ArrayBuffer {
   const doc = new jsPDF({ unit: 'pt', format: 'a4' })
   const left = 48
@@ -123,9 +170,11 @@ export function exportPdf(input: ReportInput): ArrayBuffer {
   doc.text('Mobile-money analytics report', left, y)
   doc.setFont('helvetica', 'normal').setFontSize(10)
   y += 18
-  doc.text(`Tenant: ${input.tenantId}    Generated: ${input.generatedAt}`, left, y)
-  y += 14
-  doc.text(`Period: ${input.from ?? 'beginning'} to ${input.to ?? 'now'}    Currency: KES`, left, y)
+  doc.text(`Tenant: ${input.tenantId}    Generated: ${dayText(input.generatedAt)}`, left, y)
+  for (const line of filterLines(input)) {
+    y += 14
+    doc.text(line, left, y, { maxWidth: 500 })
+  }
 
   y += 28
   doc.setFont('helvetica', 'bold').setFontSize(13)
@@ -133,13 +182,12 @@ export function exportPdf(input: ReportInput): ArrayBuffer {
   doc.setFont('helvetica', 'normal').setFontSize(11)
   const s = input.summary
   const lines: Array<[string, string]> = [
-    ['Total transactions', String(s.total_transactions)],
-    ['Total amount', fmt(s.total_amount)],
-    ['Average transaction', fmt(s.average_transaction)],
-    ['Active days', String(s.active_days)],
-    ['Total in', fmt(s.total_in)],
-    ['Total out', fmt(s.total_out)],
-    ['Net', fmt(s.net)],
+    ['Transactions', s.total_transactions.toLocaleString('en-KE')],
+    ['Money in', money(s.total_in)],
+    ['Money out', money(s.total_out)],
+    ['Net', money(s.net)],
+    ['Average transaction', money(s.average_transaction)],
+    ['Active days', s.active_days.toLocaleString('en-KE')],
   ]
   for (const [label, value] of lines) {
     y += 16
@@ -148,32 +196,38 @@ export function exportPdf(input: ReportInput): ArrayBuffer {
 
   y += 30
   doc.setFont('helvetica', 'bold').setFontSize(13)
-  doc.text('Top customers', left, y)
+  const who =
+    input.filters.direction === 'out'
+      ? 'Top suppliers (you paid)'
+      : input.filters.direction === 'in'
+        ? 'Top customers (paid you)'
+        : 'Top counterparties (in and out)'
+  doc.text(input.filters.category ? `${who}, ${input.filters.category}` : who, left, y)
   doc.setFontSize(10)
   y += 16
-  const cols = [left, left + 190, left + 250, left + 340, left + 430]
-  const heads = [
-    'Customer',
-    'Count',
-    'Total',
-    'Last seen',
-    ...(input.withSegments ? ['Segment'] : []),
-  ]
+  const cols = [left, left + 180, left + 225, left + 340, left + 430]
+  const heads = ['Name', 'Count', 'Total', 'Last seen', ...(input.withSegments ? ['Segment'] : [])]
   for (const [i, h] of heads.entries()) {
     doc.text(h, cols[i]!, y)
   }
   doc.setFont('helvetica', 'normal')
+  const totalOf = (c: CustomerView) =>
+    input.filters.direction === 'out'
+      ? c.total_out
+      : input.filters.direction === 'in'
+        ? c.total_in
+        : c.total
   for (const c of input.customers.slice(0, 10)) {
     y += 14
-    doc.text(c.counterparty.slice(0, 32), cols[0]!, y)
-    doc.text(String(c.count), cols[1]!, y)
-    doc.text(fmt(c.total), cols[2]!, y)
-    doc.text(c.last_seen.slice(0, 10), cols[3]!, y)
-    if (input.withSegments) doc.text(c.segment ?? '-', cols[4]!, y)
+    doc.text(c.counterparty.slice(0, 30), cols[0]!, y)
+    doc.text(c.count.toLocaleString('en-KE'), cols[1]!, y)
+    doc.text(money(totalOf(c)), cols[2]!, y)
+    doc.text(dayText(c.last_seen), cols[3]!, y)
+    if (input.withSegments) doc.text((c.segment ?? '-').replace(/_/g, ' '), cols[4]!, y)
   }
   if (input.customers.length === 0) {
     y += 14
-    doc.text('No customers in this period.', left, y)
+    doc.text('Nobody in this period and these filters.', left, y)
   }
 
   y += 34
@@ -201,7 +255,7 @@ function drawMonthlyChart(
   doc.setFont('helvetica', 'normal').setFontSize(8)
   for (const f of [0, 0.5, 1]) {
     const ly = base - f * plotH
-    doc.text(fmt(max * f), x + 36, ly + 3, { align: 'right' })
+    doc.text(short(max * f), x + 36, ly + 3, { align: 'right' })
   }
   const slot = (width - 50) / Math.max(1, months.length)
   const bar = Math.min(18, slot / 2.5)
@@ -211,12 +265,19 @@ function drawMonthlyChart(
     const hOut = (m.total_out / max) * plotH
     doc.setFillColor(46, 139, 87).rect(sx, base - hIn, bar, hIn, 'F')
     doc.setFillColor(205, 92, 92).rect(sx + bar + 2, base - hOut, bar, hOut, 'F')
-    doc.setTextColor(60).text(m.period, sx, base + 12)
+    doc.setTextColor(60).text(monthText(m.period), sx, base + 12)
   })
   const ly = base + 30
   doc.setFillColor(46, 139, 87).rect(x + 46, ly - 8, 10, 10, 'F')
-  doc.setTextColor(0).text('In', x + 60, ly)
-  doc.setFillColor(205, 92, 92).rect(x + 90, ly - 8, 10, 10, 'F')
-  doc.text('Out', x + 104, ly)
+  doc.setTextColor(0).text('Money in', x + 60, ly)
+  doc.setFillColor(205, 92, 92).rect(x + 120, ly - 8, 10, 10, 'F')
+  doc.text('Money out (KES)', x + 134, ly)
   if (months.length === 0) doc.text('No transactions in this period.', x + 60, top + plotH / 2)
+}
+
+/** Axis labels: whole shillings with en-KE grouping, `1.2M` past a million. */
+function short(n: number): string {
+  return n >= 1e6
+    ? `${(n / 1e6).toLocaleString('en-KE', { maximumFractionDigits: 1 })}M`
+    : Math.round(n).toLocaleString('en-KE')
 }

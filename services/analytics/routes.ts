@@ -219,10 +219,12 @@ export function createAnalyticsApp(ctx: ServiceContext) {
           generatedAt: ctx.clock.now().toISOString(),
           from: query.from,
           to: query.to,
+          filters: query,
           summary: summarize(cells),
           customers: topCustomers(scope, {
             limit: 10,
             direction: query.direction,
+            category: query.category,
             withRfm,
             nowMs: ctx.clock.nowMs(),
           }),
