@@ -117,7 +117,7 @@ export function applyTransactions(
           result.unchanged++
           continue
         }
-        if (dropCopy(db, row.tenant_id, holder)) recordReports(db, row, row.id)
+        if (dropCopy(db, row.tenant_id, holder)) recordReports(db, row, row.id, true)
       } else recordReports(db, row, row.id)
     }
     const values = COLUMNS.map((c) => row[c])

@@ -22,8 +22,11 @@ export function holderOf(db: Db, tenantId: string, receipt: string): string | nu
   )
 }
 
-/** Keeps what each channel reported of the row's receipt, all under the transaction `holder`. */
-export function recordReports(db: Db, row: StoredTransaction, holder: string): void {
+/**
+ * Keeps what each channel reported of the row's receipt, all under the transaction `holder`;
+ * `moved` when the receipt changed hands (a raw copy dropped), so its older reports follow.
+ */
+export function recordReports(db: Db, row: StoredTransaction, holder: string, moved = false): void {
   const receipt = row.receipt_number
   if (!receipt) return
   const upsert = db.sqlite.query(UPSERT)
@@ -41,7 +44,7 @@ export function recordReports(db: Db, row: StoredTransaction, holder: string): v
       r.import_id ?? null,
     )
   }
-  db.sqlite.query(MOVE).run(holder, row.tenant_id, receipt, holder)
+  if (moved) db.sqlite.query(MOVE).run(holder, row.tenant_id, receipt, holder)
 }
 
 /**
