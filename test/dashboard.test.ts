@@ -209,6 +209,20 @@ describe('dashboard in Chromium', () => {
     expect(await page.locator('#cashflow-chart [role="img"]').getAttribute('aria-label')).toContain(
       'Daily cashflow from',
     )
+    // The legend's swatches are painted (classes, not style attributes the CSP would block).
+    const swatches = await page.evaluate(() =>
+      [...document.querySelectorAll('#cashflow-chart .legend i')].map((i) => {
+        const r = i.getBoundingClientRect()
+        return { bg: getComputedStyle(i).backgroundColor, w: r.width, h: r.height }
+      }),
+    )
+    expect(swatches.length).toBeGreaterThanOrEqual(6)
+    for (const s of swatches) {
+      expect(s.bg).not.toBe('rgba(0, 0, 0, 0)')
+      expect(s.bg).not.toBe('transparent')
+      expect(s.w * s.h).toBeGreaterThan(0)
+    }
+    expect(new Set(swatches.map((s) => s.bg)).size).toBeGreaterThanOrEqual(5)
     await fitsWidth()
     await shot('overview')
     await page
@@ -330,15 +344,30 @@ describe('dashboard in Chromium', () => {
       await page.goto(`${origin}/#/settings`)
       const form = page.locator('#webhook-form')
       await form.waitFor()
+      // No endpoint yet: a test event would go nowhere, so its button is off and says why.
+      const trigger = page.locator('#trigger-form')
+      const send = trigger.getByRole('button', { name: 'Send test event' })
+      expect(await send.isDisabled()).toBe(true)
+      await page.locator('#trigger-hint').waitFor()
       await form.getByLabel('URL').fill(`http://127.0.0.1:${receiver.port}/hook`)
-      await form
-        .getByLabel('Signing secret')
-        .fill('whsec_dGVzdC1zZWNyZXQtZm9yLXRoZS1kdWthLWRhc2hib2FyZA==')
-      await form.getByLabel('Events').selectOption(['payment.success', 'low.balance.alert'])
+      // No secret typed: the API makes one and the page shows it this once.
+      await form.getByLabel('low.balance.alert').check()
+      expect(await form.getByLabel('payment.success').isChecked()).toBe(true)
       await form.getByRole('button', { name: 'Register' }).click()
       await page.locator('#webhooks-table', { hasText: `127.0.0.1:${receiver.port}` }).waitFor()
+      const secret = (await page.locator('#webhook-secret').textContent())!
+      expect(secret.length).toBeGreaterThanOrEqual(24)
+      await page.locator('#copy-webhook-secret').waitFor()
+      expect(await send.isEnabled()).toBe(true)
+      expect(await page.locator('#trigger-hint').isHidden()).toBe(true)
+      await shot('settings-webhook-secret')
+      const hooks = (await api(p.gateway, adminToken).get('/api/v1/webhooks')).body.data
+      expect(hooks[0]).toMatchObject({ events: ['payment.success', 'low.balance.alert'] })
+      expect(JSON.stringify(hooks)).not.toContain(secret)
+      await page.reload()
+      await page.locator('#webhooks-table', { hasText: `127.0.0.1:${receiver.port}` }).waitFor()
+      expect(await page.locator('#webhook-secret').count()).toBe(0)
 
-      const trigger = page.locator('#trigger-form')
       await trigger.getByLabel('Test event').selectOption('low.balance.alert')
       await trigger.getByRole('button', { name: 'Send test event' }).click()
       await page.getByText('low.balance.alert queued for 1 endpoint(s).').waitFor()
@@ -586,8 +615,9 @@ describe('dashboard in Chromium', () => {
       20_000,
       'the invoice to be paid',
     )
-    await page.reload()
-    await page.locator('#invoices-table tr', { hasText: inv.number }).getByText('paid').waitFor()
+    // No reload: the page polls the invoice after the push, as the payments page polls a payment.
+    await page.locator(`#invoice-status-${inv.id}[data-status="paid"]`).waitFor({ timeout: 10_000 })
+    await page.locator('#invoices [role="status"]', { hasText: 'is paid' }).waitFor()
     expect(await page.getByRole('button', { name: `Pay ${inv.number}` }).count()).toBe(0)
     await fitsWidth()
     await shot('settings-invoices')
@@ -598,6 +628,33 @@ describe('dashboard in Chromium', () => {
     await shot('settings-desktop')
     await page.setViewportSize({ width: 390, height: 844 })
   }, 40_000)
+
+  it('shows the plan, its price and usage against its limits, and changes the plan', async () => {
+    await page.goto(`${origin}/#/settings`)
+    const panel = page.locator('#subscription')
+    await panel.locator('#usage-table').waitFor()
+    expect(await panel.locator('#subscription-plan').textContent()).toContain(
+      'Plan Pro · KES 2,500.00 a month',
+    )
+    const usage = (await api(p.gateway, adminToken).get(`/api/v1/billing/usage/${TENANT}`)).body
+    const used = usage.metrics.transactions.used as number
+    const limit = usage.metrics.transactions.limit as number
+    const row = panel.locator('#usage-table tr', { hasText: 'Transactions this period' })
+    expect(digits((await row.locator('td').nth(1).textContent())!)).toBe(String(used))
+    expect(digits((await row.locator('td').nth(2).textContent())!)).toBe(String(limit))
+    expect(Number(await row.locator('meter').getAttribute('value'))).toBe(Math.min(used, limit))
+    await fitsWidth()
+    await panel.screenshot({ path: join(OUT, 'settings-subscription.png') })
+
+    await panel.getByLabel('New plan').selectOption('enterprise')
+    await panel.getByRole('button', { name: 'Change plan' }).click()
+    await panel.locator('#subscription-plan', { hasText: 'Plan Enterprise' }).waitFor()
+    const sub = (await api(p.gateway, adminToken).get(`/api/v1/billing/subscriptions/${TENANT}`))
+      .body
+    expect(sub.plan).toBe('enterprise')
+    expect(await panel.locator('option', { hasText: 'Downgrade to Pro' }).count()).toBe(1)
+    await panel.screenshot({ path: join(OUT, 'settings-subscription-changed.png') })
+  }, 30_000)
 
   it('made no request outside the platform', () => {
     expect(requests.length).toBeGreaterThan(10)

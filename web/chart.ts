@@ -139,19 +139,25 @@ export function cashflowChart(
     },
   }
   const chart = new uPlot(opts, data, target)
-  const key = (color: string, text: string, style = '') =>
-    `<li><i style="background:${color};${style}"></i>${text}</li>`
+  // Swatch colours are classes in styles.css: the CSP has no 'unsafe-inline' for style attributes.
+  const key = (swatch: string, text: string) => {
+    const li = document.createElement('li')
+    const i = document.createElement('i')
+    i.className = `swatch-${swatch}`
+    li.append(i, text)
+    return li
+  }
   const legend = document.createElement('ul')
   legend.className = 'legend'
-  legend.innerHTML = [
-    key('#1b873f', 'Inflow (up)', 'height:.7rem'),
-    key('#c62828', 'Outflow (down)', 'height:.7rem'),
-    key('#1f4e99', 'Net'),
-    key('#1f4e99', 'Forecast net', 'opacity:.6'),
-    key('rgba(31,78,153,0.35)', '80 % interval', 'height:.7rem'),
-    key('rgba(31,78,153,0.15)', '95 % interval', 'height:.7rem'),
-    hasBalance ? key('#8a5a00', 'Projected balance (right axis)') : '',
-  ].join('')
+  legend.append(
+    key('in', 'Inflow (up)'),
+    key('out', 'Outflow (down)'),
+    key('net', 'Net'),
+    key('forecast', 'Forecast net'),
+    key('band80', '80 % interval'),
+    key('band95', '95 % interval'),
+    ...(hasBalance ? [key('balance', 'Projected balance (right axis)')] : []),
+  )
   target.append(legend, readout)
   const sum = (k: 'inflow' | 'outflow') => daily.reduce((s, d) => s + d[k], 0)
   chart.root.setAttribute('role', 'img')

@@ -1,7 +1,7 @@
 import { ROLES } from '../../schema/vocabulary.ts'
 import { api } from '../api.ts'
 import { date, h, section, showError, table } from '../ui.ts'
-import { field, formWith } from './settings-form.ts'
+import { copyButton, field, formWith } from './settings-form.ts'
 
 interface ApiKey {
   id: string
@@ -11,21 +11,6 @@ interface ApiKey {
   created_at: string
   expires_at: string | null
   last_used_at: string | null
-}
-
-/** Copies the key; where the clipboard is refused (plain http), the key is selected instead. */
-function copyButton(value: string, code: HTMLElement): HTMLElement {
-  const button = h('button', { type: 'button', class: 'small', id: 'copy-api-key' }, 'Copy')
-  button.addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(value)
-      button.textContent = 'Copied'
-    } catch {
-      getSelection()?.selectAllChildren(code)
-      button.textContent = 'Selected: press Ctrl+C'
-    }
-  })
-  return button
 }
 
 /**
@@ -107,7 +92,7 @@ export async function apiKeysPanel(tenantId: string): Promise<HTMLElement> {
           `Key "${made.name}" (${made.role}). Copy it now: it is not shown again. `,
           code,
           ' ',
-          copyButton(made.key, code),
+          copyButton('copy-api-key', made.key, code),
         ),
       )
       await load()

@@ -1,13 +1,7 @@
 import { api, isOperator } from '../api.ts'
 import { day, formValues, h, money, section, showError, table } from '../ui.ts'
+import { subscriptionPanel } from './settings-subscription.ts'
 
-interface Subscription {
-  plan: string
-  status: string
-  current_period_end: string
-  grace_period_ends: string | null
-  credit: number
-}
 interface Invoice {
   id: string
   number: string
@@ -20,35 +14,47 @@ interface Invoice {
 }
 
 export async function billingPanel(tenantId: string): Promise<HTMLElement> {
-  const sub = h('div', { id: 'subscription' })
   const invoices = h('div', { id: 'invoices' })
   const paying = h('div', { role: 'status' })
-  const [s, inv] = await Promise.allSettled([
-    api.get<Subscription>(`/api/v1/billing/subscriptions/${encodeURIComponent(tenantId)}`),
+  const [sub, inv] = await Promise.allSettled([
+    subscriptionPanel(tenantId, true),
     api.get<{ data: Invoice[] }>(
       isOperator()
         ? `/api/v1/billing/invoices?tenant_id=${encodeURIComponent(tenantId)}`
         : '/api/v1/billing/invoices',
     ),
   ])
-  if (s.status === 'fulfilled') {
-    const v = s.value
-    sub.append(
-      h(
-        'p',
-        {},
-        'Plan ',
-        h('strong', {}, v.plan),
-        ` · ${v.status.replace('_', ' ')} · period ends ${day(v.current_period_end)}`,
-        v.grace_period_ends ? ` · grace period ends ${day(v.grace_period_ends)}` : '',
-        v.credit ? ` · credit ${money(v.credit)}` : '',
-      ),
+  if (sub.status === 'rejected') showError(sub.reason)
+  const statusOf = (i: Invoice) =>
+    h(
+      'span',
+      { class: `status-${i.status}`, 'data-status': i.status, id: `invoice-status-${i.id}` },
+      i.status.replace('_', ' '),
     )
-  } else showError(s.reason)
+  /** Polls the invoice after its STK push, like the payments page polls a payment. */
+  const watch = async (i: Invoice) => {
+    for (let n = 0; n < 120 && paying.isConnected; n++) {
+      await new Promise((r) => setTimeout(r, 1000))
+      let now: Invoice
+      try {
+        now = await api.get<Invoice>(`/api/v1/billing/invoices/${encodeURIComponent(i.id)}`)
+      } catch (err) {
+        showError(err)
+        return
+      }
+      if (now.status === i.status) continue
+      document.getElementById(`invoice-status-${i.id}`)?.replaceWith(statusOf(now))
+      if (now.status === 'paid') {
+        document.getElementById(`pay-${i.id}`)?.remove()
+        paying.replaceChildren(h('p', {}, `Invoice ${i.number} is paid. Thank you.`))
+      }
+      return
+    }
+  }
   const payForm = (i: Invoice) => {
     const form = h(
       'form',
-      { class: 'inline', 'aria-label': `Pay invoice ${i.number}` },
+      { class: 'inline', id: `pay-${i.id}`, 'aria-label': `Pay invoice ${i.number}` },
       h('input', {
         name: 'phone_number',
         required: true,
@@ -65,7 +71,7 @@ export async function billingPanel(tenantId: string): Promise<HTMLElement> {
         .send<{ checkout_request_id: string }>('POST', `/api/v1/billing/invoices/${i.id}/pay`, {
           phone_number: formValues(form).phone_number,
         })
-        .then((r) =>
+        .then((r) => {
           paying.replaceChildren(
             h(
               'p',
@@ -74,8 +80,9 @@ export async function billingPanel(tenantId: string): Promise<HTMLElement> {
               h('code', {}, r.checkout_request_id),
               '); the invoice turns paid when the customer confirms.',
             ),
-          ),
-        )
+          )
+          void watch(i)
+        })
         .catch(showError)
     })
     return form
@@ -89,7 +96,7 @@ export async function billingPanel(tenantId: string): Promise<HTMLElement> {
               i.number,
               `${day(i.period_start)} – ${day(i.period_end)}`,
               money(i.total),
-              h('span', { class: `status-${i.status}` }, i.status.replace('_', ' ')),
+              statusOf(i),
               day(i.due_at),
               h(
                 'div',
@@ -114,5 +121,10 @@ export async function billingPanel(tenantId: string): Promise<HTMLElement> {
     )
   else showError(inv.reason)
   invoices.append(paying)
-  return section('Subscription and invoices', sub, invoices)
+  return section(
+    'Subscription and invoices',
+    sub.status === 'fulfilled' ? sub.value : null,
+    h('h3', {}, 'Invoices'),
+    invoices,
+  )
 }

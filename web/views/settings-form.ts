@@ -31,3 +31,18 @@ export function formWith(
 }
 
 export const field = (label: string, input: HTMLElement) => h('label', {}, label, input)
+
+/** Copies a secret shown once; where the clipboard is refused (plain http), selects it instead. */
+export function copyButton(id: string, value: string, code: HTMLElement): HTMLElement {
+  const button = h('button', { type: 'button', class: 'small', id }, 'Copy')
+  button.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(value)
+      button.textContent = 'Copied'
+    } catch {
+      getSelection()?.selectAllChildren(code)
+      button.textContent = 'Selected: press Ctrl+C'
+    }
+  })
+  return button
+}

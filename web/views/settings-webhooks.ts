@@ -1,7 +1,7 @@
 import { WEBHOOK_EVENTS } from '../../schema/vocabulary.ts'
 import { api, scoped } from '../api.ts'
 import { date, h, section, showError, table } from '../ui.ts'
-import { field, formWith } from './settings-form.ts'
+import { copyButton, field, formWith } from './settings-form.ts'
 
 /** SPEC §6: the events an endpoint may subscribe to. */
 const webhookEvents = WEBHOOK_EVENTS
@@ -27,12 +27,22 @@ interface Delivery {
 export async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
   const list = h('div', { id: 'webhooks' })
   const deliveries = h('div', { id: 'deliveries' })
+  const created = h('div', { role: 'status', id: 'webhook-created' })
+  const noEndpoint = h(
+    'p',
+    { class: 'muted', id: 'trigger-hint' },
+    'Register an endpoint first: a test event goes to your endpoints.',
+  )
+  let triggerButton: HTMLButtonElement | null = null
   const load = async () => {
     const [hooks, dels] = await Promise.allSettled([
       api.get<{ data: Endpoint[] }>(scoped('/api/v1/webhooks')),
       api.get<{ data: Delivery[] }>(scoped('/api/v1/webhooks/deliveries?limit=20')),
     ])
-    if (hooks.status === 'fulfilled')
+    if (hooks.status === 'fulfilled') {
+      const none = hooks.value.data.length === 0
+      if (triggerButton) triggerButton.disabled = none
+      noEndpoint.hidden = !none
       list.replaceChildren(
         hooks.value.data.length
           ? table(
@@ -46,7 +56,7 @@ export async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
             )
           : h('p', { class: 'muted' }, 'No webhook endpoints yet.'),
       )
-    else showError(hooks.reason)
+    } else showError(hooks.reason)
     if (dels.status === 'fulfilled')
       deliveries.replaceChildren(
         dels.value.data.length
@@ -88,29 +98,62 @@ export async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
         h('input', { name: 'url', type: 'url', placeholder: 'https://…', required: true }),
       ),
       field(
-        'Signing secret',
-        h('input', { name: 'secret', required: true, minlength: 8, autocomplete: 'off' }),
+        'Signing secret (optional)',
+        h('input', {
+          name: 'secret',
+          minlength: 8,
+          autocomplete: 'off',
+          placeholder: 'leave empty to have one made',
+        }),
       ),
-      field(
-        'Events',
-        h(
-          'select',
-          { name: 'events', multiple: true, size: 3, required: true },
-          webhookEvents.map((e) => h('option', { value: e, selected: e === 'payment.success' }, e)),
+      h(
+        'fieldset',
+        { class: 'checks', id: 'webhook-events' },
+        h('legend', {}, 'Events'),
+        webhookEvents.map((e) =>
+          h(
+            'label',
+            {},
+            h('input', {
+              type: 'checkbox',
+              name: 'events',
+              value: e,
+              checked: e === 'payment.success',
+            }),
+            e,
+          ),
         ),
       ),
     ],
     'Register',
     async (v, form) => {
       const events = [
-        ...(form.elements.namedItem('events') as HTMLSelectElement).selectedOptions,
+        ...form.querySelectorAll<HTMLInputElement>('input[name="events"]:checked'),
       ].map((o) => o.value)
-      await api.send('POST', '/api/v1/webhooks', {
-        tenant_id: tenantId,
-        url: v.url,
-        secret: v.secret,
-        events,
-      })
+      if (events.length === 0) throw new Error('choose at least one event')
+      const res = await api.send<{ id: string; url: string; secret?: string }>(
+        'POST',
+        '/api/v1/webhooks',
+        { tenant_id: tenantId, url: v.url, ...(v.secret ? { secret: v.secret } : {}), events },
+      )
+      created.replaceChildren()
+      if (res.secret) {
+        // The service keeps it encrypted and never answers it again: this is the one showing.
+        const code = h('code', { id: 'webhook-secret' }, res.secret)
+        created.append(
+          h(
+            'p',
+            {},
+            `Signing secret for ${res.url}, shown this once: keep it where your server verifies the signatures.`,
+          ),
+          h(
+            'div',
+            { class: 'inline secret' },
+            code,
+            copyButton('copy-webhook-secret', res.secret, code),
+          ),
+        )
+      }
       await load()
     },
   )
@@ -139,6 +182,7 @@ export async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
       await load()
     },
   )
+  triggerButton = trigger.querySelector('button[type="submit"]')
   const refresh = h(
     'button',
     { type: 'button', class: 'small', id: 'refresh-deliveries', onclick: () => void load() },
@@ -148,8 +192,10 @@ export async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
   return section(
     'Webhooks',
     form,
+    created,
     list,
     trigger,
+    noEndpoint,
     sent,
     h('h3', {}, 'Recent deliveries ', refresh),
     deliveries,
