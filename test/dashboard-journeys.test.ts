@@ -270,7 +270,11 @@ describe('dashboard journeys in Chromium', () => {
     // The comparisons end at the statement's last day: nothing reads as a decline.
     expect(await page.locator('#as-of').textContent()).toContain('latest transaction')
     const insights = (await page.locator('#insights').textContent()) ?? ''
-    expect(insights).not.toMatch(/Revenue down/)
+    // A week of every 5th demo row can be a little down by chance; ending at today instead of
+    // the last day with data read as a 90 % fall. No comparison may fall by half or more.
+    const falls = [...insights.matchAll(/([\d.]+)% less than/g)].map((m) => Number(m[1]))
+    for (const fall of falls) expect(fall).toBeLessThan(50)
+    expect(insights).not.toContain('Revenue this week')
     const reasons = await page
       .locator('#health-reasons li')
       .evaluateAll((els) => els.map((e) => e.getAttribute('data-code')))
