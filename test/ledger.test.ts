@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { join } from 'node:path'
+import { chromium } from 'playwright-core'
 import { makeStatementPdf } from '../scripts/make-statement-pdf.ts'
 import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
@@ -437,5 +439,38 @@ describe('one ledger across channels', () => {
     // The ledger keeps the first report's amount; the statement's is the reconciliation's to show.
     const summary = (await c.get('/api/v1/analytics/summary')).body
     expect(summary).toMatchObject({ total_transactions: 4, total_in: 1_050, total_out: 100 })
+  }, 60_000)
+
+  it('shows the same reconciliation on the dashboard page', async () => {
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+    })
+    try {
+      const page = await browser.newPage({ viewport: { width: 1366, height: 900 } })
+      await page.goto(`${p.gateway}/#/reconciliation`)
+      await page.getByLabel('Email').fill('owner@recon.test')
+      await page.getByLabel('Password').fill('recon-Owner-Passphrase-42')
+      await page.getByRole('button', { name: 'Log in' }).click()
+      await page.locator('#logout').waitFor()
+      await page.getByRole('link', { name: 'Reconciliation' }).click()
+      await page.locator('#reconciliation-period').waitFor()
+      const cards = page.locator('#reconciliation .card')
+      const value = (title: string) =>
+        cards.filter({ hasText: title }).locator('.card-value').textContent()
+      expect(await value('Missing from the statement')).toBe('1')
+      expect(await value('Only in the statement')).toBe('1')
+      expect(await value('Amounts that disagree')).toBe('1')
+      expect(await value('Balance difference')).toBe('KES 290.00')
+      const text = (await page.locator('#reconciliation').textContent()) ?? ''
+      expect(text).toContain('RECONX0001')
+      expect(text).toContain('RECONC0001')
+      await page.screenshot({
+        path: join(import.meta.dir, '..', 'test-output', 'dashboard', 'reconciliation-1366.png'),
+        fullPage: true,
+      })
+    } finally {
+      await browser.close()
+    }
   }, 60_000)
 })

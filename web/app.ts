@@ -7,6 +7,7 @@ import { loginView } from './views/login.ts'
 import { operatorView } from './views/operator.ts'
 import { overviewView } from './views/overview.ts'
 import { paymentsView } from './views/payments.ts'
+import { reconciliationView } from './views/reconciliation.ts'
 import { settingsView } from './views/settings.ts'
 import { transactionsView } from './views/transactions.ts'
 
@@ -27,6 +28,12 @@ const views: Record<string, View> = {
     render: transactionsView,
   },
   payments: { title: 'Payments', show: () => true, needsTenant: true, render: paymentsView },
+  reconciliation: {
+    title: 'Reconciliation',
+    show: () => true,
+    needsTenant: true,
+    render: reconciliationView,
+  },
   import: {
     title: 'Import',
     show: () => can('manage'),
