@@ -310,14 +310,18 @@ describe('analytics end to end', () => {
     expect(out.exitCode).toBe(0)
     const text = out.stdout.toString()
     const summary = (await api(p.gateway, acme).get('/api/v1/analytics/summary')).body
-    expect(text).toContain(`Total transactions: ${summary.total_transactions}`)
-    expect(text).toContain(`Total amount: ${summary.total_amount.toFixed(2)}`)
-    expect(text).toContain(`Average transaction: ${summary.average_transaction.toFixed(2)}`)
+    // One money format everywhere (KES 1,234.00, en-KE grouping) and dates in words.
+    const kes = (n: number) =>
+      `KES ${n.toLocaleString('en-KE', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`
+    expect(text).toContain(`Transactions: ${summary.total_transactions}`)
+    expect(text).toContain(`Money in: ${kes(summary.total_in)}`)
+    expect(text).toContain(`Money out: ${kes(summary.total_out)}`)
+    expect(text).toContain(`Average transaction: ${kes(summary.average_transaction)}`)
     expect(text).toContain(`Active days: ${summary.active_days}`)
-    expect(text).toContain(`Net: ${summary.net.toFixed(2)}`)
-    expect(text).toContain('Top customers')
+    expect(text).toContain(`Net: ${kes(summary.net)}`)
+    expect(text).toContain('Top counterparties')
     expect(text).toContain('Segment')
-    expect(text).toContain('2026-01')
+    expect(text).toContain('Jan 2026')
   })
 
   it('serves trends, customers, insights and segments, and honours the feature flag', async () => {
@@ -350,7 +354,7 @@ describe('analytics end to end', () => {
     const file = join(p.dataDir, 'beta.pdf')
     writeFileSync(file, new Uint8Array(await pdf.arrayBuffer()))
     const text = Bun.spawnSync(['pdftotext', '-layout', file, '-']).stdout.toString()
-    expect(text).toContain('Total amount: 777.77')
+    expect(text).toContain('Money in: KES 777.77')
     expect(text).not.toContain('Segment')
   })
 
