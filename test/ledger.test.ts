@@ -306,6 +306,41 @@ describe('one ledger across channels', () => {
     expect(l.daily.inflow).toBeCloseTo(inflow, 2)
   }, 60_000)
 
+  it('still counts a receipt once when its second report arrives after a Free to Pro move', async () => {
+    const operator = await p.login()
+    await createTenants(p.gateway, operator, { id: 'mover', plan: 'free' })
+    clients.mover = api(p.gateway, await p.login('owner@mover.test', 'mover-Owner-Passphrase-42'))
+    const at = new Date(Date.now() - 3_600_000).toISOString()
+    const imported = await upload(
+      'mover',
+      statementCsv([
+        {
+          receipt: 'MOVEAB0001',
+          at,
+          details: 'Merchant Payment from JANE',
+          paidIn: 420,
+          balance: 420,
+        },
+      ]),
+      'mover.csv',
+    )
+    expect(imported.body).toMatchObject({ accepted: 1, duplicates: 0 })
+    await eventually(async () => (await rowsOf('mover', 'MOVEAB0001')).length === 1, 20_000)
+    const up = await clients.mover!.put('/api/v1/tenants/mover/upgrade', { plan: 'pro' })
+    expect(up.status).toBe(200)
+    expect(up.body).toMatchObject({ isolation: 'schema' })
+    const url = await registerTill('mover', '600209')
+    const liveReports = async () =>
+      (await clients.mover!.get('/api/v1/analytics/reconciliation')).body.not_reported_live.count
+    expect(await liveReports()).toBe(1)
+    await confirmC2b(url, 'MOVEAB0001', 420, at)
+    // The statement row counts as reported live once the C2B confirmation reached the ledger.
+    await eventually(async () => (await liveReports()) === 0, 20_000, 'the C2B report merged')
+    const summary = (await clients.mover!.get('/api/v1/analytics/summary')).body
+    expect(summary).toMatchObject({ total_transactions: 1, total_in: 420 })
+    expect(await rowsOf('mover', 'MOVEAB0001')).toHaveLength(1)
+  }, 60_000)
+
   it('makes one transaction of a receipt reported by C2B and a statement at the same moment', async () => {
     const url = await registerTill('racing', '600202')
     const at = new Date().toISOString()
