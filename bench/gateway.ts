@@ -1,14 +1,19 @@
 /**
- * `bun bench/gateway.ts`: the same authenticated GET (`/api/v1/auth/me`, token verified at the
- * edge and again by the service) direct to the auth service, through the gateway, and through
- * nginx (1 worker) as a plain reverse proxy to the service, measured with wrk in one run.
- * Targets (DESIGN §14): gateway p99 added latency ≤ 1 ms over direct; gateway throughput
- * ≥ 0.6 × nginx's. nginx and wrk are required (Debian packages nginx and wrk).
+ * `bun bench/gateway.ts`: two authenticated GETs, each direct to its service's port, through the
+ * default `mmp serve` (every part, gateway dispatching in-process) and through nginx (1 worker)
+ * as a plain reverse proxy to the same service port, measured with wrk in one run:
+ * - real: `/api/v1/analytics/summary` for a tenant with a year of data (the route users take);
+ * - light: `/api/v1/auth/me` (token verified, no database read).
+ * Targets (issue 21, DESIGN §14): real route gateway p99 added ≤ 0.3 ms at 1 connection;
+ * gateway throughput ≥ 0.6 × nginx's at 16 and 64 connections. nginx and wrk are required.
+ * BENCH_ROUTES=real|light runs one; BENCH_SECONDS, BENCH_ROUNDS as before.
  */
 import { existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { basePorts } from '../daemon/config.ts'
+import { generateDemo } from '../services/parser/demo.ts'
 
 const NGINX = '/usr/sbin/nginx'
 const WRK = Bun.which('wrk')
@@ -31,7 +36,7 @@ const free = (port: number) =>
 async function pickOffset(): Promise<number> {
   for (let i = 0; i < 50; i++) {
     const offset = 30000 + 100 * Math.floor(Math.random() * 200)
-    const ports = [9000, 8001, 1883, 9001].map((p) => p + offset)
+    const ports = [...Object.values(basePorts), 9001].map((p) => p + offset)
     if ((await Promise.all(ports.map(free))).every(Boolean)) return offset
   }
   throw new Error('no free port range')
@@ -39,33 +44,36 @@ async function pickOffset(): Promise<number> {
 
 const offset = await pickOffset()
 const gateway = `http://127.0.0.1:${9000 + offset}`
-const direct = `http://127.0.0.1:${8001 + offset}`
+const directAuth = `http://127.0.0.1:${basePorts.auth + offset}`
+const directAnalytics = `http://127.0.0.1:${basePorts.analytics + offset}`
 const nginxPort = 9001 + offset
 const proxied = `http://127.0.0.1:${nginxPort}`
 const password = 'bench-operator-password'
 
-const mmp = Bun.spawn(
-  [process.execPath, join(root, 'cmd/main.ts'), 'serve', '--only', 'gateway,auth,broker'],
-  {
-    cwd: root,
-    env: {
-      ...process.env,
-      MMP_DATA_DIR: join(dir, 'data'),
-      MMP_PORT_OFFSET: String(offset),
-      MMP_OPERATOR_EMAIL: 'bench@mmp.test',
-      MMP_OPERATOR_PASSWORD: password,
-      MMP_LOG_FORMAT: 'json',
-      // The bench measures proxying, not the limiter refusing: lift the operator's tier rate.
-      MMP_RATE_LIMIT_ENTERPRISE: '1000000',
-      // BENCH_GATEWAY_TCP=1: reach auth over loopback TCP instead of in-process dispatch.
-      ...(process.env.BENCH_GATEWAY_TCP
-        ? { MMP_DISCOVERY_AUTH: `http://localhost:${8001 + offset}` }
-        : {}),
-    },
-    stdout: openSync(join(dir, 'mmp.log'), 'w'),
-    stderr: openSync(join(dir, 'mmp.err'), 'w'),
+const mmp = Bun.spawn([process.execPath, join(root, 'cmd/main.ts'), 'serve'], {
+  cwd: root,
+  env: {
+    ...process.env,
+    MMP_DATA_DIR: join(dir, 'data'),
+    MMP_PORT_OFFSET: String(offset),
+    MMP_OPERATOR_EMAIL: 'bench@mmp.test',
+    MMP_OPERATOR_PASSWORD: password,
+    MMP_LOG_FORMAT: 'json',
+    // The bench measures proxying, not the limiter refusing: lift every tier's rate.
+    MMP_RATE_LIMIT_FREE: '1000000',
+    MMP_RATE_LIMIT_PRO: '1000000',
+    MMP_RATE_LIMIT_ENTERPRISE: '1000000',
+    // BENCH_GATEWAY_TCP=1: reach the services over loopback TCP instead of in-process dispatch.
+    ...(process.env.BENCH_GATEWAY_TCP
+      ? {
+          MMP_DISCOVERY_AUTH: `http://localhost:${basePorts.auth + offset}`,
+          MMP_DISCOVERY_ANALYTICS: `http://localhost:${basePorts.analytics + offset}`,
+        }
+      : {}),
   },
-)
+  stdout: openSync(join(dir, 'mmp.log'), 'w'),
+  stderr: openSync(join(dir, 'mmp.err'), 'w'),
+})
 
 mkdirSync(join(dir, 'nginx', 'logs'), { recursive: true })
 writeFileSync(
@@ -82,9 +90,16 @@ http {
   fastcgi_temp_path ${dir}/nginx/fastcgi;
   uwsgi_temp_path ${dir}/nginx/uwsgi;
   scgi_temp_path ${dir}/nginx/scgi;
-  upstream auth { server 127.0.0.1:${8001 + offset}; keepalive 64; }
+  upstream auth { server 127.0.0.1:${basePorts.auth + offset}; keepalive 64; }
+  upstream analytics { server 127.0.0.1:${basePorts.analytics + offset}; keepalive 64; }
   server {
     listen 127.0.0.1:${nginxPort};
+    location /api/v1/analytics/ {
+      proxy_pass http://analytics;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header X-Request-ID $request_id;
+    }
     location / {
       proxy_pass http://auth;
       proxy_http_version 1.1;
@@ -127,7 +142,7 @@ interface Run {
 
 const unit = (v: string, u: string) => Number(v) * ({ us: 0.001, ms: 1, s: 1000 }[u] ?? 1)
 
-function wrk(url: string, token: string, connections: number, duration: number): Run {
+function wrk(url: string, token: string, connections: number, duration: number, path: string): Run {
   const out = Bun.spawnSync([
     WRK!,
     '-t1',
@@ -136,7 +151,7 @@ function wrk(url: string, token: string, connections: number, duration: number):
     '--latency',
     '-H',
     `Authorization: Bearer ${token}`,
-    `${url}/api/v1/auth/me`,
+    `${url}${path}`,
   ])
   const text = out.stdout.toString()
   if (/Non-2xx or 3xx responses/.test(text) || /Socket errors/.test(text))
@@ -150,55 +165,134 @@ function wrk(url: string, token: string, connections: number, duration: number):
   return { rps, p50: pct('50'), p99: pct('99') }
 }
 
-try {
-  await Promise.all([waitFor(`${gateway}/health`), waitFor(`${direct}/health`)])
-  await waitFor(`${proxied}/health`)
-  const login = await fetch(`${gateway}/api/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'bench@mmp.test', password }),
+async function call(url: string, token: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
   })
-  const token = ((await login.json()) as { access_token: string }).access_token
-  if (!token) throw new Error(`login failed: ${login.status}`)
+  const json = (await res.json().catch(() => null)) as any
+  if (res.status >= 300 && res.status !== 409)
+    throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`)
+  return json
+}
 
-  const targets = { direct, gateway, nginx: proxied }
-  for (const url of Object.values(targets)) wrk(url, token, 16, 1) // warm up JIT and pools
+async function login(email: string, pass: string): Promise<string> {
+  const body = (await call(gateway, '', 'POST', '/api/v1/auth/login', {
+    email,
+    password: pass,
+  })) as {
+    access_token: string
+  }
+  return body.access_token
+}
 
+/** A Pro tenant with a year of demo transactions, read back until analytics holds all of them. */
+async function seedTenant(operator: string): Promise<string> {
+  const tenant = 'bench-co'
+  const ownerPassword = 'bench-co-Owner-Passphrase-42'
+  await call(gateway, operator, 'POST', '/api/v1/tenants', {
+    id: tenant,
+    name: 'Bench Co',
+    plan: 'pro',
+    admin_email: `owner@${tenant}.test`,
+    admin_password: ownerPassword,
+  })
+  const rows = generateDemo({ days: 365, seed: 1, end: new Date().toISOString().slice(0, 10) })
+  for (let i = 0; i < rows.length; i += 1000)
+    await call(gateway, operator, 'POST', '/api/v1/parser/transactions', {
+      tenant_id: tenant,
+      demo: true,
+      transactions: rows.slice(i, i + 1000),
+    })
+  const token = await login(`owner@${tenant}.test`, ownerPassword)
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const s = await call(gateway, token, 'GET', '/api/v1/analytics/summary')
+    if (s.total_transactions === rows.length) break
+    if (Date.now() > deadline)
+      throw new Error(`analytics holds ${s.total_transactions} of ${rows.length} rows`)
+    await Bun.sleep(200)
+  }
+  console.log(`tenant ${tenant}: ${rows.length} transactions over 365 days`)
+  return token
+}
+
+interface Route {
+  name: string
+  path: string
+  direct: string
+  token: string
+}
+
+const median = (runs: Run[], key: keyof Run) => {
+  const v = runs.map((x) => x[key]).sort((a, b) => a - b)
+  return v[Math.floor(v.length / 2)]!
+}
+const fmt = (n: number) => n.toFixed(3)
+
+function benchRoute(route: Route) {
+  const targets = { direct: route.direct, gateway, nginx: proxied }
+  for (const url of Object.values(targets)) wrk(url, route.token, 16, 1, route.path) // warm up
   // Rounds interleave the targets so a noisy neighbour hurts all of them alike; each figure is
   // the median over rounds. Latency on one connection (no queueing in the server): what a
-  // request pays per hop. Throughput at saturation (64 connections).
-  const light: Record<string, Run[]> = { direct: [], gateway: [], nginx: [] }
-  const heavy: Record<string, Run[]> = { direct: [], gateway: [], nginx: [] }
+  // request pays per hop. Throughput at 16 and 64 connections.
+  const names = Object.keys(targets)
+  const runs = Object.fromEntries(
+    names.map((n) => [n, { light: [] as Run[], c16: [] as Run[], c64: [] as Run[] }]),
+  )
   for (let r = 0; r < rounds; r++) {
     for (const [name, url] of Object.entries(targets)) {
-      light[name]!.push(wrk(url, token, LIGHT, Math.max(2, Math.round(seconds * 0.6))))
-      heavy[name]!.push(wrk(url, token, 64, seconds))
+      const d = Math.max(2, Math.round(seconds * 0.6))
+      runs[name]!.light.push(wrk(url, route.token, LIGHT, d, route.path))
+      runs[name]!.c16.push(wrk(url, route.token, 16, d, route.path))
+      runs[name]!.c64.push(wrk(url, route.token, 64, seconds, route.path))
     }
   }
-  const median = (runs: Run[], key: keyof Run) => {
-    const v = runs.map((x) => x[key]).sort((a, b) => a - b)
-    return v[Math.floor(v.length / 2)]!
-  }
-  const lightOf = (name: string, key: keyof Run) => median(light[name]!, key)
-  const heavyOf = (name: string, key: keyof Run) => median(heavy[name]!, key)
-  const fmt = (n: number) => n.toFixed(3)
+  const of = (name: string, kind: 'light' | 'c16' | 'c64', key: keyof Run) =>
+    median(runs[name]![kind], key)
+  console.log(`\n${route.name} route: GET ${route.path}`)
   console.log(
-    `mode: gateway ${process.env.BENCH_GATEWAY_TCP ? 'over loopback TCP' : 'dispatching in-process'} | ${rounds} rounds, median`,
+    `target   p50 ms @${LIGHT}c   p99 ms @${LIGHT}c  rps @16 conns  rps @64 conns  p99 ms @64`,
   )
-  console.log(`target   p50 ms @${LIGHT}c   p99 ms @${LIGHT}c  rps @64 conns  p99 ms @64`)
-  for (const name of Object.keys(targets))
+  for (const name of names)
     console.log(
-      `${name.padEnd(8)} ${fmt(lightOf(name, 'p50')).padStart(12)} ${fmt(lightOf(name, 'p99')).padStart(13)} ${heavyOf(name, 'rps').toFixed(0).padStart(14)} ${fmt(heavyOf(name, 'p99')).padStart(11)}`,
+      `${name.padEnd(8)} ${fmt(of(name, 'light', 'p50')).padStart(12)} ${fmt(of(name, 'light', 'p99')).padStart(13)} ${of(name, 'c16', 'rps').toFixed(0).padStart(14)} ${of(name, 'c64', 'rps').toFixed(0).padStart(14)} ${fmt(of(name, 'c64', 'p99')).padStart(11)}`,
     )
-  const added = lightOf('gateway', 'p99') - lightOf('direct', 'p99')
-  const nginxAdded = lightOf('nginx', 'p99') - lightOf('direct', 'p99')
-  const ratio = heavyOf('gateway', 'rps') / heavyOf('nginx', 'rps')
+  const limit = route.name === 'real' ? 0.3 : 1
+  const added = of('gateway', 'light', 'p99') - of('direct', 'light', 'p99')
+  const nginxAdded = of('nginx', 'light', 'p99') - of('direct', 'light', 'p99')
   console.log(
-    `gateway p99 added latency: ${fmt(added)} ms | target ≤ 1 ms ${added <= 1 ? '✓' : '✗'} | reference nginx added ${fmt(nginxAdded)} ms`,
+    `${route.name} gateway p99 added latency @${LIGHT}c: ${fmt(added)} ms | target ≤ ${limit} ms ${added <= limit ? '✓' : '✗'} | reference nginx added ${fmt(nginxAdded)} ms`,
   )
+  for (const kind of ['c16', 'c64'] as const) {
+    const g = of('gateway', kind, 'rps')
+    const n = of('nginx', kind, 'rps')
+    console.log(
+      `${route.name} gateway throughput @${kind.slice(1)} conns: ${g.toFixed(0)} rps | target ≥ 0.6 × nginx ${g / n >= 0.6 ? '✓' : '✗'} | reference nginx ${n.toFixed(0)} rps | ratio ${(g / n).toFixed(2)}× | direct ${of('direct', kind, 'rps').toFixed(0)} rps`,
+    )
+  }
+}
+
+try {
+  await Promise.all([
+    waitFor(`${gateway}/health`),
+    waitFor(`${directAuth}/health`),
+    waitFor(`${directAnalytics}/health`),
+  ])
+  await waitFor(`${proxied}/health`)
+  const operator = await login('bench@mmp.test', password)
+  if (!operator) throw new Error('operator login failed')
+  const only = process.env.BENCH_ROUTES
   console.log(
-    `gateway throughput: ${heavyOf('gateway', 'rps').toFixed(0)} rps | target ≥ 0.6 × nginx ${ratio >= 0.6 ? '✓' : '✗'} | reference nginx ${heavyOf('nginx', 'rps').toFixed(0)} rps | ratio ${ratio.toFixed(2)}×`,
+    `mode: default mmp serve, gateway ${process.env.BENCH_GATEWAY_TCP ? 'over loopback TCP' : 'dispatching in-process'} | ${rounds} rounds, median`,
   )
+  if (!only || only === 'real') {
+    const token = await seedTenant(operator)
+    benchRoute({ name: 'real', path: '/api/v1/analytics/summary', direct: directAnalytics, token })
+  }
+  if (!only || only === 'light')
+    benchRoute({ name: 'light', path: '/api/v1/auth/me', direct: directAuth, token: operator })
 } finally {
   await cleanup()
 }
