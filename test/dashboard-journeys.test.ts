@@ -190,6 +190,10 @@ describe('dashboard journeys in Chromium', () => {
     expect(me.body.role).toBe('Viewer')
     await page.locator('[data-remove="clerk@soko.test"]').click()
     await page.locator('[role="status"]', { hasText: 'clerk@soko.test was removed' }).waitFor()
+    // The status line comes first; the table re-renders without the user right after it.
+    await page
+      .locator('#users-table', { hasText: 'clerk@soko.test' })
+      .waitFor({ state: 'detached' })
     expect(await page.locator('#users-table', { hasText: 'clerk@soko.test' }).count()).toBe(0)
   }, 60_000)
 
