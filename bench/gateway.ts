@@ -50,7 +50,11 @@ const nginxPort = 9001 + offset
 const proxied = `http://127.0.0.1:${nginxPort}`
 const password = 'bench-operator-password'
 
-const mmp = Bun.spawn([process.execPath, join(root, 'cmd/main.ts'), 'serve'], {
+// BENCH_PROFILE=<dir>: the server writes its CPU profile (markdown) there on exit.
+const profile = process.env.BENCH_PROFILE
+  ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+  : []
+const mmp = Bun.spawn([process.execPath, ...profile, join(root, 'cmd/main.ts'), 'serve'], {
   cwd: root,
   env: {
     ...process.env,
