@@ -118,10 +118,17 @@ describe('every answer matches /openapi.json', () => {
   it('documents every answer the e2e suite recorded in MMP_CONTRACT_LOG', () => {
     const log = process.env.MMP_CONTRACT_LOG
     if (!log || !existsSync(log)) return
+    // The platform's API answers only: the simulator's test helpers, /health and the documents
+    // themselves are not API operations, and an unknown route's 404 is right by definition.
     const recorded = readFileSync(log, 'utf8')
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l) as RecordedExchange)
-    expect(recorded.flatMap(check)).toEqual([])
+      .filter((e) => e.path.startsWith('/api/v1/'))
+    const violations = recorded
+      .flatMap(check)
+      .filter((v) => !/the path is not documented/.test(v) || !/→ 40[45]/.test(v))
+    expect(recorded.length).toBeGreaterThan(0)
+    expect(violations).toEqual([])
   })
 })

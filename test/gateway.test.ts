@@ -25,7 +25,8 @@ function fakeUpstream(opts: { delayMs?: number } = {}) {
         if (!path.startsWith('/api/')) return Response.json({ openapi: '3.1.0', paths: {} })
         seen.push(Object.fromEntries(request.headers))
         if (opts.delayMs) await Bun.sleep(opts.delayMs)
-        return Response.json({ ok: true, path })
+        // Marked so the contract check skips answers no real service gave.
+        return Response.json({ ok: true, path }, { headers: { 'x-test-fake-upstream': '1' } })
       },
     })
     port = server.port ?? 0

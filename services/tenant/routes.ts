@@ -110,6 +110,17 @@ export function createTenantsApp(ctx: ServiceContext) {
       {
         auth: 'operator',
         query: t.Object({ confirm: t.Optional(t.String()) }),
+        response: {
+          200: t.Object(
+            {
+              id: t.String(),
+              deleted: t.Literal(true),
+              users_removed: t.Integer(),
+              rows_erased: t.Integer(),
+            },
+            { title: 'TenantErased' },
+          ),
+        },
         detail: secured('Erase a tenant, its data and its users; ?confirm=<id> (operator)'),
       },
     )

@@ -202,7 +202,7 @@ export async function deleteTenant(
     emitTenantChanged(db, ctx.clock, { ...row, status: 'deleted' }, 'deleted')
   })
   ctx.log.info('tenant erased', { tenant_id: tenantId, ...erased, users })
-  return { id: tenantId, deleted: true, users_removed: users, rows_erased: erased.rows }
+  return { id: tenantId, deleted: true as const, users_removed: users, rows_erased: erased.rows }
 }
 
 /** Auth's complaints about the first Admin, named as the fields of this request. */

@@ -218,6 +218,8 @@ export function onExchange(fn: ((e: RecordedExchange) => void) | undefined): voi
 
 function recordExchange(method: string, path: string, res: Response, body: unknown): void {
   if (!contractLog && !sink) return
+  // Answers of a test's fake upstream or of a proxy under test are not the platform's.
+  if (res.headers.get('x-test-fake-upstream') || res.headers.get('x-test-not-platform')) return
   const e: RecordedExchange = {
     method,
     path,
