@@ -4,39 +4,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { join } from 'node:path'
-import { spawn } from 'bun'
 import { fitDemo } from '../services/parser/demo.ts'
-import {
-  api,
-  eventually,
-  OPERATOR,
-  startTestPlatform,
-  type TestPlatform,
-} from './support/platform.ts'
+import { cli } from './support/cli.ts'
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
 
-const root = join(import.meta.dir, '..')
-
-async function cli(p: TestPlatform, args: string[]) {
-  const proc = spawn([process.execPath, join(root, 'cmd/main.ts'), ...args, '--url', p.gateway], {
-    cwd: root,
-    env: {
-      ...process.env,
-      MMP_DATA_DIR: p.dataDir,
-      MMP_PORT_OFFSET: String(p.offset),
-      MMP_OPERATOR_EMAIL: OPERATOR.email,
-      MMP_OPERATOR_PASSWORD: OPERATOR.password,
-    },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ])
-  return { code, output: out + err }
-}
+const _root = join(import.meta.dir, '..')
 
 describe('mmp demo seed', () => {
   let p: TestPlatform

@@ -1,45 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { spawn } from 'bun'
 import mqtt, { type MqttClient } from 'mqtt'
 import { topics } from '../schema/events.ts'
-import {
-  api,
-  eventually,
-  OPERATOR,
-  startTestPlatform,
-  type TestPlatform,
-} from './support/platform.ts'
+import { cli } from './support/cli.ts'
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
 
-const root = join(import.meta.dir, '..')
+const _root = join(import.meta.dir, '..')
 const statement = readFileSync(join(import.meta.dir, 'fixtures/mpesa-statement.csv'), 'utf8')
 
 /** Every categorized transaction seen on the broker, by transaction id (latest wins). */
 const categorized = new Map<string, any>()
 const rawSeen: any[] = []
-
-async function cli(p: TestPlatform, args: string[]) {
-  const proc = spawn([process.execPath, join(root, 'cmd/main.ts'), ...args, '--url', p.gateway], {
-    cwd: root,
-    env: {
-      ...process.env,
-      MMP_DATA_DIR: p.dataDir,
-      MMP_PORT_OFFSET: String(p.offset),
-      MMP_OPERATOR_EMAIL: OPERATOR.email,
-      MMP_OPERATOR_PASSWORD: OPERATOR.password,
-    },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ])
-  return { code, output: out + err }
-}
 
 describe('transactions in: parser and categorizer on a running platform', () => {
   let p: TestPlatform

@@ -1,48 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { join } from 'node:path'
-import { spawn } from 'bun'
 import {
   type MadeStatement,
   makeOtherPdf,
   makeStatementPdf,
 } from '../scripts/make-statement-pdf.ts'
-import {
-  api,
-  eventually,
-  OPERATOR,
-  startTestPlatform,
-  type TestPlatform,
-} from './support/platform.ts'
+import { cli } from './support/cli.ts'
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
 
 /**
  * The emailed M-PESA statement PDF through a running platform: generated at test time (jsPDF,
  * then `qpdf --encrypt … 256`, about 0.1 s), never a real person's statement.
  */
-const root = join(import.meta.dir, '..')
+const _root = join(import.meta.dir, '..')
 const PASSWORD = '29876543'
 const HEADER = 'Receipt No.,Completion Time,Details,Transaction Status,Paid In,Withdrawn,Balance'
-
-async function cli(p: TestPlatform, args: string[]) {
-  const proc = spawn([process.execPath, join(root, 'cmd/main.ts'), ...args, '--url', p.gateway], {
-    cwd: root,
-    env: {
-      ...process.env,
-      MMP_DATA_DIR: p.dataDir,
-      MMP_PORT_OFFSET: String(p.offset),
-      MMP_OPERATOR_EMAIL: OPERATOR.email,
-      MMP_OPERATOR_PASSWORD: OPERATOR.password,
-    },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ])
-  return { code, stdout: out, output: out + err }
-}
 
 const completed = (m: MadeStatement) => m.rows.filter((r) => r.status === 'Completed')
 const toMajor = (cents: number) => cents / 100
