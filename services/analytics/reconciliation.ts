@@ -94,7 +94,7 @@ export function reconcileStatement(s: { db: Db; tenantId: string; range: Range }
     missing_from_statement: listOf(missing.map(itemOf)),
     not_reported_live: listOf(notLive.map(itemOf)),
     amount_mismatches: listOf(mismatches),
-    balance: balanceOf(s.db, s.tenantId, first, last),
+    balance: balanceOf(s.db, s.tenantId, first, last, statement),
   }
 }
 
@@ -102,16 +102,30 @@ export function reconcileStatement(s: { db: Db; tenantId: string; range: Range }
  * The statement's opening balance (its first row's balance before that row) plus the net of every
  * ledger transaction from its first row to its last, against the closing balance it prints.
  */
-function balanceOf(db: Db, tenantId: string, first: Report, last: Report) {
+/**
+ * The platform's running balance over the statement's period: the statement's opening balance
+ * plus every ledger transaction in that period. A transaction the statement also lists counts
+ * whatever time the ledger holds for it: the first report's time (a payment's) can fall a moment
+ * before the statement's printed time.
+ */
+function balanceOf(
+  db: Db,
+  tenantId: string,
+  first: Report,
+  last: Report,
+  statement: readonly Report[],
+) {
   if (first.balance_cents === null || last.balance_cents === null) return null
   const opening = first.balance_cents - signed(first)
+  const listed = JSON.stringify(statement.map((r) => r.transaction_id))
   const net =
     db.sqlite
-      .query<{ net: number | null }, [string, string, string]>(
+      .query<{ net: number | null }, [string, string, string, string]>(
         `SELECT sum(CASE direction WHEN 'in' THEN amount_cents ELSE -amount_cents END) AS net
-         FROM transactions WHERE tenant_id = ? AND occurred_at >= ? AND occurred_at <= ?`,
+         FROM transactions WHERE tenant_id = ?
+           AND ((occurred_at >= ? AND occurred_at <= ?) OR id IN (SELECT value FROM json_each(?)))`,
       )
-      .get(tenantId, first.occurred_at, last.occurred_at)?.net ?? 0
+      .get(tenantId, first.occurred_at, last.occurred_at, listed)?.net ?? 0
   const running = opening + net
   return {
     opening: toMajor(opening),
