@@ -3,7 +3,7 @@ import type { UsageStats } from '../schema/peers.ts'
 import { fitDemo } from '../services/parser/public.ts'
 import { type CliApi, clientArgs, fail, operatorApi } from './client.ts'
 import { progressBar, type Totals } from './import.ts'
-import { configArgs, configFromArgs } from './shared.ts'
+import { configArgs, configFromArgs, tenantArg } from './shared.ts'
 
 const seed = defineCommand({
   meta: {
@@ -13,7 +13,7 @@ const seed = defineCommand({
   args: {
     ...configArgs,
     ...clientArgs,
-    tenant: { type: 'string', description: 'tenant id', required: true },
+    ...tenantArg,
     days: { type: 'string', description: 'days of history', default: '365' },
     seed: { type: 'string', description: 'random seed (same seed, same data)', default: '1' },
     end: { type: 'string', description: 'last day YYYY-MM-DD (default: today)' },

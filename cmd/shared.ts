@@ -9,6 +9,11 @@ export const configArgs = {
   'data-dir': { type: 'string', description: 'data directory (default ./data)' },
 } as const
 
+/** `--tenant`: the tenant a command acts for. */
+export const tenantArg = {
+  tenant: { type: 'string', description: 'tenant id', required: true },
+} as const
+
 /** `--json`: plain JSON on stdout, nothing else there (no banners), for scripts. */
 export const jsonArg = {
   json: { type: 'boolean', description: 'print JSON on stdout (nothing else)' },

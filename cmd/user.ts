@@ -1,12 +1,12 @@
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import { clientArgs, operatorApi } from './client.ts'
-import { configArgs, configFromArgs } from './shared.ts'
+import { configArgs, configFromArgs, tenantArg } from './shared.ts'
 
 const common = {
   ...configArgs,
   ...clientArgs,
-  tenant: { type: 'string', description: 'tenant id', required: true },
+  ...tenantArg,
   json: { type: 'boolean', description: 'print JSON' },
 } as const
 

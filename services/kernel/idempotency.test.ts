@@ -12,13 +12,22 @@ afterAll(() => kit.cleanup())
 
 /** Effects of the test route: one per request that really ran. */
 let effects = 0
-let release: (() => void) | null = null
+/** Resolves with the release of the next slow request once its handler is holding. */
+let holding = Promise.withResolvers<() => void>()
+const nextHold = async (): Promise<() => void> => {
+  const r = await holding.promise
+  holding = Promise.withResolvers<() => void>()
+  return r
+}
 const app = createServiceApp(kit.ctx, { title: 'Test' })
   .post(
     '/api/v1/test/things',
     async ({ body, set }) => {
       effects++
-      if (body.slow) await new Promise<void>((r) => (release = r))
+      if (body.slow)
+        await new Promise<void>((r) => {
+          holding.resolve(r)
+        })
       if (body.name === 'missing') throw new NotFound('thing', body.name)
       if (body.name === 'crash') throw new Error('boom')
       set.status = 201
@@ -89,13 +98,12 @@ describe('Idempotency-Key on a create', () => {
 
   it('answers 409 IDEMPOTENCY_IN_PROGRESS with Retry-After while the first is running', async () => {
     const first = post({ name: 'e', slow: true }, 'k-running')
-    while (!release) await Bun.sleep(1)
+    const release = await nextHold()
     const second = await post({ name: 'e', slow: true }, 'k-running')
     expect(second.status).toBe(409)
     expect(second.headers.get('retry-after')).toBeTruthy()
     expect(await second.json()).toMatchObject({ code: 'IDEMPOTENCY_IN_PROGRESS' })
-    release!()
-    release = null
+    release()
     expect((await first).status).toBe(201)
     expect((await post({ name: 'e', slow: true }, 'k-running')).headers.get(REPLAYED_HEADER)).toBe(
       'true',
@@ -153,15 +161,11 @@ describe('Idempotency-Key on a create', () => {
     expect(effects - before).toBe(2)
     // A first request whose process died: its claim holds until the lease passes.
     const stuck = post({ name: 'k', slow: true }, 'k-dead')
-    while (!release) await Bun.sleep(1)
+    const abandoned = await nextHold()
     expect((await post({ name: 'k', slow: true }, 'k-dead')).status).toBe(409)
-    const abandoned = release as () => void
-    release = null
     kit.ctx.clock.advance(IDEMPOTENCY_LEASE_MS + 1000)
     const retry = post({ name: 'k', slow: true }, 'k-dead')
-    while (!release) await Bun.sleep(1)
-    ;(release as () => void)()
-    release = null
+    ;(await nextHold())()
     expect((await retry).status).toBe(201)
     abandoned()
     await stuck
