@@ -6,6 +6,7 @@ import { type Daraja, ProviderError } from './daraja.ts'
 import { createPaymentsApp } from './routes.ts'
 import { createPayments } from './service.ts'
 import type { PaymentSettings } from './settings.ts'
+import { testPaymentSettings } from './test-settings.ts'
 
 /**
  * Issue 14: a provider call whose answer was not recorded leaves the payment `unknown`, its key
@@ -69,23 +70,8 @@ describe('money safety of the payment service', () => {
   beforeAll(async () => {
     kit = await createTestKit('payment', {
       migrations,
-      settings: {
-        // The provider is a fake; nothing is sent to this address.
-        providerUrl: 'http://127.0.0.1:8099',
-        usingSimulator: true,
-        callbackBase: base,
-        callbackSecret: 'test-secret',
-        allowedIps: [],
-        reconcileAfterS: 120,
-        credentials: {
-          consumerKey: 'mmp-simulator-key',
-          consumerSecret: 'mmp-simulator-secret',
-          shortcode: '174379',
-          passkey: 'mmp-simulator-passkey',
-          initiatorName: 'mmp',
-          securityCredential: 'mmp-simulator-credential',
-        },
-      },
+      // The provider is a fake; nothing is sent to this address.
+      settings: testPaymentSettings({ providerUrl: 'http://127.0.0.1:8099', callbackBase: base }),
     })
     fake = fakeProvider()
     payments = createPayments(kit.ctx, { provider: fake.provider })

@@ -8,6 +8,7 @@ import { darajaTimestamp, parseDarajaTimestamp, stkPassword } from './daraja.ts'
 import { createPaymentsApp } from './routes.ts'
 import { createPayments, type Payments } from './service.ts'
 import type { PaymentSettings } from './settings.ts'
+import { testPaymentSettings } from './test-settings.ts'
 
 const waitFor = async <T>(fn: () => T | Promise<T>, ms = 5000): Promise<T> => {
   const deadline = Date.now() + ms
@@ -36,22 +37,11 @@ describe('payment service with the simulator', () => {
     base = `http://127.0.0.1:${server.port}`
     kit = await createTestKit('payment', {
       migrations,
-      settings: {
+      settings: testPaymentSettings({
         providerUrl: simUrl,
-        usingSimulator: true,
         callbackBase: base,
-        callbackSecret: 'test-secret',
-        allowedIps: [],
         reconcileAfterS: 1,
-        credentials: {
-          consumerKey: 'mmp-simulator-key',
-          consumerSecret: 'mmp-simulator-secret',
-          shortcode: '174379',
-          passkey: 'mmp-simulator-passkey',
-          initiatorName: 'mmp',
-          securityCredential: 'mmp-simulator-credential',
-        },
-      },
+      }),
     })
     payments = createPayments(kit.ctx)
     app = createPaymentsApp(kit.ctx, payments)
