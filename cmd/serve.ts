@@ -2,6 +2,7 @@ import { createServer } from 'node:net'
 import { defineCommand } from 'citty'
 import type { Config, Part } from '../daemon/config.ts'
 import { startPlatform } from '../daemon/serve.ts'
+import { followSupervisor, superviseWorkers, workerCount, workerRole } from '../daemon/workers.ts'
 import { fail } from './client.ts'
 import { configArgs, configFromArgs } from './shared.ts'
 
@@ -14,13 +15,25 @@ export default defineCommand({
     ...configArgs,
     only: { type: 'string', description: 'comma-separated parts to run, e.g. payment,webhook' },
     'port-offset': { type: 'string', description: 'added to every port' },
+    workers: {
+      type: 'string',
+      description: 'processes sharing the ports (default: one per core; 1 runs everything here)',
+    },
   },
   async run({ args }) {
     const config = configFromArgs(args, {
       only: args.only,
       portOffset: args['port-offset'] !== undefined ? Number(args['port-offset']) : undefined,
+      workers: args.workers,
     })
-    const taken = await firstTakenPort(config)
+    // A worker shares the ports its supervisor checked; it only starts its part.
+    const worker = workerRole()
+    if (worker) {
+      followSupervisor(() => process.kill(process.pid, 'SIGTERM'))
+      worker.ready = () => process.send?.({ ready: true })
+    }
+    const count = worker ? 1 : workerCount(config)
+    const taken = worker ? null : await firstTakenPort(config)
     if (taken)
       fail(
         `port ${taken.port} (${taken.part}) is in use: another mmp or another program holds it; stop it, or move every port with --port-offset N (MMP_PORT_OFFSET)`,
@@ -37,7 +50,7 @@ export default defineCommand({
     }
     process.on('SIGTERM', shutdown)
     process.on('SIGINT', shutdown)
-    started = startPlatform(config)
+    started = count > 1 ? superviseWorkers(config, count) : startPlatform(config, worker)
     await started.catch((err: Error) => fail(`mmp serve could not start: ${err?.message ?? err}`))
   },
 })

@@ -33,6 +33,12 @@ export interface Config {
   ports: Record<Part, number>
   only: readonly Part[]
   discovery: Record<ServiceName, readonly string[]>
+  /**
+   * Each service's own base URL as its discovery list names it (`instance.<service>` in the file,
+   * `MMP_INSTANCE_<SERVICE>`; default: the address it listens on). A service listed with several
+   * instances finds its own tenants with it (services/kernel/tenant-owner.ts).
+   */
+  self: Record<ServiceName, string>
   values: Readonly<Values>
   /** Typed read of one setting by its key, e.g. `get<number>('gateway.timeout_ms')`. */
   get<T>(key: string): T
@@ -43,6 +49,8 @@ export interface Overrides {
   dataDir?: string | undefined
   only?: string | undefined
   portOffset?: number | undefined
+  /** `--workers N` of `mmp serve`. */
+  workers?: string | undefined
   env?: Record<string, string | undefined>
 }
 
@@ -140,7 +148,9 @@ export function loadConfig(over: Overrides = {}): Config {
   }
   const known = new Set(settings.map((s) => s.key))
   for (const key of flatKeys(file)) {
-    if (!known.has(key) && !key.startsWith('discovery.'))
+    if (key.startsWith('instance.') && !(serviceNames as readonly string[]).includes(key.slice(9)))
+      throw new ConfigError(`${key} (${fileName}): '${key.slice(9)}' is not a service`)
+    if (!known.has(key) && !key.startsWith('discovery.') && !key.startsWith('instance.'))
       throw new ConfigError(`${key} (${fileName}): unknown setting`)
   }
   const values: Values = {}
@@ -153,6 +163,8 @@ export function loadConfig(over: Overrides = {}): Config {
     values[s.key] = v
   }
   if (over.dataDir) values.data_dir = over.dataDir
+  if (over.workers !== undefined)
+    values.workers = coerce(settings.find((s) => s.key === 'workers')!, over.workers, '--workers')
   if (over.portOffset !== undefined)
     values.port_offset = coerce(
       settings.find((s) => s.key === 'port_offset')!,
@@ -186,6 +198,7 @@ export function loadConfig(over: Overrides = {}): Config {
 
   const host = String(values.host)
   const discovery = {} as Record<ServiceName, readonly string[]>
+  const self = {} as Record<ServiceName, string>
   for (const name of serviceNames) {
     const fromEnv = env[`MMP_DISCOVERY_${name.toUpperCase()}`]
     const fromFile = lookup(file, `discovery.${name}`)
@@ -211,6 +224,25 @@ export function loadConfig(over: Overrides = {}): Config {
         'discovery',
       )
     discovery[name] = Object.freeze(list.map((u) => u.replace(/\/$/, '')))
+    const ownUrl =
+      env[`MMP_INSTANCE_${name.toUpperCase()}`] ?? lookup(file, `instance.${name}`) ?? undefined
+    self[name] =
+      ownUrl === undefined || ownUrl === ''
+        ? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${ports[name]}`
+        : String(
+            coerce(
+              {
+                key: `instance.${name}`,
+                env: `MMP_INSTANCE_${name.toUpperCase()}`,
+                parts: [name],
+                kind: { type: 'url' },
+                default: null,
+                help: '',
+              },
+              ownUrl,
+              'instance',
+            ),
+          )
   }
 
   const config: Config = {
@@ -221,6 +253,7 @@ export function loadConfig(over: Overrides = {}): Config {
     ports,
     only,
     discovery,
+    self: Object.freeze(self),
     values: Object.freeze(values),
     get<T>(key: string): T {
       if (!(key in values)) throw new Error(`unknown setting ${key}`)

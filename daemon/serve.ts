@@ -1,8 +1,9 @@
-import { join } from 'node:path'
+import { basename, isAbsolute, join, relative } from 'node:path'
 import { tierOfProfile } from '../schema/plans.ts'
 import { largestBodyLimit } from '../schema/routes.ts'
 import { createGateway } from '../services/gateway/index.ts'
-import { createMqttBus, type EventBus } from '../services/kernel/bus.ts'
+import { createSharedRateLimiter } from '../services/gateway/shared-rate.ts'
+import { createMqttBus, type EventBus, lazyBus } from '../services/kernel/bus.ts'
 import { createClock } from '../services/kernel/clock.ts'
 import type { ServiceContext, ServiceInstance, ServiceName } from '../services/kernel/context.ts'
 import { createRelay, type Relay } from '../services/kernel/events.ts'
@@ -19,12 +20,21 @@ import { startBackupSchedule } from './backup-schedule.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import { databaseCap, openFilesLimit } from './fd-limit.ts'
+import { openLease } from './lease.ts'
 import { migrationsOf } from './migrations.ts'
 import { followRevocations, resolveApiKeysOverHttp } from './revocations.ts'
 import { initDataDir, loadSecrets } from './secrets.ts'
 import { serviceModules, synchronousOf } from './services.ts'
 import { type SliceSource, sliceOf } from './slices.ts'
 import { version } from './version.ts'
+
+/** This process's place among the workers of one `mmp serve --workers N` (daemon/workers.ts). */
+export interface WorkerRole {
+  index: number
+  count: number
+  /** Told once this worker listens (and, if it took the background work, runs it). */
+  ready?: () => void
+}
 
 export interface Platform {
   /** Stops accepting, finishes in-flight requests, flushes outboxes, closes everything. */
@@ -43,21 +53,18 @@ interface Running {
  * Starts every part of the platform that `config.only` names in this process: the broker, the
  * services on their ports, the gateway and the simulator.
  */
-export async function startPlatform(config: Config): Promise<Platform> {
-  const format = config.get<string>('log.format')
-  configureLogging({
-    level: config.get('log.level'),
-    json: format === 'auto' ? !process.stdout.isTTY : format === 'json',
-  })
-  const log = createLogger('mmp')
-  guardProcess(log)
+export async function startPlatform(config: Config, worker?: WorkerRole): Promise<Platform> {
+  const { log, format } = startLogging(config)
   armFaults(config, log)
   const created = await initDataDir(config)
   if (created.length)
     log.info('initialised the data dir', { data_dir: config.dataDir, files: created.length })
   const secrets = loadSecrets(config)
   const clock = createClock()
-  const wants = (p: string) => config.only.includes(p as never)
+  // The broker and the simulator hold state in memory: with workers, the supervisor runs them once.
+  const wants = (p: string) =>
+    config.only.includes(p as never) && !(worker && (p === 'broker' || p === 'simulator'))
+  const suffix = worker ? `-w${worker.index}` : ''
 
   let broker: EmbeddedBroker | null = null
   const externalBroker = config.get<string | null>('mqtt.url')
@@ -136,6 +143,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
     ) + 10,
   )
   const running: Running[] = []
+  const notices = outboxNotices(log)
   const servers: Array<{ stop(closeActive?: boolean): Promise<void> | void }> = []
   const urls: Record<string, string> = {}
   const names = (Object.keys(serviceModules) as ServiceName[]).filter(wants)
@@ -143,13 +151,17 @@ export async function startPlatform(config: Config): Promise<Platform> {
   await Promise.all(
     names.map(async (name) => {
       const slog = createLogger(name)
-      const bus = await createMqttBus({
-        url: brokerUrl,
-        username: secrets.mqttUsername,
-        password: secrets.mqttPassword,
-        clientId: `mmp-${name}-${config.ports[name]}`,
-        log: slog,
-      })
+      // Connected on first use: a standby worker neither publishes nor subscribes, and the
+      // stable client id (a persistent broker session) belongs to whoever runs the consumers.
+      const bus = lazyBus(() =>
+        createMqttBus({
+          url: brokerUrl,
+          username: secrets.mqttUsername,
+          password: secrets.mqttPassword,
+          clientId: `mmp-${name}-${config.ports[name]}`,
+          log: slog,
+        }),
+      )
       // Held until every service of this process has subscribed (released below): a service's
       // databases open while it is built, and a replay then would reach no consumer yet.
       const relay = createRelay({
@@ -157,6 +169,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
         log: slog,
         paused: config.get('outbox.paused'),
         held: true,
+        onHeld: worker ? (db) => notices.tell(name, db.path) : undefined,
       })
       relays.set(name, relay)
       const shared: SharedContext = {
@@ -195,7 +208,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
       url: brokerUrl,
       username: secrets.mqttUsername,
       password: secrets.mqttPassword,
-      clientId: `mmp-tokens-${firstPart}-${config.ports[firstPart as keyof typeof config.ports]}`,
+      clientId: `mmp-tokens-${firstPart}-${config.ports[firstPart as keyof typeof config.ports]}${suffix}`,
       log,
     })
     revocationFeed = await followRevocations({
@@ -208,6 +221,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
       audience: config.get('jwt.audience'),
       log,
     })
+    notices.attach(revocationBus)
   }
 
   if (wants('gateway')) {
@@ -222,6 +236,12 @@ export async function startPlatform(config: Config): Promise<Platform> {
       timeoutMs: config.get('gateway.timeout_ms'),
       bulkTimeoutMs: config.get('gateway.bulk_timeout_ms'),
       tierOf: (tenantId) => tierOfProfile(registry.placement(tenantId)),
+      // Workers share each tenant's bucket through a file; one process keeps it in memory.
+      limiter: worker
+        ? createSharedRateLimiter(join(config.dataDir, 'run', 'rate-limits.db'), {
+            workers: worker.count,
+          })
+        : undefined,
       rates: {
         free: config.get('rate_limit.free'),
         pro: config.get('rate_limit.pro'),
@@ -255,6 +275,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
       port: config.ports.gateway,
       hostname: config.gatewayHost,
       development: false,
+      reusePort: !!worker,
       // The dashboard (with its security headers) at `/`; everything else is the API.
       fetch: (request, srv) =>
         dashboard.handles(request) ? dashboard.fetch(request) : gateway.fetch(request, srv),
@@ -280,26 +301,42 @@ export async function startPlatform(config: Config): Promise<Platform> {
     urls.gateway = gatewayUrl
   }
 
-  // Consumers subscribe first: the relays below publish what a crash left unsent, and the broker
-  // keeps nothing for a subscriber that comes later.
-  for (const r of running) await r.instance.start?.()
-  for (const r of running) r.relay.release()
-  // Every tenant database is opened once at start so its relay replays and drains it; one at a
-  // time, so the scan stays under the open-database cap however many tenants there are.
-  for (const r of running) {
-    registry.platform(r.name)
-    for (const path of registry.existingTenantDatabases(r.name)) {
-      try {
-        await r.relay.settled(registry.openPath(r.name, path, null))
-      } catch (err) {
-        log.warn('could not open a tenant database at start', {
-          service: r.name,
-          db: path,
-          error: (err as Error)?.message,
-        })
+  // The background work: consumers, schedulers, relays and backups. One process runs it; of
+  // several workers, the one holding the lease (daemon/lease.ts).
+  let backups: ReturnType<typeof startBackupSchedule> = null
+  const startBackground = async () => {
+    // Consumers subscribe first: the relays below publish what a crash left unsent, and the
+    // broker keeps nothing for a subscriber that comes later.
+    for (const r of running) await r.instance.start?.()
+    for (const r of running) r.relay.release()
+    // Every tenant database is opened once at start so its relay replays and drains it; one at a
+    // time, so the scan stays under the open-database cap however many tenants there are.
+    for (const r of running) {
+      registry.platform(r.name)
+      for (const path of registry.existingTenantDatabases(r.name)) {
+        try {
+          await r.relay.settled(registry.openPath(r.name, path, null))
+        } catch (err) {
+          log.warn('could not open a tenant database at start', {
+            service: r.name,
+            db: path,
+            error: (err as Error)?.message,
+          })
+        }
       }
     }
+    if (revocationBus)
+      await notices.follow(revocationBus, (service, path) => {
+        const r = running.find((x) => x.name === service)
+        if (!r || !isDatabaseOf(config.dataDir, service, path)) return
+        const db = registry.openPath(service, path, null)
+        r.relay.watch(db)
+        r.relay.nudge(db)
+      })
+    backups = startBackupSchedule(config, log, version)
   }
+  const background = worker ? await holdBackground(config, log, worker, startBackground) : null
+  if (!worker) await startBackground()
 
   // The payment service talks to the simulator on this host, so it comes along with payment too;
   // when another local process already serves that port, that one is used. It starts last: on
@@ -328,12 +365,13 @@ export async function startPlatform(config: Config): Promise<Platform> {
     }
   }
 
-  logStarted(config, log, urls.gateway, format)
-  const backups = startBackupSchedule(config, log, version)
+  if (!worker) logStarted(config, log, urls.gateway, format)
+  worker?.ready?.()
 
   return {
     urls,
     async stop() {
+      background?.stop()
       await backups?.stop()
       await Promise.all(servers.map((s) => s.stop(false)))
       await Promise.all(running.map((r) => r.instance.app.stop(false)))
@@ -344,19 +382,137 @@ export async function startPlatform(config: Config): Promise<Platform> {
       revocationFeed?.stop()
       await revocationBus?.close().catch(() => {})
       registry.closeAll()
+      background?.close()
       await broker?.close()
       log.info('mmp stopped')
     },
   }
 }
 
+/**
+ * Standby workers hold their relays; when they commit events they say so on an internal topic,
+ * and the worker running the relays drains that database at once (its poller would find it
+ * within a second anyway).
+ */
+function outboxNotices(log: Logger) {
+  let bus: EventBus | null = null
+  const pending = new Map<string, { service: string; path: string }>()
+  let queued = false
+  const send = () => {
+    queued = false
+    const list = [...pending.values()]
+    pending.clear()
+    for (const n of list)
+      bus
+        ?.publish(OUTBOX_NOTICE, n as never)
+        .catch((err: Error) =>
+          log.warn('could not tell the relaying worker about new events', { error: err.message }),
+        )
+  }
+  return {
+    attach(b: EventBus) {
+      bus = b
+    },
+    tell(service: string, path: string) {
+      if (!bus) return
+      pending.set(`${service}\n${path}`, { service, path })
+      if (!queued) {
+        queued = true
+        setTimeout(send, 0)
+      }
+    },
+    follow: (b: EventBus, onNotice: (service: string, path: string) => void) =>
+      b.subscribe(OUTBOX_NOTICE, (n) => {
+        const { service, path } = n as unknown as { service?: unknown; path?: unknown }
+        if (typeof service === 'string' && typeof path === 'string') onNotice(service, path)
+      }),
+  }
+}
+
+const OUTBOX_NOTICE = 'mmp/internal/outbox'
+
+/** A path a notice names must be one of this data dir's databases of that service. */
+function isDatabaseOf(dataDir: string, service: string, path: string): boolean {
+  const rel = relative(dataDir, path)
+  return !rel.startsWith('..') && !isAbsolute(rel) && basename(path) === `${service}.db`
+}
+
+/**
+ * A worker takes the background work when the lease is free or its holder died, checks every
+ * second, and renews while it holds it. A holder that finds the lease taken (it hung past the
+ * time to live) exits at once: the supervisor starts it again as a standby, and the work never
+ * runs twice.
+ */
+async function holdBackground(
+  config: Config,
+  log: Logger,
+  worker: WorkerRole,
+  start: () => Promise<void>,
+) {
+  const lease = openLease(join(config.dataDir, 'run', 'leases.db'), 'background', {
+    ttlMs: config.get<number>('workers.lease_ttl_s') * 1000,
+  })
+  let holding = false
+  let stopped = false
+  let busy = false
+  const tick = async () => {
+    if (stopped || busy) return
+    busy = true
+    try {
+      if (holding) {
+        if (!lease.renew()) {
+          log.error('another worker took over the background work; this worker stops', {
+            worker: worker.index,
+          })
+          process.exit(1)
+        }
+      } else if (lease.tryAcquire()) {
+        holding = true
+        log.info('this worker runs the background work', { worker: worker.index })
+        await start()
+      }
+    } catch (err) {
+      log.warn('background lease check failed', { error: (err as Error)?.message })
+    } finally {
+      busy = false
+    }
+  }
+  await tick()
+  const timer = setInterval(tick, 1000)
+  return {
+    stop() {
+      stopped = true
+      clearInterval(timer)
+    },
+    close: () => lease.close(),
+  }
+}
+
 export const dataFile = (config: Config, name: string) => join(config.dataDir, name)
+
+/** Logging as configured, and the last-resort handlers; the logger of the daemon itself. */
+export function startLogging(config: Config): { log: Logger; format: string } {
+  const format = config.get<string>('log.format')
+  configureLogging({
+    level: config.get('log.level'),
+    json: format === 'auto' ? !process.stdout.isTTY : format === 'json',
+  })
+  const log = createLogger('mmp')
+  guardProcess(log)
+  return { log, format }
+}
 
 /**
  * The line an operator reads first: where the dashboard and the API docs are, and where the
  * operator password is. One line on a terminal; fields of one JSON line otherwise.
  */
-function logStarted(config: Config, log: Logger, gateway: string | undefined, format: string) {
+export function logStarted(
+  config: Config,
+  log: Logger,
+  gateway: string | undefined,
+  format: string,
+  workers = 1,
+) {
   const host = ['0.0.0.0', '::', '127.0.0.1'].includes(config.gatewayHost)
     ? 'localhost'
     : config.gatewayHost
@@ -373,11 +529,13 @@ function logStarted(config: Config, log: Logger, gateway: string | undefined, fo
       operator_password: password,
       data_dir: config.dataDir,
       parts: config.only.join(','),
+      workers,
     })
   const where = dashboard
     ? `dashboard ${dashboard} · API docs ${dashboard}docs · operator password in ${password}`
     : `parts ${config.only.join(',')}`
-  log.info(`mmp is up: ${where} · data in ${config.dataDir}`)
+  const across = workers > 1 ? ` · ${workers} workers` : ''
+  log.info(`mmp is up: ${where} · data in ${config.dataDir}${across}`)
 }
 
 /** What every service's context holds alike; its name and settings slice are its own. */

@@ -380,6 +380,22 @@ export const settings: readonly Setting[] = [
     help: 'days past due before suspension',
   },
   {
+    key: 'workers',
+    parts: ['daemon'],
+    env: 'MMP_WORKERS',
+    kind: int(0, 256),
+    default: 0,
+    help: 'processes sharing the public ports (0: one per core); background work runs in one of them',
+  },
+  {
+    key: 'workers.lease_ttl_s',
+    parts: ['daemon'],
+    env: 'MMP_WORKERS_LEASE_TTL_S',
+    kind: int(2, 3600),
+    default: 30,
+    help: 'how long a hung worker keeps the background work before another takes it (a dead one: at once)',
+  },
+  {
     key: 'registry.max_open',
     parts: ['daemon'],
     env: 'MMP_MAX_OPEN_DATABASES',

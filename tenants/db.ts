@@ -189,6 +189,8 @@ export function applyMigrations(sqlite: Database, migrations: readonly Migration
     if (applied.has(m.tag)) continue
     sqlite
       .transaction(() => {
+        // Another process (a sibling worker, the CLI) may have applied it since the look above.
+        if (sqlite.query('SELECT 1 FROM __migrations WHERE tag = ?').get(m.tag)) return
         for (const stmt of m.sql.split('--> statement-breakpoint')) {
           if (stmt.trim()) sqlite.run(stmt)
         }

@@ -30,7 +30,7 @@ import {
 } from './checks.ts'
 import { createObserver } from './observe.ts'
 import { createOpenApi, docsPage } from './openapi.ts'
-import { createRateLimiter, type RateVerdict } from './rate-limit.ts'
+import { createRateLimiter, type RateLimiter, type RateVerdict } from './rate-limit.ts'
 import { errorResponse, setRateHeaders, withHeaders } from './respond.ts'
 import { routedServices, routeLabel, serviceFor } from './routes.ts'
 import { traceIdOf, traceparentFor } from './trace.ts'
@@ -62,6 +62,8 @@ export interface GatewayOptions {
    * (DESIGN §1). Same headers, deadline, breaker and metrics as over the network.
    */
   local?: Partial<Record<ServiceName, LocalService>>
+  /** Where the token buckets live: this process's memory unless workers share them. */
+  limiter?: RateLimiter
 }
 
 type Server = { requestIP(request: Request): { address: string } | null }
@@ -106,7 +108,7 @@ export function createGateway(opts: GatewayOptions) {
     default: opts.bodyLimit ?? BODY_LIMITS.default,
     upload: opts.uploadLimit ?? BODY_LIMITS.upload,
   }
-  const limiter = createRateLimiter()
+  const limiter = opts.limiter ?? createRateLimiter()
   const observe = createObserver({ log: opts.log, accessLog: opts.accessLog ?? 'json' })
   const breakerOpts: BreakerOptions = {
     threshold: 0.5,

@@ -127,3 +127,29 @@ export function createMemoryBus(log?: Logger): EventBus & { published: EventEnve
     async close() {},
   }
 }
+
+/**
+ * A bus that connects on first use. A standby worker (`mmp serve --workers N`) neither publishes
+ * nor subscribes until it takes over the background work, and its service's stable client id
+ * must not take the broker session away from the worker that holds it meanwhile.
+ */
+export function lazyBus(connect: () => Promise<EventBus>): EventBus & { connected: boolean } {
+  let bus: Promise<EventBus> | null = null
+  const get = () => {
+    bus ??= connect().catch((err) => {
+      bus = null
+      throw err
+    })
+    return bus
+  }
+  return {
+    get connected() {
+      return bus !== null
+    },
+    publish: async (topic, event) => (await get()).publish(topic, event),
+    subscribe: async (topic, handler) => (await get()).subscribe(topic, handler),
+    async close() {
+      if (bus) await (await bus).close()
+    },
+  }
+}

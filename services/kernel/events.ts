@@ -105,6 +105,8 @@ export interface Relay {
    * because the broker keeps nothing for a subscriber that comes later.
    */
   release(): void
+  /** Drains a database now (another process said it wrote events there). */
+  nudge(db: Db): void
   stop(): Promise<void>
 }
 
@@ -132,6 +134,11 @@ export function createRelay(opts: {
    * process on the same file (a CLI command) go out too. 0 disables.
    */
   pollMs?: number
+  /**
+   * Called instead of publishing while the relay is held and a database has unsent events: a
+   * standby worker tells the worker that relays about its writes this way.
+   */
+  onHeld?: (db: Db) => void
 }): Relay {
   /** One handle per file: a newer handle of the same file (after a release) replaces the old. */
   const watched = new Map<string, Db>()
@@ -193,6 +200,7 @@ export function createRelay(opts: {
   }
 
   const drain = (db: Db): Promise<void> => {
+    if (held && !stopped && !db.gone) opts.onHeld?.(db)
     if (opts.paused || held || stopped || db.gone) return Promise.resolve()
     const current = running.get(db)
     if (current) {
@@ -298,6 +306,7 @@ export function createRelay(opts: {
       for (const [db, since] of waiting) if (!db.gone) begin(db, since)
       waiting.clear()
     },
+    nudge: (db) => void drain(db),
     settled: (db) => starting.get(db) ?? running.get(db) ?? Promise.resolve(),
     async flush() {
       await Promise.all([...watched.values()].filter((db) => !db.closed).map((db) => drain(db)))

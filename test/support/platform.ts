@@ -121,6 +121,8 @@ async function startOnce(opts: PlatformOptions = {}): Promise<TestPlatform> {
           MMP_RATE_LIMIT_PRO: '100000',
           MMP_RATE_LIMIT_ENTERPRISE: '100000',
           MMP_RATE_LIMIT_IP: '100000',
+          // One process unless the run asks for workers (`MMP_WORKERS=2 npm test`).
+          MMP_WORKERS: process.env.MMP_WORKERS ?? '1',
           ...(opts.env ?? {}),
           ...extraEnv,
         },

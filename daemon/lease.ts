@@ -1,0 +1,84 @@
+import { Database } from 'bun:sqlite'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+
+/**
+ * A named lease shared by the worker processes of one `mmp serve --workers N` (one data dir, one
+ * host): whoever holds it runs the background work (relays, consumers, dispatcher, reconciler,
+ * billing cycle, backups) and renews it; the others wait. The holder's pid is stored with it, so
+ * a holder that died (SIGKILL) is replaced at the next try instead of after the time-to-live; a
+ * holder that stopped renewing (a hung process) is replaced once the lease expires. Whoever finds
+ * its lease taken by someone else must stop at once (`lost`): two holders never run side by side
+ * for longer than one renewal.
+ *
+ * @example
+ * const lease = openLease(join(dataDir, 'run', 'leases.db'), 'background', { ttlMs: 3000 })
+ * if (lease.tryAcquire()) startBackgroundWork()
+ */
+export interface Lease {
+  /** Takes the lease when it is free, expired or held by a dead process; true when held now. */
+  tryAcquire(): boolean
+  /** Extends a held lease; false when someone else holds it now (stop the work at once). */
+  renew(): boolean
+  /** Gives a held lease up (graceful stop), so another worker takes over without waiting. */
+  release(): void
+  /** The pid holding the lease now, or null. */
+  holder(): number | null
+  close(): void
+}
+
+export function openLease(
+  path: string,
+  name: string,
+  opts: { ttlMs?: number; pid?: number; now?: () => number; alive?: (pid: number) => boolean } = {},
+): Lease {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  const db = new Database(path, { create: true, strict: true })
+  db.run('PRAGMA busy_timeout = 2000')
+  db.run('PRAGMA journal_mode = WAL')
+  db.run(
+    'CREATE TABLE IF NOT EXISTS lease (name TEXT PRIMARY KEY, pid INTEGER NOT NULL, expires_at INTEGER NOT NULL)',
+  )
+  const ttl = opts.ttlMs ?? 3000
+  const pid = opts.pid ?? process.pid
+  const now = opts.now ?? Date.now
+  const alive = opts.alive ?? isAlive
+  const read = db.query<{ pid: number; expires_at: number }, [string]>(
+    'SELECT pid, expires_at FROM lease WHERE name = ?',
+  )
+  const write = db.query('INSERT OR REPLACE INTO lease (name, pid, expires_at) VALUES (?, ?, ?)')
+  const drop = db.query('DELETE FROM lease WHERE name = ? AND pid = ?')
+
+  const take = (mustHold: boolean): boolean =>
+    db
+      .transaction(() => {
+        const row = read.get(name)
+        const at = now()
+        const mine = row?.pid === pid
+        if (mustHold && !mine) return false
+        if (row && !mine && row.expires_at > at && alive(row.pid)) return false
+        write.run(name, pid, at + ttl)
+        return true
+      })
+      .immediate()
+
+  return {
+    tryAcquire: () => take(false),
+    renew: () => take(true),
+    release() {
+      drop.run(name, pid)
+    },
+    holder: () => read.get(name)?.pid ?? null,
+    close: () => db.close(),
+  }
+}
+
+/** Signal 0 checks that a process exists without touching it (EPERM: it exists, not ours). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
