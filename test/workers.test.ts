@@ -1,0 +1,138 @@
+import { Database } from 'bun:sqlite'
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { join } from 'node:path'
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
+
+/** The pid holding the background lease of a `mmp serve --workers N`, or null. */
+function leaseHolder(dataDir: string): number | null {
+  const db = new Database(join(dataDir, 'run', 'leases.db'), { readonly: true })
+  try {
+    return (
+      db.query<{ pid: number }, []>("SELECT pid FROM lease WHERE name = 'background'").get()
+        ?.pid ?? null
+    )
+  } finally {
+    db.close()
+  }
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const owner = (id: string) => ({ email: `owner@${id}.test`, password: `${id}-Owner-Passphrase-42` })
+
+describe('mmp serve --workers 2', () => {
+  const RATE = 50
+  const SECONDS = 4
+  let p: TestPlatform
+  beforeAll(async () => {
+    p = await startTestPlatform({
+      env: {
+        MMP_WORKERS: '2',
+        MMP_RATE_LIMIT_FREE: String(RATE),
+        MMP_RATE_LIMIT_BURST: '1',
+        MMP_WORKERS_LEASE_TTL_S: '30',
+      },
+    })
+    await createTenants(p.gateway, await p.login(), 'kiosk', 'duka')
+  }, 60_000)
+  afterAll(() => p.dispose())
+
+  it('holds one tenant to its rate across both workers', async () => {
+    const token = await p.login(owner('kiosk').email, owner('kiosk').password)
+    // Many connections, so the kernel spreads them over both workers; each worker alone would
+    // admit the whole rate, two without a shared bucket twice that.
+    let admitted = 0
+    let refused = 0
+    const end = performance.now() + SECONDS * 1000
+    const started = performance.now()
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (performance.now() < end) {
+          const res = await fetch(`${p.gateway}/api/v1/analytics/summary`, {
+            headers: { authorization: `Bearer ${token}` },
+          })
+          await res.arrayBuffer()
+          if (res.status === 200) admitted++
+          else if (res.status === 429) refused++
+          else throw new Error(`unexpected ${res.status}`)
+        }
+      }),
+    )
+    const elapsed = (performance.now() - started) / 1000
+    // A full bucket (rate × burst factor 1) and then the rate.
+    const allowed = RATE + RATE * elapsed
+    expect(refused).toBeGreaterThan(0)
+    expect(admitted).toBeGreaterThan(allowed * 0.9)
+    expect(admitted).toBeLessThan(allowed * 1.1)
+    // Another tenant's bucket is its own.
+    const other = await p.login(owner('duka').email, owner('duka').password)
+    expect((await api(p.gateway, other).get('/api/v1/analytics/summary')).status).toBe(200)
+  }, 30_000)
+
+  it('runs the background work in one worker, and in the other once that one is killed', async () => {
+    const holder = leaseHolder(p.dataDir)
+    expect(holder).not.toBeNull()
+    expect(p.logs().match(/this worker runs the background work/g)?.length).toBe(1)
+    const token = await p.login(owner('duka').email, owner('duka').password)
+    const admin = api(p.gateway, token)
+    const pay = async (amount: number) => {
+      const push = await admin.post('/api/v1/payments/stkpush', {
+        tenant_id: 'duka',
+        phone_number: '254712345000',
+        amount,
+        account_reference: 'WORKERS',
+        transaction_desc: 'Workers test',
+      })
+      expect(push.status).toBe(202)
+    }
+    const amounts = async () =>
+      ((await admin.get('/api/v1/analytics/transactions')).body.data ?? []).map(
+        (t: { amount: number }) => t.amount,
+      )
+    await pay(75)
+    await eventually(async () => (await amounts()).includes(75), 15_000, 'the first payment')
+
+    process.kill(holder!, 'SIGKILL')
+    const next = await eventually(
+      () => {
+        const now = leaseHolder(p.dataDir)
+        return now !== null && now !== holder && alive(now) ? now : null
+      },
+      15_000,
+      'another worker taking the background work',
+    )
+    expect(next).not.toBe(holder)
+    // The supervisor starts the killed worker again, as a standby.
+    await eventually(
+      () => (p.logs().match(/a worker stopped; starting it again/g)?.length ?? 0) >= 1,
+      15_000,
+      'the killed worker started again',
+    )
+    await eventually(
+      async () => (await fetch(`${p.gateway}/health`).catch(() => null))?.ok,
+      15_000,
+      'the gateway answering',
+    )
+    await pay(76)
+    const seen = await eventually(
+      async () => {
+        const list = await amounts()
+        return list.includes(76) ? list : null
+      },
+      20_000,
+      'the payment made after the kill',
+    )
+    // Each payment counted once: the new holder replayed recent events, the inbox dropped them.
+    expect(seen.filter((a: number) => a === 75)).toHaveLength(1)
+    expect(seen.filter((a: number) => a === 76)).toHaveLength(1)
+    expect(p.logs().match(/this worker runs the background work/g)?.length).toBe(2)
+  }, 90_000)
+})
