@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'TENANT_NOT_FOUND'
+  | 'TENANT_ELSEWHERE'
   | 'CONFLICT'
   | 'IDEMPOTENCY_KEY_REUSED'
   | 'IDEMPOTENCY_IN_PROGRESS'
@@ -45,6 +46,7 @@ export const statusOf: Record<ErrorCode, number> = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   TENANT_NOT_FOUND: 404,
+  TENANT_ELSEWHERE: 421,
   CONFLICT: 409,
   IDEMPOTENCY_KEY_REUSED: 409,
   IDEMPOTENCY_IN_PROGRESS: 409,
@@ -156,6 +158,18 @@ export class RateLimited extends AppError {
 export class TenantNotFound extends AppError {
   constructor(tenantId: string) {
     super('TENANT_NOT_FOUND', `tenant ${tenantId} does not exist`, {
+      extra: { tenant_id: tenantId },
+    })
+  }
+}
+
+/**
+ * The tenant belongs to another instance of this service (DESIGN §12): 421 Misdirected Request,
+ * so a caller whose instance list is out of date finds out instead of reading an empty database.
+ */
+export class TenantElsewhere extends AppError {
+  constructor(tenantId: string) {
+    super('TENANT_ELSEWHERE', `tenant ${tenantId} is served by another instance of this service`, {
       extra: { tenant_id: tenantId },
     })
   }

@@ -1,7 +1,8 @@
+import { tenantInPath } from '../../schema/routes.ts'
 import type { ServiceName } from '../kernel/context.ts'
 import { AppError } from '../kernel/errors.ts'
-import type { Discovery } from '../kernel/http-client.ts'
-import { isTimeout } from './checks.ts'
+import { type Discovery, instanceFor } from '../kernel/http-client.ts'
+import { isTimeout, tenantInBody } from './checks.ts'
 import type { Observer } from './observe.ts'
 
 /** A service in the gateway's own process, called without a TCP hop. */
@@ -15,12 +16,40 @@ export interface Outgoing {
   body: BodyInit | null
   /** Milliseconds the upstream has before the caller gets 504. */
   budget: number
+  /**
+   * The tenant the request is about, which picks the instance when the service runs as several.
+   * Unset: found from the request itself (`tenantOfRequest`).
+   */
+  tenant?: string | undefined
+}
+
+/**
+ * The tenant a forwarded request is about, by the rule the services apply (tenant-owner.ts
+ * `tenantOfCall`): the tenant its path, `tenant_id` query parameter or JSON body names, else the
+ * caller's own (X-Tenant-ID, set from the token). Undefined for a public route: such a request
+ * goes to the service's first instance. A streamed upload is not read for it.
+ */
+export function tenantOfRequest(pathAndQuery: string, out: Outgoing): string | undefined {
+  if (out.tenant) return out.tenant
+  const q = pathAndQuery.indexOf('?')
+  const path = q < 0 ? pathAndQuery : pathAndQuery.slice(0, q)
+  const named =
+    tenantInPath(path) ??
+    (q < 0 ? null : new URLSearchParams(pathAndQuery.slice(q + 1)).get('tenant_id')) ??
+    (out.body instanceof Uint8Array || out.body instanceof ArrayBuffer
+      ? out.headers.get('content-type')?.includes('json')
+        ? tenantInBody(out.body)
+        : undefined
+      : undefined)
+  return named ?? out.headers.get('x-tenant-id') ?? undefined
 }
 
 /**
  * How the gateway reaches a service: in-process when it runs here, otherwise over HTTP to an
  * instance from discovery, with a refused connection tried once on another instance (nothing
  * was sent, so even a POST is safe to repeat; a streamed body cannot be replayed, so it is not).
+ * A partitioned service (several instances, each owning a subset of tenants, DESIGN §12) is reached
+ * at the instance that owns the request's tenant and nowhere else: no other holds its data.
  */
 export function createUpstream(opts: {
   discovery: Discovery
@@ -77,8 +106,9 @@ export function createUpstream(opts: {
     const local = opts.local?.[service]
     if (local) return dispatchLocal(local, service, pathAndQuery, out)
     const signal = AbortSignal.timeout(out.budget)
-    const canRetry = out.body === null || out.body instanceof ArrayBuffer
-    let base = discovery.pick(service)
+    const target = instanceFor(discovery, service, () => tenantOfRequest(pathAndQuery, out))
+    const canRetry = !target.partitioned && (out.body === null || out.body instanceof ArrayBuffer)
+    let base = target.base
     for (let attempt = 0; ; attempt++) {
       try {
         const res = await fetch(base + pathAndQuery, {

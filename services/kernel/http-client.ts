@@ -1,7 +1,9 @@
 import { FetchError, ofetch } from 'ofetch'
+import { tenantInPath } from '../../schema/routes.ts'
 import { AppError, type FieldError } from './errors.ts'
 import { HOP_HEADER, type Hop } from './hop.ts'
 import type { ServiceName } from './service-names.ts'
+import { ownerOf } from './tenant-owner.ts'
 
 /**
  * Where a service can be reached: the gateway and service clients ask this (DESIGN §1, §5).
@@ -16,6 +18,11 @@ export interface Discovery {
   pick(service: ServiceName): string
   /** Every configured instance. */
   instances(service: ServiceName): readonly string[]
+  /**
+   * Whether the service's instances each own a subset of tenants (DESIGN §12), so that a tenant's
+   * requests go to its owner only (`instanceFor`); otherwise any instance serves any tenant.
+   */
+  partitioned?(service: ServiceName): boolean
   /** Report an instance's failure or recovery so it is skipped while unhealthy. */
   report?(service: ServiceName, baseUrl: string, ok: boolean): void
   /** Each instance and whether it is currently used, for health pages. */
@@ -23,10 +30,13 @@ export interface Discovery {
 }
 
 /**
- * Static discovery: a fixed list of base URLs per service, rotated round robin. An instance
- * reported failing is skipped for a back-off that doubles with each consecutive failure (1 s up
- * to 30 s) and is used again after one success. When every instance is down the one that
- * failed longest ago is tried, so a recovered service is found without a restart.
+ * Static discovery: a fixed list of base URLs per service. Several URLs for one service are
+ * instances that each own a subset of tenants (`partitioned`, DESIGN §12): requests go to a
+ * tenant's owner. `pick` rotates them round robin, for what any instance answers alike (its
+ * OpenAPI document). An instance reported failing is skipped by `pick` for a back-off that doubles
+ * with each consecutive failure (1 s up to 30 s) and is used again after one success. When every
+ * instance is down the one that failed longest ago is tried, so a recovered service is found
+ * without a restart.
  */
 export function staticDiscovery(
   map: Partial<Record<ServiceName, readonly string[]>>,
@@ -66,6 +76,7 @@ export function staticDiscovery(
       return list[soonest]!
     },
     instances: (service) => map[service] ?? [],
+    partitioned: (service) => (map[service]?.length ?? 0) > 1,
     report(_service, url, ok) {
       if (ok) {
         if (down.size) down.delete(url)
@@ -78,6 +89,42 @@ export function staticDiscovery(
       const at = now()
       return (map[service] ?? []).map((url) => ({ url, healthy: isUp(url, at) }))
     },
+  }
+}
+
+/**
+ * Where a request goes. A partitioned service (several instances, each owning a subset of
+ * tenants) is reached at the owner of the request's tenant (rendezvous hashing, tenant-owner.ts),
+ * or at its first instance when the request names no tenant, and never at another instance, which
+ * holds none of the tenant's data. Any other service is reached through `pick`. The tenant is
+ * only worked out (`tenantOf`) when it matters.
+ *
+ * @example
+ * const { base, partitioned } = instanceFor(discovery, 'analytics', () => actor.tenantId)
+ */
+export function instanceFor(
+  discovery: Discovery,
+  service: ServiceName,
+  tenantOf: () => string | undefined,
+): { base: string; partitioned: boolean } {
+  if (discovery.partitioned?.(service))
+    return { base: ownerOf(tenantOf(), discovery.instances(service)), partitioned: true }
+  return { base: discovery.pick(service), partitioned: false }
+}
+
+/**
+ * The tenant a bearer token was issued for, read without verifying it: only to route the call,
+ * the called service verifies the token itself. Undefined for an API key or anything else.
+ */
+export function tenantOfToken(token: string | undefined): string | undefined {
+  const payload = token?.split('.')[1]
+  if (!payload) return undefined
+  try {
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown
+    const tenant = (claims as { tenant_id?: unknown } | null)?.tenant_id
+    return typeof tenant === 'string' ? tenant : undefined
+  } catch {
+    return undefined
   }
 }
 
@@ -110,6 +157,24 @@ export interface CallOptions {
    */
   from?: Request | undefined
   headers?: Record<string, string>
+  /**
+   * The tenant the call is about, to reach the instance that owns it when the service runs as
+   * several. Unset: the tenant the path, `query.tenant_id` or `body.tenant_id` names (the order
+   * the services take it in, tenant-owner.ts `tenantOfCall`), else the tenant of the request
+   * being served (its X-Tenant-ID) or of the token.
+   */
+  tenant?: string | undefined
+}
+
+function tenantOfCallOptions(path: string, opts: CallOptions): string | undefined {
+  if (opts.tenant) return opts.tenant
+  const named = [
+    tenantInPath(path.split('?')[0]!),
+    opts.query?.tenant_id,
+    (opts.body as { tenant_id?: unknown } | null)?.tenant_id,
+  ]
+  for (const n of named) if (typeof n === 'string') return n
+  return opts.from?.headers.get('x-tenant-id') ?? tenantOfToken(opts.token)
 }
 
 /**
@@ -136,7 +201,7 @@ export function createServiceClient(
       const remaining = deadline ? deadline - Date.now() : defaultTimeoutMs
       if (remaining <= 0)
         throw new AppError('TIMEOUT', `the deadline passed before calling ${service}`)
-      const base = discovery.pick(service)
+      const { base } = instanceFor(discovery, service, () => tenantOfCallOptions(path, opts))
       const headers: Record<string, string> = { ...(opts.headers ?? {}) }
       if (opts.token) headers.authorization = `Bearer ${opts.token}`
       if (requestId) headers['x-request-id'] = requestId

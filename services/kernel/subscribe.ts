@@ -3,6 +3,7 @@ import { EventEnvelope, type Topic, type TopicEvent, topicSchemas } from '../../
 import type { EventBus } from './bus.ts'
 import type { Logger } from './log.ts'
 import { counter } from './metrics.ts'
+import type { TenantOwnership } from './tenant-owner.ts'
 
 const envelope = TypeCompiler.Compile(EventEnvelope)
 const checkers = new Map<Topic, TypeCheck<any>>()
@@ -43,18 +44,29 @@ function describe(check: TypeCheck<any>, value: unknown, prefix: string): string
  * one log line and `mmp_events_malformed_total{topic,consumer}`; the handler only ever sees
  * events that fit, typed by topic. Handler errors go to the bus, which retries (DESIGN §7).
  *
+ * When the service runs as several instances (`ownership`, DESIGN §12), every instance receives
+ * every event and applies only those of the tenants it owns; the others are acknowledged without
+ * a trace, not even an inbox row, so the instance a tenant later moves to still applies them on
+ * replay. (MQTT shared subscriptions would spread events over instances, not by tenant.)
+ *
  * @example
  * await subscribe(ctx, 'analytics', topics.transactionsRaw, (event) => {
  *   ingest(event.tenant_id, event.data.transactions)
  * })
  */
 export async function subscribe<T extends Topic>(
-  deps: { bus: EventBus; log: Logger },
+  deps: { bus: EventBus; log: Logger; ownership?: TenantOwnership | undefined },
   consumer: string,
   topic: T,
   handler: (event: TopicEvent<T>) => Promise<void> | void,
 ): Promise<void> {
+  const ownership = deps.ownership
   await deps.bus.subscribe(topic, (event) => {
+    const tenant = (event as { tenant_id?: unknown } | null)?.tenant_id
+    if (ownership && typeof tenant === 'string' && !ownership.owns(tenant)) {
+      eventsElsewhere.inc({ topic, consumer })
+      return
+    }
     const why = explainMalformed(topic, event)
     if (why !== null) {
       eventsMalformed.inc({ topic, consumer })
@@ -73,5 +85,11 @@ export async function subscribe<T extends Topic>(
 export const eventsMalformed = counter(
   'mmp_events_malformed_total',
   'Events a consumer dropped because they do not fit their topic schema',
+  ['topic', 'consumer'],
+)
+
+export const eventsElsewhere = counter(
+  'mmp_events_elsewhere_total',
+  'Events a consumer left to the instance that owns their tenant',
   ['topic', 'consumer'],
 )

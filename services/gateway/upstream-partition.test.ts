@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { createServiceClient, staticDiscovery } from '../kernel/http-client.ts'
+import { createLogger } from '../kernel/log.ts'
+import { ownerOf } from '../kernel/tenant-owner.ts'
+import { createObserver } from './observe.ts'
+import { createUpstream, tenantOfRequest } from './upstream.ts'
+
+/** Two instances of analytics, each answering with its own name and what it was asked. */
+const instances: Array<ReturnType<typeof Bun.serve>> = []
+let urls: string[] = []
+beforeAll(() => {
+  for (const name of ['a', 'b']) {
+    instances.push(
+      Bun.serve({
+        port: 0,
+        fetch: (req) => Response.json({ instance: name, url: req.url }),
+      }),
+    )
+  }
+  urls = instances.map((s) => s.url.origin)
+})
+afterAll(() => {
+  for (const s of instances) s.stop(true)
+})
+
+const nameOf = (url: string): string => ['a', 'b'][urls.indexOf(url)] ?? 'none'
+const tenants = Array.from({ length: 12 }, (_, i) => `shop-${i}`)
+
+describe('requests of a service that runs as several instances', () => {
+  it('reach the instance that owns their tenant from the gateway, every time', async () => {
+    const log = createLogger('upstream-test')
+    log.level = -999
+    const send = createUpstream({
+      discovery: staticDiscovery({ analytics: urls }),
+      observe: createObserver({ log, accessLog: 'off' }),
+    })
+    const out = (tenant: string, extra: Record<string, string> = {}) => ({
+      method: 'GET',
+      headers: new Headers({ 'x-tenant-id': tenant, ...extra }),
+      body: null,
+      budget: 2000,
+    })
+    for (const t of tenants) {
+      for (let i = 0; i < 2; i++) {
+        const res = await send('analytics', '/api/v1/analytics/summary', out(t))
+        expect((await res.json()).instance).toBe(nameOf(ownerOf(t, urls)))
+      }
+      // The operator acting for a tenant is routed by the tenant it names.
+      const named = await send(
+        'analytics',
+        `/api/v1/analytics/summary?tenant_id=${t}`,
+        out('platform'),
+      )
+      expect((await named.json()).instance).toBe(nameOf(ownerOf(t, urls)))
+    }
+    const home = await send('analytics', '/api/v1/analytics/summary', out('platform'))
+    expect((await home.json()).instance).toBe('a')
+  })
+
+  it('finds the tenant in the path, the query, a JSON body, then the caller', () => {
+    const json = (body: unknown, tenant = 'platform') => ({
+      method: 'POST',
+      headers: new Headers({ 'content-type': 'application/json', 'x-tenant-id': tenant }),
+      body: new TextEncoder().encode(JSON.stringify(body)),
+      budget: 1000,
+    })
+    expect(tenantOfRequest('/api/v1/cashflow/summary/duka?x=1', json({}))).toBe('duka')
+    expect(tenantOfRequest('/api/v1/analytics/summary?tenant_id=kiosk', json({}))).toBe('kiosk')
+    expect(tenantOfRequest('/api/v1/parser/transactions', json({ tenant_id: 'duka' }))).toBe('duka')
+    expect(tenantOfRequest('/api/v1/parser/transactions', json([], 'kiosk'))).toBe('kiosk')
+    expect(
+      tenantOfRequest('/api/v1/auth/login', { ...json({}), headers: new Headers() }),
+    ).toBeUndefined()
+    expect(tenantOfRequest('/x', { ...json({}), tenant: 'given' })).toBe('given')
+  })
+
+  it('do not fail over to another instance: it holds none of the tenant’s data', async () => {
+    const log = createLogger('upstream-test')
+    log.level = -999
+    const dead = 'http://127.0.0.1:9'
+    const list = [urls[0]!, dead]
+    const t = tenants.find((x) => ownerOf(x, list) === dead)!
+    const send = createUpstream({
+      discovery: staticDiscovery({ analytics: list }),
+      observe: createObserver({ log, accessLog: 'off' }),
+    })
+    await expect(
+      send('analytics', '/api/v1/analytics/summary', {
+        method: 'GET',
+        headers: new Headers({ 'x-tenant-id': t }),
+        body: null,
+        budget: 2000,
+      }),
+    ).rejects.toMatchObject({ code: 'BAD_GATEWAY' })
+  })
+
+  it('reach the owner from a service client too, by the tenant named or the caller’s', async () => {
+    const client = createServiceClient(staticDiscovery({ analytics: urls }))
+    for (const t of tenants) {
+      const owner = nameOf(ownerOf(t, urls))
+      const byQuery = await client.call<{ instance: string }>(
+        'analytics',
+        '/api/v1/analytics/summary',
+        { query: { tenant_id: t } },
+      )
+      expect(byQuery.instance).toBe(owner)
+      const from = new Request('http://svc/x', { headers: { 'x-tenant-id': t } })
+      expect(
+        (
+          await client.call<{ instance: string }>('analytics', '/api/v1/analytics/summary', {
+            from,
+          })
+        ).instance,
+      ).toBe(owner)
+      const claims = Buffer.from(JSON.stringify({ tenant_id: t })).toString('base64url')
+      expect(
+        (
+          await client.call<{ instance: string }>('analytics', '/api/v1/analytics/summary', {
+            token: `e30.${claims}.sig`,
+          })
+        ).instance,
+      ).toBe(owner)
+    }
+  })
+})
