@@ -182,6 +182,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
         log: slog,
         client,
         hop,
+        siblings: (worker?.count ?? 1) > 1,
         checks: new Map([['broker', () => ({ status: 'ok' as const })]]),
       }
       const instance = await createService(name, shared, sliceSource)

@@ -8,6 +8,11 @@ import { type Category, isCategory } from './text.ts'
 
 /** Reload rules and lessons at least this often, so several processes converge. */
 const RELOAD_MS = 10_000
+/**
+ * Moves when another connection (a sibling worker's rule change, the CLI) commits to the file; this
+ * connection's own commits leave it alone, and they invalidate the entry themselves.
+ */
+const OTHERS_WROTE = 'PRAGMA data_version'
 /** Retrain the model from confirmed labels at most this often (an override retrains at once). */
 const RETRAIN_MS = 60_000
 /** Confirmed labels a model learns from, most recent first. */
@@ -36,6 +41,8 @@ export function ruleOf(row: typeof rulesTable.$inferSelect): Rule {
 interface Entry {
   categorizer: Categorizer
   loadedAt: number
+  /** The connection it was read through and that connection's data_version then. */
+  seen: { sqlite: object; version: number }
   model: NaiveBayes | null
   trainedAt: number
 }
@@ -82,7 +89,16 @@ export function createTenantStates(ctx: ServiceContext) {
     return model.size > 0 ? model : null
   }
 
+  const versionOf = (tenantId: string) => {
+    const { sqlite } = ctx.registry.tenant('categorizer', tenantId)
+    return {
+      sqlite,
+      version: sqlite.query<{ data_version: number }, []>(OTHERS_WROTE).get()!.data_version,
+    }
+  }
+
   const load = (tenantId: string, previous?: Entry, retrain = false): Entry => {
+    const seen = versionOf(tenantId)
     const db = ctx.registry.tenant('categorizer', tenantId)
     const own = db.orm.select().from(rulesTable).where(eq(rulesTable.tenantId, tenantId)).all()
     const lessons: Learned = {
@@ -108,6 +124,7 @@ export function createTenantStates(ctx: ServiceContext) {
     return {
       categorizer: new Categorizer([...own.map(ruleOf), ...defaultRules], lessons, model),
       loadedAt: now,
+      seen,
       model,
       trainedAt: stale ? now : previous!.trainedAt,
     }
@@ -117,7 +134,11 @@ export function createTenantStates(ctx: ServiceContext) {
     /** The tenant's categorizer as of now. */
     get(tenantId: string): Categorizer {
       const hit = cache.get(tenantId)
-      if (hit && Date.now() - hit.loadedAt < RELOAD_MS) return hit.categorizer
+      if (hit && Date.now() - hit.loadedAt < RELOAD_MS) {
+        const now = versionOf(tenantId)
+        if (now.sqlite === hit.seen.sqlite && now.version === hit.seen.version)
+          return hit.categorizer
+      }
       const entry = load(tenantId, hit)
       cache.set(tenantId, entry)
       return entry.categorizer

@@ -33,6 +33,11 @@ export interface ServiceContext<S = unknown> {
    * nothing such a header claims is trusted.
    */
   hop?: Hop
+  /**
+   * True when sibling worker processes run this same service on the same data dir (`mmp serve
+   * --workers N`): what this process has in memory is not all that is in flight.
+   */
+  siblings?: boolean
   /** Extra health checks the service reports under `checks`. */
   checks: Map<string, () => Promise<HealthCheck> | HealthCheck>
 }

@@ -32,7 +32,9 @@ export function createDeps(
   business?: DarajaBusiness,
 ): PaymentDeps {
   const cfg = ctx.settings
-  const bootIso = ctx.clock.now().toISOString()
+  // A call from before this process started can no longer be running, unless a sibling worker
+  // made it: then only its age tells.
+  const bootIso = ctx.siblings ? '' : ctx.clock.now().toISOString()
   const inflight = new Map<string, Promise<unknown>>()
   const tuned = new WeakSet<Db>()
   return {
