@@ -8,10 +8,10 @@
 import { migrations } from '../schema/analytics/migrations.ts'
 import type { TransactionEvent } from '../schema/events.ts'
 import { counterpartyTotals } from '../services/analytics/customers.ts'
-import { applyTransactions, toStored } from '../services/analytics/ingest.ts'
+import { consumeTransactions } from '../services/analytics/events.ts'
+import { toStored } from '../services/analytics/ingest.ts'
 import { createAnalyticsApp } from '../services/analytics/routes.ts'
 import { timeZone } from '../services/analytics/time.ts'
-import { handleOnce } from '../services/kernel/events.ts'
 import { createTestKit } from '../services/kernel/testing.ts'
 
 const ROWS = Number(process.argv[2] ?? 1_000_000)
@@ -23,8 +23,8 @@ kit.ctx.clock.set('2026-06-30T12:00:00Z')
 const db = kit.registry.tenant('analytics', TENANT)
 const zone = timeZone('Africa/Nairobi')
 
-// Load through the consumer's insert path: batches of 1000 (one broker message each), inbox +
-// rows + rollups in one transaction per batch.
+// Load through the consumer (what a categorized broker message runs): batches of 1000 (one
+// message each, the categorizer's size), inbox + rows + ledger + rollups in one transaction each.
 const start = Date.parse('2025-07-01T00:00:00Z')
 const span = 365 * 86_400_000
 let seed = 42
@@ -33,6 +33,7 @@ const rand = () => {
   return seed / 0x7fffffff
 }
 const refRows: ReturnType<typeof toStored>[] = []
+let refCopyMs = 0
 const loadStarted = performance.now()
 for (let done = 0; done < ROWS; done += 1000) {
   const batch: TransactionEvent[] = []
@@ -59,13 +60,26 @@ for (let done = 0; done < ROWS; done += 1000) {
       rule_id: null,
     })
   }
-  const rows = batch.map((t) => toStored(TENANT, zone, t))
-  if (refRows.length < 100_000) refRows.push(...rows)
-  handleOnce(db, 'analytics', `evt_load_${done}`, () => {
-    applyTransactions(db, rows, '2026-06-30T12:00:00.000Z')
-  })
+  if (refRows.length < 100_000) {
+    // The reference's copy of the rows is not the consumer's work: its time is taken off.
+    const c0 = performance.now()
+    refRows.push(...batch.map((t) => toStored(TENANT, zone, t)))
+    refCopyMs += performance.now() - c0
+  }
+  consumeTransactions(
+    kit.ctx,
+    {
+      id: `evt_load_${done}`,
+      type: 'mobilemoney.transactions.categorized',
+      version: 1,
+      tenant_id: TENANT,
+      occurred_at: '2026-06-30T12:00:00.000Z',
+      data: { transactions: batch },
+    },
+    { onlyNew: false },
+  )
 }
-const loadSeconds = (performance.now() - loadStarted) / 1000
+const loadSeconds = (performance.now() - loadStarted - refCopyMs) / 1000
 // Reference: the same rows (the first 100k) into the same table and indexes in a scratch file with
 // a bare prepared bun:sqlite INSERT, 1000 a transaction: no inbox, ledger or rollups.
 {

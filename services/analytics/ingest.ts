@@ -1,7 +1,8 @@
 import type { ReceiptReport, TransactionEvent } from '../../schema/events.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMinor } from '../kernel/money.ts'
-import { dropCopy, holderOf, recordReports } from './ledger.ts'
+import { dropCopy, holderOf, holdersOf, recordReports } from './ledger.ts'
+import { pendingRollups } from './pending-rollups.ts'
 import { addToRollups, moveCategory, refreshCounterparty } from './rollups.ts'
 import { counterpartyKey, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
 import { type TimeZone, toIsoInstant } from './time.ts'
@@ -76,7 +77,22 @@ const INSERT_SQL = `INSERT OR IGNORE INTO transactions (${COLUMNS.join(', ')}, u
 const UPDATE_SQL = `UPDATE transactions SET ${COLUMNS.slice(2)
   .map((c) => `${c} = ?`)
   .join(', ')}, updated_at = ? WHERE tenant_id = ? AND id = ?`
-const inserts = new WeakMap<Db, ReturnType<Db['sqlite']['prepare']>>()
+const SELECT_SQL = 'SELECT * FROM transactions WHERE tenant_id = ? AND id = ?'
+type Statement = ReturnType<Db['sqlite']['prepare']>
+const prepared = new WeakMap<Db, { insert: Statement; select: Statement; update: Statement }>()
+
+function statementsOf(db: Db) {
+  let s = prepared.get(db)
+  if (!s) {
+    s = {
+      insert: db.sqlite.prepare(INSERT_SQL),
+      select: db.sqlite.prepare(SELECT_SQL),
+      update: db.sqlite.prepare(UPDATE_SQL),
+    }
+    prepared.set(db, s)
+  }
+  return s
+}
 
 /** What an insert or update did; counted for logs and tests. */
 export interface ApplyResult {
@@ -98,31 +114,37 @@ export function applyTransactions(
   now: string,
   opts: { onlyNew?: boolean } = {},
 ): ApplyResult {
-  const sqlite = db.sqlite
-  let insert = inserts.get(db)
-  if (!insert) {
-    insert = sqlite.prepare(INSERT_SQL)
-    inserts.set(db, insert)
-  }
+  const { insert, select, update } = statementsOf(db)
   const result: ApplyResult = { inserted: 0, updated: 0, unchanged: 0 }
+  // The hot path (every row new): receipts' holders read in one query, rollup increments summed
+  // and written once per rollup row. Anything else flushes the sums first (pending-rollups.ts).
+  const pending = pendingRollups(db)
+  const tenantId = rows[0]?.tenant_id
+  const receipts: string[] = []
+  for (const row of rows) if (row.receipt_number) receipts.push(row.receipt_number)
+  const holders = tenantId ? holdersOf(db, tenantId, receipts) : new Map<string, string | null>()
+  // A receipt twice in the batch: its second row reads the holder the first one left.
+  const repeated = receipts.length > holders.size
   for (const row of rows) {
     const receipt = row.receipt_number
     if (receipt) {
       // One ledger: a receipt held by another transaction is that transaction. A raw copy only
       // adds its report; the categorizer's id wins over a raw copy stored before it (a race).
-      const holder = holderOf(db, row.tenant_id, receipt)
+      const known = row.tenant_id === tenantId ? holders.get(receipt) : undefined
+      const holder = known === undefined ? holderOf(db, row.tenant_id, receipt) : known
+      if (repeated) holders.delete(receipt)
       if (holder !== null && holder !== row.id) {
         if (opts.onlyNew) {
           recordReports(db, row, holder)
           result.unchanged++
           continue
         }
+        pending.flush()
         if (dropCopy(db, row.tenant_id, holder)) recordReports(db, row, row.id, true)
       } else recordReports(db, row, row.id)
     }
-    const values = COLUMNS.map((c) => row[c])
-    if (insert.run(...(values as never[]), now).changes === 1) {
-      addToRollups(db, row, 1)
+    if (insertRow(insert, row, now)) {
+      pending.add(row)
       result.inserted++
       continue
     }
@@ -130,16 +152,13 @@ export function applyTransactions(
       result.unchanged++
       continue
     }
-    const old = sqlite
-      .query('SELECT * FROM transactions WHERE tenant_id = ? AND id = ?')
-      .get(row.tenant_id, row.id) as StoredTransaction
+    pending.flush()
+    const old = select.get(row.tenant_id, row.id) as StoredTransaction
     if (COLUMNS.every((c) => old[c] === row[c])) {
       result.unchanged++
       continue
     }
-    sqlite
-      .query(UPDATE_SQL)
-      .run(...(COLUMNS.slice(2).map((c) => row[c]) as never[]), now, row.tenant_id, row.id)
+    update.run(...(COLUMNS.slice(2).map((c) => row[c]) as never[]), now, row.tenant_id, row.id)
     const sameCell =
       old.local_day === row.local_day &&
       old.user_id === row.user_id &&
@@ -167,5 +186,33 @@ export function applyTransactions(
     }
     result.updated++
   }
+  pending.flush()
   return result
+}
+
+/** INSERT_SQL for one row, its values in COLUMNS order; true when the row was new. */
+function insertRow(insert: Statement, r: StoredTransaction, now: string): boolean {
+  return (
+    insert.run(
+      r.tenant_id,
+      r.id,
+      r.user_id,
+      r.occurred_at,
+      r.local_day,
+      r.amount_cents,
+      r.direction,
+      r.counterparty_name,
+      r.counterparty_phone,
+      r.counterparty_key,
+      r.description,
+      r.receipt_number,
+      r.balance_cents,
+      r.category,
+      r.category_confidence,
+      r.category_source,
+      r.rule_id,
+      r.source,
+      now,
+    ).changes === 1
+  )
 }

@@ -22,6 +22,28 @@ export function holderOf(db: Db, tenantId: string, receipt: string): string | nu
   )
 }
 
+const HOLDERS = `SELECT receipt_number AS receipt, transaction_id AS id FROM receipt_reports
+  WHERE tenant_id = ? AND receipt_number IN (SELECT value FROM json_each(?))`
+
+/**
+ * `holderOf` for many receipts in one query (a batch's): receipt → holder, null when none holds it.
+ * The first report in key order answers, as `holderOf`'s LIMIT 1 does.
+ */
+export function holdersOf(
+  db: Db,
+  tenantId: string,
+  receipts: readonly string[],
+): Map<string, string | null> {
+  const out = new Map<string, string | null>()
+  if (receipts.length === 0) return out
+  const found = db.sqlite
+    .query<{ receipt: string; id: string }, [string, string]>(HOLDERS)
+    .all(tenantId, JSON.stringify(receipts))
+  for (const r of found) if (!out.has(r.receipt)) out.set(r.receipt, r.id)
+  for (const r of receipts) if (!out.has(r)) out.set(r, null)
+  return out
+}
+
 /**
  * Keeps what each channel reported of the row's receipt, all under the transaction `holder`;
  * `moved` when the receipt changed hands (a raw copy dropped), so its older reports follow.

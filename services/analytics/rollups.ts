@@ -34,7 +34,7 @@ type Statement = ReturnType<Db['sqlite']['prepare']>
 const prepared = new WeakMap<Db, Record<'day' | 'daily' | 'dailyCp' | 'cp', Statement>>()
 
 /** Statements prepared once per open database: the insert path runs them for every row. */
-function statementsOf(db: Db) {
+export function statementsOf(db: Db) {
   let s = prepared.get(db)
   if (!s) {
     s = {
@@ -98,7 +98,6 @@ export function addToRollups(db: Db, r: StoredTransaction, sign: 1 | -1): void {
   if (sign < 0) pruneDaily(db, r)
 }
 
-/** Rollup rows that fell to zero are removed so `active_days` and customer lists stay exact. */
 /**
  * A change of category only (the usual override, or a raw row getting its category): only the
  * per-category cell moves; the day, counterparty and customer rollups stay as they are.
@@ -130,6 +129,7 @@ export function moveCategory(db: Db, old: StoredTransaction, row: StoredTransact
   cell(row, 1)
 }
 
+/** Rollup rows that fell to zero are removed so `active_days` and customer lists stay exact. */
 function pruneDaily(db: Db, r: StoredTransaction): void {
   db.sqlite
     .query(

@@ -1,0 +1,66 @@
+import { afterAll, describe, expect, it } from 'bun:test'
+import { migrations } from '../../schema/analytics/migrations.ts'
+import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { toStored } from './ingest.ts'
+import { pendingRollups } from './pending-rollups.ts'
+import { addToRollups } from './rollups.ts'
+import type { StoredTransaction } from './stored.ts'
+import { timeZone } from './time.ts'
+
+const TABLES = ['daily_summaries', 'daily_totals', 'daily_counterparties', 'counterparties']
+
+function rollupsOf(kit: TestKit, tenantId: string) {
+  const db = kit.registry.tenant('analytics', tenantId)
+  return TABLES.map((t) =>
+    db.sqlite.query(`SELECT * FROM ${t} WHERE tenant_id = ? ORDER BY 1, 2, 3, 4`).all(tenantId),
+  )
+}
+
+describe('pending rollups', () => {
+  let kit: TestKit
+  afterAll(() => kit.cleanup())
+
+  it('write the same rollups, names included, as adding each transaction on its own', async () => {
+    kit = await createTestKit('analytics', { migrations })
+    const zone = timeZone('Africa/Nairobi')
+    let seed = 11
+    const rnd = (n: number) => {
+      seed = (seed * 16_807) % 2_147_483_647
+      return seed % n
+    }
+    // Few parties, names often missing and times out of order: every case of the name rule.
+    const make = (i: number): StoredTransaction =>
+      toStored('one', zone, {
+        transaction_id: `t${i}`,
+        occurred_at: new Date(Date.parse('2026-05-01T00:00:00Z') + rnd(4 * 86_400) * 1000)
+          .toISOString()
+          .replace(/\d\d\.\d{3}Z$/, '00.000Z'),
+        amount: rnd(10_000) / 100,
+        direction: rnd(2) ? 'in' : 'out',
+        counterparty_name: rnd(3) ? `Name ${rnd(4)}` : null,
+        counterparty_phone: rnd(4) ? `07000000${rnd(3)}0` : null,
+        description: 'x',
+        source: 'api',
+        user_id: rnd(2) ? 'usr_a' : null,
+        category: rnd(3) ? ['Revenue', 'Rent'][rnd(2)] : undefined,
+      })
+    const one = kit.registry.tenant('analytics', 'one')
+    const batched = kit.registry.tenant('analytics', 'batched')
+    for (let round = 0; round < 40; round++) {
+      const rows = Array.from({ length: 1 + rnd(30) }, (_, i) => make(round * 100 + i))
+      one.write(() => {
+        for (const r of rows) addToRollups(one, r, 1)
+      })
+      batched.write(() => {
+        const pending = pendingRollups(batched)
+        for (const r of rows) pending.add({ ...r, tenant_id: 'batched' })
+        pending.flush()
+      })
+      const expected = rollupsOf(kit, 'one').map((rows) =>
+        rows.map((r) => ({ ...(r as object), tenant_id: 'batched' })),
+      )
+      expect(rollupsOf(kit, 'batched')).toEqual(expected)
+    }
+    expect(rollupsOf(kit, 'one')[3]!.length).toBeGreaterThan(3)
+  })
+})
