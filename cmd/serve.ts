@@ -2,7 +2,13 @@ import { createServer } from 'node:net'
 import { defineCommand } from 'citty'
 import type { Config, Part } from '../daemon/config.ts'
 import { startPlatform } from '../daemon/serve.ts'
-import { followSupervisor, superviseWorkers, workerCount, workerRole } from '../daemon/workers.ts'
+import {
+  followSupervisor,
+  shareMetrics,
+  superviseWorkers,
+  workerCount,
+  workerRole,
+} from '../daemon/workers.ts'
 import { fail } from './client.ts'
 import { configArgs, configFromArgs } from './shared.ts'
 
@@ -31,9 +37,10 @@ export default defineCommand({
     if (worker) {
       followSupervisor(() => process.kill(process.pid, 'SIGTERM'))
       worker.ready = () => process.send?.({ ready: true })
+      worker.metrics = shareMetrics()
     }
     const count = worker ? 1 : workerCount(config)
-    const taken = worker ? null : await firstTakenPort(config)
+    const taken = worker ? null : await firstTakenPort(config, 1500)
     if (taken)
       fail(
         `port ${taken.port} (${taken.part}) is in use: another mmp or another program holds it; stop it, or move every port with --port-offset N (MMP_PORT_OFFSET)`,
@@ -71,8 +78,21 @@ function listeners(config: Config): Array<{ part: Part; host: string }> {
     }))
 }
 
-/** Checked before anything starts, so a taken port is one line and not a half-started platform. */
-async function firstTakenPort(config: Config) {
+/**
+ * Checked before anything starts, so a taken port is one line and not a half-started platform.
+ * A port still held is looked at again for `waitMs`: the workers of a platform that just crashed
+ * are still being torn down by the kernel.
+ */
+async function firstTakenPort(config: Config, waitMs: number) {
+  const until = Date.now() + waitMs
+  for (;;) {
+    const taken = await takenPort(config)
+    if (!taken || Date.now() >= until) return taken
+    await Bun.sleep(100)
+  }
+}
+
+async function takenPort(config: Config) {
   for (const { part, host } of listeners(config)) {
     const port = config.ports[part]
     const free = await new Promise<boolean>((resolve) => {

@@ -12,6 +12,7 @@ import { createHop } from '../services/kernel/hop.ts'
 import { createServiceClient, staticDiscovery } from '../services/kernel/http-client.ts'
 import { configureLogging, createLogger, type Logger } from '../services/kernel/log.ts'
 import { appErrorResponse, problemResponse, storageError } from '../services/kernel/problem.ts'
+import { createOwnership } from '../services/kernel/tenant-owner.ts'
 import { createTokenVerifier } from '../services/kernel/tokens.ts'
 import { createSimulator } from '../services/simulator/index.ts'
 import { createRegistry } from '../tenants/registry.ts'
@@ -34,6 +35,8 @@ export interface WorkerRole {
   count: number
   /** Told once this worker listens (and, if it took the background work, runs it). */
   ready?: () => void
+  /** Every worker's metrics together, for /metrics. */
+  metrics?: () => Promise<string>
 }
 
 export interface Platform {
@@ -55,7 +58,7 @@ interface Running {
  */
 export async function startPlatform(config: Config, worker?: WorkerRole): Promise<Platform> {
   const { log, format } = startLogging(config)
-  armFaults(config, log)
+  armFaults(config, log, worker)
   const created = await initDataDir(config)
   if (created.length)
     log.info('initialised the data dir', { data_dir: config.dataDir, files: created.length })
@@ -183,6 +186,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
         client,
         hop,
         siblings: (worker?.count ?? 1) > 1,
+        ownership: createOwnership(config.discovery[name], config.self[name]),
         checks: new Map([['broker', () => ({ status: 'ok' as const })]]),
       }
       const instance = await createService(name, shared, sliceSource)
@@ -237,6 +241,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       timeoutMs: config.get('gateway.timeout_ms'),
       bulkTimeoutMs: config.get('gateway.bulk_timeout_ms'),
       tierOf: (tenantId) => tierOfProfile(registry.placement(tenantId)),
+      metricsText: worker?.metrics,
       // Workers share each tenant's bucket through a file; one process keeps it in memory.
       limiter: worker
         ? createSharedRateLimiter(join(config.dataDir, 'run', 'rate-limits.db'), {
@@ -450,7 +455,9 @@ async function holdBackground(
   worker: WorkerRole,
   start: () => Promise<void>,
 ) {
-  const lease = openLease(join(config.dataDir, 'run', 'leases.db'), 'background', {
+  // One lease per set of parts: `--only` processes sharing a data dir each run their own work.
+  const name = `background:${[...config.only].sort().join(',')}`
+  const lease = openLease(join(config.dataDir, 'run', 'leases.db'), name, {
     ttlMs: config.get<number>('workers.lease_ttl_s') * 1000,
   })
   let holding = false
@@ -575,7 +582,7 @@ function guardProcess(log: Logger): void {
 }
 
 /** MMP_FAULT arms a crash point only with MMP_ALLOW_FAULTS=1; otherwise one warning line. */
-function armFaults(config: Config, log: ReturnType<typeof createLogger>): void {
+function armFaults(config: Config, log: Logger, worker: WorkerRole | undefined): void {
   const point = config.get<string | null>('faults.point')
   const allowed = config.get<boolean>('faults.allow')
   if (point && !allowed)
@@ -585,5 +592,7 @@ function armFaults(config: Config, log: ReturnType<typeof createLogger>): void {
       fault: point,
       known: FAULT_POINTS.join(','),
     })
-  configureFaults(point && allowed ? point : null)
+  configureFaults(point && allowed ? point : null, {
+    supervisor: worker ? process.ppid : undefined,
+  })
 }

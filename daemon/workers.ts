@@ -1,6 +1,8 @@
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
+import { AggregatorRegistry } from 'prom-client'
+import { metrics } from '../services/kernel/metrics.ts'
 import { createSimulator } from '../services/simulator/index.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
@@ -45,6 +47,27 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
 
   const workers: Array<Subprocess | null> = new Array(count).fill(null)
   let stopping = false
+  const replies = new Map<string, (data: unknown) => void>()
+  let asked = 0
+  /** Every live worker's metrics summed (counters, histograms) or their maximum (gauges). */
+  const aggregate = async (): Promise<string> => {
+    const live = workers.filter((w): w is Subprocess => w !== null)
+    const answers = await Promise.all(
+      live.map((w) => {
+        const id = String(++asked)
+        return new Promise<unknown>((resolve) => {
+          const timer = setTimeout(() => resolve(null), 2000)
+          replies.set(id, (data) => {
+            clearTimeout(timer)
+            resolve(data)
+          })
+          w.send({ metrics_request: id })
+        }).finally(() => replies.delete(id))
+      }),
+    )
+    const got = answers.filter((a): a is metric[] => Array.isArray(a))
+    return AggregatorRegistry.aggregate(got).metrics()
+  }
   const spawnWorker = (index: number, failures = 0): Promise<void> =>
     new Promise((ready) => {
       const started = Date.now()
@@ -54,8 +77,12 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
         stdout: 'inherit',
         stderr: 'inherit',
         serialization: 'json',
-        ipc(message) {
-          if ((message as { ready?: boolean })?.ready) ready()
+        ipc(message, child) {
+          const m = message as WorkerMessage
+          if (m?.ready) ready()
+          else if (m?.collect)
+            void aggregate().then((text) => child.send({ collected: m.collect, text }))
+          else if (m?.metrics_reply) replies.get(m.metrics_reply)?.(m.data)
         },
       })
       workers[index] = proc
@@ -109,6 +136,50 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
   }
 }
 
+type metric = Awaited<ReturnType<typeof metrics.getMetricsAsJSON>>[number]
+
+/** What workers and their supervisor say to each other over the IPC channel. */
+interface WorkerMessage {
+  ready?: boolean
+  /** A worker's /metrics asks for every worker's metrics, answered as `collected`. */
+  collect?: string
+  metrics_reply?: string
+  data?: unknown
+}
+
+/**
+ * In a worker: answers the supervisor's requests for this process's metrics, and returns how
+ * the gateway's /metrics gets every worker's, summed (a scrape reaches one worker at random).
+ */
+export function shareMetrics(): () => Promise<string> {
+  const waiting = new Map<string, (text: string) => void>()
+  let asked = 0
+  process.on('message', async (message: unknown) => {
+    const m = message as WorkerMessage & {
+      metrics_request?: string
+      collected?: string
+      text?: string
+    }
+    if (m?.metrics_request)
+      process.send?.({ metrics_reply: m.metrics_request, data: await metrics.getMetricsAsJSON() })
+    else if (m?.collected) waiting.get(m.collected)?.(m.text ?? '')
+  })
+  return () =>
+    new Promise<string>((resolve) => {
+      const id = String(++asked)
+      const timer = setTimeout(() => {
+        waiting.delete(id)
+        resolve(metrics.metrics())
+      }, 3000)
+      waiting.set(id, (text) => {
+        clearTimeout(timer)
+        waiting.delete(id)
+        resolve(text)
+      })
+      process.send?.({ collect: id })
+    })
+}
+
 /** The same `mmp serve` command line this process was started with. */
 function workerCommand(): string[] {
   const args = process.argv.slice(1)
@@ -117,9 +188,14 @@ function workerCommand(): string[] {
   return [process.execPath, ...args]
 }
 
-/** In a worker: stop when the supervisor is gone, so no orphan keeps the ports. */
+/**
+ * In a worker: die with the supervisor, so no orphan keeps the ports. On Linux the kernel
+ * SIGKILLs the worker the moment its parent dies (PR_SET_PDEATHSIG); elsewhere, or when that call
+ * is unavailable, the parent pid is watched.
+ */
 export function followSupervisor(onGone: () => void): void {
   const parent = process.ppid
+  if (process.platform === 'linux' && dieWithParent() && process.ppid === parent) return
   const timer = setInterval(() => {
     if (process.ppid !== parent) {
       clearInterval(timer)
@@ -127,4 +203,19 @@ export function followSupervisor(onGone: () => void): void {
     }
   }, 250)
   timer.unref?.()
+}
+
+function dieWithParent(): boolean {
+  try {
+    const { dlopen, FFIType } = require('bun:ffi') as typeof import('bun:ffi')
+    const u64 = FFIType.u64
+    const libc = dlopen('libc.so.6', {
+      prctl: { args: [FFIType.i32, u64, u64, u64, u64], returns: FFIType.i32 },
+    })
+    const PR_SET_PDEATHSIG = 1
+    const SIGKILL = 9n
+    return libc.symbols.prctl(PR_SET_PDEATHSIG, SIGKILL, 0n, 0n, 0n) === 0
+  } catch {
+    return false
+  }
 }

@@ -9,7 +9,7 @@ function leaseHolder(dataDir: string): number | null {
   const db = new Database(join(dataDir, 'run', 'leases.db'), { readonly: true })
   try {
     return (
-      db.query<{ pid: number }, []>("SELECT pid FROM lease WHERE name = 'background'").get()
+      db.query<{ pid: number }, []>("SELECT pid FROM lease WHERE name LIKE 'background:%'").get()
         ?.pid ?? null
     )
   } finally {

@@ -62,6 +62,8 @@ export interface GatewayOptions {
    * (DESIGN §1). Same headers, deadline, breaker and metrics as over the network.
    */
   local?: Partial<Record<ServiceName, LocalService>>
+  /** The text of /metrics: this process's registry unless workers sum theirs. */
+  metricsText?: () => Promise<string>
   /** Where the token buckets live: this process's memory unless workers share them. */
   limiter?: RateLimiter
 }
@@ -173,7 +175,7 @@ export function createGateway(opts: GatewayOptions) {
       const actor = await opts.tokens.verify(bearerToken(request.headers.get('authorization')))
       if (!isOperator(actor)) throw new Forbidden('only the platform operator may read metrics')
     }
-    return new Response(await metrics.metrics(), {
+    return new Response(await (opts.metricsText?.() ?? metrics.metrics()), {
       headers: { 'content-type': metrics.contentType, 'x-request-id': rid },
     })
   }

@@ -6,6 +6,7 @@ import type { Hop } from './hop.ts'
 import type { ServiceClient } from './http-client.ts'
 import type { Logger } from './log.ts'
 import type { ServiceName } from './service-names.ts'
+import type { TenantOwnership } from './tenant-owner.ts'
 import type { TokenVerifier } from './tokens.ts'
 
 export { type ServiceName, serviceNames } from './service-names.ts'
@@ -33,6 +34,11 @@ export interface ServiceContext<S = unknown> {
    * nothing such a header claims is trusted.
    */
   hop?: Hop
+  /**
+   * Which tenants this instance owns when the service runs as several instances (DESIGN §12):
+   * its requests for other tenants are refused (421) and their events left alone. Absent: all.
+   */
+  ownership?: TenantOwnership
   /**
    * True when sibling worker processes run this same service on the same data dir (`mmp serve
    * --workers N`): what this process has in memory is not all that is in flight.

@@ -20,15 +20,22 @@ export const FAULT_POINTS = [
 export type FaultPoint = (typeof FAULT_POINTS)[number]
 
 let armed: string | null = null
+let supervisor: number | undefined
 
-/** Arms one fault point (or none). Called by the daemon only, after checking permission. */
-export function configureFaults(point: string | null): void {
+/**
+ * Arms one fault point (or none). Called by the daemon only, after checking permission. A worker
+ * of `mmp serve --workers N` names its supervisor: the crash takes the whole platform down, as
+ * the crash tests mean it (the other workers die with their supervisor).
+ */
+export function configureFaults(point: string | null, opts: { supervisor?: number } = {}): void {
   armed = point || null
+  supervisor = opts.supervisor
 }
 
 /** SIGKILLs this process when `point` is the armed fault point; otherwise does nothing. */
 export function faultPoint(point: FaultPoint): void {
   if (armed !== point) return
   process.stderr.write(`mmp: fault point ${point} reached; killing the process\n`)
+  if (supervisor) process.kill(supervisor, 'SIGKILL')
   process.kill(process.pid, 'SIGKILL')
 }

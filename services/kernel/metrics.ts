@@ -29,7 +29,8 @@ export function gauge<L extends string>(
 ): Gauge<L> {
   return (
     (metrics.getSingleMetric(name) as Gauge<L>) ??
-    new Gauge({ name, help, labelNames, registers: [metrics] })
+    // Workers' gauges describe shared state (a breaker, a queue): their maximum, not their sum.
+    new Gauge({ name, help, labelNames, registers: [metrics], aggregator: 'max' })
   )
 }
 

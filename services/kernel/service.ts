@@ -18,6 +18,7 @@ import {
 } from './problem.ts'
 import { type Action, type Actor, assertCan, isOperator } from './roles.ts'
 import { assertTenantId } from './tenant-id.ts'
+import { assertTenantHere, tenantOfCall } from './tenant-owner.ts'
 import { bearerToken } from './tokens.ts'
 
 /** What the error hook is given (the parts read here). */
@@ -277,6 +278,9 @@ export function createServiceApp(
             const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
             assertHeadersAgree(request.headers, actor)
             assertCan(actor, action)
+            // Another instance's tenant is refused before its existence is asked: this instance
+            // knows only its own tenants.
+            assertTenantHere(ctx.ownership, tenantOfCall(actor.tenantId, [params, query, body]))
             assertTenantsExist(ctx, actor, [params, query, body])
             if (suspendedWrites === 'refuse' && writesWhileSuspendedRefused(ctx, request, actor)) {
               assertEntitled(ctx.registry, actor.tenantId, { write: true })
