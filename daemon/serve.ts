@@ -348,7 +348,9 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   // when another local process already serves that port, that one is used. It starts last: on
   // start it fires callbacks a previous process accepted, and their events must find every
   // consumer already subscribed (the embedded broker keeps no messages for a late subscriber).
-  const simulatorImplied = !wants('simulator') && wants('payment')
+  // A worker never starts one: its supervisor runs the one simulator (SO_REUSEPORT would let
+  // each worker bind its own, each knowing only the tokens it issued).
+  const simulatorImplied = !worker && !wants('simulator') && wants('payment')
   if ((wants('simulator') || simulatorImplied) && !config.get('mpesa.base_url')) {
     const sim = createSimulator({
       delayMs: config.get('mpesa.simulator_delay_ms'),
