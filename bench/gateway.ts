@@ -1,16 +1,19 @@
 /**
  * `bun bench/gateway.ts`: two authenticated GETs, each direct to its service's port, through the
- * default `mmp serve` (every part, gateway dispatching in-process) and through nginx (1 worker)
- * as a plain reverse proxy to the same service port, measured with wrk in one run:
+ * default `mmp serve` (every part, gateway dispatching in-process, one worker per core) and
+ * through nginx (1 worker) as a plain reverse proxy to the same service port, measured with wrk in
+ * one run; then the same through `mmp serve --workers 1`, to show what the workers add:
  * - real: `/api/v1/analytics/summary` for a tenant with a year of data (the route users take);
  * - light: `/api/v1/auth/me` (token verified, no database read).
  * Targets (issue 21, DESIGN §14): real route gateway p99 added ≤ 0.3 ms at 1 connection;
  * gateway throughput ≥ 0.6 × nginx's at 16 and 64 connections. nginx and wrk are required.
- * BENCH_ROUTES=real|light runs one; BENCH_SECONDS, BENCH_ROUNDS as before.
+ * Default workers vs 1 on the real route: ≥ 1.5× on 2 cores.
+ * BENCH_ROUTES=real|light runs one; BENCH_SECONDS, BENCH_ROUNDS as before; BENCH_WORKERS=N
+ * measures N workers instead of the default.
  */
 import { existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { basePorts } from '../daemon/config.ts'
 import { generateDemo } from '../services/parser/demo.ts'
@@ -54,30 +57,42 @@ const password = 'bench-operator-password'
 const profile = process.env.BENCH_PROFILE
   ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
   : []
-const mmp = Bun.spawn([process.execPath, ...profile, join(root, 'cmd/main.ts'), 'serve'], {
-  cwd: root,
-  env: {
-    ...process.env,
-    MMP_DATA_DIR: join(dir, 'data'),
-    MMP_PORT_OFFSET: String(offset),
-    MMP_OPERATOR_EMAIL: 'bench@mmp.test',
-    MMP_OPERATOR_PASSWORD: password,
-    MMP_LOG_FORMAT: 'json',
-    // The bench measures proxying, not the limiter refusing: lift every tier's rate.
-    MMP_RATE_LIMIT_FREE: '1000000',
-    MMP_RATE_LIMIT_PRO: '1000000',
-    MMP_RATE_LIMIT_ENTERPRISE: '1000000',
-    // BENCH_GATEWAY_TCP=1: reach the services over loopback TCP instead of in-process dispatch.
-    ...(process.env.BENCH_GATEWAY_TCP
-      ? {
-          MMP_DISCOVERY_AUTH: `http://localhost:${basePorts.auth + offset}`,
-          MMP_DISCOVERY_ANALYTICS: `http://localhost:${basePorts.analytics + offset}`,
-        }
-      : {}),
-  },
-  stdout: openSync(join(dir, 'mmp.log'), 'w'),
-  stderr: openSync(join(dir, 'mmp.err'), 'w'),
-})
+let mmp: ReturnType<typeof Bun.spawn> | null = null
+/** `mmp serve` with `workers` processes (0: the default, one per core) on a data dir of its own. */
+function startMmp(workers: number) {
+  const data = join(dir, `data-${workers}`)
+  mmp = Bun.spawn([process.execPath, ...profile, join(root, 'cmd/main.ts'), 'serve'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      MMP_DATA_DIR: data,
+      MMP_PORT_OFFSET: String(offset),
+      MMP_OPERATOR_EMAIL: 'bench@mmp.test',
+      MMP_OPERATOR_PASSWORD: password,
+      MMP_LOG_FORMAT: 'json',
+      MMP_WORKERS: String(workers),
+      // The bench measures proxying, not the limiter refusing: lift every tier's rate.
+      MMP_RATE_LIMIT_FREE: '1000000',
+      MMP_RATE_LIMIT_PRO: '1000000',
+      MMP_RATE_LIMIT_ENTERPRISE: '1000000',
+      // BENCH_GATEWAY_TCP=1: reach the services over loopback TCP instead of in-process dispatch.
+      ...(process.env.BENCH_GATEWAY_TCP
+        ? {
+            MMP_DISCOVERY_AUTH: `http://localhost:${basePorts.auth + offset}`,
+            MMP_DISCOVERY_ANALYTICS: `http://localhost:${basePorts.analytics + offset}`,
+          }
+        : {}),
+    },
+    stdout: openSync(join(dir, `mmp-${workers}.log`), 'w'),
+    stderr: openSync(join(dir, `mmp-${workers}.err`), 'w'),
+  })
+}
+
+async function stopMmp() {
+  mmp?.kill('SIGTERM')
+  await mmp?.exited
+  mmp = null
+}
 
 mkdirSync(join(dir, 'nginx', 'logs'), { recursive: true })
 writeFileSync(
@@ -120,9 +135,8 @@ const nginx = Bun.spawn(
 )
 
 async function cleanup() {
-  mmp.kill('SIGTERM')
   nginx.kill('SIGQUIT')
-  await Promise.all([mmp.exited, nginx.exited])
+  await Promise.all([stopMmp(), nginx.exited])
   rmSync(dir, { recursive: true, force: true })
 }
 
@@ -132,7 +146,7 @@ async function waitFor(url: string) {
     try {
       if ((await fetch(url)).status < 500) return
     } catch {}
-    if (mmp.exitCode !== null || nginx.exitCode !== null || Date.now() > deadline)
+    if (mmp?.exitCode !== null || nginx.exitCode !== null || Date.now() > deadline)
       throw new Error(`${url} did not come up (logs in ${dir})`)
     await Bun.sleep(50)
   }
@@ -235,7 +249,7 @@ const median = (runs: Run[], key: keyof Run) => {
 }
 const fmt = (n: number) => n.toFixed(3)
 
-function benchRoute(route: Route) {
+function benchRoute(route: Route): number {
   const targets = { direct: route.direct, gateway, nginx: proxied }
   for (const url of Object.values(targets)) wrk(url, route.token, 16, 1, route.path) // warm up
   // Rounds interleave the targets so a noisy neighbour hurts all of them alike; each figure is
@@ -276,27 +290,53 @@ function benchRoute(route: Route) {
       `${route.name} gateway throughput @${kind.slice(1)} conns: ${g.toFixed(0)} rps | target ≥ 0.6 × nginx ${g / n >= 0.6 ? '✓' : '✗'} | reference nginx ${n.toFixed(0)} rps | ratio ${(g / n).toFixed(2)}× | direct ${of('direct', kind, 'rps').toFixed(0)} rps`,
     )
   }
+  return of('gateway', 'c64', 'rps')
+}
+
+/** One platform: up, seeded, both routes measured; the real route's gateway rps at 64. */
+async function measure(workers: number, label: string): Promise<number | null> {
+  startMmp(workers)
+  try {
+    await Promise.all([
+      waitFor(`${gateway}/health`),
+      waitFor(`${directAuth}/health`),
+      waitFor(`${directAnalytics}/health`),
+    ])
+    await waitFor(`${proxied}/health`)
+    const operator = await login('bench@mmp.test', password)
+    if (!operator) throw new Error('operator login failed')
+    const only = process.env.BENCH_ROUTES
+    console.log(
+      `\nmode: ${label}, gateway ${process.env.BENCH_GATEWAY_TCP ? 'over loopback TCP' : 'dispatching in-process'} | ${rounds} rounds, median`,
+    )
+    let real: number | null = null
+    if (!only || only === 'real') {
+      const token = await seedTenant(operator)
+      real = benchRoute({
+        name: 'real',
+        path: '/api/v1/analytics/summary',
+        direct: directAnalytics,
+        token,
+      })
+    }
+    if (!only || only === 'light')
+      benchRoute({ name: 'light', path: '/api/v1/auth/me', direct: directAuth, token: operator })
+    return real
+  } finally {
+    await stopMmp()
+  }
 }
 
 try {
-  await Promise.all([
-    waitFor(`${gateway}/health`),
-    waitFor(`${directAuth}/health`),
-    waitFor(`${directAnalytics}/health`),
-  ])
-  await waitFor(`${proxied}/health`)
-  const operator = await login('bench@mmp.test', password)
-  if (!operator) throw new Error('operator login failed')
-  const only = process.env.BENCH_ROUTES
-  console.log(
-    `mode: default mmp serve, gateway ${process.env.BENCH_GATEWAY_TCP ? 'over loopback TCP' : 'dispatching in-process'} | ${rounds} rounds, median`,
-  )
-  if (!only || only === 'real') {
-    const token = await seedTenant(operator)
-    benchRoute({ name: 'real', path: '/api/v1/analytics/summary', direct: directAnalytics, token })
-  }
-  if (!only || only === 'light')
-    benchRoute({ name: 'light', path: '/api/v1/auth/me', direct: directAuth, token: operator })
+  const many = Number(process.env.BENCH_WORKERS ?? 0)
+  const cores = availableParallelism()
+  const count = many > 0 ? many : cores
+  const withWorkers = await measure(many, `default mmp serve (${count} workers on ${cores} cores)`)
+  const single = await measure(1, 'mmp serve --workers 1')
+  if (withWorkers !== null && single !== null && count > 1)
+    console.log(
+      `\nreal route, ${count} workers vs 1 @64 conns: ${withWorkers.toFixed(0)} vs ${single.toFixed(0)} rps | ratio ${(withWorkers / single).toFixed(2)}× | target ≥ 1.5× ${withWorkers / single >= 1.5 ? '✓' : '✗'}`,
+    )
 } finally {
   await cleanup()
 }
