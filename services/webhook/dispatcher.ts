@@ -12,7 +12,10 @@ import {
 } from './metrics.ts'
 import {
   type AttemptOutcome,
+  type ClaimedDelivery,
+  claimDue,
   type DeliveryRow,
+  markDelivered,
   purgeDelivered,
   recordAttempts,
   recoverInFlight,
@@ -72,15 +75,6 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       }))
 
   const q = {
-    due: deps.db.sqlite.query<DeliveryRow & Record<string, unknown>, [string, number, number]>(
-      `SELECT id, tenant_id AS tenantId, endpoint_id AS endpointId, message_id AS messageId,
-         payload, attempts FROM webhook_deliveries
-       WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
-       ORDER BY next_attempt_at, id LIMIT ?`,
-    ),
-    claim: deps.db.sqlite.query(
-      "UPDATE webhook_deliveries SET status = 'delivering' WHERE id = ? AND status = 'pending'",
-    ),
     nextDue: deps.db.sqlite.query<{ at: number | null }, [string]>(
       "SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending'",
     ),
@@ -95,10 +89,6 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
          previous_secret_expires_at AS previousSecretExpiresAt, version, rate_limit AS rateLimit,
          status, disabled_reason AS disabledReason, created_at AS createdAt, updated_at AS updatedAt
        FROM webhook_endpoints WHERE id = ?`,
-    ),
-    /** One autocommit statement: the 2xx is durable before anything else happens. */
-    markDelivered: deps.db.sqlite.query(
-      "UPDATE webhook_deliveries SET status = 'delivered', last_status_code = ?, last_error = NULL, updated_at = ?, delivered_at = ? WHERE id = ?",
     ),
     counts: deps.db.sqlite.query<{ status: string; n: number }, []>(
       "SELECT status, COUNT(*) AS n FROM webhook_deliveries WHERE status IN ('pending', 'dead') GROUP BY status",
@@ -180,38 +170,53 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       schedule(deps.clock.nowMs() + Math.ceil(1000 / rate))
       return
     }
-    const rows = q.due.all(id, nowMs, Math.min(room, tokens)) as DeliveryRow[]
-    if (rows.length > 0) {
-      deps.db.write(() => {
-        for (const r of rows) q.claim.run(r.id)
-      })
-      lane.tokens -= rows.length
-      for (const row of rows) launch(endpoint, lane, row)
-    }
+    const rows = claimDue(deps, id, nowMs, Math.min(room, tokens))
+    lane.tokens -= rows.length
+    for (const row of rows) launch(endpoint, lane, row)
     refreshDue(id)
   }
 
   interface Finished {
     endpoint: EndpointRow
     lane: Lane
-    row: DeliveryRow
+    row: ClaimedDelivery
     outcome: AttemptOutcome
   }
   let finished: Finished[] = []
   let flushQueued = false
+  let answered: Array<{ id: string; statusCode: number; at: string }> = []
 
-  /** Commits every outcome that arrived in this turn of the event loop in one transaction. */
+  const queueFlush = () => {
+    if (flushQueued) return
+    flushQueued = true
+    setImmediate(flush)
+  }
+
+  /**
+   * Commits every 2xx and every outcome that arrived in this turn of the event loop in one
+   * transaction. A 2xx whose outcome is in the same batch needs no mark of its own: the outcome
+   * records it delivered.
+   */
   const flush = () => {
     flushQueued = false
     const batch = finished
+    const marks = answered
     finished = []
-    if (batch.length === 0) return
+    answered = []
+    if (batch.length === 0 && marks.length === 0) return
     try {
       if (deps.db.closed) return
-      const results = recordAttempts(
-        deps,
-        batch.map((f) => ({ delivery: f.row, outcome: f.outcome })),
-      )
+      const recorded = new Set(batch.map((f) => f.row.id))
+      const results = deps.db.write(() => {
+        markDelivered(
+          deps,
+          marks.filter((m) => !recorded.has(m.id)),
+        )
+        return recordAttempts(
+          deps,
+          batch.map((f) => ({ delivery: f.row, outcome: f.outcome })),
+        )
+      })
       results.forEach((result, i) => {
         const { endpoint, lane, outcome } = batch[i]!
         attemptsTotal.inc({ result: outcome.ok ? 'success' : 'failure' })
@@ -227,6 +232,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     } catch (err) {
       deps.log.error('could not record webhook attempts', {
         deliveries: batch.map((f) => f.row.id),
+        delivered: marks.map((m) => m.id),
         error: (err as Error).message,
       })
     } finally {
@@ -240,7 +246,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     }
   }
 
-  const launch = (endpoint: EndpointRow, lane: Lane, row: DeliveryRow) => {
+  const launch = (endpoint: EndpointRow, lane: Lane, row: ClaimedDelivery) => {
     lane.inFlight++
     totalInFlight++
     const p = (async () => {
@@ -250,8 +256,8 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
           if (status >= 200 && status < 300 && !deps.db.closed) {
             // The receiver has it; a crash before this commit sends it again with the same id.
             faultPoint('webhook.after_send')
-            const at = deps.clock.now().toISOString()
-            q.markDelivered.run(status, at, at, row.id)
+            answered.push({ id: row.id, statusCode: status, at: deps.clock.now().toISOString() })
+            queueFlush()
           }
         })
       } catch (err) {
@@ -265,10 +271,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
         }
       }
       finished.push({ endpoint, lane, row, outcome })
-      if (!flushQueued) {
-        flushQueued = true
-        setImmediate(flush)
-      }
+      queueFlush()
     })()
     running.add(p)
     void p.finally(() => running.delete(p))

@@ -162,6 +162,55 @@ export function recordAttempts(
   )
 }
 
+/** A claimed delivery: what an attempt needs. */
+export type ClaimedDelivery = Pick<
+  DeliveryRow,
+  'id' | 'tenantId' | 'endpointId' | 'messageId' | 'payload' | 'attempts'
+>
+
+const DUE_SQL = `SELECT id, tenant_id AS tenantId, endpoint_id AS endpointId, message_id AS messageId,
+    payload, attempts FROM webhook_deliveries
+  WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
+  ORDER BY next_attempt_at, id LIMIT ?`
+const CLAIM_SQL =
+  "UPDATE webhook_deliveries SET status = 'delivering' WHERE id = ? AND status = 'pending'"
+
+/**
+ * Claims up to `limit` due deliveries of one endpoint, oldest first, in one write transaction:
+ * the read and the claims hold the write lock together, and a row counts only if this call turned
+ * it from `pending` to `delivering`, so two claimers (two dispatchers on one file) never get the
+ * same delivery.
+ */
+export function claimDue(
+  deps: WebhookDeps,
+  endpointId: string,
+  nowMs: number,
+  limit: number,
+): ClaimedDelivery[] {
+  const due = deps.db.sqlite.query<ClaimedDelivery, [string, number, number]>(DUE_SQL)
+  const claim = deps.db.sqlite.query(CLAIM_SQL)
+  return deps.db.write(() =>
+    due.all(endpointId, nowMs, limit).filter((row) => claim.run(row.id).changes === 1),
+  )
+}
+
+/**
+ * Marks answered deliveries delivered (a 2xx arrived), many in one commit: the receivers have
+ * them, so after this commit a crash never sends them again.
+ */
+export function markDelivered(
+  deps: WebhookDeps,
+  items: ReadonlyArray<{ id: string; statusCode: number; at: string }>,
+): void {
+  if (items.length === 0) return
+  const mark = deps.db.sqlite.query(
+    "UPDATE webhook_deliveries SET status = 'delivered', last_status_code = ?, last_error = NULL, updated_at = ?, delivered_at = ? WHERE id = ?",
+  )
+  deps.db.write(() => {
+    for (const m of items) mark.run(m.statusCode, m.at, m.at, m.id)
+  })
+}
+
 /** Delivered deliveries (and their attempts) are kept for this long; dead ones until replayed. */
 export const DELIVERED_RETENTION_MS = 30 * 86_400_000
 
