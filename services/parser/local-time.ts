@@ -1,9 +1,44 @@
 import { timeZone } from '../kernel/time-zone.ts'
 
+const DAY = 86_400_000
+
+/** Per zone, local day number → the zone's offset at that local midnight. */
+const midnights = new Map<string, Map<number, number | null>>()
+
+function midnightOffset(zone: string, dayNo: number): number | null {
+  let days = midnights.get(zone)
+  if (!days) {
+    days = new Map()
+    midnights.set(zone, days)
+  }
+  let off = days.get(dayNo)
+  if (off === undefined) {
+    const d = new Date(dayNo * DAY)
+    const at = timeZone(zone).localToUtc(d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate())
+    off = at === null ? null : dayNo * DAY - Date.parse(at)
+    if (days.size > 100_000) days.clear()
+    days.set(dayNo, off)
+  }
+  return off
+}
+
+/**
+ * The zone's offset all through a local day and a day either side (every instant the kernel's
+ * conversion may look at), or null near a change of offset. A statement's rows fall on a few
+ * hundred days, so this asks Intl a few times a day instead of once a row (the kernel caches
+ * quarter hours, and 100,000 rows spread over years rarely share one).
+ */
+function steadyOffset(zone: string, dayNo: number): number | null {
+  const off = midnightOffset(zone, dayNo)
+  if (off === null) return null
+  for (const n of [dayNo - 1, dayNo + 1, dayNo + 2])
+    if (midnightOffset(zone, n) !== off) return null
+  return off
+}
+
 /**
  * M-Pesa statements and SMS give wall-clock times in the tenant's time zone without an offset.
- * These turn them into UTC instants (the kernel caches zone offsets: a 100,000-row statement does
- * not call Intl once per row).
+ * These turn them into UTC instants.
  */
 /** A local wall-clock time in `timeZone` as an ISO 8601 UTC string; null when out of range. */
 export function localToUtc(
@@ -15,7 +50,14 @@ export function localToUtc(
   minute = 0,
   second = 0,
 ): string | null {
-  return timeZone(zone).localToUtc(year, month, day, hour, minute, second)
+  // The kernel's checks, so an impossible time is refused the same way on either path.
+  if (month < 1 || month > 12 || day < 1 || day > 31) return null
+  if (hour > 23 || minute > 59 || second > 59) return null
+  const asUtc = Date.UTC(year, month - 1, day, hour, minute, second)
+  if (new Date(asUtc).getUTCDate() !== day) return null
+  const off = steadyOffset(zone, Math.floor(asUtc / DAY))
+  if (off === null) return timeZone(zone).localToUtc(year, month, day, hour, minute, second)
+  return new Date(asUtc - off).toISOString()
 }
 
 const ISO_LOCAL = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/
