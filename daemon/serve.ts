@@ -118,6 +118,9 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       // Revocations older than the longest token lifetime can no longer match a live token.
       maxTokenAgeSec:
         config.get<number>('jwt.access_ttl_s') + config.get<number>('jwt.clock_tolerance_s'),
+      // A key revoked through a sibling worker must stop here at once too: workers ask auth's
+      // database each time (a lookup by hash) instead of reusing an answer.
+      apiKeyCacheMs: worker ? 0 : undefined,
     },
   )
   const discovery = staticDiscovery(config.discovery)
