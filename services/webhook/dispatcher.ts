@@ -95,7 +95,16 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     ),
   }
 
+  /**
+   * When the endpoint rows were last read: a change made through this process forgets its row at
+   * once (`endpointChanged`); one made through a sibling worker is seen within a second.
+   */
+  let endpointsReadAt = performance.now()
   const endpointOf = (id: string): EndpointRow | null => {
+    if (performance.now() - endpointsReadAt > 1000) {
+      endpoints.clear()
+      endpointsReadAt = performance.now()
+    }
     if (!endpoints.has(id)) endpoints.set(id, (q.endpoint.get(id) as EndpointRow | null) ?? null)
     return endpoints.get(id) ?? null
   }

@@ -39,7 +39,7 @@ export default defineService<WebhookSettings>({
       app: createWebhooksApp(ctx, deps),
       async start() {
         d.start()
-        await subscribeSources(ctx.bus, deps)
+        await subscribeSources(ctx.bus, deps, ctx.ownership)
       },
       stop: () => d.stop(),
     }

@@ -2,6 +2,7 @@ import { isInvoicePayment, type TopicData, type TopicEvent, topics } from '../..
 import type { EventBus } from '../kernel/bus.ts'
 import { handleOnce } from '../kernel/events.ts'
 import { subscribe } from '../kernel/subscribe.ts'
+import type { TenantOwnership } from '../kernel/tenant-owner.ts'
 import type { WebhookDeps } from './deps.ts'
 import type { WebhookEvent } from './model.ts'
 import { enqueueEvent } from './queue.ts'
@@ -121,8 +122,12 @@ function removeTenant(
   return ids
 }
 
-export async function subscribeSources(bus: EventBus, deps: WebhookDeps): Promise<void> {
-  const on = { bus, log: deps.log }
+export async function subscribeSources(
+  bus: EventBus,
+  deps: WebhookDeps,
+  ownership?: TenantOwnership,
+): Promise<void> {
+  const on = { bus, log: deps.log, ownership }
   for (const topic of Object.keys(sourceMappings) as SourceTopic[]) {
     await subscribe(on, CONSUMER, topic, (event) => {
       const touched = consumeEvent(deps, topic, event)
