@@ -1,10 +1,14 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose'
+import { exportPKCS8, exportSPKI, generateKeyPair, importJWK, type JWK } from 'jose'
 import type { Config } from './config.ts'
 import { restrictNewFiles, secureDataDir } from './permissions.ts'
 
 export interface Secrets {
+  /**
+   * The key tokens are verified with: the data dir's (or jwt.public_key_file); empty in a part
+   * on a host of its own, which asks auth's JWKS for it on start (`publicKeyFromJwks`).
+   */
   jwtPublicPem: string
   /** Only present where the auth service runs. */
   jwtPrivatePem: string | null
@@ -39,7 +43,10 @@ export async function initDataDir(config: Config): Promise<string[]> {
   mkdirSync(join(config.dataDir, 'tenants'), { recursive: true })
   const priv = privateKeyPath(config)
   const pub = publicKeyPath(config)
-  if (!existsSync(priv) && !config.get<string | null>('jwt.public_key_file')) {
+  // The key pair belongs to auth: a part on a host of its own, without auth, makes none (it
+  // would verify tokens against a key nobody signs with) and asks auth's JWKS instead.
+  const runsAuth = config.only.includes('auth')
+  if (runsAuth && !existsSync(priv) && !config.get<string | null>('jwt.public_key_file')) {
     const { privateKey, publicKey } = await generateKeyPair('EdDSA', {
       crv: 'Ed25519',
       extractable: true,
@@ -95,7 +102,9 @@ export function loadSecrets(config: Config): Secrets {
     : {}
   const priv = privateKeyPath(config)
   return {
-    jwtPublicPem: readFileSync(publicKeyPath(config), 'utf8'),
+    jwtPublicPem: existsSync(publicKeyPath(config))
+      ? readFileSync(publicKeyPath(config), 'utf8')
+      : '',
     jwtPrivatePem: existsSync(priv) ? readFileSync(priv, 'utf8') : null,
     mqttUsername: config.get<string | null>('mqtt.username') ?? stored.mqtt_username ?? 'mmp',
     mqttPassword: config.get<string | null>('mqtt.password') ?? stored.mqtt_password ?? '',
@@ -103,5 +112,37 @@ export function loadSecrets(config: Config): Secrets {
       config.get<string | null>('mpesa.callback_secret') ?? stored.callback_secret ?? '',
     webhookKey: config.get<string | null>('webhook.secret_key') ?? stored.webhook_key ?? '',
     hopKey: config.get<string | null>('internal.hop_key') ?? stored.hop_key ?? '',
+  }
+}
+
+/**
+ * The token-signing public key as auth publishes it (`GET /api/v1/auth/.well-known/jwks.json` on
+ * the first auth instance of discovery), asked once on start by a part that has no key file of
+ * its own; waits for auth up to `waitMs`.
+ */
+export async function publicKeyFromJwks(
+  authUrl: string,
+  opts: { waitMs?: number; onWait?: (error: string) => void } = {},
+): Promise<string> {
+  const url = `${authUrl}/api/v1/auth/.well-known/jwks.json`
+  const until = Date.now() + (opts.waitMs ?? 60_000)
+  let told = false
+  for (;;) {
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2000) })
+      if (!res.ok) throw new Error(`${url} answered ${res.status}`)
+      const { keys } = (await res.json()) as { keys?: JWK[] }
+      const jwk = keys?.find((k) => k.kty === 'OKP' && k.crv === 'Ed25519')
+      if (!jwk) throw new Error(`${url} lists no Ed25519 key`)
+      return await exportSPKI((await importJWK(jwk, 'EdDSA')) as CryptoKey)
+    } catch (err) {
+      if (Date.now() >= until)
+        throw new Error(
+          `no token key: auth's JWKS at ${url} could not be read (${(err as Error).message})`,
+        )
+      if (!told) opts.onWait?.((err as Error).message)
+      told = true
+      await Bun.sleep(500)
+    }
   }
 }

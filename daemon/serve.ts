@@ -24,7 +24,7 @@ import { databaseCap, openFilesLimit } from './fd-limit.ts'
 import { openLease } from './lease.ts'
 import { migrationsOf } from './migrations.ts'
 import { followRevocations, resolveApiKeysOverHttp } from './revocations.ts'
-import { initDataDir, loadSecrets } from './secrets.ts'
+import { initDataDir, loadSecrets, publicKeyFromJwks } from './secrets.ts'
 import { serviceModules, synchronousOf } from './services.ts'
 import { type SliceSource, sliceOf } from './slices.ts'
 import { version } from './version.ts'
@@ -63,6 +63,10 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   if (created.length)
     log.info('initialised the data dir', { data_dir: config.dataDir, files: created.length })
   const secrets = loadSecrets(config)
+  if (!secrets.jwtPublicPem)
+    secrets.jwtPublicPem = await publicKeyFromJwks(config.discovery.auth[0]!, {
+      onWait: (error) => log.info('waiting for auth to publish its token key (JWKS)', { error }),
+    })
   const clock = createClock()
   // The broker and the simulator hold state in memory: with workers, the supervisor runs them once.
   const wants = (p: string) =>

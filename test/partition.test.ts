@@ -1,6 +1,6 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { copyFileSync, mkdirSync, readdirSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { ownerOf } from '../services/kernel/tenant-owner.ts'
 import { api, eventually } from './support/platform.ts'
@@ -110,6 +110,13 @@ describe('analytics as two instances that each own half of the tenants', () => {
     expect(
       (await api(split.instances[t.owner]!, token).get('/api/v1/analytics/summary')).status,
     ).toBe(200)
+  })
+
+  it('verifies tokens with the key auth publishes (JWKS), holding no key file of its own', () => {
+    for (const instance of split.analytics) {
+      expect(existsSync(join(instance.dataDir, 'keys'))).toBe(false)
+      expect(instance.logs()).toContain('mmp is up')
+    }
   })
 
   it('keeps in each instance’s data dir only its own tenants’ files and rows', () => {

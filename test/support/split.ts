@@ -126,11 +126,11 @@ async function startPartitionedOnce(): Promise<PartitionedPlatform> {
     const secrets = JSON.parse(readFileSync(join(dirs[0]!, 'secrets.json'), 'utf8')) as {
       hop_key: string
     }
-    const publicKey = join(dirs[0]!, 'keys', 'jwt-public.pem')
     const analytics: TestPlatform[] = []
     for (const i of [0, 1] as const) {
+      // No key file: each instance asks auth's JWKS for the token key, as on a host of its own.
       const p = await startTestPlatform({
-        env: { ...env, MMP_JWT_PUBLIC_KEY_FILE: publicKey, MMP_HOP_KEY: secrets.hop_key },
+        env: { ...env, MMP_HOP_KEY: secrets.hop_key },
         offset: offsets[i],
         dataDir: dirs[i + 1]!,
         only: 'analytics',
