@@ -58,6 +58,9 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
   let timerAt = Number.POSITIVE_INFINITY
   let tickQueued = false
   let sweeper: ReturnType<typeof setInterval> | null = null
+  let watcher: ReturnType<typeof setInterval> | null = null
+  /** The queue's data_version when last looked at: it moves when another process writes. */
+  let seenVersion = -1
 
   const send: Send =
     opts.send ??
@@ -347,6 +350,21 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       sweep()
       sweeper = setInterval(safeSweep, 5000)
       sweeper.unref?.()
+      // Deliveries enqueued by another process (a sibling worker serving a trigger or a replay,
+      // the CLI) are found within 200 ms rather than at the next sweep.
+      watcher = setInterval(() => {
+        if (deps.db.closed) return
+        try {
+          const v = deps.db.sqlite
+            .query<{ data_version: number }, []>('PRAGMA data_version')
+            .get()!.data_version
+          if (v !== seenVersion && seenVersion !== -1) safeSweep()
+          seenVersion = v
+        } catch {
+          // A file busy or released for a moment: the 5 s sweep still finds the work.
+        }
+      }, 200)
+      watcher.unref?.()
     },
     /** New or replayed deliveries for these endpoints. */
     enqueued(endpointIds: Iterable<string>) {
@@ -366,6 +384,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       stopped = true
       if (timer) clearTimeout(timer)
       if (sweeper) clearInterval(sweeper)
+      if (watcher) clearInterval(watcher)
       await Promise.race([Promise.all(running), Bun.sleep(waitMs)])
       flush()
     },
