@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 
 /**
@@ -73,12 +73,21 @@ export function openLease(
   }
 }
 
-/** Signal 0 checks that a process exists without touching it (EPERM: it exists, not ours). */
+/**
+ * Signal 0 checks that a process exists without touching it (EPERM: it exists, not ours). A
+ * zombie exists too until something reaps it, which a container's first process may never do:
+ * on Linux its state in /proc says it is dead.
+ */
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return !/^\d+ \(.*\) [ZX] /s.test(stat)
+  } catch {
+    return true
   }
 }

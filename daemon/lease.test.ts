@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'bun:test'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openLease } from './lease.ts'
+
+const file = () => join(mkdtempSync(join(tmpdir(), 'mmp-lease-')), 'run', 'leases.db')
+
+describe('the background lease', () => {
+  it('has one holder at a time, and goes to another worker when its holder dies', () => {
+    const path = file()
+    const dead = new Set<number>()
+    const alive = (pid: number) => !dead.has(pid)
+    const a = openLease(path, 'background:all', { pid: 101, alive })
+    const b = openLease(path, 'background:all', { pid: 102, alive })
+    expect(a.tryAcquire()).toBe(true)
+    expect(b.tryAcquire()).toBe(false)
+    expect(a.renew()).toBe(true)
+    expect(b.holder()).toBe(101)
+    dead.add(101)
+    expect(b.tryAcquire()).toBe(true)
+    // The old holder, were it only paused, finds the lease gone and must stop.
+    expect(a.renew()).toBe(false)
+    expect(b.renew()).toBe(true)
+  })
+
+  it('goes to another worker once a hung holder lets it expire', () => {
+    const path = file()
+    let now = 1_000
+    const alive = () => true
+    const a = openLease(path, 'background:all', { pid: 201, ttlMs: 3000, now: () => now, alive })
+    const b = openLease(path, 'background:all', { pid: 202, ttlMs: 3000, now: () => now, alive })
+    expect(a.tryAcquire()).toBe(true)
+    now += 2999
+    expect(b.tryAcquire()).toBe(false)
+    now += 2
+    expect(b.tryAcquire()).toBe(true)
+    expect(a.renew()).toBe(false)
+  })
+
+  it('keeps the leases of different sets of parts apart', () => {
+    const path = file()
+    const front = openLease(path, 'background:auth,gateway', { pid: 301 })
+    const back = openLease(path, 'background:payment,webhook', { pid: 302 })
+    expect(front.tryAcquire()).toBe(true)
+    expect(back.tryAcquire()).toBe(true)
+  })
+
+  it('counts a holder that exited as dead at once, reaped or not', async () => {
+    const path = file()
+    // A child that exits while this process sleeps synchronously (a zombie until reaped).
+    const child = Bun.spawn(['true'])
+    const a = openLease(path, 'background:all', { pid: child.pid })
+    expect(a.tryAcquire()).toBe(true)
+    Bun.sleepSync(300)
+    const b = openLease(path, 'background:all', { pid: process.pid })
+    expect(b.tryAcquire()).toBe(true)
+    await child.exited
+  })
+})
