@@ -73,7 +73,9 @@ interface Source {
 function walk(root: string, prefix: string, out: Source[], top = true): void {
   if (!existsSync(root)) return
   for (const name of readdirSync(root).sort()) {
-    if (skipped(name) || (top && name === 'tmp')) continue
+    // run/ holds this install's live processes (worker leases, shared rate buckets): a restore
+    // that brought them back would wait out a lease held by a process of the old install.
+    if (skipped(name) || (top && (name === 'tmp' || name === 'run'))) continue
     const abs = join(root, name)
     const st = lstatSync(abs)
     if (st.isSymbolicLink()) continue
