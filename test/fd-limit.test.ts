@@ -42,7 +42,8 @@ describe('open files under a small ulimit', () => {
   }
 
   beforeAll(async () => {
-    p = await startTestPlatform({ openFiles: OPEN_FILES })
+    // One process: the descriptors counted are those of the `mmp serve` process itself.
+    p = await startTestPlatform({ openFiles: OPEN_FILES, env: { MMP_WORKERS: '1' } })
     operator = await p.login()
     await pool(ids, CONCURRENCY, async (id) => {
       const res = await api(p.gateway, operator).post('/api/v1/tenants', {
