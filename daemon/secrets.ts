@@ -116,18 +116,21 @@ export function loadSecrets(config: Config): Secrets {
 }
 
 /**
- * The token-signing public key as auth publishes it (`GET /api/v1/auth/.well-known/jwks.json` on
- * the first auth instance of discovery), asked once on start by a part that has no key file of
- * its own; waits for auth up to `waitMs`.
+ * The token-signing public key for a part that has no key file of its own when it starts: the
+ * data dir's file as soon as auth (sharing the dir) writes it, or the key auth publishes
+ * (`GET /api/v1/auth/.well-known/jwks.json` on the first auth instance of discovery), whichever
+ * comes first. Tries every half second, then less often; the part serves meanwhile and answers
+ * 503 for tokens.
  */
-export async function publicKeyFromJwks(
-  authUrl: string,
-  opts: { waitMs?: number; onWait?: (error: string) => void } = {},
+export async function publicKeyFromAuth(
+  config: Config,
+  opts: { onWait?: (error: string) => void } = {},
 ): Promise<string> {
-  const url = `${authUrl}/api/v1/auth/.well-known/jwks.json`
-  const until = Date.now() + (opts.waitMs ?? 60_000)
+  const url = `${config.discovery.auth[0]}/api/v1/auth/.well-known/jwks.json`
+  const file = publicKeyPath(config)
   let told = false
-  for (;;) {
+  for (let attempt = 0; ; attempt++) {
+    if (existsSync(file)) return readFileSync(file, 'utf8')
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(2000) })
       if (!res.ok) throw new Error(`${url} answered ${res.status}`)
@@ -136,13 +139,9 @@ export async function publicKeyFromJwks(
       if (!jwk) throw new Error(`${url} lists no Ed25519 key`)
       return await exportSPKI((await importJWK(jwk, 'EdDSA')) as CryptoKey)
     } catch (err) {
-      if (Date.now() >= until)
-        throw new Error(
-          `no token key: auth's JWKS at ${url} could not be read (${(err as Error).message})`,
-        )
       if (!told) opts.onWait?.((err as Error).message)
       told = true
-      await Bun.sleep(500)
+      await Bun.sleep(Math.min(5000, 500 * 2 ** Math.floor(attempt / 10)))
     }
   }
 }

@@ -24,7 +24,7 @@ import { databaseCap, openFilesLimit } from './fd-limit.ts'
 import { openLease } from './lease.ts'
 import { migrationsOf } from './migrations.ts'
 import { followRevocations, resolveApiKeysOverHttp } from './revocations.ts'
-import { initDataDir, loadSecrets, publicKeyFromJwks } from './secrets.ts'
+import { initDataDir, loadSecrets, publicKeyFromAuth } from './secrets.ts'
 import { serviceModules, synchronousOf } from './services.ts'
 import { type SliceSource, sliceOf } from './slices.ts'
 import { version } from './version.ts'
@@ -63,9 +63,14 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   if (created.length)
     log.info('initialised the data dir', { data_dir: config.dataDir, files: created.length })
   const secrets = loadSecrets(config)
-  if (!secrets.jwtPublicPem)
-    secrets.jwtPublicPem = await publicKeyFromJwks(config.discovery.auth[0]!, {
-      onWait: (error) => log.info('waiting for auth to publish its token key (JWKS)', { error }),
+  // A part without auth and without a key file serves at once and learns the key from auth.
+  const publicKey =
+    secrets.jwtPublicPem ||
+    publicKeyFromAuth(config, {
+      onWait: (error) =>
+        log.info('waiting for auth to publish its token key (JWKS); tokens answer 503 until then', {
+          error,
+        }),
     })
   const clock = createClock()
   // The broker and the simulator hold state in memory: with workers, the supervisor runs them once.
@@ -112,7 +117,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
     },
   })
   const tokens = await createTokenVerifier(
-    secrets.jwtPublicPem,
+    publicKey,
     {
       issuer: config.get('jwt.issuer'),
       audience: config.get('jwt.audience'),

@@ -92,7 +92,11 @@ interface Entry {
 }
 
 export async function createTokenVerifier(
-  publicKeyPem: string,
+  /**
+   * The signing public key, or its promise: a part that asks auth's JWKS for it serves at once
+   * and answers 503 for tokens until the key has come.
+   */
+  publicKeyPem: string | Promise<string>,
   settings: TokenSettings,
   opts: {
     cacheSize?: number
@@ -104,7 +108,13 @@ export async function createTokenVerifier(
     apiKeyCacheMs?: number
   } = {},
 ): Promise<TokenVerifier> {
-  const key: CryptoKey | KeyObject = await importSPKI(publicKeyPem, TOKEN_ALGORITHM)
+  let key: CryptoKey | KeyObject | null = null
+  const keyReady = Promise.resolve(publicKeyPem).then(async (pem) => {
+    key = await importSPKI(pem, TOKEN_ALGORITHM)
+  })
+  // A key given outright is there before the first request; one still coming is awaited by none.
+  if (typeof publicKeyPem === 'string') await keyReady
+  else keyReady.catch(() => {})
   const cache = new Map<string, Entry>()
   const max = opts.cacheSize ?? 10_000
   const now = opts.now ?? Date.now
@@ -186,6 +196,11 @@ export async function createTokenVerifier(
         cache.delete(token)
       }
       let payload: JWTPayload
+      if (!key)
+        throw new AppError(
+          'SERVICE_UNAVAILABLE',
+          'the token key is not known yet: auth has not answered',
+        )
       try {
         ;({ payload } = await jwtVerify(token, key, {
           algorithms: [TOKEN_ALGORITHM],
