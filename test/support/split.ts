@@ -19,20 +19,22 @@ export interface SplitPlatform {
  * DESIGN §12 on one machine: two `mmp serve --only …` processes sharing a data dir and Debian's
  * mosquitto as the external broker, the gateway in one finding services in the other.
  */
-export async function startSplitPlatform(): Promise<SplitPlatform> {
+export async function startSplitPlatform(
+  opts: { persistence?: boolean } = {},
+): Promise<SplitPlatform> {
   // Both processes share one port range; another program may take one of its ports between the
   // check and the listen, so a clash starts over on a fresh range.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startSplitOnce()
+      return await startSplitOnce(opts)
     } catch (err) {
       if (attempt >= 3 || !/EADDRINUSE|in use/.test(String(err))) throw err
     }
   }
 }
 
-async function startSplitOnce(): Promise<SplitPlatform> {
-  const broker = await startMosquitto()
+async function startSplitOnce(opts: { persistence?: boolean }): Promise<SplitPlatform> {
+  const broker = await startMosquitto(opts)
   const dataDir = mkdtempSync(join(tmpdir(), 'mmp-split-'))
   const offset = await pickOffset()
   const env = { MMP_MQTT_URL: broker.url }

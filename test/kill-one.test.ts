@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { api, eventually } from './support/platform.ts'
+import { type SplitPlatform, startSplitPlatform } from './support/split.ts'
+import { createTenants } from './support/tenants.ts'
+
+/**
+ * Issue 22, failure: under a mixed load (statement rows into the front process, STK pushes into
+ * the back process) one process is SIGKILLed and started again, then the broker (Debian's
+ * mosquitto with persistence) is restarted. Every acknowledged row and payment is counted in
+ * analytics exactly once; while the back process is down its requests answer 502/503 and the
+ * front keeps serving.
+ */
+describe('a process killed and the broker restarted under load', () => {
+  let split: SplitPlatform
+  let admin: ReturnType<typeof api>
+  const TENANT = 'steady'
+  beforeAll(async () => {
+    split = await startSplitPlatform({ persistence: true })
+    await createTenants(split.front.gateway, await split.front.login(), {
+      id: TENANT,
+      plan: 'pro',
+    })
+    admin = api(
+      split.front.gateway,
+      await split.front.login(`owner@${TENANT}.test`, `${TENANT}-Owner-Passphrase-42`),
+    )
+  }, 60_000)
+  afterAll(() => split.dispose())
+
+  it('loses and doubles nothing that was acknowledged', async () => {
+    const rows = { sent: 0, acked: 0, refused: 0 }
+    const pays = { sent: 0, acked: [] as string[], refused: 0, other: [] as number[] }
+    let phase = 'before'
+    const refusedWhileBackDown: number[] = []
+    let running = true
+    let n = 0
+    const importRows = async () => {
+      while (running) {
+        const i = n++
+        rows.sent++
+        const res = await admin
+          .post('/api/v1/parser/transactions', {
+            transactions: [
+              {
+                occurred_at: new Date(Date.UTC(2026, 0, 5, 10, 0, i % 60)).toISOString(),
+                amount: 10,
+                direction: 'in',
+                description: `Load row ${i}`,
+                receipt_number: `KL${String(i).padStart(8, '0')}`,
+              },
+            ],
+          })
+          .catch(() => null)
+        if (res && (res.status === 200 || res.status === 201)) rows.acked++
+        else rows.refused++
+      }
+    }
+    const pushPayments = async () => {
+      while (running) {
+        const i = pays.sent++
+        const res = await admin
+          .post('/api/v1/payments/stkpush', {
+            tenant_id: TENANT,
+            phone_number: `2547${String(i).padStart(8, '0')}`.slice(0, 12),
+            amount: 1,
+            account_reference: `LOAD${i}`,
+            transaction_desc: 'Load',
+          })
+          .catch(() => null)
+        if (res?.status === 202) pays.acked.push(res.body.checkout_request_id)
+        else {
+          pays.refused++
+          if (res) pays.other.push(res.status)
+          if (phase === 'back down' && res) refusedWhileBackDown.push(res.status)
+        }
+        await Bun.sleep(50)
+      }
+    }
+    const load = Promise.all([importRows(), importRows(), pushPayments()])
+    const during = async (name: string, ms: number) => {
+      phase = name
+      await Bun.sleep(ms)
+    }
+
+    await during('before', 1500)
+    const rowsBefore = rows.acked
+    await split.back.kill()
+    await during('back down', 1500)
+    // The front kept serving its own parts while the back was gone.
+    expect(rows.acked).toBeGreaterThan(rowsBefore)
+    await split.back.restart()
+    await during('back again', 1500)
+    await split.broker.restart()
+    await during('after the broker restart', 2000)
+    running = false
+    await load
+
+    // Requests for the killed part were refused as unavailable, never answered wrongly.
+    expect(refusedWhileBackDown.length).toBeGreaterThan(0)
+    for (const s of refusedWhileBackDown) expect([502, 503, 504]).toContain(s)
+    expect(pays.acked.length).toBeGreaterThan(0)
+
+    // Every accepted payment settles once (the simulator keeps its callbacks across its restart).
+    const settled = await eventually(
+      async () => {
+        const statuses = await Promise.all(
+          pays.acked.map(
+            async (id) => (await admin.get(`/api/v1/payments/status/${id}`)).body?.status,
+          ),
+        )
+        return statuses.every((s) => s !== 'pending' && s !== 'initiating' && s !== 'unknown')
+          ? statuses
+          : null
+      },
+      60_000,
+      'every accepted payment settled',
+    )
+    const succeeded = settled.filter((s) => s === 'success').length
+    const expected = rows.acked + succeeded
+    const applied = await eventually(
+      async () => {
+        const total = (await admin.get('/api/v1/analytics/summary')).body?.total_transactions
+        return total === expected ? total : null
+      },
+      60_000,
+      `analytics counting ${expected} transactions`,
+    ).catch(async (err) => {
+      const total = (await admin.get('/api/v1/analytics/summary')).body?.total_transactions
+      throw new Error(`${err.message}: analytics holds ${total}`)
+    })
+    console.log(
+      `rows sent ${rows.sent}, acknowledged ${rows.acked}, refused ${rows.refused}; payments sent ${pays.sent}, accepted ${pays.acked.length}, succeeded ${succeeded}, refused ${pays.refused}; applied in analytics ${applied}`,
+    )
+    expect(applied).toBe(expected)
+  }, 180_000)
+})
