@@ -35,7 +35,8 @@ export default defineCommand({
     // A worker shares the ports its supervisor checked; it only starts its part.
     const worker = workerRole()
     if (worker) {
-      followSupervisor(() => process.kill(process.pid, 'SIGTERM'))
+      // A supervisor that is gone died hard (a graceful stop stops its workers first): so does this.
+      followSupervisor(() => process.kill(process.pid, 'SIGKILL'))
       worker.ready = () => process.send?.({ ready: true })
       worker.metrics = shareMetrics()
     }

@@ -190,12 +190,15 @@ function workerCommand(): string[] {
 
 /**
  * In a worker: die with the supervisor, so no orphan keeps the ports. On Linux the kernel
- * SIGKILLs the worker the moment its parent dies (PR_SET_PDEATHSIG); elsewhere, or when that call
- * is unavailable, the parent pid is watched.
+ * SIGKILLs the worker the moment its parent dies (PR_SET_PDEATHSIG); the parent pid is watched
+ * too, every 250 ms, where that call is unavailable or did not fire.
  */
 export function followSupervisor(onGone: () => void): void {
   const parent = process.ppid
-  if (process.platform === 'linux' && dieWithParent() && process.ppid === parent) return
+  if (process.platform === 'linux') dieWithParent()
+  // The IPC channel closes the moment the supervisor dies.
+  process.once('disconnect', onGone)
+  // Watched as well: the kernel ties the death signal to the thread that spawned the worker.
   const timer = setInterval(() => {
     if (process.ppid !== parent) {
       clearInterval(timer)

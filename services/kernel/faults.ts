@@ -36,6 +36,10 @@ export function configureFaults(point: string | null, opts: { supervisor?: numbe
 export function faultPoint(point: FaultPoint): void {
   if (armed !== point) return
   process.stderr.write(`mmp: fault point ${point} reached; killing the process\n`)
-  if (supervisor) process.kill(supervisor, 'SIGKILL')
+  try {
+    if (supervisor) process.kill(supervisor, 'SIGKILL')
+  } catch {
+    // Already gone: a sibling worker reached a fault point first.
+  }
   process.kill(process.pid, 'SIGKILL')
 }
