@@ -288,6 +288,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       ),
     })
     const dashboard = startDashboard({ hstsMaxAgeS: config.get<number>('gateway.hsts_max_age_s') })
+    await dashboard.ready
     servers.push({ stop: () => dashboard.stop() })
     const server = Bun.serve({
       port: config.ports.gateway,

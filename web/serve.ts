@@ -23,6 +23,12 @@ export interface Dashboard {
   /** Whether a request is for the dashboard (its page or a bundled asset) and not the API. */
   handles(request: Request): boolean
   fetch(request: Request): Promise<Response>
+  /**
+   * Resolves once the bundle is built. Bun builds it on the first request for the page; workers
+   * sharing the port each have their own server, and a page from one asking another for a chunk
+   * that one had not built yet got a 404.
+   */
+  ready: Promise<void>
   stop(): void
 }
 
@@ -59,7 +65,12 @@ export function startDashboard(opts: DashboardOptions = {}): Dashboard {
     fetch: () => new Response('not found', { status: 404 }),
   })
   const extra = securityHeaders(opts)
+  const ready = fetch(`http://127.0.0.1:${inner.port}/`).then(
+    (res) => void res.arrayBuffer(),
+    () => {},
+  )
   return {
+    ready,
     handles(request) {
       if (request.method !== 'GET' && request.method !== 'HEAD') return false
       const { pathname } = new URL(request.url)
