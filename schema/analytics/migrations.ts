@@ -7,6 +7,7 @@ import m3 from './migrations/0003_daily_summaries.sql' with { type: 'text' }
 import m4 from './migrations/0004_idempotent_requests.sql' with { type: 'text' }
 import m5 from './migrations/0005_ledger.sql' with { type: 'text' }
 import m6 from './migrations/0006_insights_index.sql' with { type: 'text' }
+import m7 from './migrations/0007_lean_rollups.sql' with { type: 'text' }
 
 export const migrations: Migration[] = [
   { tag: '0000_init', sql: m0 },
@@ -16,4 +17,5 @@ export const migrations: Migration[] = [
   { tag: '0004_idempotent_requests', sql: m4 },
   { tag: '0005_ledger', sql: m5 },
   { tag: '0006_insights_index', sql: m6 },
+  { tag: '0007_lean_rollups', sql: m7 },
 ]

@@ -97,10 +97,9 @@ export const counterparties = sqliteTable(
     firstSeen: text('first_seen').notNull(),
     lastSeen: text('last_seen').notNull(),
   },
-  (t) => [
-    primaryKey({ columns: [t.tenantId, t.key] }),
-    index('counterparties_total').on(t.tenantId, t.totalCents),
-  ],
+  // No index on the total: every read takes the tenant's whole list and sorts it, and an index
+  // on a sum moved on every insert.
+  (t) => [primaryKey({ columns: [t.tenantId, t.key] })],
 )
 
 /**
