@@ -111,8 +111,8 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         balance: t.balance === null ? null : toMajor(t.balance),
         source: input.source,
         user_id: input.userId,
-        ...(input.importId ? { import_id: input.importId } : {}),
       }
+      if (input.importId) event.import_id = input.importId
       if (res.changes === 0) {
         result.duplicates++
         // Another channel's receipt: no new transaction, but what this report adds (a statement's
