@@ -14,6 +14,8 @@ const testTable: Migration = {
 --> statement-breakpoint
 CREATE TABLE test_children (id INTEGER PRIMARY KEY, parent_id TEXT NOT NULL REFERENCES test_rows(id), tenant_id TEXT NOT NULL);
 --> statement-breakpoint
+CREATE TABLE test_days (tenant_id TEXT NOT NULL, day INTEGER NOT NULL, total INTEGER NOT NULL, PRIMARY KEY (tenant_id, day)) WITHOUT ROWID
+--> statement-breakpoint
 CREATE TABLE test_global (k TEXT PRIMARY KEY, v TEXT)`,
 }
 const migrations = [...base, testTable]
@@ -40,6 +42,8 @@ function seed(db: Db, tenantId: string, n: number, prefix = tenantId) {
       'INSERT INTO test_children (parent_id, tenant_id) VALUES (?, ?)',
     )
     for (let i = 0; i < Math.min(n, 50); i++) child.run(`${prefix}-${i}`, tenantId)
+    const day = db.sqlite.prepare('INSERT INTO test_days (tenant_id, day, total) VALUES (?, ?, ?)')
+    for (let i = 0; i < Math.min(n, 100); i++) day.run(tenantId, i, i * 10)
     db.sqlite.run("INSERT OR IGNORE INTO test_global (k, v) VALUES ('x', 'y')")
   })
 }
@@ -59,7 +63,7 @@ function registryOf(dataDir: string) {
 }
 
 describe('moving a tenant between isolation tiers', () => {
-  it('moves 10,000 shared rows into the tenant folder with the same count and sum, leaving none behind', () => {
+  it('moves 10,000 shared rows into the tenant folder with the same count and sum, leaving none behind', async () => {
     const dataDir = fresh()
     const r = registryOf(dataDir)
     const shared = r.tenant('analytics', 'acme')
@@ -81,7 +85,7 @@ describe('moving a tenant between isolation tiers', () => {
     const otherBefore = stats(shared, 'other')
     const to: Placement = { isolation: 'schema', plan: 'pro' }
 
-    const report = moveTenantData(r, {
+    const report = await moveTenantData(r, {
       tenantId: 'acme',
       from: { isolation: 'shared' },
       to,
@@ -89,7 +93,12 @@ describe('moving a tenant between isolation tiers', () => {
       switchPlacement: () => r.setPlacement('acme', to),
     })
 
-    expect(report.moved.analytics).toEqual({ outbox: 2, test_children: 50, test_rows: 10_000 })
+    expect(report.moved.analytics).toEqual({
+      outbox: 2,
+      test_children: 50,
+      test_days: 100,
+      test_rows: 10_000,
+    })
     expect(report.moved.payment).toBeUndefined()
     expect(r.placement('acme')).toEqual(to)
     const own = r.tenant('analytics', 'acme')
@@ -112,7 +121,7 @@ describe('moving a tenant between isolation tiers', () => {
     expect(existsSync(join(dataDir, 'tenants', 'acme', 'payment.db'))).toBe(false)
   })
 
-  it('moves the rows back on a downgrade so they stay reachable', () => {
+  it('moves the rows back on a downgrade so they stay reachable', async () => {
     const dataDir = fresh()
     const r = registryOf(dataDir)
     seed(r.tenant('analytics', 'acme'), 'other', 20)
@@ -120,7 +129,7 @@ describe('moving a tenant between isolation tiers', () => {
     const own = r.tenant('analytics', 'acme')
     seed(own, 'acme', 300)
     const before = stats(own, 'acme')
-    moveTenantData(r, {
+    await moveTenantData(r, {
       tenantId: 'acme',
       from: { isolation: 'schema' },
       to: { isolation: 'shared' },
@@ -134,13 +143,13 @@ describe('moving a tenant between isolation tiers', () => {
     expect(stats(own, 'acme').n).toBe(0)
   })
 
-  it('moves a Pro tenant to a dedicated Enterprise location', () => {
+  it('moves a Pro tenant to a dedicated Enterprise location', async () => {
     const dataDir = fresh()
     const r = registryOf(dataDir)
     r.setPlacement('acme', { isolation: 'schema' })
     seed(r.tenant('analytics', 'acme'), 'acme', 100)
     const to: Placement = { isolation: 'database', database_path: 'volumes/acme' }
-    moveTenantData(r, {
+    await moveTenantData(r, {
       tenantId: 'acme',
       from: { isolation: 'schema' },
       to,
@@ -152,13 +161,13 @@ describe('moving a tenant between isolation tiers', () => {
     expect(stats(db, 'acme').n).toBe(100)
   })
 
-  it('keeps the old placement and every row when the copy fails before the switch', () => {
+  it('keeps the old placement and every row when the copy fails before the switch', async () => {
     const dataDir = fresh()
     const r = registryOf(dataDir)
     seed(r.tenant('analytics', 'acme'), 'acme', 100)
     const broken = createRegistry({ dataDir, migrations: () => base })
     let switched = false
-    expect(() =>
+    await expect(
       moveTenantData(broken, {
         tenantId: 'acme',
         from: { isolation: 'shared' },
@@ -168,7 +177,7 @@ describe('moving a tenant between isolation tiers', () => {
           switched = true
         },
       }),
-    ).toThrow(/does not exist/)
+    ).rejects.toThrow(/does not exist/)
     expect(switched).toBe(false)
     broken.closeAll()
     expect(stats(r.tenant('analytics', 'acme'), 'acme').n).toBe(100)
@@ -185,7 +194,7 @@ describe('moving a tenant between isolation tiers', () => {
       placement: { isolation: 'shared' },
       services: SERVICES,
     })
-    expect(n).toBe(20)
+    expect(n).toBe(30)
     expect(stats(r.tenant('analytics', 'other'), 'other').n).toBe(10)
   })
 
@@ -198,10 +207,127 @@ describe('moving a tenant between isolation tiers', () => {
     r.setPlacement('acme', p)
     seed(r.tenant('payment', 'acme'), 'acme', 5)
     const out = eraseTenantData(r, { tenantId: 'acme', placement: p, services: SERVICES })
-    expect(out.rows).toBe(20)
+    expect(out.rows).toBe(30)
     expect(existsSync(join(dataDir, 'tenants', 'acme'))).toBe(false)
     expect(existsSync(join(dataDir, 'volumes', 'acme', 'payment.db'))).toBe(false)
     expect(r.placement('acme').isolation).toBe('shared')
     expect(stats(r.tenant('analytics', 'other'), 'other').n).toBe(10)
+  })
+})
+
+describe('a move running beside other tenants', () => {
+  it("serves another tenant's reads and writes while the rows are copied, and loses none of the moving tenant's writes", async () => {
+    const dataDir = fresh()
+    const r = registryOf(dataDir)
+    const shared = r.tenant('analytics', 'acme')
+    seed(shared, 'acme', 40_000)
+    seed(shared, 'other', 500)
+    const to: Placement = { isolation: 'schema', plan: 'pro' }
+    const before: { days: unknown[] } = { days: [] }
+    let reads = 0
+    let writes = 0
+    let done = false
+    const tick = setInterval(() => {
+      if (done) return
+      expect(stats(r.tenant('analytics', 'other'), 'other').n).toBe(500 + writes)
+      reads++
+      const other = r.tenant('analytics', 'other')
+      other.write(() =>
+        other.sqlite.run('INSERT INTO test_rows (id, tenant_id, amount) VALUES (?, ?, 1)', [
+          `other-new-${writes}`,
+          'other',
+        ]),
+      )
+      writes++
+      // The moving tenant keeps writing to its current placement: a new row, a changed one and a
+      // deleted one, each of which must be found where the move puts the tenant.
+      const acme = r.tenant('analytics', 'acme')
+      acme.write(() => {
+        acme.sqlite.run('INSERT INTO test_rows (id, tenant_id, amount) VALUES (?, ?, 3)', [
+          `acme-new-${reads}`,
+          'acme',
+        ])
+        acme.sqlite.run('UPDATE test_rows SET amount = amount + 1 WHERE id = ?', [`acme-${reads}`])
+        acme.sqlite.run('DELETE FROM test_rows WHERE id = ?', [`acme-${39_999 - reads}`])
+        // A table keyed by its primary key (WITHOUT ROWID): a changed, a new and a deleted row.
+        acme.sqlite.run("UPDATE test_days SET total = -1 WHERE tenant_id = 'acme' AND day = ?", [
+          reads % 50,
+        ])
+        acme.sqlite.run("INSERT INTO test_days (tenant_id, day, total) VALUES ('acme', ?, 7)", [
+          1000 + reads,
+        ])
+        acme.sqlite.run("DELETE FROM test_days WHERE tenant_id = 'acme' AND day = ?", [
+          50 + (reads % 50),
+        ])
+      })
+    }, 1)
+    const report = await moveTenantData(r, {
+      tenantId: 'acme',
+      from: { isolation: 'shared' },
+      to,
+      services: SERVICES,
+      switchPlacement: () => {
+        // Under the source's lock: what the tenant has now is what must arrive.
+        before.days = shared.sqlite
+          .query("SELECT day, total FROM test_days WHERE tenant_id = 'acme' ORDER BY day")
+          .all()
+        r.setPlacement('acme', to)
+        done = true
+      },
+      sliceMs: 1,
+    })
+    done = true
+    clearInterval(tick)
+    expect(reads).toBeGreaterThan(0)
+    const expected = stats(shared, 'acme')
+    expect(expected.n).toBe(0)
+    const own = r.tenant('analytics', 'acme')
+    const n = own.sqlite.query("SELECT count(*) AS n FROM test_rows WHERE id LIKE 'acme-new-%'")
+    expect(n.get()).toEqual({ n: reads })
+    expect(stats(own, 'acme').n).toBe(40_000)
+    const days = (db: Db) =>
+      db.sqlite
+        .query("SELECT day, total FROM test_days WHERE tenant_id = 'acme' ORDER BY day")
+        .all()
+    expect(days(own)).toEqual(before.days)
+    expect(days(own)).toContainEqual({ day: 1001, total: 7 })
+    expect(days(own)).toContainEqual({ day: 1, total: -1 })
+    expect(days(own)).not.toContainEqual({ day: 51, total: 510 })
+    expect(report.moved.analytics?.test_rows).toBe(40_000)
+    expect(stats(shared, 'other').n).toBe(500 + writes)
+  })
+
+  it("keeps another tenant's writes made during a move that fails before the switch", async () => {
+    const dataDir = fresh()
+    const r = registryOf(dataDir)
+    const shared = r.tenant('analytics', 'acme')
+    seed(shared, 'acme', 20_000)
+    let writes = 0
+    const tick = setInterval(() => {
+      shared.write(() =>
+        shared.sqlite.run('INSERT INTO test_rows (id, tenant_id, amount) VALUES (?, ?, 1)', [
+          `other-${writes}`,
+          'other',
+        ]),
+      )
+      writes++
+    }, 1)
+    await expect(
+      moveTenantData(r, {
+        tenantId: 'acme',
+        from: { isolation: 'shared' },
+        to: { isolation: 'schema' },
+        services: SERVICES,
+        switchPlacement: () => {
+          throw new Error('no switch')
+        },
+        sliceMs: 1,
+      }),
+    ).rejects.toThrow(/no switch/)
+    clearInterval(tick)
+    expect(writes).toBeGreaterThan(0)
+    expect(stats(shared, 'other').n).toBe(writes)
+    expect(stats(shared, 'acme').n).toBe(20_000)
+    expect(r.placement('acme').isolation).toBe('shared')
   })
 })

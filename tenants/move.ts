@@ -1,61 +1,51 @@
+import { Database } from 'bun:sqlite'
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { assertTenantId } from '../schema/tenant-id.ts'
 import type { Db } from './db.ts'
+import { dropCapture, readCapture, startCapture } from './move-capture.ts'
+import { startCheckpointer } from './move-checkpoint.ts'
+import {
+  applyCaptured,
+  checkCounts,
+  copyRows,
+  mergeStaging,
+  openStaging,
+  placeStaging,
+  removeStaging,
+  stagingPath,
+  syncFileAsync,
+} from './move-copy.ts'
+import {
+  countOf,
+  deleteOrder,
+  hasOutbox,
+  hasRows,
+  keyList,
+  keyOf,
+  MoveError,
+  q,
+  type TenantTable,
+  tablesOf,
+} from './move-tables.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
 
-/** Tables that are never a tenant's rows: migration bookkeeping and SQLite's own. */
-const SKIP = new Set(['__migrations', 'inbox', 'sqlite_sequence'])
+export { MoveError, type TenantTable }
+
 /** Consumer inbox records younger than this travel with the tenant, so redeliveries stay no-ops. */
 const INBOX_WINDOW_MS = 7 * 86_400_000
+/** How long a move works before it lets the event loop run (other tenants' requests). */
+const SLICE_MS = 4
 
-const q = (name: string) => `"${name.replaceAll('"', '""')}"`
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
-interface TenantTable {
-  name: string
-  columns: string[]
-  /** The column of an `INTEGER PRIMARY KEY` (a rowid alias), whose values are local to a file. */
-  rowidColumn: string | null
-}
-
-/**
- * Every table of a database that holds tenant rows: found from `sqlite_master` and
- * `PRAGMA table_xinfo`, so a service's new tables are covered without a list to keep up to date.
- */
-export function tenantTables(db: Db): TenantTable[] {
-  const tables = db.sqlite
-    .query<{ name: string; sql: string | null }, []>(
-      "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name",
-    )
-    .all()
-    .filter((t) => !SKIP.has(t.name) && !t.name.startsWith('sqlite_'))
-    .filter((t) => !/^\s*CREATE\s+VIRTUAL/i.test(t.sql ?? ''))
-  const out: TenantTable[] = []
-  for (const t of tables) {
-    const info = db.sqlite
-      .query<{ name: string; hidden: number; type: string; pk: number }, []>(
-        `PRAGMA table_xinfo(${q(t.name)})`,
-      )
-      .all()
-      .filter((c) => c.hidden === 0)
-    const cols = info.map((c) => c.name)
-    const pks = info.filter((c) => c.pk > 0)
-    const rowidColumn =
-      pks.length === 1 && pks[0]!.type.toUpperCase() === 'INTEGER' ? pks[0]!.name : null
-    if (cols.includes('tenant_id')) out.push({ name: t.name, columns: cols, rowidColumn })
-  }
-  return out
-}
-
-const countOf = (db: Db, table: string, tenantId: string): number =>
-  db.sqlite
-    .query<{ n: number }, [string]>(`SELECT count(*) AS n FROM ${q(table)} WHERE tenant_id = ?`)
-    .get(tenantId)?.n ?? 0
+/** Every table of a database that holds tenant rows (see `tablesOf`). */
+export const tenantTables = (db: Db): TenantTable[] => tablesOf(db.sqlite)
 
 /** How many rows a tenant has in each tenant table of a database. */
 export function countTenantRows(db: Db, tenantId: string): Record<string, number> {
   const out: Record<string, number> = {}
-  for (const t of tenantTables(db)) out[t.name] = countOf(db, t.name, tenantId)
+  for (const t of tenantTables(db)) out[t.name] = countOf(db.sqlite, t.name, tenantId)
   return out
 }
 
@@ -65,28 +55,52 @@ export interface MoveReport {
   total: number
 }
 
-export class MoveError extends Error {}
+/** One service's share of a move. */
+interface Part {
+  service: string
+  source: Db
+  tables: TenantTable[]
+  release: () => void
+  stagingPath: string
+  targetPath: string
+  /** The capture triggers are in the source and not yet dropped. */
+  capturing: boolean
+  /** Built while the event loop kept running; null until then, or when the tenant had no rows. */
+  staging: Database | null
+  /** Rows of the tenant in the staging copy, per table. */
+  counts: Record<string, number>
+  moved: Record<string, number> | null
+}
 
 /**
  * Moves one tenant's rows between two placements (Free→Pro, Pro→Enterprise, downgrades), for
- * every service whose database exists under the old placement:
+ * every service whose database exists under the old placement, while other tenants of the same
+ * files keep being served: the copy never holds a write lock across a turn of the event loop.
  *
- * 1. every source file is locked for writing (`BEGIN IMMEDIATE`, nested) so nothing the tenant
- *    writes can land between the copy and the delete; readers keep reading the old placement (WAL);
- * 2. each target database is opened through the registry (migrations apply), cleared of the tenant's
- *    rows left by an interrupted earlier attempt, filled in one transaction and its counts checked;
- * 3. `switchPlacement` makes the new placement current;
- * 4. the tenant's rows are deleted from the sources, and the locks released.
+ * 1. For each source with rows of the tenant, triggers start logging the rowids of the tenant's
+ *    rows written from now on (tenants/move-capture.ts); a connection of the move's own then
+ *    reads a snapshot and copies it into a staging file beside the target (tenants/move-copy.ts),
+ *    in slices of a few milliseconds with the event loop running in between. Other tenants
+ *    write as usual; the moving tenant's writes still go to the old placement and are logged.
+ * 2. The final step, synchronous: every source is locked (`BEGIN IMMEDIATE`, nested), the logged
+ *    rows are copied again into the staging files (the snapshot's copy was counted against the
+ *    snapshot; the logged rows are applied by rowid and counted as they go), the triggers dropped, the staging files synced and put in place (renamed in when the
+ *    target file does not exist, merged into it otherwise), `switchPlacement` makes the new
+ *    placement current, the tenant's unsent outbox rows leave the source (so only the target's
+ *    relay publishes them) and the locks are released. It costs the logged rows, not the moved
+ *    ones, unless a merge is needed.
+ * 3. The tenant's rows, stale now, are deleted from the sources in slices.
  *
  * A failure before the switch leaves the old placement authoritative (the target copies are
- * cleared on the next attempt); a crash after it leaves stale source rows that `purgeTenantRows`
- * removes. Outbox rows move with their sent state (unsent ones are then published from the new
- * database); recent inbox records are copied so redelivered events stay no-ops.
+ * cleared on the next attempt, capture triggers and staging files removed); a crash after it
+ * leaves stale source rows that `purgeTenantRows` removes, and `settleMoveLeftovers` clears what a
+ * crash left of the capture. Outbox rows move with their sent state; recent inbox records are
+ * copied so redelivered events stay no-ops.
  *
  * @example
- * moveTenantData(registry, { tenantId, from, to, services, switchPlacement: () => registry.setPlacement(tenantId, to) })
+ * await moveTenantData(registry, { tenantId, from, to, services, switchPlacement: () => registry.setPlacement(tenantId, to) })
  */
-export function moveTenantData(
+export async function moveTenantData(
   registry: TenantRegistry,
   opts: {
     tenantId: string
@@ -94,11 +108,13 @@ export function moveTenantData(
     to: Placement
     services: readonly string[]
     switchPlacement: () => void
-    /** Called when every copy committed and the old placement is still current (crash tests). */
+    /** Called when every copy is in place and the old placement is still current (crash tests). */
     afterCopy?: () => void
     now?: Date
+    /** How long a slice of copying or deleting runs before the event loop gets a turn. */
+    sliceMs?: number
   },
-): MoveReport {
+): Promise<MoveReport> {
   const tenantId = assertTenantId(opts.tenantId)
   const report: MoveReport = { moved: {}, total: 0 }
   const fromDir = placementFolder(registry.dataDir, opts.from, tenantId)
@@ -107,141 +123,246 @@ export function moveTenantData(
     opts.switchPlacement()
     return report
   }
-  const pairs: Array<{ service: string; source: Db; tables: TenantTable[] }> = []
-  for (const service of opts.services) {
-    if (!existsSync(join(fromDir, `${service}.db`))) continue
-    const source = registry.openAt(service, opts.from, tenantId)
-    const tables = tenantTables(source)
-    if (tables.some((t) => countOf(source, t.name, tenantId) > 0)) {
-      pairs.push({ service, source, tables })
-    }
-  }
+  const sliceMs = opts.sliceMs ?? SLICE_MS
   const inboxSince = new Date((opts.now ?? new Date()).getTime() - INBOX_WINDOW_MS).toISOString()
-
-  const body = () => {
-    for (const { service, source, tables } of pairs) {
-      const target = registry.openAt(service, opts.to, tenantId)
-      report.moved[service] = copyInto(source, target, tables, tenantId, inboxSince)
-    }
-    // Every copy committed, the old placement still authoritative: a crash here must lose nothing.
-    opts.afterCopy?.()
-    opts.switchPlacement()
-    for (const { source, tables } of pairs) {
-      for (const t of tables) {
-        source.sqlite.query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`).run(tenantId)
+  const parts: Part[] = []
+  let committed = false
+  try {
+    for (const service of opts.services) {
+      if (!existsSync(join(fromDir, `${service}.db`))) continue
+      const source = registry.openAt(service, opts.from, tenantId)
+      const part: Part = {
+        service,
+        source,
+        tables: tenantTables(source),
+        release: source.hold(),
+        stagingPath: stagingPath(toDir, service, tenantId),
+        targetPath: join(toDir, `${service}.db`),
+        capturing: false,
+        staging: null,
+        counts: {},
+        moved: null,
       }
+      parts.push(part)
+      if (!hasRows(source.sqlite, part.tables, tenantId)) continue
+      startCapture(source, tenantId, part.tables)
+      part.capturing = true
+      await nextTurn()
+      part.staging = openStaging(
+        part.stagingPath,
+        registry.migrationsOf(service),
+        part.tables,
+        part.targetPath,
+      )
+      await nextTurn()
+      await copySnapshot(part, tenantId, inboxSince, sliceMs)
+      await syncFileAsync(part.stagingPath)
+    }
+
+    const lockAll = (i: number): void => {
+      if (i === parts.length) {
+        finalStep(registry, parts, opts, { tenantId, inboxSince })
+        return
+      }
+      parts[i]!.source.write(() => {
+        parts[i]!.source.sqlite.run('PRAGMA defer_foreign_keys = ON')
+        lockAll(i + 1)
+      })
+    }
+    lockAll(0)
+    committed = true
+
+    for (const part of parts) {
+      if (!part.moved) continue
+      // Opened through the registry now: its relay publishes the moved unsent outbox rows.
+      registry.openAt(part.service, opts.to, tenantId)
+      report.moved[part.service] = part.moved
+    }
+    for (const part of parts) {
+      if (part.moved) await deleteInSlices(part, tenantId, sliceMs)
+    }
+  } finally {
+    for (const part of parts) {
+      part.staging?.close()
+      removeStaging(part.stagingPath)
+      // Dropped by the final step when it committed; after a failure anywhere, here.
+      if (part.capturing && !committed) {
+        try {
+          part.source.write(() => dropCapture(part.source, tenantId))
+        } catch {
+          // Left for settleMoveLeftovers: the triggers only log, they change nothing.
+        }
+      }
+      part.release()
     }
   }
-  const lockAll = (i: number): void => {
-    if (i === pairs.length) {
-      body()
-      return
-    }
-    pairs[i]!.source.write(() => {
-      pairs[i]!.source.sqlite.run('PRAGMA defer_foreign_keys = ON')
-      lockAll(i + 1)
-    })
-  }
-  lockAll(0)
   for (const tables of Object.values(report.moved)) {
     for (const n of Object.values(tables)) report.total += n
   }
   return report
 }
 
-function copyInto(
-  source: Db,
-  target: Db,
-  tables: TenantTable[],
-  tenantId: string,
-  inboxSince: string,
-): Record<string, number> {
-  const moved: Record<string, number> = {}
-  target.write(() => {
-    target.sqlite.run('PRAGMA defer_foreign_keys = ON')
-    const targetColumns = new Map(tenantTables(target).map((t) => [t.name, new Set(t.columns)]))
-    for (const t of tables) {
-      const have = targetColumns.get(t.name)
-      if (!have) throw new MoveError(`table ${t.name} does not exist in ${target.path}`)
-      const missing = t.columns.filter((c) => !have.has(c))
-      if (missing.length) {
-        throw new MoveError(`${target.path}: table ${t.name} lacks ${missing.join(', ')}`)
+/** Copies a source's snapshot into its staging file, yielding to the event loop between slices. */
+async function copySnapshot(part: Part, tenantId: string, inboxSince: string, sliceMs: number) {
+  const staging = part.staging!
+  const reader = new Database(part.source.path, { readonly: true, strict: true })
+  try {
+    reader.run('PRAGMA busy_timeout = 5000')
+    reader.run('BEGIN')
+    staging.run('BEGIN')
+    const copy = copyRows(reader, staging, part.tables, tenantId, inboxSince, sliceMs)
+    for (let step = copy.next(); ; step = copy.next()) {
+      if (step.done) {
+        part.counts = step.value
+        break
       }
-      target.sqlite.query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`).run(tenantId)
-      const cols = renumbers(source, target, t, tenantId)
-        ? t.columns.filter((c) => c !== t.rowidColumn)
-        : t.columns
-      const list = cols.map(q).join(', ')
-      const insert = target.sqlite.prepare(
-        `INSERT INTO ${q(t.name)} (${list}) VALUES (${cols.map(() => '?').join(', ')})`,
-      )
-      const select = source.sqlite.prepare<Record<string, unknown>, [string]>(
-        `SELECT ${list} FROM ${q(t.name)} WHERE tenant_id = ?${t.name === 'outbox' ? ' ORDER BY seq' : ''}`,
-      )
-      let n = 0
-      for (const row of select.iterate(tenantId)) {
-        insert.run(...(cols.map((c) => row[c]) as never[]))
-        n++
-      }
-      const expected = countOf(source, t.name, tenantId)
-      const landed = countOf(target, t.name, tenantId)
-      if (n !== expected || landed !== expected) {
+      // Committed a slice at a time: one commit of every page at the end blocks for long.
+      staging.run('COMMIT')
+      await nextTurn()
+      staging.run('BEGIN')
+    }
+    staging.run('COMMIT')
+    // Counted here, against the snapshot, so the final step need not count every row again.
+    for (const t of part.tables) {
+      await nextTurn()
+      const expected = countOf(reader, t.name, tenantId)
+      await nextTurn()
+      const landed = countOf(staging, t.name, tenantId)
+      const n = part.counts[t.name] ?? 0
+      if (landed !== expected || n !== expected) {
         throw new MoveError(
-          `${t.name}: ${expected} rows to move, ${n} read, ${landed} in ${target.path}`,
+          `${t.name}: ${expected} rows to move, ${n} read, ${landed} in the copy for ${part.targetPath}`,
         )
       }
-      if (n) moved[t.name] = n
     }
-    const hasInbox = (db: Db) =>
-      !!db.sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'inbox'").get()
-    if (hasInbox(source) && hasInbox(target)) {
-      const insert = target.sqlite.prepare(
-        'INSERT OR IGNORE INTO inbox (consumer, event_id, handled_at) VALUES (?, ?, ?)',
-      )
-      const select = source.sqlite.prepare<
-        { consumer: string; event_id: string; handled_at: string },
-        [string]
-      >('SELECT consumer, event_id, handled_at FROM inbox WHERE handled_at >= ?')
-      for (const r of select.iterate(inboxSince)) insert.run(r.consumer, r.event_id, r.handled_at)
-    }
-  })
-  return moved
+    reader.run('COMMIT')
+  } finally {
+    reader.close()
+  }
 }
 
-/**
- * Whether a table's integer key is left for the target to assign: always for the outbox (its
- * sequence is local to a file; the event id identifies an event), and for other tables when the
- * tenant's keys collide with rows already in the target (a downgrade into a shared file) and no
- * foreign key points at them. Colliding keys that are referenced stop the move before the switch.
- */
-function renumbers(source: Db, target: Db, t: TenantTable, tenantId: string): boolean {
-  if (!t.rowidColumn) return false
-  if (t.name === 'outbox') return true
-  const col = q(t.rowidColumn)
-  const range = source.sqlite
-    .query<{ lo: number | null; hi: number | null }, [string]>(
-      `SELECT min(${col}) AS lo, max(${col}) AS hi FROM ${q(t.name)} WHERE tenant_id = ?`,
-    )
-    .get(tenantId)
-  if (range?.lo == null || range.hi == null) return false
-  const clash = target.sqlite
-    .query(`SELECT 1 FROM ${q(t.name)} WHERE ${col} BETWEEN ? AND ? LIMIT 1`)
-    .get(range.lo, range.hi)
-  if (!clash) return false
-  const tables = source.sqlite
-    .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
-    .all()
-  for (const other of tables) {
-    const refs = source.sqlite
-      .query<{ table: string }, []>(`PRAGMA foreign_key_list(${q(other.name)})`)
-      .all()
-    if (refs.some((r) => r.table === t.name)) {
-      throw new MoveError(
-        `${t.name}: keys ${range.lo}..${range.hi} already exist in ${target.path} and are referenced by ${other.name}`,
+/** Step 2 of `moveTenantData`, run with every source locked for writing. */
+function finalStep(
+  registry: TenantRegistry,
+  parts: Part[],
+  opts: { to: Placement; switchPlacement: () => void; afterCopy?: () => void },
+  ctx: { tenantId: string; inboxSince: string },
+) {
+  const { tenantId } = ctx
+  for (const part of parts) {
+    const source = part.source.sqlite
+    if (part.staging) {
+      part.staging.run('BEGIN')
+      const captured = readCapture(part.source, tenantId, part.tables)
+      const delta = applyCaptured(source, part.staging, part.tables, captured, tenantId)
+      for (const [table, n] of Object.entries(delta)) {
+        part.counts[table] = (part.counts[table] ?? 0) + n
+      }
+    } else if (hasRows(source, part.tables, tenantId)) {
+      // Rows written since the move began to a file that had none: copied now, under the lock.
+      part.staging = openStaging(
+        part.stagingPath,
+        registry.migrationsOf(part.service),
+        part.tables,
+        part.targetPath,
+      )
+      part.staging.run('BEGIN')
+      // With no time limit the copy never pauses: one step copies everything.
+      const copy = copyRows(source, part.staging, part.tables, tenantId, ctx.inboxSince, Infinity)
+      part.counts = copy.next().value ?? {}
+      checkCounts(source, part.staging, part.tables, part.counts, tenantId, part.targetPath)
+    } else {
+      continue
+    }
+    const moved = Object.fromEntries(Object.entries(part.counts).filter(([, n]) => n > 0))
+    part.staging.run('COMMIT')
+    part.staging.close()
+    part.staging = null
+    if (Object.keys(moved).length) part.moved = moved
+  }
+  for (const part of parts) {
+    if (part.capturing) dropCapture(part.source, tenantId)
+  }
+  for (const part of parts) {
+    if (!part.moved) continue
+    if (!placeStaging(part.stagingPath, part.targetPath)) {
+      mergeStaging(
+        registry.openAt(part.service, opts.to, tenantId),
+        part.stagingPath,
+        part.tables,
+        tenantId,
       )
     }
   }
-  return true
+  // Every copy in place, the old placement still authoritative: a crash here must lose nothing.
+  opts.afterCopy?.()
+  opts.switchPlacement()
+  for (const part of parts) {
+    if (part.moved && hasOutbox(part.source.sqlite)) {
+      part.source.sqlite
+        .query('DELETE FROM outbox WHERE tenant_id = ? AND sent_at IS NULL')
+        .run(tenantId)
+    }
+  }
+}
+
+/**
+ * Step 3 of `moveTenantData`: deletes the tenant's stale rows from a source in short write
+ * transactions, referencing tables first, while another thread checkpoints the file
+ * (tenants/move-checkpoint.ts). Should the foreign keys not allow that order (a cycle), the rest
+ * goes in one transaction with their checks deferred.
+ */
+async function deleteInSlices(part: Part, tenantId: string, sliceMs: number) {
+  const { source } = part
+  const autocheckpoint =
+    source.sqlite.query<{ wal_autocheckpoint: number }, []>('PRAGMA wal_autocheckpoint').get()
+      ?.wal_autocheckpoint ?? 1000
+  source.sqlite.run('PRAGMA wal_autocheckpoint = 0')
+  const checkpointer = startCheckpointer(source.path)
+  try {
+    for (const t of deleteOrder(source.sqlite, part.tables)) {
+      const del = `DELETE FROM ${q(t.name)} WHERE ${keyOf(t)} IN (SELECT ${keyList(t)} FROM ${q(t.name)} WHERE tenant_id = ? LIMIT 128)`
+      let more = true
+      while (more) {
+        source.write(() => {
+          const start = performance.now()
+          do more = source.sqlite.query(del).run(tenantId).changes > 0
+          while (more && performance.now() - start < sliceMs)
+        })
+        if (more) await nextTurn()
+      }
+    }
+  } catch (err) {
+    if (!/FOREIGN KEY/i.test((err as Error).message)) throw err
+    source.write(() => {
+      source.sqlite.run('PRAGMA defer_foreign_keys = ON')
+      for (const t of part.tables) {
+        source.sqlite.query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`).run(tenantId)
+      }
+    })
+  } finally {
+    await checkpointer.stop()
+    source.sqlite.run(`PRAGMA wal_autocheckpoint = ${autocheckpoint}`)
+  }
+}
+
+/**
+ * Clears what an interrupted move of a tenant left beside its rows: the capture triggers and log
+ * in the old placement's databases and the staging files in the new placement's folder.
+ */
+export function settleMoveLeftovers(
+  registry: TenantRegistry,
+  opts: { tenantId: string; from: Placement; to: Placement; services: readonly string[] },
+): void {
+  const tenantId = assertTenantId(opts.tenantId)
+  const fromDir = placementFolder(registry.dataDir, opts.from, tenantId)
+  const toDir = placementFolder(registry.dataDir, opts.to, tenantId)
+  for (const service of opts.services) {
+    removeStaging(stagingPath(toDir, service, tenantId))
+    if (!existsSync(join(fromDir, `${service}.db`))) continue
+    const db = registry.openAt(service, opts.from, tenantId)
+    db.write(() => dropCapture(db, tenantId))
+  }
 }
 
 /**

@@ -89,6 +89,8 @@ export interface TenantRegistry {
   closePath?(path: string): void
   /** Forgets the cached placement of a tenant (after its folder is erased). */
   evictPlacement?(tenantId: string): void
+  /** The migrations a service's databases are built with (a tenant move builds its copy with them). */
+  migrationsOf(service: string): readonly Migration[]
   closeAll(): void
   /** Handles open right now (tests and metrics). */
   openCount?(): number
@@ -316,6 +318,7 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
       placements.delete(tenantId)
       existing.delete(tenantId)
     },
+    migrationsOf: (service) => opts.migrations(service),
     closeAll() {
       for (const db of lru.keys()) db.close()
       lru.clear()

@@ -133,7 +133,7 @@ describe('plan changes outside the upgrade route', () => {
     })
   })
 
-  it('finishes a move interrupted after the placement switch: stale shared rows are purged', () => {
+  it('finishes a move interrupted after the placement switch: stale shared rows are purged', async () => {
     const shared = kit.registry.tenant('analytics', 'acme')
     seedOutbox(shared, 'acme', 25)
     seedOutbox(shared, 'other', 5)
@@ -152,7 +152,7 @@ describe('plan changes outside the upgrade route', () => {
         })
         .run(),
     )
-    expect(() =>
+    await expect(
       moveTenantData(kit.registry, {
         tenantId: 'acme',
         from,
@@ -163,7 +163,7 @@ describe('plan changes outside the upgrade route', () => {
           throw new Error('crash right after the switch')
         },
       }),
-    ).toThrow(/crash/)
+    ).rejects.toThrow(/crash/)
     expect(countOf(shared, 'acme')).toBe(25)
     expect(resumeMoves(kit.ctx)).toBe(1)
     expect(countOf(shared, 'acme')).toBe(0)
@@ -210,7 +210,7 @@ describe('plan changes outside the upgrade route', () => {
     expect(kit.registry.placement('acme').features).toEqual(terms.features)
   })
 
-  it('clears partial copies of a move interrupted before the switch; the old placement stands', () => {
+  it('clears partial copies of a move interrupted before the switch; the old placement stands', async () => {
     const shared = kit.registry.tenant('analytics', 'acme')
     seedOutbox(shared, 'acme', 12)
     const from = kit.registry.placement('acme')
@@ -228,7 +228,7 @@ describe('plan changes outside the upgrade route', () => {
         })
         .run(),
     )
-    expect(() =>
+    await expect(
       moveTenantData(kit.registry, {
         tenantId: 'acme',
         from,
@@ -238,7 +238,7 @@ describe('plan changes outside the upgrade route', () => {
           throw new Error('crash before the switch')
         },
       }),
-    ).toThrow(/crash/)
+    ).rejects.toThrow(/crash/)
     const own = kit.registry.openAt('analytics', to, 'acme')
     expect(countOf(own, 'acme')).toBe(12)
     resumeMoves(kit.ctx)

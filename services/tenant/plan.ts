@@ -2,7 +2,12 @@ import { eq } from 'drizzle-orm'
 import type { Plan } from '../../schema/peers.ts'
 import { isPlanId, type PlanId, plans } from '../../schema/plans.ts'
 import { tenantMoves, tenants } from '../../schema/tenant/tables.ts'
-import { moveTenantData, purgeTenantRows } from '../../tenants/move.ts'
+import {
+  type MoveReport,
+  moveTenantData,
+  purgeTenantRows,
+  settleMoveLeftovers,
+} from '../../tenants/move.ts'
 import { type Placement, placementFolder } from '../../tenants/registry.ts'
 import { type ServiceContext, serviceNames } from '../kernel/context.ts'
 import { AppError, Conflict, invalidField } from '../kernel/errors.ts'
@@ -107,9 +112,9 @@ export function placementForChange(
  * Changes a tenant's plan and, with it, its isolation tier and feature defaults; the tenant's rows
  * move to the new tier's databases before the placement switches (tenants/move.ts). Billing owns
  * the plan: this applies a plan billing reported (its door's answer or `subscriptions.changed`),
- * and `revision` is billing's plan revision of it.
+ * and `revision` is billing's plan revision of it. Other tenants are served while the rows move.
  */
-export function applyPlan(
+export async function applyPlan(
   ctx: ServiceContext,
   row: TenantRow,
   choice: PlanChoice,
@@ -150,9 +155,9 @@ export function applyPlan(
       .run(),
   )
   let switched = false
-  let report: ReturnType<typeof moveTenantData> = { moved: {}, total: 0 }
+  let report: MoveReport = { moved: {}, total: 0 }
   try {
-    report = moveTenantData(ctx.registry, {
+    report = await moveTenantData(ctx.registry, {
       tenantId: row.id,
       from,
       to,
@@ -211,9 +216,10 @@ function sameFolder(ctx: ServiceContext, a: Placement, b: Placement, tenantId: s
 }
 
 /**
- * Finishes moves a crash interrupted: when the placement already switched, the rows left in the
- * old databases are purged and the tenant row catches up; otherwise the old placement stands and
- * partial copies in the new databases are purged.
+ * Finishes moves a crash interrupted: the move's change capture and staging files are cleared;
+ * when the placement already switched, the rows left in the old databases are purged and the
+ * tenant row catches up; otherwise the old placement stands and partial copies in the new
+ * databases are purged.
  */
 export function resumeMoves(ctx: ServiceContext): number {
   const db = tenantDb(ctx)
@@ -227,6 +233,14 @@ export function resumeMoves(ctx: ServiceContext): number {
     const switched =
       now.isolation === to.isolation && (now.database_path ?? null) === (to.database_path ?? null)
     const same = sameFolder(ctx, from, to, m.tenantId)
+    if (!same) {
+      settleMoveLeftovers(ctx.registry, {
+        tenantId: m.tenantId,
+        from,
+        to,
+        services: serviceNames,
+      })
+    }
     if (switched) {
       if (!same) {
         purgeTenantRows(ctx.registry, {

@@ -12,7 +12,7 @@ import { Forbidden } from '../kernel/errors.ts'
 import { handleOnce } from '../kernel/events.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
 import { applyPlan, placementForChange, resolvePlan } from './plan.ts'
-import { findTenant, type PlanChoice, viewOf } from './profile.ts'
+import { findTenant, type PlanChoice, type TenantRow, viewOf } from './profile.ts'
 import { assertWritable, tenantDb, tenantInPath } from './store.ts'
 import type { CallInfo } from './users.ts'
 
@@ -108,33 +108,54 @@ export function applySubscriptionChange(
   ctx: ServiceContext,
   event: TopicEvent<typeof topics.subscriptionsChanged>,
 ): Promise<void> {
-  return oneAtATime(ctx, event.tenant_id, () => {
+  return oneAtATime(ctx, event.tenant_id, async () => {
     const db = tenantDb(ctx)
+    const seen = db.sqlite
+      .query('SELECT 1 FROM inbox WHERE consumer = ? AND event_id = ?')
+      .get('tenant', event.id)
+    const change = seen ? null : changeOf(ctx, event)
+    // The data moves before the event is recorded as handled (a move yields to the event loop, so
+    // it cannot run inside the inbox transaction): after a crash meanwhile the event comes again,
+    // and the revision then says whether the move finished.
+    if (change?.choice) await applyPlan(ctx, change.row, change.choice, undefined, change.revision)
     handleOnce(db, 'tenant', event.id, () => {
+      if (!change || change.choice) return
       const row = findTenant(db, event.tenant_id)
-      if (!row) return
-      const { plan, plan_terms, plan_revision } = event.data
-      // An event from before revisions existed counts only until the first revisioned one.
-      const stale =
-        plan_revision === undefined ? row.planRevision > 0 : plan_revision <= row.planRevision
-      if (stale) return
-      const revision = plan_revision ?? 0
-      const choice = choiceOf(plan, plan_terms)
-      if (!choice) {
-        ctx.log.warn('subscription names a custom plan without its terms; not applied', {
-          tenant_id: row.id,
-          plan,
-          event_id: event.id,
-        })
-        return
+      if (row && change.revision > row.planRevision) {
+        db.orm
+          .update(tenants)
+          .set({ planRevision: change.revision })
+          .where(eq(tenants.id, row.id))
+          .run()
       }
-      if (row.plan === choice.plan) {
-        if (revision > row.planRevision) {
-          db.orm.update(tenants).set({ planRevision: revision }).where(eq(tenants.id, row.id)).run()
-        }
-        return
-      }
-      applyPlan(ctx, row, choice, undefined, revision)
     })
   })
+}
+
+/**
+ * What a `subscriptions.changed` asks of a tenant: nothing (stale, unknown tenant, a custom plan
+ * without terms), a new revision of the plan it is on, or a plan to apply.
+ */
+function changeOf(
+  ctx: ServiceContext,
+  event: TopicEvent<typeof topics.subscriptionsChanged>,
+): { row: TenantRow; revision: number; choice: PlanChoice | null } | null {
+  const row = findTenant(tenantDb(ctx), event.tenant_id)
+  if (!row) return null
+  const { plan, plan_terms, plan_revision } = event.data
+  // An event from before revisions existed counts only until the first revisioned one.
+  const stale =
+    plan_revision === undefined ? row.planRevision > 0 : plan_revision <= row.planRevision
+  if (stale) return null
+  const revision = plan_revision ?? 0
+  const choice = choiceOf(plan, plan_terms)
+  if (!choice) {
+    ctx.log.warn('subscription names a custom plan without its terms; not applied', {
+      tenant_id: row.id,
+      plan,
+      event_id: event.id,
+    })
+    return null
+  }
+  return { row, revision, choice: row.plan === choice.plan ? null : choice }
 }

@@ -1,0 +1,106 @@
+import type { Db } from './db.ts'
+import { keyOf, q, type TenantTable } from './move-tables.ts'
+
+/**
+ * Change capture for a tenant move: while the rows are copied from a snapshot, triggers in the
+ * source database log the key (rowid, or a `WITHOUT ROWID` table's primary key) of every row of the moving tenant that is inserted, updated or
+ * deleted (by any connection or process), and of every inbox record written. The final step of
+ * the move, under the source's write lock, copies those rows again. The triggers live in the file
+ * (a TEMP trigger sees only its own connection) and are dropped by that final step, or by the
+ * settlement of an interrupted move.
+ */
+
+const lit = (value: string) => `'${value.replaceAll("'", "''")}'`
+
+/** Tenant ids have no `_` (schema/tenant-id.ts), so one tenant's prefix is never another's. */
+const prefixOf = (tenantId: string) => `mmp_move__${tenantId}__`
+const logOf = (tenantId: string) => `${prefixOf(tenantId)}log`
+
+/** Drops the capture objects a move of this tenant left in a database. Call inside a write. */
+export function dropCapture(db: Db, tenantId: string): number {
+  const prefix = prefixOf(tenantId)
+  const objects = db.sqlite
+    .query<{ type: string; name: string }, [number, string]>(
+      "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'table') AND substr(name, 1, ?) = ? ORDER BY type DESC",
+    )
+    .all(prefix.length, prefix)
+  for (const o of objects) {
+    db.sqlite.run(`DROP ${o.type === 'trigger' ? 'TRIGGER' : 'TABLE'} IF EXISTS ${q(o.name)}`)
+  }
+  return objects.length
+}
+
+/** Starts logging the tenant's row changes in a source database (one short write transaction). */
+export function startCapture(db: Db, tenantId: string, tables: readonly TenantTable[]): void {
+  const log = q(logOf(tenantId))
+  const prefix = prefixOf(tenantId)
+  const tenant = lit(tenantId)
+  db.write(() => {
+    dropCapture(db, tenantId)
+    db.sqlite.run(`CREATE TABLE ${log} (tbl TEXT NOT NULL, k ANY NOT NULL) STRICT`)
+    const trigger = (table: string, name: string, event: string, when: string, body: string) =>
+      db.sqlite.run(
+        `CREATE TRIGGER ${q(`${prefix}${table}_${name}`)} AFTER ${event} ON ${q(table)}${when} BEGIN ${body}; END`,
+      )
+    for (const t of tables) {
+      const tbl = lit(t.name)
+      // A composite key is logged as a JSON array of its values.
+      const key = (row: 'NEW' | 'OLD') =>
+        t.key && t.key.length > 1 ? `json_array${keyOf(t, `${row}.`)}` : keyOf(t, `${row}.`)
+      trigger(
+        t.name,
+        'ins',
+        'INSERT',
+        ` WHEN NEW.tenant_id = ${tenant}`,
+        `INSERT INTO ${log} VALUES (${tbl}, ${key('NEW')})`,
+      )
+      trigger(
+        t.name,
+        'upd',
+        'UPDATE',
+        ` WHEN OLD.tenant_id = ${tenant} OR NEW.tenant_id = ${tenant}`,
+        `INSERT INTO ${log} VALUES (${tbl}, ${key('OLD')}), (${tbl}, ${key('NEW')})`,
+      )
+      trigger(
+        t.name,
+        'del',
+        'DELETE',
+        ` WHEN OLD.tenant_id = ${tenant}`,
+        `INSERT INTO ${log} VALUES (${tbl}, ${key('OLD')})`,
+      )
+    }
+    const inbox = db.sqlite
+      .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'inbox'")
+      .get()
+    // Inbox records carry no tenant: every one written meanwhile travels (they are few).
+    if (inbox) {
+      const key = 'json_array(NEW.consumer, NEW.event_id)'
+      trigger('inbox', 'ins', 'INSERT', '', `INSERT INTO ${log} VALUES ('inbox', ${key})`)
+    }
+  })
+}
+
+/**
+ * The keys logged so far, by table: a rowid or a one-column key as it is, a composite key as the
+ * array of its values. Read under the source's write lock for a complete answer.
+ */
+export function readCapture(
+  db: Db,
+  tenantId: string,
+  tables: readonly TenantTable[],
+): Map<string, unknown[][]> {
+  const composite = new Set(tables.filter((t) => t.key && t.key.length > 1).map((t) => t.name))
+  composite.add('inbox')
+  const out = new Map<string, unknown[][]>()
+  const rows = db.sqlite
+    .query<{ tbl: string; k: unknown }, []>(
+      `SELECT DISTINCT tbl, k FROM ${q(logOf(tenantId))} ORDER BY tbl`,
+    )
+    .all()
+  for (const r of rows) {
+    const list = out.get(r.tbl) ?? []
+    list.push(composite.has(r.tbl) ? (JSON.parse(String(r.k)) as unknown[]) : [r.k])
+    out.set(r.tbl, list)
+  }
+  return out
+}
