@@ -32,6 +32,53 @@ describe('CSV pages', () => {
     )
   })
 
+  it('matches Papa.unparse on random cells built from every character the fast path tests', () => {
+    const alphabet = [
+      ' ',
+      '=',
+      '+',
+      '-',
+      '@',
+      '\t',
+      '\r',
+      '\n',
+      '"',
+      ',',
+      '\ufeff',
+      '\uff1d',
+      '\uff0b',
+      '\uff0d',
+      '\uff20',
+      'a',
+      'Z',
+      '1',
+      '.',
+      'e',
+      "'",
+      'é',
+    ]
+    let seed = 7
+    const pick = (n: number) => {
+      seed = (seed * 16_807) % 2_147_483_647
+      return seed % n
+    }
+    const cell = (): unknown => {
+      const kind = pick(6)
+      if (kind === 0) return null
+      if (kind === 1) return pick(100_000) / 100 - 300
+      let text = ''
+      for (let i = pick(6); i >= 0; i--) text += alphabet[pick(alphabet.length)]
+      return text
+    }
+    const rows = Array.from({ length: 3000 }, () => Array.from({ length: 6 }, cell))
+    expect(unparsePage(rows)).toBe(
+      `${Papa.unparse(
+        rows.map((r) => r.map(neutraliseCell)),
+        { header: false },
+      )}\r\n`,
+    )
+  })
+
   it('neutralises text a spreadsheet would run, and keeps numbers and plain numeric text', () => {
     for (const text of [
       '=HYPERLINK("http://evil","x")',
