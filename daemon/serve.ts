@@ -158,17 +158,17 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   await Promise.all(
     names.map(async (name) => {
       const slog = createLogger(name)
-      // Connected on first use: a standby worker neither publishes nor subscribes, and the
-      // stable client id (a persistent broker session) belongs to whoever runs the consumers.
-      const bus = lazyBus(() =>
+      const connect = () =>
         createMqttBus({
           url: brokerUrl,
           username: secrets.mqttUsername,
           password: secrets.mqttPassword,
           clientId: `mmp-${name}-${config.ports[name]}`,
           log: slog,
-        }),
-      )
+        })
+      // A worker connects on first use: a standby neither publishes nor subscribes, and the
+      // stable client id (a persistent broker session) belongs to whoever runs the consumers.
+      const bus = worker ? lazyBus(connect) : await connect()
       // Held until every service of this process has subscribed (released below): a service's
       // databases open while it is built, and a replay then would reach no consumer yet.
       const relay = createRelay({
