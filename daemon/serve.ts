@@ -177,6 +177,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
         paused: config.get('outbox.paused'),
         held: true,
         onHeld: worker ? (db) => notices.tell(name, db.path) : undefined,
+        replayAfterReconnectMs: replayMs,
       })
       relays.set(name, relay)
       const shared: SharedContext = {

@@ -15,6 +15,8 @@ export type EventHandler = (event: EventEnvelope) => Promise<void> | void
 export interface EventBus {
   publish(topic: string, event: EventEnvelope): Promise<void>
   subscribe(topic: string, handler: EventHandler): Promise<void>
+  /** Called each time the connection to the broker is made again after it was lost. */
+  onReconnect?(fn: () => void): void
   close(): Promise<void>
 }
 
@@ -43,6 +45,11 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
     protocolVersion: 4,
   })
   client.on('error', (err) => opts.log.warn('broker connection error', { error: err.message }))
+  // Registered after the first connection: every 'connect' from here on is a reconnection.
+  const reconnected: Array<() => void> = []
+  client.on('connect', () => {
+    for (const fn of reconnected) fn()
+  })
   client.handleMessage = (packet, done) => {
     const list = handlers.get(packet.topic)
     if (!list) return done()
@@ -67,6 +74,9 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
       list.push(handler)
       handlers.set(topic, list)
       if (list.length === 1) await client.subscribeAsync(topic, { qos: 1 })
+    },
+    onReconnect(fn) {
+      reconnected.push(fn)
     },
     async close() {
       await client.endAsync()
@@ -148,6 +158,12 @@ export function lazyBus(connect: () => Promise<EventBus>): EventBus & { connecte
     },
     publish: async (topic, event) => (await get()).publish(topic, event),
     subscribe: async (topic, handler) => (await get()).subscribe(topic, handler),
+    onReconnect(fn) {
+      void get().then(
+        (b) => b.onReconnect?.(fn),
+        () => {},
+      )
+    },
     async close() {
       if (bus) await (await bus).close()
     },

@@ -18,6 +18,10 @@ const tempDb = () => {
   return openDatabase(join(d, 'x.db'), { migrations })
 }
 const log = createLogger('test')
+const eventuallyTrue = async (ok: () => boolean, ms: number) => {
+  const end = Date.now() + ms
+  while (!ok() && Date.now() < end) await Bun.sleep(20)
+}
 log.level = -999
 
 describe('outbox and relay', () => {
@@ -34,6 +38,29 @@ describe('outbox and relay', () => {
     expect(bus.published.map((e) => e.data.n)).toEqual([1, 2])
     await relay.flush()
     expect(bus.published).toHaveLength(2)
+  })
+
+  it('republishes recently sent events once the broker connection comes back', async () => {
+    const db = tempDb()
+    const memory = createMemoryBus()
+    let reconnect: (() => void) | undefined
+    const bus = {
+      ...memory,
+      onReconnect(fn: () => void) {
+        reconnect = fn
+      },
+    }
+    const relay = createRelay({ bus, log, replayAfterReconnectMs: 60_000 })
+    relay.watch(db)
+    db.write(() => emitEvent(db, { topic: 't.a', tenantId: 'acme', data: { n: 1 } }))
+    await relay.flush()
+    expect(memory.published.map((e) => e.data.n)).toEqual([1])
+    // A restarted broker may have acknowledged the event and lost it: it goes out again.
+    reconnect?.()
+    await eventuallyTrue(() => memory.published.length === 2, 5000)
+    expect(memory.published.map((e) => e.data.n)).toEqual([1, 1])
+    expect(memory.published[1]!.id).toBe(memory.published[0]!.id)
+    await relay.stop()
   })
 
   it('publishes nothing while held, then the unsent and replayed events once released', async () => {

@@ -139,6 +139,12 @@ export function createRelay(opts: {
    * standby worker tells the worker that relays about its writes this way.
    */
   onHeld?: (db: Db) => void
+  /**
+   * After the broker connection comes back, republish what was sent this recently (a moment
+   * later, once consumers have subscribed again): a broker that restarted may have acknowledged
+   * messages it then lost. Consumers' inboxes drop the repeats. 0 disables.
+   */
+  replayAfterReconnectMs?: number
 }): Relay {
   /** One handle per file: a newer handle of the same file (after a release) replaces the old. */
   const watched = new Map<string, Db>()
@@ -263,6 +269,19 @@ export function createRelay(opts: {
       }
     }
   }
+
+  const replayWindow = opts.replayAfterReconnectMs ?? 0
+  if (replayWindow > 0)
+    opts.bus.onReconnect?.(() => {
+      setTimeout(() => {
+        if (held || stopped || opts.paused) return
+        opts.log.info('republishing recent events after the broker connection came back', {
+          window_s: replayWindow / 1000,
+        })
+        for (const db of watched.values())
+          if (!db.gone && !db.closed) void replay(db, replayWindow).then(() => drain(db))
+      }, 2000).unref?.()
+    })
 
   const pollMs = opts.pollMs ?? 1000
   let lastPrune = 0
