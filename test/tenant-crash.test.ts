@@ -7,12 +7,15 @@ import { api, eventually, startTestPlatform, type TestPlatform } from './support
 
 const ROWS = 300_000
 
+/** Events sent a day ago: recent enough that the relay's pruning (30 days) leaves them alone. */
 function seed(db: Db, tenantId: string, n: number) {
+  const at = new Date(Date.now() - 86_400_000).toISOString()
   db.write(() => {
     const ins = db.sqlite.prepare(
-      "INSERT INTO outbox (id, topic, tenant_id, payload, created_at, sent_at) VALUES (?, 'mobilemoney.e2e.history', ?, ?, '2026-11-01', '2026-11-01')",
+      "INSERT INTO outbox (id, topic, tenant_id, payload, created_at, sent_at) VALUES (?, 'mobilemoney.e2e.history', ?, ?, ?, ?)",
     )
-    for (let i = 0; i < n; i++) ins.run(`evt_${tenantId}_${i}`, tenantId, `{"amount":${i % 977}}`)
+    for (let i = 0; i < n; i++)
+      ins.run(`evt_${tenantId}_${i}`, tenantId, `{"amount":${i % 977}}`, at, at)
   })
 }
 

@@ -18,12 +18,17 @@ const countOf = (db: Db, tenantId: string) =>
     .query<{ n: number }, [string]>('SELECT count(*) AS n FROM outbox WHERE tenant_id = ?')
     .get(tenantId)!.n
 
+/**
+ * Sent events of now: the relay's first poll prunes events sent more than 30 days ago, which made
+ * a fixed date in the past vanish whenever a test ran past that poll.
+ */
 function seedOutbox(db: Db, tenantId: string, n: number) {
+  const now = new Date().toISOString()
   db.write(() => {
     const ins = db.sqlite.prepare(
-      "INSERT INTO outbox (id, topic, tenant_id, payload, created_at, sent_at) VALUES (?, 't', ?, '{}', '2026-01-01', '2026-01-01')",
+      "INSERT INTO outbox (id, topic, tenant_id, payload, created_at, sent_at) VALUES (?, 't', ?, '{}', ?, ?)",
     )
-    for (let i = 0; i < n; i++) ins.run(newId('evt'), tenantId)
+    for (let i = 0; i < n; i++) ins.run(newId('evt'), tenantId, now, now)
   })
 }
 
