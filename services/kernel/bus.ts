@@ -145,11 +145,19 @@ export function createMemoryBus(log?: Logger): EventBus & { published: EventEnve
  */
 export function lazyBus(connect: () => Promise<EventBus>): EventBus & { connected: boolean } {
   let bus: Promise<EventBus> | null = null
+  /** Handed to the bus once it connects: asking for them must not connect it. */
+  const reconnected: Array<() => void> = []
   const get = () => {
-    bus ??= connect().catch((err) => {
-      bus = null
-      throw err
-    })
+    bus ??= connect().then(
+      (b) => {
+        for (const fn of reconnected) b.onReconnect?.(fn)
+        return b
+      },
+      (err) => {
+        bus = null
+        throw err
+      },
+    )
     return bus
   }
   return {
@@ -159,10 +167,12 @@ export function lazyBus(connect: () => Promise<EventBus>): EventBus & { connecte
     publish: async (topic, event) => (await get()).publish(topic, event),
     subscribe: async (topic, handler) => (await get()).subscribe(topic, handler),
     onReconnect(fn) {
-      void get().then(
-        (b) => b.onReconnect?.(fn),
-        () => {},
-      )
+      reconnected.push(fn)
+      if (bus)
+        void bus.then(
+          (b) => b.onReconnect?.(fn),
+          () => {},
+        )
     },
     async close() {
       if (bus) await (await bus).close()
