@@ -59,10 +59,10 @@ describe('mmp serve --workers 2', () => {
           const res = await fetch(`${p.gateway}/api/v1/analytics/summary`, {
             headers: { authorization: `Bearer ${token}` },
           })
-          await res.arrayBuffer()
+          const body = await res.text()
           if (res.status === 200) admitted++
           else if (res.status === 429) refused++
-          else throw new Error(`unexpected ${res.status}`)
+          else throw new Error(`unexpected ${res.status}: ${body}`)
         }
       }),
     )

@@ -1,7 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { RateLimiter, RateVerdict } from './rate-limit.ts'
+import { createRateLimiter, type RateLimiter, type RateVerdict } from './rate-limit.ts'
 
 /**
  * Token buckets shared by the worker processes of one `mmp serve --workers N`, so a tenant's rate
@@ -34,6 +34,7 @@ export function createSharedRateLimiter(
     'SELECT tokens, at FROM bucket WHERE key = ?',
   )
   const write = db.query('INSERT OR REPLACE INTO bucket (key, tokens, at) VALUES (?, ?, ?)')
+  const fallback = createRateLimiter({ now })
   /** Tokens this worker took and has not spent yet, per key. */
   const local = new Map<string, { tokens: number; at: number }>()
 
@@ -97,14 +98,27 @@ export function createSharedRateLimiter(
       }
       const back = held ? Math.floor(held.tokens) : 0
       local.delete(key)
-      const { granted, tokens } = exchange(key, rate, capacity, back, sliceOf(capacity))
+      let exchanged: { granted: number; tokens: number }
+      try {
+        exchanged = exchange(key, rate, capacity, back, sliceOf(capacity))
+      } catch {
+        // The file busy past its timeout: this worker's share of the rate decides meanwhile, as
+        // Kong's fault-tolerant limiting does, rather than answering the request with an error.
+        return fallback.take(key, rate / workers, burstFactor)
+      }
+      const { granted, tokens } = exchanged
       if (granted === 0) return verdict(false, tokens, rate, capacity)
       local.set(key, { tokens: granted - 1, at })
       return verdict(true, tokens + granted - 1, rate, capacity)
     },
     peek(key, rate, burstFactor) {
       const capacity = Math.max(1, Math.round(rate * burstFactor))
-      const row = read.get(key)
+      let row: { tokens: number; at: number } | null
+      try {
+        row = read.get(key)
+      } catch {
+        return fallback.peek(key, rate / workers, burstFactor)
+      }
       const tokens = row
         ? Math.min(capacity, row.tokens + (Math.max(0, now() - row.at) * rate) / 1000)
         : capacity
