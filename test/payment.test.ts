@@ -59,6 +59,9 @@ describe('payments end to end through the gateway', () => {
       username: secrets.mqtt_username,
       password: secrets.mqtt_password,
       clientId: `payment-test-${p.offset}`,
+      // Back within 100 ms of a restarted platform's broker, long before the simulator fires the
+      // callbacks it kept: the embedded broker keeps nothing for a subscriber that comes later.
+      reconnectPeriod: 100,
     })
     sub.on('message', (_topic, payload) => events.push(JSON.parse(payload.toString())))
     await sub.subscribeAsync(
