@@ -1,6 +1,6 @@
 /**
  * `bun bench/gateway.ts`: two authenticated GETs, each direct to its service's port, through the
- * default `mmp serve` (every part, gateway dispatching in-process, one worker per core) and
+ * `mmp serve --workers 0` (every part, gateway dispatching in-process, one worker per core) and
  * through nginx (1 worker) as a plain reverse proxy to the same service port, measured with wrk in
  * one run; then the same through `mmp serve --workers 1`, to show what the workers add:
  * - real: `/api/v1/analytics/summary` for a tenant with a year of data (the route users take);
@@ -58,7 +58,7 @@ const profile = process.env.BENCH_PROFILE
   ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
   : []
 let mmp: ReturnType<typeof Bun.spawn> | null = null
-/** `mmp serve` with `workers` processes (0: the default, one per core) on a data dir of its own. */
+/** `mmp serve` with `workers` processes (0: one per core) on a data dir of its own. */
 function startMmp(workers: number) {
   const data = join(dir, `data-${workers}`)
   mmp = Bun.spawn([process.execPath, ...profile, join(root, 'cmd/main.ts'), 'serve'], {
@@ -331,7 +331,10 @@ try {
   const many = Number(process.env.BENCH_WORKERS ?? 0)
   const cores = availableParallelism()
   const count = many > 0 ? many : cores
-  const withWorkers = await measure(many, `default mmp serve (${count} workers on ${cores} cores)`)
+  const withWorkers = await measure(
+    many,
+    `mmp serve --workers ${many} (${count} workers on ${cores} cores)`,
+  )
   const single = await measure(1, 'mmp serve --workers 1')
   if (withWorkers !== null && single !== null && count > 1)
     console.log(

@@ -23,7 +23,7 @@ export default defineCommand({
     'port-offset': { type: 'string', description: 'added to every port' },
     workers: {
       type: 'string',
-      description: 'processes sharing the ports (default: one per core; 1 runs everything here)',
+      description: 'processes sharing the ports (default 1; 0: one per core)',
     },
   },
   async run({ args }) {
