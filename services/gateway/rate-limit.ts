@@ -54,36 +54,42 @@ export function createRateLimiter(
     return b
   }
 
-  const verdict = (ok: boolean, b: Bucket, rate: number, capacity: number): RateVerdict => {
-    const retryAfter = ok ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / rate))
-    return {
-      ok,
-      limit: capacity,
-      remaining: Math.max(0, Math.floor(b.tokens)),
-      reset: ok ? Math.ceil((capacity - b.tokens) / rate) : retryAfter,
-      retryAfter,
-    }
-  }
-
   return {
     take(key, rate, burstFactor) {
       const capacity = Math.max(1, Math.round(rate * burstFactor))
       const b = refill(key, rate, capacity, now())
       if (b.tokens >= 1) {
         b.tokens -= 1
-        return verdict(true, b, rate, capacity)
+        return rateVerdict(true, b.tokens, rate, capacity)
       }
-      return verdict(false, b, rate, capacity)
+      return rateVerdict(false, b.tokens, rate, capacity)
     },
     peek(key, rate, burstFactor) {
       const capacity = Math.max(1, Math.round(rate * burstFactor))
       const b = buckets.get(key)
-      if (!b) return verdict(true, { tokens: capacity, at: now() }, rate, capacity)
+      if (!b) return rateVerdict(true, capacity, rate, capacity)
       const tokens = Math.min(capacity, b.tokens + ((now() - b.at) * rate) / 1000)
-      return verdict(true, { tokens, at: b.at }, rate, capacity)
+      return rateVerdict(true, tokens, rate, capacity)
     },
     get size() {
       return buckets.size
     },
+  }
+}
+
+/** The answer for a bucket holding `tokens` of `capacity`, refilled at `rate` per second. */
+export function rateVerdict(
+  ok: boolean,
+  tokens: number,
+  rate: number,
+  capacity: number,
+): RateVerdict {
+  const retryAfter = ok ? 0 : Math.max(1, Math.ceil((1 - tokens) / rate))
+  return {
+    ok,
+    limit: capacity,
+    remaining: Math.max(0, Math.floor(tokens)),
+    reset: ok ? Math.ceil((capacity - tokens) / rate) : retryAfter,
+    retryAfter,
   }
 }

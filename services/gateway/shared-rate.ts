@@ -1,7 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { createRateLimiter, type RateLimiter, type RateVerdict } from './rate-limit.ts'
+import { createRateLimiter, type RateLimiter, rateVerdict } from './rate-limit.ts'
 
 /**
  * Token buckets shared by the worker processes of one `mmp serve --workers N`, so a tenant's rate
@@ -55,17 +55,6 @@ export function createSharedRateLimiter(
       })
       .immediate()
 
-  const verdict = (ok: boolean, tokens: number, rate: number, capacity: number): RateVerdict => {
-    const retryAfter = ok ? 0 : Math.max(1, Math.ceil((1 - tokens) / rate))
-    return {
-      ok,
-      limit: capacity,
-      remaining: Math.max(0, Math.floor(tokens)),
-      reset: ok ? Math.ceil((capacity - tokens) / rate) : retryAfter,
-      retryAfter,
-    }
-  }
-
   const sliceOf = (capacity: number) => Math.max(1, Math.floor(capacity / (4 * workers)))
 
   // Slices left unspent for a second go back, so an idle worker does not sit on a tenant's tokens.
@@ -94,7 +83,7 @@ export function createSharedRateLimiter(
       const held = local.get(key)
       if (held && held.tokens >= 1 && at - held.at < sliceMs) {
         held.tokens -= 1
-        return verdict(true, held.tokens, rate, capacity)
+        return rateVerdict(true, held.tokens, rate, capacity)
       }
       const back = held ? Math.floor(held.tokens) : 0
       local.delete(key)
@@ -107,9 +96,9 @@ export function createSharedRateLimiter(
         return fallback.take(key, rate / workers, burstFactor)
       }
       const { granted, tokens } = exchanged
-      if (granted === 0) return verdict(false, tokens, rate, capacity)
+      if (granted === 0) return rateVerdict(false, tokens, rate, capacity)
       local.set(key, { tokens: granted - 1, at })
-      return verdict(true, tokens + granted - 1, rate, capacity)
+      return rateVerdict(true, tokens + granted - 1, rate, capacity)
     },
     peek(key, rate, burstFactor) {
       const capacity = Math.max(1, Math.round(rate * burstFactor))
@@ -122,7 +111,7 @@ export function createSharedRateLimiter(
       const tokens = row
         ? Math.min(capacity, row.tokens + (Math.max(0, now() - row.at) * rate) / 1000)
         : capacity
-      return verdict(true, tokens + (local.get(key)?.tokens ?? 0), rate, capacity)
+      return rateVerdict(true, tokens + (local.get(key)?.tokens ?? 0), rate, capacity)
     },
     get size() {
       return local.size
