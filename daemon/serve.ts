@@ -358,15 +358,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   // each worker bind its own, each knowing only the tokens it issued).
   const simulatorImplied = !worker && !wants('simulator') && wants('payment')
   if ((wants('simulator') || simulatorImplied) && !config.get('mpesa.base_url')) {
-    const sim = createSimulator({
-      delayMs: config.get('mpesa.simulator_delay_ms'),
-      version,
-      consumerKey: config.get('mpesa.consumer_key'),
-      consumerSecret: config.get('mpesa.consumer_secret'),
-      shortcode: config.get('mpesa.shortcode'),
-      passkey: config.get('mpesa.passkey'),
-      statePath: join(config.dataDir, 'simulator', 'requests.db'),
-    })
+    const sim = simulatorOf(config)
     try {
       sim.listen({ port: config.ports.simulator, hostname: '127.0.0.1' })
       servers.push({ stop: async () => void (await sim.stop()) })
@@ -401,6 +393,19 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       log.info('mmp stopped')
     },
   }
+}
+
+/** The M-Pesa simulator as configured, with its state kept in the data dir. */
+export function simulatorOf(config: Config) {
+  return createSimulator({
+    delayMs: config.get('mpesa.simulator_delay_ms'),
+    version,
+    consumerKey: config.get('mpesa.consumer_key'),
+    consumerSecret: config.get('mpesa.consumer_secret'),
+    shortcode: config.get('mpesa.shortcode'),
+    passkey: config.get('mpesa.passkey'),
+    statePath: join(config.dataDir, 'simulator', 'requests.db'),
+  })
 }
 
 /** Logging as configured, and the last-resort handlers; the logger of the daemon itself. */

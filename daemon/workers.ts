@@ -1,14 +1,11 @@
 import { availableParallelism } from 'node:os'
-import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { AggregatorRegistry } from 'prom-client'
 import { metrics } from '../services/kernel/metrics.ts'
-import { createSimulator } from '../services/simulator/index.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import { initDataDir, loadSecrets } from './secrets.ts'
-import { logStarted, type Platform, startLogging, type WorkerRole } from './serve.ts'
-import { version } from './version.ts'
+import { logStarted, type Platform, simulatorOf, startLogging, type WorkerRole } from './serve.ts'
 
 /** How many workers `mmp serve` runs: the setting, or one per core when it is 0. */
 export function workerCount(config: Config): number {
@@ -102,17 +99,9 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
   await spawnWorker(0)
   await Promise.all(Array.from({ length: count - 1 }, (_, i) => spawnWorker(i + 1)))
 
-  let simulator: ReturnType<typeof createSimulator> | null = null
+  let simulator: ReturnType<typeof simulatorOf> | null = null
   if ((wants('simulator') || wants('payment')) && !config.get('mpesa.base_url')) {
-    simulator = createSimulator({
-      delayMs: config.get('mpesa.simulator_delay_ms'),
-      version,
-      consumerKey: config.get('mpesa.consumer_key'),
-      consumerSecret: config.get('mpesa.consumer_secret'),
-      shortcode: config.get('mpesa.shortcode'),
-      passkey: config.get('mpesa.passkey'),
-      statePath: join(config.dataDir, 'simulator', 'requests.db'),
-    })
+    simulator = simulatorOf(config)
     simulator.listen({ port: config.ports.simulator, hostname: '127.0.0.1' })
   }
   const gateway = wants('gateway') ? `http://127.0.0.1:${config.ports.gateway}` : undefined
