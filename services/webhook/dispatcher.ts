@@ -99,15 +99,11 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
   }
 
   /**
-   * When the endpoint rows were last read: a change made through this process forgets its row at
-   * once (`endpointChanged`); one made through a sibling worker is seen within a second.
+   * A change made through this process forgets its row at once (`endpointChanged`); one made
+   * through another process (a sibling worker, the CLI) empties the cache when the watcher below
+   * sees the file's data_version move.
    */
-  let endpointsReadAt = performance.now()
   const endpointOf = (id: string): EndpointRow | null => {
-    if (performance.now() - endpointsReadAt > 1000) {
-      endpoints.clear()
-      endpointsReadAt = performance.now()
-    }
     if (!endpoints.has(id)) endpoints.set(id, (q.endpoint.get(id) as EndpointRow | null) ?? null)
     return endpoints.get(id) ?? null
   }
@@ -350,15 +346,19 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       sweep()
       sweeper = setInterval(safeSweep, 5000)
       sweeper.unref?.()
-      // Deliveries enqueued by another process (a sibling worker serving a trigger or a replay,
-      // the CLI) are found within 200 ms rather than at the next sweep.
+      // Deliveries enqueued and endpoints changed by another process (a sibling worker serving a
+      // trigger, a replay or an edit; the CLI) are seen within 200 ms rather than at the next
+      // sweep.
       watcher = setInterval(() => {
         if (deps.db.closed) return
         try {
           const v = deps.db.sqlite
             .query<{ data_version: number }, []>('PRAGMA data_version')
             .get()!.data_version
-          if (v !== seenVersion && seenVersion !== -1) safeSweep()
+          if (v !== seenVersion && seenVersion !== -1) {
+            endpoints.clear()
+            safeSweep()
+          }
           seenVersion = v
         } catch {
           // A file busy or released for a moment: the 5 s sweep still finds the work.
