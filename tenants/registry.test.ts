@@ -16,6 +16,20 @@ afterEach(() => {
 })
 
 describe('tenant registry', () => {
+  it('sees a placement changed or taken back by another process of the data dir at once', () => {
+    const dataDir = fresh()
+    // Two registries on one data dir, as two workers have: each maps the profile counter.
+    const a = createRegistry({ dataDir, migrations: () => migrations })
+    const b = createRegistry({ dataDir, migrations: () => migrations })
+    a.setPlacement('acme', { isolation: 'shared' })
+    expect(b.pathOf('auth', 'acme')).toBe(join(dataDir, 'tenants', '_shared', 'auth.db'))
+    expect(b.assertExists('acme')).toBe('acme')
+    a.setPlacement('acme', { isolation: 'schema' })
+    expect(b.pathOf('auth', 'acme')).toBe(join(dataDir, 'tenants', 'acme', 'auth.db'))
+    a.removePlacement('acme')
+    expect(() => b.assertExists('acme')).toThrow(/does not exist/)
+  })
+
   it('puts a tenant without a dedicated placement in the shared database', () => {
     const dataDir = fresh()
     const r = createRegistry({ dataDir, migrations: () => migrations })

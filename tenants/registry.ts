@@ -15,6 +15,7 @@ import { type Isolation, TenantProfile } from '../schema/profiles.ts'
 import { assertTenantId, PLATFORM_TENANT } from '../schema/tenant-id.ts'
 import type { Db, Migration } from './db.ts'
 import { openDatabase } from './db.ts'
+import { type ProfileGeneration, profileGeneration } from './generation.ts'
 
 /**
  * Where a tenant's data lives (DESIGN §3): Free tenants share `tenants/_shared/<service>.db`, Pro
@@ -94,6 +95,8 @@ export interface TenantRegistry {
   closeAll(): void
   /** Handles open right now (tests and metrics). */
   openCount?(): number
+  /** The data dir's profile counter (tenants/generation.ts): caches of profiles check it. */
+  generation?: ProfileGeneration
 }
 
 export const SHARED = '_shared'
@@ -127,20 +130,27 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
   const erased = new Set<string>()
   const seen = new Set<string>()
   let warnedOverCap = false
-  const placements = new Map<string, { p: Placement; at: number }>()
+  const generation = profileGeneration(dataDir)
+  const fresh = (entry: { gen: number; at: number } | undefined, now: number) =>
+    entry !== undefined &&
+    entry.gen === generation.profiles.read() &&
+    now - entry.at < generation.trustMs
+  const placements = new Map<string, { p: Placement; at: number; gen: number }>()
   /**
    * Tenants whose profile was seen, and when: a request asks several times (its checks, each
    * database it opens), and a stat each time was the largest cost after SQL on the analytics
-   * summary. An erasure here forgets at once; one in another process is seen within this time.
+   * summary. An erasure anywhere on this data dir bumps the profile counter and is seen at once.
    */
-  const existing = new Map<string, number>()
-  const EXISTS_FOR_MS = 250
+  const existing = new Map<string, { gen: number; at: number }>()
 
   const placementFile = (tenantId: string) => join(tenantsDir, tenantId, 'placement.json')
 
   const readPlacement = (tenantId: string): Placement => {
+    const now = Date.now()
     const cached = placements.get(tenantId)
-    if (cached && Date.now() - cached.at < 1000) return cached.p
+    if (fresh(cached, now)) return (cached as { p: Placement }).p
+    // The counter first, then the file: a change between the two is seen on the next call.
+    const gen = generation.profiles.read()
     const file = placementFile(tenantId)
     let p: Placement = { isolation: 'shared' }
     if (existsSync(file)) {
@@ -152,7 +162,7 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
         )
       p = read
     }
-    placements.set(tenantId, { p, at: Date.now() })
+    placements.set(tenantId, { p, at: now, gen })
     return p
   }
 
@@ -253,14 +263,15 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
     assertExists(tenantId) {
       assertTenantId(tenantId)
       if (tenantId === PLATFORM_TENANT) return tenantId
-      const at = performance.now()
-      if (at - (existing.get(tenantId) ?? -EXISTS_FOR_MS) < EXISTS_FOR_MS) return tenantId
+      const at = Date.now()
+      if (fresh(existing.get(tenantId), at)) return tenantId
+      const gen = generation.profiles.read()
       if (!existsSync(placementFile(tenantId))) {
         existing.delete(tenantId)
         throw new TenantNotFound(tenantId)
       }
       if (existing.size > 100_000) existing.clear()
-      existing.set(tenantId, at)
+      existing.set(tenantId, { gen, at })
       return tenantId
     },
     pathOf(service, tenantId) {
@@ -274,10 +285,12 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
       mkdirSync(join(tenantsDir, tenantId), { recursive: true })
       writeFileSync(`${file}.tmp`, JSON.stringify(placement))
       renameSync(`${file}.tmp`, file)
-      placements.set(tenantId, { p: placement, at: Date.now() })
+      generation.profiles.bump()
+      placements.set(tenantId, { p: placement, at: Date.now(), gen: generation.profiles.read() })
     },
     removePlacement(tenantId) {
       rmSync(placementFile(assertTenantId(tenantId)), { force: true })
+      generation.profiles.bump()
       placements.delete(tenantId)
       existing.delete(tenantId)
     },
@@ -319,6 +332,7 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
       existing.delete(tenantId)
     },
     migrationsOf: (service) => opts.migrations(service),
+    generation,
     closeAll() {
       for (const db of lru.keys()) db.close()
       lru.clear()

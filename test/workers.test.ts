@@ -135,4 +135,50 @@ describe('mmp serve --workers 2', () => {
     expect(seen.filter((a: number) => a === 76)).toHaveLength(1)
     expect(p.logs().match(/this worker runs the background work/g)?.length).toBe(2)
   }, 90_000)
+
+  it('writes a tenant that just moved to its own folder there, from every worker at once', async () => {
+    const token = await p.login(owner('kiosk').email, owner('kiosk').password)
+    const admin = api(p.gateway, token)
+    // Both workers busy with the tenant while it moves, so each has its placement in hand.
+    let moved = false
+    const readers = Array.from({ length: 8 }, async () => {
+      while (!moved) await api(p.gateway, token).get('/api/v1/categorize/rules')
+    })
+    const up = await admin.post('/api/v1/billing/subscriptions/upgrade', {
+      tenant_id: 'kiosk',
+      plan: 'pro',
+    })
+    expect(up.status).toBe(200)
+    await eventually(
+      async () => (await admin.get('/api/v1/tenants/kiosk')).body.isolation === 'schema',
+      15_000,
+      'the move to the tenant’s own folder',
+    )
+    moved = true
+    await Promise.all(readers)
+    // Right after the move, over many connections so both workers take some: a worker acting on
+    // the placement it read before the move would write into the shared file the tenant left.
+    const N = 24
+    const created = await Promise.all(
+      Array.from({ length: N }, (_, i) =>
+        api(p.gateway, token).post('/api/v1/categorize/rules', {
+          name: `Moved ${i}`,
+          match: 'keyword',
+          pattern: `moved-${i}`,
+          category: 'Inventory',
+          priority: 100 + i,
+        }),
+      ),
+    )
+    const written = created.filter((r) => r.status === 201).map((r) => r.body.name as string)
+    const lists = await Promise.all(
+      Array.from({ length: 8 }, () => api(p.gateway, token).get('/api/v1/categorize/rules')),
+    )
+    for (const list of lists) {
+      const names = (list.body.data as { name: string }[]).map((r) => r.name)
+      expect(names.filter((n) => n.startsWith('Moved ')).sort()).toEqual(written.sort())
+    }
+    // And at Pro's rate: a worker still taking the tenant for Free would refuse some with 429.
+    expect(created.map((r) => r.status)).toEqual(Array(N).fill(201))
+  }, 60_000)
 })

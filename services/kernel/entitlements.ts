@@ -18,18 +18,33 @@ export const INVOICE_PAYMENT = 'invoice-payment'
 
 export type { Entitlements, Metric }
 
-const cache = new Map<string, { e: Entitlements | null; at: number }>()
+type Entry = { e: Entitlements | null; at: number; gen: number }
+/**
+ * Entitlements read per registry: exact while the data dir's entitlements counter stands
+ * (tenants/generation.ts), so a payment that ends a suspension is seen by every worker at once.
+ */
+const caches = new WeakMap<TenantRegistry, Map<string, Entry>>()
+const cacheOf = (registry: TenantRegistry) => {
+  let cache = caches.get(registry)
+  if (!cache) caches.set(registry, (cache = new Map()))
+  return cache
+}
+const counterOf = (registry: TenantRegistry) => registry.generation?.entitlements
+const trustMs = (registry: TenantRegistry) => registry.generation?.trustMs ?? 1000
 
 export function readEntitlements(registry: TenantRegistry, tenantId: string): Entitlements | null {
+  const cache = cacheOf(registry)
   const hit = cache.get(tenantId)
-  if (hit && Date.now() - hit.at < 1000) return hit.e
+  const now = Date.now()
+  const gen = counterOf(registry)?.read() ?? 0
+  if (hit && hit.gen === gen && now - hit.at < trustMs(registry)) return hit.e
   const file = join(registry.tenantDir(tenantId), 'entitlements.json')
   const read: unknown = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : null
   // Only billing writes the file; one that does not match its schema is a broken install.
   if (read !== null && !Value.Check(EntitlementsSchema, read))
     throw new Error(`tenants/${tenantId}/entitlements.json does not match the entitlements schema`)
   const e = read as Entitlements | null
-  cache.set(tenantId, { e, at: Date.now() })
+  cache.set(tenantId, { e, at: now, gen })
   return e
 }
 
@@ -44,7 +59,8 @@ export function writeEntitlements(
   const file = join(dir, 'entitlements.json')
   writeFileSync(`${file}.tmp`, JSON.stringify(e))
   renameSync(`${file}.tmp`, file)
-  cache.set(tenantId, { e, at: Date.now() })
+  counterOf(registry)?.bump()
+  cacheOf(registry).set(tenantId, { e, at: Date.now(), gen: counterOf(registry)?.read() ?? 0 })
 }
 
 /**
@@ -96,5 +112,6 @@ export function assertEntitled(
 /** Billing only: forgets a tenant's entitlements (the tenant is gone); never creates its folder. */
 export function removeEntitlements(registry: TenantRegistry, tenantId: string): void {
   rmSync(join(registry.tenantDir(tenantId), 'entitlements.json'), { force: true })
-  cache.delete(tenantId)
+  counterOf(registry)?.bump()
+  cacheOf(registry).delete(tenantId)
 }
