@@ -143,6 +143,49 @@ describe('moving a tenant between isolation tiers', () => {
     expect(stats(own, 'acme').n).toBe(0)
   })
 
+  it('refuses a write aimed at the file a tenant just left, and takes the tenant back later', async () => {
+    const dataDir = fresh()
+    const r = registryOf(dataDir)
+    const shared = r.tenant('analytics', 'acme')
+    seed(shared, 'acme', 100)
+    seed(shared, 'other', 10)
+    const up = { isolation: 'schema' } as const
+    await moveTenantData(r, {
+      tenantId: 'acme',
+      from: { isolation: 'shared' },
+      to: up,
+      services: SERVICES,
+      switchPlacement: () => r.setPlacement('acme', up),
+    })
+    // A request that had the shared handle in hand before the switch writes after it: refused
+    // (answered 503, retried against the new placement), not acknowledged into the old file.
+    const one = (tenantId: string, id: string) =>
+      shared.write(() =>
+        shared.sqlite.run('INSERT INTO test_rows (id, tenant_id, amount) VALUES (?, ?, 5)', [
+          id,
+          tenantId,
+        ]),
+      )
+    const stale = () => one('acme', 'late-1')
+    expect(stale).toThrow(/tenant acme has moved/)
+    expect(stats(shared, 'acme').n).toBe(0)
+    expect(stats(r.tenant('analytics', 'acme'), 'acme').n).toBe(100)
+    // Other tenants of the file write as before.
+    one('other', 'other-more')
+    expect(stats(shared, 'other').n).toBe(11)
+    // Back to Free: the fences in the shared file come down, the rows land there.
+    await moveTenantData(r, {
+      tenantId: 'acme',
+      from: up,
+      to: { isolation: 'shared' },
+      services: SERVICES,
+      switchPlacement: () => r.setPlacement('acme', { isolation: 'shared' }),
+    })
+    expect(stats(shared, 'acme').n).toBe(100)
+    one('acme', 'back-1')
+    expect(stats(shared, 'acme').n).toBe(101)
+  })
+
   it('moves a Pro tenant to a dedicated Enterprise location', async () => {
     const dataDir = fresh()
     const r = registryOf(dataDir)

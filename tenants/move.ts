@@ -16,6 +16,7 @@ import {
   stagingPath,
   syncFileAsync,
 } from './move-copy.ts'
+import { dropFences, fenceTenant } from './move-fence.ts'
 import {
   countOf,
   deleteOrder,
@@ -129,8 +130,16 @@ export async function moveTenantData(
   let committed = false
   try {
     for (const service of opts.services) {
+      // A tenant coming back to a file it once left: its fences there come down first.
+      if (existsSync(join(toDir, `${service}.db`))) {
+        const target = registry.openAt(service, opts.to, tenantId)
+        target.write(() => dropFences(target, tenantId))
+      }
+    }
+    for (const service of opts.services) {
       if (!existsSync(join(fromDir, `${service}.db`))) continue
       const source = registry.openAt(service, opts.from, tenantId)
+      source.write(() => dropFences(source, null))
       const part: Part = {
         service,
         source,
@@ -294,6 +303,8 @@ function finalStep(
       )
     }
   }
+  // A writer that looked up the old placement before the switch is refused, not lost.
+  for (const part of parts) fenceTenant(part.source, tenantId, part.tables)
   // Every copy in place, the old placement still authoritative: a crash here must lose nothing.
   opts.afterCopy?.()
   opts.switchPlacement()
@@ -361,7 +372,10 @@ export function settleMoveLeftovers(
     removeStaging(stagingPath(toDir, service, tenantId))
     if (!existsSync(join(fromDir, `${service}.db`))) continue
     const db = registry.openAt(service, opts.from, tenantId)
-    db.write(() => dropCapture(db, tenantId))
+    db.write(() => {
+      dropCapture(db, tenantId)
+      dropFences(db, null)
+    })
   }
 }
 

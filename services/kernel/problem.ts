@@ -1,3 +1,4 @@
+import { FENCED } from '../../tenants/move-fence.ts'
 import { AppError, type ErrorCode, type FieldError, statusOf } from './errors.ts'
 
 const titles: Record<number, string> = {
@@ -195,6 +196,13 @@ export function storageError(err: unknown): AppError | null {
     if (FULL.test(code) || /database or disk is full|no space left/i.test(message)) {
       return new AppError('STORAGE_FULL', 'the storage is full; retry once space is freed', {
         headers: { 'Retry-After': '30' },
+        cause: e,
+      })
+    }
+    if (FENCED.test(message)) {
+      // A tenant move switched the placement while this request was writing (tenants/move-fence.ts).
+      return new AppError('STORAGE_UNAVAILABLE', 'the tenant’s data has just moved; retry', {
+        headers: { 'Retry-After': '1' },
         cause: e,
       })
     }
