@@ -26,7 +26,10 @@ type Entry = { e: Entitlements | null; at: number; gen: number }
 const caches = new WeakMap<TenantRegistry, Map<string, Entry>>()
 const cacheOf = (registry: TenantRegistry) => {
   let cache = caches.get(registry)
-  if (!cache) caches.set(registry, (cache = new Map()))
+  if (!cache) {
+    cache = new Map()
+    caches.set(registry, cache)
+  }
   return cache
 }
 const counterOf = (registry: TenantRegistry) => registry.generation?.entitlements
