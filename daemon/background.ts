@@ -1,8 +1,8 @@
 import { basename, isAbsolute, join, relative } from 'node:path'
 import type { EventBus } from '../services/kernel/bus.ts'
+import { openLease } from '../services/kernel/lease.ts'
 import type { Logger } from '../services/kernel/log.ts'
 import type { Config } from './config.ts'
-import { openLease } from './lease.ts'
 
 /** This process's place among the workers of one `mmp serve --workers N` (daemon/workers.ts). */
 export interface WorkerRole {

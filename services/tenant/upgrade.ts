@@ -12,6 +12,7 @@ import { Forbidden } from '../kernel/errors.ts'
 import { handleOnce } from '../kernel/events.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
 import { applyPlan, placementForChange, resolvePlan } from './plan.ts'
+import { underPlanLease } from './plan-lease.ts'
 import { findTenant, type PlanChoice, type TenantRow, viewOf } from './profile.ts'
 import { assertWritable, tenantDb, tenantInPath } from './store.ts'
 import type { CallInfo } from './users.ts'
@@ -23,16 +24,19 @@ import type { CallInfo } from './users.ts'
 export type ReportedPlan = Pick<SubscriptionChangedEvent, 'plan' | 'plan_terms' | 'plan_revision'>
 
 /**
- * Plan changes of one tenant are applied one at a time in this process: the door waits for
- * billing's answer while the event of the same change may already be arriving, and the event must
- * then find the plan applied instead of moving the data beside the door's move.
+ * Plan changes of one tenant are applied one at a time: the door waits for billing's answer while
+ * the event of the same change may already be arriving (in another worker, with `--workers`), and
+ * the event must then find the plan applied instead of moving the data beside the door's move.
+ * In this process a queue per tenant; across the workers of a data dir, the tenant's plan lease.
  */
 const queues = new WeakMap<ServiceContext, Map<string, Promise<unknown>>>()
 
 function oneAtATime<T>(ctx: ServiceContext, tenantId: string, fn: () => Promise<T> | T) {
   const byTenant = queues.get(ctx) ?? new Map<string, Promise<unknown>>()
   queues.set(ctx, byTenant)
-  const run = (byTenant.get(tenantId) ?? Promise.resolve()).then(fn)
+  const run = (byTenant.get(tenantId) ?? Promise.resolve()).then(() =>
+    underPlanLease(ctx, tenantId, fn),
+  )
   const tail = run.then(
     () => {},
     () => {},

@@ -9,7 +9,8 @@ import { dirname } from 'node:path'
  * a holder that died (SIGKILL) is replaced at the next try instead of after the time-to-live; a
  * holder that stopped renewing (a hung process) is replaced once the lease expires. Whoever finds
  * its lease taken by someone else must stop at once (`lost`): two holders never run side by side
- * for longer than one renewal.
+ * for longer than one renewal. The tenant service takes one per tenant while it changes a plan
+ * (services/tenant/upgrade.ts), so workers never move one tenant's data side by side.
  *
  * @example
  * const lease = openLease(join(dataDir, 'run', 'leases.db'), 'background', { ttlMs: 3000 })
