@@ -1,4 +1,3 @@
-import { importPKCS8, SignJWT } from 'jose'
 import { type AuthRevokedEvent, topics } from '../schema/events.ts'
 import type { ApiKeyGrantOut } from '../services/auth/model.ts'
 import type { EventBus } from '../services/kernel/bus.ts'
@@ -10,7 +9,7 @@ import { subscribe } from '../services/kernel/subscribe.ts'
 import {
   API_KEY_LOOKUP,
   type ApiKeyResolver,
-  TOKEN_ALGORITHM,
+  PLATFORM_SYNC,
   type TokenVerifier,
 } from '../services/kernel/tokens.ts'
 
@@ -71,10 +70,6 @@ export async function followRevocations(opts: {
   client: ServiceClient
   /** False when auth runs in this process (it feeds the verifier itself). */
   load: boolean
-  /** Signs the short-lived operator token the list needs; without it only the topic is used. */
-  privateKeyPem: string | null
-  issuer: string
-  audience: string
   log: Logger
 }): Promise<{ stop(): void }> {
   // Each process has its own broker session, so each is a consumer of its own.
@@ -82,27 +77,17 @@ export async function followRevocations(opts: {
     apply(opts.tokens, event.data),
   )
   let stopped = false
-  if (opts.load && opts.privateKeyPem) {
-    const key = await importPKCS8(opts.privateKeyPem, TOKEN_ALGORITHM)
+  if (opts.load) {
     void (async () => {
       for (let attempt = 1; !stopped && attempt <= 60; attempt++) {
         try {
-          const iat = Math.floor(Date.now() / 1000)
-          const token = await new SignJWT({ tenant_id: 'platform', role: 'Admin' })
-            .setProtectedHeader({ alg: TOKEN_ALGORITHM, typ: 'JWT' })
-            .setIssuer(opts.issuer)
-            .setAudience(opts.audience)
-            .setSubject('usr_mmp_process')
-            .setIssuedAt(iat)
-            .setExpirationTime(iat + 60)
-            .sign(key)
+          // As the platform (hop-signed purpose), so a part without the JWT private key can too.
           const list = await opts.client.call<{ data: AuthRevokedEvent[] }>(
             'auth',
             '/api/v1/auth/revocations',
-            { token },
+            { headers: { [PURPOSE_HEADER]: PLATFORM_SYNC } },
           )
           for (const r of list.data) apply(opts.tokens, r)
-          opts.tokens.forget(token)
           return
         } catch (err) {
           if (attempt === 1 || attempt % 10 === 0)
@@ -114,8 +99,6 @@ export async function followRevocations(opts: {
         }
       }
     })()
-  } else if (opts.load) {
-    opts.log.warn('no JWT private key here: token revocations come from the broker only')
   }
   return {
     stop() {

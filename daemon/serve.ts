@@ -23,6 +23,7 @@ import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import { databaseCap, openFilesLimit } from './fd-limit.ts'
 import { migrationsOf } from './migrations.ts'
+import { followProfiles } from './profiles.ts'
 import { followRevocations, resolveApiKeysOverHttp } from './revocations.ts'
 import { initDataDir, loadSecrets, publicKeyFromAuth } from './secrets.ts'
 import { serviceModules, synchronousOf } from './services.ts'
@@ -226,9 +227,6 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       bus: revocationBus,
       client,
       load: !wants('auth'),
-      privateKeyPem: secrets.jwtPrivatePem,
-      issuer: config.get('jwt.issuer'),
-      audience: config.get('jwt.audience'),
       log,
     })
     notices.attach(revocationBus)
@@ -316,7 +314,18 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   // The background work: consumers, schedulers, relays and backups. One process runs it; of
   // several workers, the one holding the lease (daemon/lease.ts).
   let backups: ReturnType<typeof startBackupSchedule> = null
+  let profileFeed: { stop(): void } | null = null
   const startBackground = async () => {
+    // Without the tenant service here, this process keeps its own copy of the tenant profiles
+    // and entitlements (a no-op while the tenant service and billing share this data dir).
+    if (revocationBus && !wants('tenant'))
+      profileFeed = await followProfiles({
+        registry,
+        bus: revocationBus,
+        client,
+        services: names,
+        log,
+      })
     // Consumers subscribe first: the relays below publish what a crash left unsent, and the
     // broker keeps nothing for a subscriber that comes later.
     for (const r of running) await r.instance.start?.()
@@ -386,6 +395,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       await Promise.all(running.map((r) => r.relay.stop()))
       await Promise.all(running.map((r) => r.bus.close().catch(() => {})))
       revocationFeed?.stop()
+      profileFeed?.stop()
       await revocationBus?.close().catch(() => {})
       registry.closeAll()
       background?.close()

@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { Entitlements } from './profiles.ts'
 import { TENANT_ID_PATTERN } from './tenant-id.ts'
 
 /**
@@ -19,6 +20,7 @@ export const topics = {
   tenantsChanged: 'mobilemoney.tenants.changed',
   authRevoked: 'mobilemoney.auth.revoked',
   balanceReported: 'mobilemoney.balance.reported',
+  entitlementsChanged: 'mobilemoney.entitlements.changed',
 } as const
 
 export type Topic = (typeof topics)[keyof typeof topics]
@@ -255,6 +257,14 @@ export const BalanceReportedEvent = t.Object({
 })
 export type BalanceReportedEvent = typeof BalanceReportedEvent.static
 
+/**
+ * `mobilemoney.entitlements.changed` (billing): what the tenant may do now, as billing wrote it to
+ * its own `tenants/<id>/entitlements.json`; null once the tenant is gone. A part on its own data
+ * dir keeps its copy from these (DESIGN §12); one sharing billing's data dir reads billing's file.
+ */
+export const EntitlementsChangedEvent = t.Object({ entitlements: t.Nullable(Entitlements) })
+export type EntitlementsChangedEvent = typeof EntitlementsChangedEvent.static
+
 /** The schema of each topic's `data`. */
 export const topicSchemas = {
   [topics.transactionsSuccess]: TransactionEvent,
@@ -268,6 +278,7 @@ export const topicSchemas = {
   [topics.tenantsChanged]: TenantChangedEvent,
   [topics.authRevoked]: AuthRevokedEvent,
   [topics.balanceReported]: BalanceReportedEvent,
+  [topics.entitlementsChanged]: EntitlementsChangedEvent,
 } as const satisfies Record<Topic, unknown>
 
 /** What `data` is on a topic. */

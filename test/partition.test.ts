@@ -1,6 +1,6 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { ownerOf } from '../services/kernel/tenant-owner.ts'
 import { api, eventually } from './support/platform.ts'
@@ -36,18 +36,17 @@ describe('analytics as two instances that each own half of the tenants', () => {
       operator,
       ...tenants.map((t) => ({ id: t.id, plan: t.plan })),
     )
-    // Until tenant profiles travel as tenants.changed events, each instance is given every
-    // tenant's profile file, so it could serve or store any of them: ownership alone keeps it to
-    // its own.
-    for (const t of tenants) {
-      for (const instance of split.analytics) {
-        const dir = join(instance.dataDir, 'tenants', t.id)
-        mkdirSync(dir, { recursive: true })
-        copyFileSync(
-          join(split.main.dataDir, 'tenants', t.id, 'placement.json'),
-          join(dir, 'placement.json'),
-        )
-      }
+    // Each instance keeps its own copy of the profiles, from tenants.changed (daemon/profiles.ts):
+    // nothing of the main data dir is copied.
+    for (const instance of split.analytics) {
+      await eventually(
+        () =>
+          tenants.every((t) =>
+            existsSync(join(instance.dataDir, 'tenants', t.id, 'placement.json')),
+          ),
+        15_000,
+        'every tenant profile on the instance',
+      )
     }
     const day = new Date(Date.now() - 3 * 86_400_000).toISOString()
     for (const t of tenants) {

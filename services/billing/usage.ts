@@ -1,6 +1,8 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { usageRecords } from '../../schema/billing/tables.ts'
+import { topics } from '../../schema/events.ts'
 import { type Entitlements, removeEntitlements, writeEntitlements } from '../kernel/entitlements.ts'
+import { emitEvent } from '../kernel/events.ts'
 import { newId } from '../kernel/ids.ts'
 import { type Billing, iso } from './billing.ts'
 import { type UsageMetric, usageMetrics } from './model.ts'
@@ -124,6 +126,7 @@ export function syncEntitlements(b: Billing, tenantId: string, at: Date): void {
   // Canceled only follows a tenant's deletion: its folder is gone and must not come back.
   if (sub.status === 'canceled') {
     removeEntitlements(b.ctx.registry, tenantId)
+    announce(b, tenantId, null)
     return
   }
   const plan = findPlan(b.db, sub.planId)
@@ -149,4 +152,16 @@ export function syncEntitlements(b: Billing, tenantId: string, at: Date): void {
   } catch (err) {
     b.ctx.log.error('could not write entitlements', { tenant_id: tenantId, error: String(err) })
   }
+  announce(b, tenantId, e)
+}
+
+/** Tells parts on their own data dirs (DESIGN §12) what billing just wrote to its file. */
+function announce(b: Billing, tenantId: string, e: Entitlements | null): void {
+  b.db.write(() =>
+    emitEvent(
+      b.db,
+      { topic: topics.entitlementsChanged, tenantId, data: { entitlements: e } },
+      b.ctx.clock,
+    ),
+  )
 }

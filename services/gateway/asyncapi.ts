@@ -15,6 +15,7 @@ const publishers: Record<string, string> = {
   [topics.tenantsChanged]: 'tenant',
   [topics.authRevoked]: 'auth',
   [topics.balanceReported]: 'payment',
+  [topics.entitlementsChanged]: 'billing',
 }
 
 const keyOf = (topic: string) =>

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'bun:test'
 import { t } from 'elysia'
 import { migrations } from '../../schema/auth/migrations.ts'
+import { createHop } from './hop.ts'
 import { createServiceApp } from './service.ts'
 import { createTestKit } from './testing.ts'
 
@@ -22,6 +23,10 @@ const app = createServiceApp(kit.ctx, { title: 'Test' })
     }),
   })
   .get('/api/v1/test/static.json', () => ({ ok: true }), { auth: 'read' })
+  .get('/api/v1/test/everyone', ({ actor }) => ({ user: actor.userId, tenant: actor.tenantId }), {
+    auth: 'operator',
+  })
+  .post('/api/v1/test/everyone', () => ({ ok: true }), { auth: 'operator' })
   .get('/api/v1/test/storage/:fault', ({ params }) => {
     const errors: Record<string, [string, string]> = {
       io: ['SQLITE_IOERR_WRITE', 'disk I/O error'],
@@ -46,6 +51,22 @@ const post = (body: unknown, headers: Record<string, string> = {}) =>
   )
 
 describe('the service base', () => {
+  it('lets a platform process read an operator list with the hop-signed platform-sync purpose, and nothing more', async () => {
+    const call = (method: string, hopKey: string | null, purpose = 'platform-sync') => {
+      const headers = new Headers({ 'x-mmp-purpose': purpose })
+      if (hopKey) createHop(hopKey).sign(headers)
+      return app.handle(new Request('http://localhost/api/v1/test/everyone', { method, headers }))
+    }
+    const ok = await call('GET', 'test-hop-key')
+    expect(ok.status).toBe(200)
+    expect(await ok.json()).toEqual({ user: 'usr_mmp_process', tenant: 'platform' })
+    // A client claiming the purpose, or signing with another key, or writing, or another purpose.
+    expect((await call('GET', null)).status).toBe(401)
+    expect((await call('GET', 'another-key')).status).toBe(401)
+    expect((await call('POST', 'test-hop-key')).status).toBe(401)
+    expect((await call('GET', 'test-hop-key', 'invoice-payment')).status).toBe(401)
+  })
+
   it('answers 401 for a missing token even when the body is invalid', async () => {
     const res = await post({ name: 5 })
     expect(res.status).toBe(401)

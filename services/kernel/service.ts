@@ -1,6 +1,7 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import { allowedMethods, bodyLimitOf } from '../../schema/routes.ts'
+import { PLATFORM_TENANT } from '../../schema/tenant-id.ts'
 import { limitStream, payloadTooLarge } from './body-limit.ts'
 import type { ServiceContext } from './context.ts'
 import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.ts'
@@ -19,7 +20,7 @@ import {
 import { type Action, type Actor, assertCan, isOperator } from './roles.ts'
 import { assertTenantId } from './tenant-id.ts'
 import { assertTenantHere, tenantOfCall } from './tenant-owner.ts'
-import { bearerToken } from './tokens.ts'
+import { bearerToken, PLATFORM_SYNC } from './tokens.ts'
 
 /** What the error hook is given (the parts read here). */
 interface ErrorContext {
@@ -275,6 +276,8 @@ export function createServiceApp(
             query?: unknown
             body?: unknown
           }) {
+            const synced = platformReader(ctx, request, action)
+            if (synced) return
             const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
             assertHeadersAgree(request.headers, actor)
             assertCan(actor, action)
@@ -287,6 +290,8 @@ export function createServiceApp(
             }
           },
           async resolve({ request }: { request: Request }): Promise<{ actor: Actor }> {
+            const synced = platformReader(ctx, request, action)
+            if (synced) return { actor: synced }
             const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
             assertHeadersAgree(request.headers, actor)
             assertCan(actor, action)
@@ -312,6 +317,23 @@ export function createServiceApp(
         { detail: { hide: true } },
       )
   )
+}
+
+/**
+ * A platform process reading an operator list it keeps a copy of (daemon/profiles.ts,
+ * daemon/revocations.ts): no bearer token, a `GET`, and the purpose `platform-sync` under a valid
+ * hop signature (a purpose header alone, from a client, counts for nothing). It acts as the
+ * platform's operator and forwards no token.
+ */
+function platformReader(
+  ctx: ServiceContext<unknown>,
+  request: Request,
+  action: Action,
+): Actor | null {
+  if (action !== 'operator' || request.method !== 'GET' || request.headers.has('authorization'))
+    return null
+  if (ctx.hop?.trusted(request.headers, PURPOSE_HEADER) !== PLATFORM_SYNC) return null
+  return { userId: 'usr_mmp_process', tenantId: PLATFORM_TENANT, role: 'Admin', token: '' }
 }
 
 /**

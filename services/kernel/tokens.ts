@@ -22,6 +22,13 @@ const API_KEY = /^mmp_sk_[A-Za-z0-9_-]{43}$/
  */
 export const API_KEY_LOOKUP = 'api-key-lookup'
 
+/**
+ * The signed purpose of a platform process reading what it keeps a copy of (the tenant list, the
+ * token revocations) without a token: a part on another host has the hop key but not the JWT
+ * private key. Accepted on operator reads only (`GET`), as the platform's own operator.
+ */
+export const PLATFORM_SYNC = 'platform-sync'
+
 /** Whether a bearer credential is an API key rather than an access token. */
 export const isApiKey = (token: string): boolean => token.startsWith(API_KEY_PREFIX)
 

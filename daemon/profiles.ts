@@ -1,0 +1,151 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { Value } from '@sinclair/typebox/value'
+import { topics } from '../schema/events.ts'
+import { type Entitlements, Isolation } from '../schema/profiles.ts'
+import type { EventBus } from '../services/kernel/bus.ts'
+import {
+  PURPOSE_HEADER,
+  readEntitlements,
+  removeEntitlements,
+  writeEntitlements,
+} from '../services/kernel/entitlements.ts'
+import type { ServiceClient } from '../services/kernel/http-client.ts'
+import type { Logger } from '../services/kernel/log.ts'
+import { subscribe } from '../services/kernel/subscribe.ts'
+import { PLATFORM_SYNC } from '../services/kernel/tokens.ts'
+import { eraseTenantData, moveTenantData } from '../tenants/move.ts'
+import { type Placement, placementFolder, type TenantRegistry } from '../tenants/registry.ts'
+
+/** What a tenant looks like on `tenants.changed` and in the tenant service's list. */
+interface ProfileSource {
+  plan: string
+  isolation: string
+  status: string
+  features: Record<string, boolean>
+  timezone: string
+}
+
+/**
+ * A part on its own data dir (DESIGN §12, another host) keeps its own copy of what it needs to
+ * know about tenants instead of reading the owners' files:
+ * - the profile (`tenants/<id>/placement.json`: tier, plan, status, features, zone) from
+ *   `mobilemoney.tenants.changed`, and once at start from the tenant service's list (asked as the
+ *   platform, `platform-sync`), retried while the tenant service comes up;
+ * - the entitlements (`tenants/<id>/entitlements.json`) from `mobilemoney.entitlements.changed`.
+ *
+ * When a tenant's tier changes, this part moves its own rows (the databases of the services it
+ * runs) as the tenant service moves them on its data dir, reads working meanwhile. An erased tenant's rows and files go too.
+ * Each profile keeps the time of what it was built from (`as_of`), so an older event arriving late
+ * changes nothing. Where the tenant service (or billing) shares this data dir, its own file is
+ * the truth and nothing is copied.
+ */
+export async function followProfiles(opts: {
+  registry: TenantRegistry
+  bus: EventBus
+  client: ServiceClient
+  /** The services of this process: their databases hold the tenant rows that move. */
+  services: readonly string[]
+  log: Logger
+}): Promise<{ stop(): void; loaded: Promise<void> }> {
+  const { registry, log } = opts
+  const owns = (service: string) => existsSync(join(registry.dataDir, 'platform', `${service}.db`))
+  const chains = new Map<string, Promise<void>>()
+  /** One change at a time per tenant: a move finishes before the next profile is looked at. */
+  const serial = (tenantId: string, work: () => Promise<void> | void): Promise<void> => {
+    const next = (chains.get(tenantId) ?? Promise.resolve()).catch(() => {}).then(work)
+    chains.set(tenantId, next)
+    void next
+      .finally(() => chains.get(tenantId) === next && chains.delete(tenantId))
+      .catch(() => {})
+    return next
+  }
+
+  const applyProfile = async (tenantId: string, source: ProfileSource | null, asOf: string) => {
+    if (owns('tenant')) return
+    const known = registry.hasProfile(tenantId) ? registry.placement(tenantId) : null
+    if (known?.as_of && known.as_of > asOf) return
+    if (!source) {
+      if (!known) return
+      eraseTenantData(registry, { tenantId, placement: known, services: opts.services })
+      registry.removePlacement(tenantId)
+      log.info('tenant erased here after the tenant service erased it', { tenant_id: tenantId })
+      return
+    }
+    if (!Value.Check(Isolation, source.isolation)) return
+    const next: Placement = {
+      isolation: source.isolation,
+      plan: source.plan,
+      status: source.status,
+      features: source.features,
+      timezone: source.timezone,
+      as_of: asOf,
+    }
+    const from = known && placementFolder(registry.dataDir, known, tenantId)
+    if (known && from !== placementFolder(registry.dataDir, next, tenantId)) {
+      const report = await moveTenantData(registry, {
+        tenantId,
+        from: known,
+        to: next,
+        services: opts.services,
+        switchPlacement: () => registry.setPlacement(tenantId, next),
+      })
+      log.info('tenant rows moved here to follow its tier', {
+        tenant_id: tenantId,
+        isolation: next.isolation,
+        rows: report.total,
+      })
+    } else {
+      registry.setPlacement(tenantId, next)
+    }
+  }
+
+  await subscribe(opts, 'profiles', topics.tenantsChanged, (event) =>
+    serial(event.tenant_id, () =>
+      applyProfile(
+        event.tenant_id,
+        event.data.change === 'deleted' ? null : event.data,
+        event.occurred_at,
+      ),
+    ),
+  )
+  await subscribe(opts, 'entitlements', topics.entitlementsChanged, (event) => {
+    if (owns('billing')) return
+    const e = event.data.entitlements as Entitlements | null
+    if (!e) return removeEntitlements(registry, event.tenant_id)
+    const held = readEntitlements(registry, event.tenant_id)
+    if (held && held.updated_at > e.updated_at) return
+    writeEntitlements(registry, event.tenant_id, e)
+  })
+
+  let stopped = false
+  const loaded = (async () => {
+    for (let attempt = 1; !stopped; attempt++) {
+      if (owns('tenant')) return
+      const asOf = new Date().toISOString()
+      try {
+        const list = await opts.client.call<{ data: Array<ProfileSource & { id: string }> }>(
+          'tenant',
+          '/api/v1/tenants',
+          { headers: { [PURPOSE_HEADER]: PLATFORM_SYNC } },
+        )
+        for (const t of list.data) await serial(t.id, () => applyProfile(t.id, t, asOf))
+        log.info('tenant profiles loaded from the tenant service', { tenants: list.data.length })
+        return
+      } catch (err) {
+        if (attempt === 1 || attempt % 20 === 0)
+          log.info('waiting for the tenant service to load tenant profiles', {
+            attempt,
+            error: (err as Error).message,
+          })
+        await Bun.sleep(500)
+      }
+    }
+  })()
+  return {
+    loaded,
+    stop() {
+      stopped = true
+    },
+  }
+}
