@@ -384,7 +384,7 @@ export const settings: readonly Setting[] = [
     parts: ['daemon'],
     env: 'MMP_WORKERS',
     kind: int(0, 256),
-    default: 1,
+    default: 0,
     help: 'processes sharing the public ports (0: one per core); background work runs in one of them',
   },
   {
