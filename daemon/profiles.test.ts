@@ -10,7 +10,7 @@ import type { ServiceClient } from '../services/kernel/http-client.ts'
 import { createLogger } from '../services/kernel/log.ts'
 import { createRegistry } from '../tenants/registry.ts'
 import { migrationsOf } from './migrations.ts'
-import { followProfiles } from './profiles.ts'
+import { followProfiles, learnTenantsFrom } from './profiles.ts'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -24,6 +24,7 @@ const quiet = () => {
 }
 
 const profile = (over: Record<string, unknown> = {}) => ({
+  updated_at: '2026-11-23T09:00:00.000Z',
   plan: 'free',
   isolation: 'shared',
   status: 'active',
@@ -122,7 +123,7 @@ describe('a part on its own data dir', () => {
     expect(existsSync(join(p.dataDir, 'tenants', 'acme', 'analytics.db'))).toBe(true)
     await p.bus.publish(
       topics.tenantsChanged,
-      changed('acme', new Date(Date.now() + 1000).toISOString(), { change: 'deleted' }),
+      changed('acme', '2026-11-23T11:00:00.000Z', { change: 'deleted' }),
     )
     expect(existsSync(join(p.dataDir, 'tenants', 'acme', 'analytics.db'))).toBe(false)
     expect(() => p.registry.assertExists('acme')).toThrow(/does not exist/)
@@ -166,6 +167,31 @@ describe('a part on its own data dir', () => {
       changed('kilo', '2026-11-23T10:00:00.000Z', { change: 'created' }),
     )
     expect(p.registry.hasProfile('kilo')).toBe(false)
+    p.stop()
+  })
+
+  it('asks the tenant service about a tenant a request names before its event came, once', async () => {
+    const p = await part()
+    const asked: string[] = []
+    const known = new Set(['kilo'])
+    const learn = learnTenantsFrom({
+      registry: p.registry,
+      client: {
+        async call<T>(_service: string, path: string): Promise<T> {
+          asked.push(path)
+          const id = path.split('/').pop()!
+          if (!known.has(id)) throw new Error('404')
+          return { id, ...profile({ plan: 'pro', isolation: 'schema' }) } as T
+        },
+      },
+    })
+    expect(await learn('kilo')).toBe(true)
+    expect(p.registry.placement('kilo')).toMatchObject({ isolation: 'schema', plan: 'pro' })
+    // A tenant the tenant service does not know: no profile, and not asked again at once.
+    expect(await learn('ghost')).toBe(false)
+    expect(await learn('ghost')).toBe(false)
+    expect(p.registry.hasProfile('ghost')).toBe(false)
+    expect(asked).toEqual(['/api/v1/tenants/kilo', '/api/v1/tenants/ghost'])
     p.stop()
   })
 })

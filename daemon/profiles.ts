@@ -26,6 +26,55 @@ interface ProfileSource {
   timezone: string
 }
 
+/** The profile a part keeps of what the tenant service says of a tenant. */
+const profileOf = (t: ProfileSource, asOf: string): Placement | null =>
+  Value.Check(Isolation, t.isolation)
+    ? {
+        isolation: t.isolation,
+        plan: t.plan,
+        status: t.status,
+        features: t.features,
+        timezone: t.timezone,
+        as_of: asOf,
+      }
+    : null
+
+/**
+ * On a part without the tenant service on its data dir: asks the tenant service about a tenant
+ * a request names that this part has not heard of yet (its `tenants.changed` still on the way) and
+ * keeps the profile when the tenant exists. A tenant it does not know is not asked about again
+ * for two seconds. Every worker has one (it writes only a profile that is missing).
+ *
+ * @example
+ * ctx.learnTenant = learnTenantsFrom({ registry, client })
+ */
+export function learnTenantsFrom(opts: {
+  registry: TenantRegistry
+  client: ServiceClient
+}): (tenantId: string) => Promise<boolean> {
+  const { registry } = opts
+  const unknown = new Map<string, number>()
+  return async (tenantId) => {
+    if (existsSync(join(registry.dataDir, 'platform', 'tenant.db'))) return false
+    if (Date.now() - (unknown.get(tenantId) ?? 0) < 2000) return false
+    try {
+      const t = await opts.client.call<ProfileSource & { updated_at: string }>(
+        'tenant',
+        `/api/v1/tenants/${encodeURIComponent(tenantId)}`,
+        { headers: { [PURPOSE_HEADER]: PLATFORM_SYNC }, deadline: Date.now() + 5_000 },
+      )
+      const p = profileOf(t, t.updated_at)
+      if (!p) return false
+      if (!registry.hasProfile(tenantId)) registry.setPlacement(tenantId, p)
+      return true
+    } catch {
+      if (unknown.size > 10_000) unknown.clear()
+      unknown.set(tenantId, Date.now())
+      return false
+    }
+  }
+}
+
 /**
  * A part on its own data dir (DESIGN §12, another host) keeps its own copy of what it needs to
  * know about tenants instead of reading the owners' files:
@@ -72,15 +121,8 @@ export async function followProfiles(opts: {
       log.info('tenant erased here after the tenant service erased it', { tenant_id: tenantId })
       return
     }
-    if (!Value.Check(Isolation, source.isolation)) return
-    const next: Placement = {
-      isolation: source.isolation,
-      plan: source.plan,
-      status: source.status,
-      features: source.features,
-      timezone: source.timezone,
-      as_of: asOf,
-    }
+    const next = profileOf(source, asOf)
+    if (!next) return
     const from = known && placementFolder(registry.dataDir, known, tenantId)
     if (known && from !== placementFolder(registry.dataDir, next, tenantId)) {
       const report = await moveTenantData(registry, {
@@ -122,14 +164,12 @@ export async function followProfiles(opts: {
   const loaded = (async () => {
     for (let attempt = 1; !stopped; attempt++) {
       if (owns('tenant')) return
-      const asOf = new Date().toISOString()
       try {
-        const list = await opts.client.call<{ data: Array<ProfileSource & { id: string }> }>(
-          'tenant',
-          '/api/v1/tenants',
-          { headers: { [PURPOSE_HEADER]: PLATFORM_SYNC } },
-        )
-        for (const t of list.data) await serial(t.id, () => applyProfile(t.id, t, asOf))
+        const list = await opts.client.call<{
+          data: Array<ProfileSource & { id: string; updated_at: string }>
+        }>('tenant', '/api/v1/tenants', { headers: { [PURPOSE_HEADER]: PLATFORM_SYNC } })
+        // Dated by the tenant service's own clock, as its events are.
+        for (const t of list.data) await serial(t.id, () => applyProfile(t.id, t, t.updated_at))
         log.info('tenant profiles loaded from the tenant service', { tenants: list.data.length })
         return
       } catch (err) {

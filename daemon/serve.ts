@@ -23,7 +23,7 @@ import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import { databaseCap, openFilesLimit } from './fd-limit.ts'
 import { migrationsOf } from './migrations.ts'
-import { followProfiles } from './profiles.ts'
+import { followProfiles, learnTenantsFrom } from './profiles.ts'
 import { followRevocations, resolveApiKeysOverHttp } from './revocations.ts'
 import { initDataDir, loadSecrets, publicKeyFromAuth } from './secrets.ts'
 import { serviceModules, synchronousOf } from './services.ts'
@@ -128,6 +128,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   const discovery = staticDiscovery(config.discovery)
   const hop = createHop(secrets.hopKey)
   const client = createServiceClient(discovery, config.get('gateway.timeout_ms'), hop)
+  const learnTenant = learnTenantsFrom({ registry, client })
   // API keys are asked of auth over HTTP; an auth service in this process swaps in its own lookup.
   tokens.resolveApiKeysWith(resolveApiKeysOverHttp(client))
   const gatewayUrl = `http://127.0.0.1:${config.ports.gateway}`
@@ -192,6 +193,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
         client,
         hop,
         siblings: (worker?.count ?? 1) > 1,
+        learnTenant: wants('tenant') ? undefined : learnTenant,
         ownership: createOwnership(config.discovery[name], config.self[name]),
         checks: new Map([['broker', () => ({ status: 'ok' as const })]]),
       }

@@ -44,6 +44,11 @@ export interface ServiceContext<S = unknown> {
    * --workers N`): what this process has in memory is not all that is in flight.
    */
   siblings?: boolean
+  /**
+   * On a part without the tenant service on its data dir (DESIGN §12): asks the tenant service
+   * about a tenant this part has not heard of yet, and keeps its profile when it exists (true).
+   */
+  learnTenant?: (tenantId: string) => Promise<boolean>
   /** Extra health checks the service reports under `checks`. */
   checks: Map<string, () => Promise<HealthCheck> | HealthCheck>
 }

@@ -1,5 +1,6 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
+import { TenantNotFound } from '../../schema/errors.ts'
 import { allowedMethods, bodyLimitOf } from '../../schema/routes.ts'
 import { PLATFORM_TENANT } from '../../schema/tenant-id.ts'
 import { limitStream, payloadTooLarge } from './body-limit.ts'
@@ -284,7 +285,7 @@ export function createServiceApp(
             // Another instance's tenant is refused before its existence is asked: this instance
             // knows only its own tenants.
             assertTenantHere(ctx.ownership, tenantOfCall(actor.tenantId, [params, query, body]))
-            assertTenantsExist(ctx, actor, [params, query, body])
+            await assertTenantsKnown(ctx, actor, [params, query, body])
             if (suspendedWrites === 'refuse' && writesWhileSuspendedRefused(ctx, request, actor)) {
               assertEntitled(ctx.registry, actor.tenantId, { write: true })
             }
@@ -320,8 +321,8 @@ export function createServiceApp(
 }
 
 /**
- * A platform process reading an operator list it keeps a copy of (daemon/profiles.ts,
- * daemon/revocations.ts): no bearer token, a `GET`, and the purpose `platform-sync` under a valid
+ * A platform process reading what it keeps a copy of (daemon/profiles.ts, daemon/revocations.ts):
+ * an operator or read route, no bearer token, a `GET`, and the purpose `platform-sync` under a valid
  * hop signature (a purpose header alone, from a client, counts for nothing). It acts as the
  * platform's operator and forwards no token.
  */
@@ -330,7 +331,11 @@ function platformReader(
   request: Request,
   action: Action,
 ): Actor | null {
-  if (action !== 'operator' || request.method !== 'GET' || request.headers.has('authorization'))
+  if (
+    (action !== 'operator' && action !== 'read') ||
+    request.method !== 'GET' ||
+    request.headers.has('authorization')
+  )
     return null
   if (ctx.hop?.trusted(request.headers, PURPOSE_HEADER) !== PLATFORM_SYNC) return null
   return { userId: 'usr_mmp_process', tenantId: PLATFORM_TENANT, role: 'Admin', token: '' }
@@ -350,6 +355,29 @@ function writesWhileSuspendedRefused(
 ): boolean {
   if (request.method === 'GET' || request.method === 'HEAD' || isOperator(actor)) return false
   return ctx.hop?.trusted(request.headers, PURPOSE_HEADER) !== INVOICE_PAYMENT
+}
+
+/**
+ * `assertTenantsExist`, after asking the tenant service once about a tenant this part has not
+ * heard of yet (a part on its own data dir, before the tenant's `tenants.changed` arrived).
+ */
+async function assertTenantsKnown(
+  ctx: ServiceContext<unknown>,
+  actor: Actor,
+  sources: unknown[],
+): Promise<void> {
+  const asked = new Set<string>()
+  for (;;) {
+    try {
+      assertTenantsExist(ctx, actor, sources)
+      return
+    } catch (err) {
+      const missing = err instanceof TenantNotFound ? err.extra?.tenant_id : undefined
+      if (!ctx.learnTenant || typeof missing !== 'string' || asked.has(missing)) throw err
+      asked.add(missing)
+      if (!(await ctx.learnTenant(missing))) throw err
+    }
+  }
 }
 
 /**
