@@ -1,8 +1,6 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
-import { TenantNotFound } from '../../schema/errors.ts'
 import { allowedMethods, bodyLimitOf } from '../../schema/routes.ts'
-import { PLATFORM_TENANT } from '../../schema/tenant-id.ts'
 import { limitStream, payloadTooLarge } from './body-limit.ts'
 import type { ServiceContext } from './context.ts'
 import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.ts'
@@ -18,10 +16,16 @@ import {
   type SchemaIssue,
   storageError,
 } from './problem.ts'
+import {
+  assertHeadersAgree,
+  assertTenantsKnown,
+  platformReader,
+  writesWhileSuspendedRefused,
+} from './request-guards.ts'
 import { type Action, type Actor, assertCan, isOperator } from './roles.ts'
 import { assertTenantId } from './tenant-id.ts'
 import { assertTenantHere, tenantOfCall } from './tenant-owner.ts'
-import { bearerToken, PLATFORM_SYNC } from './tokens.ts'
+import { bearerToken } from './tokens.ts'
 
 /** What the error hook is given (the parts read here). */
 interface ErrorContext {
@@ -318,95 +322,4 @@ export function createServiceApp(
         { detail: { hide: true } },
       )
   )
-}
-
-/**
- * A platform process reading what it keeps a copy of (daemon/profiles.ts, daemon/revocations.ts):
- * an operator or read route, no bearer token, a `GET`, and the purpose `platform-sync` under a valid
- * hop signature (a purpose header alone, from a client, counts for nothing). It acts as the
- * platform's operator and forwards no token.
- */
-function platformReader(
-  ctx: ServiceContext<unknown>,
-  request: Request,
-  action: Action,
-): Actor | null {
-  if (
-    (action !== 'operator' && action !== 'read') ||
-    request.method !== 'GET' ||
-    request.headers.has('authorization')
-  )
-    return null
-  if (ctx.hop?.trusted(request.headers, PURPOSE_HEADER) !== PLATFORM_SYNC) return null
-  return { userId: 'usr_mmp_process', tenantId: PLATFORM_TENANT, role: 'Admin', token: '' }
-}
-
-/**
- * DESIGN §10: a suspended tenant reads but does not write. Every state-changing request of a
- * tenant user is checked here, once for all services; a service that is the way out says so
- * (`suspendedWrites: 'allow'`). An invoice payment billing makes on the tenant's behalf passes
- * when billing proves it with a signed hop (a purpose header alone, sent straight to a service
- * port, counts for nothing).
- */
-function writesWhileSuspendedRefused(
-  ctx: ServiceContext<unknown>,
-  request: Request,
-  actor: Actor,
-): boolean {
-  if (request.method === 'GET' || request.method === 'HEAD' || isOperator(actor)) return false
-  return ctx.hop?.trusted(request.headers, PURPOSE_HEADER) !== INVOICE_PAYMENT
-}
-
-/**
- * `assertTenantsExist`, after asking the tenant service once about a tenant this part has not
- * heard of yet (a part on its own data dir, before the tenant's `tenants.changed` arrived).
- */
-async function assertTenantsKnown(
-  ctx: ServiceContext<unknown>,
-  actor: Actor,
-  sources: unknown[],
-): Promise<void> {
-  const asked = new Set<string>()
-  for (;;) {
-    try {
-      assertTenantsExist(ctx, actor, sources)
-      return
-    } catch (err) {
-      const missing = err instanceof TenantNotFound ? err.extra?.tenant_id : undefined
-      if (!ctx.learnTenant || typeof missing !== 'string' || asked.has(missing)) throw err
-      asked.add(missing)
-      if (!(await ctx.learnTenant(missing))) throw err
-    }
-  }
-}
-
-/**
- * No ghost tenants: the actor's own tenant (a token outliving an erasure) and any tenant a request
- * names by `tenant_id` in its path, query or body must exist, on every service and every door,
- * before anything is read or written. A malformed id is a 422 naming `tenant_id`.
- */
-function assertTenantsExist(ctx: ServiceContext<unknown>, actor: Actor, sources: unknown[]): void {
-  ctx.registry.assertExists(actor.tenantId)
-  for (const source of sources) {
-    const named = (source as { tenant_id?: unknown } | null | undefined)?.tenant_id
-    if (typeof named === 'string') ctx.registry.assertExists(assertTenantId(named, 'tenant_id'))
-  }
-}
-
-/**
- * Zero trust (DESIGN §5): the gateway sets X-Tenant-ID, X-User-ID and X-User-Role from the token;
- * a request whose copies disagree with the token it carries is refused.
- */
-function assertHeadersAgree(headers: Headers, actor: Actor): void {
-  const checks: Array<[string, string]> = [
-    ['x-tenant-id', actor.tenantId],
-    ['x-user-id', actor.userId],
-    ['x-user-role', actor.role],
-  ]
-  for (const [name, expected] of checks) {
-    const given = headers.get(name)
-    if (given !== null && given !== expected) {
-      throw new Forbidden(`the ${name} header disagrees with the token`)
-    }
-  }
 }
