@@ -16,6 +16,18 @@ import { join } from 'node:path'
 export interface Counter {
   read(): number
   bump(): void
+  /**
+   * Whether a cache entry stamped with `stamp()` still holds: the counter stands and the entry is
+   * younger than the safety net for hand edits (30 s; 1 s where the counter is this process's own).
+   */
+  fresh<E extends Stamp>(entry: E | undefined, now: number): entry is E
+  /** The stamp of an entry read now; take it before reading the files the counter guards. */
+  stamp(now: number): Stamp
+}
+
+export interface Stamp {
+  gen: number
+  at: number
 }
 
 export interface ProfileGeneration {
@@ -23,8 +35,16 @@ export interface ProfileGeneration {
   profiles: Counter
   /** Entitlements (written by billing, far more often: its own counter, so placements stay cached). */
   entitlements: Counter
-  /** How long a cache entry may be trusted while the counter stands (a safety net for hand edits). */
-  readonly trustMs: number
+}
+
+function counter(read: () => number, bump: () => void, trustMs: number): Counter {
+  return {
+    read,
+    bump,
+    fresh: <E extends Stamp>(entry: E | undefined, now: number): entry is E =>
+      entry !== undefined && entry.gen === read() && now - entry.at < trustMs,
+    stamp: (now) => ({ gen: read(), at: now }),
+  }
 }
 
 /** Where the shared counter lives under a data dir (not backed up: `run/` is per install). */
@@ -45,18 +65,24 @@ export function profileGeneration(dataDir: string): ProfileGeneration {
     if (statSync(file).size < 8) throw new Error(`${file} is shorter than 8 bytes`)
     const mapped = Bun.mmap(file)
     const counters = new Int32Array(mapped.buffer, mapped.byteOffset, 2)
-    const slot = (i: number): Counter => ({
-      read: () => Atomics.load(counters, i),
-      bump: () => void Atomics.add(counters, i, 1),
-    })
-    return { profiles: slot(0), entitlements: slot(1), trustMs: 30_000 }
+    const slot = (i: number): Counter =>
+      counter(
+        () => Atomics.load(counters, i),
+        () => void Atomics.add(counters, i, 1),
+        30_000,
+      )
+    return { profiles: slot(0), entitlements: slot(1) }
   } catch {
     // No shared memory (read-only dir, exotic filesystem): a counter of this process alone;
     // the caches then also expire by age.
     const local = (): Counter => {
       let n = 0
-      return { read: () => n, bump: () => void n++ }
+      return counter(
+        () => n,
+        () => void n++,
+        1000,
+      )
     }
-    return { profiles: local(), entitlements: local(), trustMs: 1000 }
+    return { profiles: local(), entitlements: local() }
   }
 }

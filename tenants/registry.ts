@@ -15,7 +15,7 @@ import { type Isolation, TenantProfile } from '../schema/profiles.ts'
 import { assertTenantId, PLATFORM_TENANT } from '../schema/tenant-id.ts'
 import type { Db, Migration } from './db.ts'
 import { openDatabase } from './db.ts'
-import { type ProfileGeneration, profileGeneration } from './generation.ts'
+import { type ProfileGeneration, profileGeneration, type Stamp } from './generation.ts'
 
 /**
  * Where a tenant's data lives (DESIGN §3): Free tenants share `tenants/_shared/<service>.db`, Pro
@@ -96,7 +96,7 @@ export interface TenantRegistry {
   /** Handles open right now (tests and metrics). */
   openCount?(): number
   /** The data dir's profile counter (tenants/generation.ts): caches of profiles check it. */
-  generation?: ProfileGeneration
+  readonly generation: ProfileGeneration
 }
 
 export const SHARED = '_shared'
@@ -131,26 +131,23 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
   const seen = new Set<string>()
   let warnedOverCap = false
   const generation = profileGeneration(dataDir)
-  const fresh = (entry: { gen: number; at: number } | undefined, now: number) =>
-    entry !== undefined &&
-    entry.gen === generation.profiles.read() &&
-    now - entry.at < generation.trustMs
-  const placements = new Map<string, { p: Placement; at: number; gen: number }>()
+  const { profiles } = generation
+  const placements = new Map<string, Stamp & { p: Placement }>()
   /**
    * Tenants whose profile was seen, and when: a request asks several times (its checks, each
    * database it opens), and a stat each time was the largest cost after SQL on the analytics
    * summary. An erasure anywhere on this data dir bumps the profile counter and is seen at once.
    */
-  const existing = new Map<string, { gen: number; at: number }>()
+  const existing = new Map<string, Stamp>()
 
   const placementFile = (tenantId: string) => join(tenantsDir, tenantId, 'placement.json')
 
   const readPlacement = (tenantId: string): Placement => {
     const now = Date.now()
     const cached = placements.get(tenantId)
-    if (fresh(cached, now)) return (cached as { p: Placement }).p
+    if (profiles.fresh(cached, now)) return cached.p
     // The counter first, then the file: a change between the two is seen on the next call.
-    const gen = generation.profiles.read()
+    const stamp = profiles.stamp(now)
     const file = placementFile(tenantId)
     let p: Placement = { isolation: 'shared' }
     if (existsSync(file)) {
@@ -162,7 +159,7 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
         )
       p = read
     }
-    placements.set(tenantId, { p, at: now, gen })
+    placements.set(tenantId, { ...stamp, p })
     return p
   }
 
@@ -263,15 +260,15 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
     assertExists(tenantId) {
       assertTenantId(tenantId)
       if (tenantId === PLATFORM_TENANT) return tenantId
-      const at = Date.now()
-      if (fresh(existing.get(tenantId), at)) return tenantId
-      const gen = generation.profiles.read()
+      const now = Date.now()
+      if (profiles.fresh(existing.get(tenantId), now)) return tenantId
+      const stamp = profiles.stamp(now)
       if (!existsSync(placementFile(tenantId))) {
         existing.delete(tenantId)
         throw new TenantNotFound(tenantId)
       }
       if (existing.size > 100_000) existing.clear()
-      existing.set(tenantId, { gen, at })
+      existing.set(tenantId, stamp)
       return tenantId
     },
     pathOf(service, tenantId) {
@@ -285,12 +282,12 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
       mkdirSync(join(tenantsDir, tenantId), { recursive: true })
       writeFileSync(`${file}.tmp`, JSON.stringify(placement))
       renameSync(`${file}.tmp`, file)
-      generation.profiles.bump()
-      placements.set(tenantId, { p: placement, at: Date.now(), gen: generation.profiles.read() })
+      profiles.bump()
+      placements.set(tenantId, { ...profiles.stamp(Date.now()), p: placement })
     },
     removePlacement(tenantId) {
       rmSync(placementFile(assertTenantId(tenantId)), { force: true })
-      generation.profiles.bump()
+      profiles.bump()
       placements.delete(tenantId)
       existing.delete(tenantId)
     },

@@ -6,6 +6,7 @@ import {
   Entitlements as EntitlementsSchema,
   type Metric,
 } from '../../schema/profiles.ts'
+import type { Counter, Stamp } from '../../tenants/generation.ts'
 import type { TenantRegistry } from '../../tenants/registry.ts'
 import { AppError, Forbidden, LimitExceeded } from './errors.ts'
 
@@ -18,36 +19,34 @@ export const INVOICE_PAYMENT = 'invoice-payment'
 
 export type { Entitlements, Metric }
 
-type Entry = { e: Entitlements | null; at: number; gen: number }
+type Entry = Stamp & { e: Entitlements | null }
 /**
  * Entitlements read per registry: exact while the data dir's entitlements counter stands
  * (tenants/generation.ts), so a payment that ends a suspension is seen by every worker at once.
  */
-const caches = new WeakMap<TenantRegistry, Map<string, Entry>>()
+const caches = new WeakMap<TenantRegistry, { entries: Map<string, Entry>; counter: Counter }>()
 const cacheOf = (registry: TenantRegistry) => {
   let cache = caches.get(registry)
   if (!cache) {
-    cache = new Map()
+    cache = { entries: new Map(), counter: registry.generation.entitlements }
     caches.set(registry, cache)
   }
   return cache
 }
-const counterOf = (registry: TenantRegistry) => registry.generation?.entitlements
-const trustMs = (registry: TenantRegistry) => registry.generation?.trustMs ?? 1000
 
 export function readEntitlements(registry: TenantRegistry, tenantId: string): Entitlements | null {
-  const cache = cacheOf(registry)
-  const hit = cache.get(tenantId)
+  const { entries, counter } = cacheOf(registry)
+  const hit = entries.get(tenantId)
   const now = Date.now()
-  const gen = counterOf(registry)?.read() ?? 0
-  if (hit && hit.gen === gen && now - hit.at < trustMs(registry)) return hit.e
+  if (counter.fresh(hit, now)) return hit.e
+  const stamp = counter.stamp(now)
   const file = join(registry.tenantDir(tenantId), 'entitlements.json')
   const read: unknown = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : null
   // Only billing writes the file; one that does not match its schema is a broken install.
   if (read !== null && !Value.Check(EntitlementsSchema, read))
     throw new Error(`tenants/${tenantId}/entitlements.json does not match the entitlements schema`)
   const e = read as Entitlements | null
-  cache.set(tenantId, { e, at: now, gen })
+  entries.set(tenantId, { ...stamp, e })
   return e
 }
 
@@ -62,8 +61,9 @@ export function writeEntitlements(
   const file = join(dir, 'entitlements.json')
   writeFileSync(`${file}.tmp`, JSON.stringify(e))
   renameSync(`${file}.tmp`, file)
-  counterOf(registry)?.bump()
-  cacheOf(registry).set(tenantId, { e, at: Date.now(), gen: counterOf(registry)?.read() ?? 0 })
+  const { entries, counter } = cacheOf(registry)
+  counter.bump()
+  entries.set(tenantId, { ...counter.stamp(Date.now()), e })
 }
 
 /**
@@ -115,6 +115,7 @@ export function assertEntitled(
 /** Billing only: forgets a tenant's entitlements (the tenant is gone); never creates its folder. */
 export function removeEntitlements(registry: TenantRegistry, tenantId: string): void {
   rmSync(join(registry.tenantDir(tenantId), 'entitlements.json'), { force: true })
-  counterOf(registry)?.bump()
-  cacheOf(registry).delete(tenantId)
+  const { entries, counter } = cacheOf(registry)
+  counter.bump()
+  entries.delete(tenantId)
 }
