@@ -12,6 +12,7 @@ import {
 } from '../services/kernel/entitlements.ts'
 import type { ServiceClient } from '../services/kernel/http-client.ts'
 import type { Logger } from '../services/kernel/log.ts'
+import { perKeyQueue } from '../services/kernel/per-key-queue.ts'
 import { subscribe } from '../services/kernel/subscribe.ts'
 import { PLATFORM_SYNC } from '../services/kernel/tokens.ts'
 import { eraseTenantData, moveTenantData } from '../tenants/move.ts'
@@ -99,16 +100,8 @@ export async function followProfiles(opts: {
 }): Promise<{ stop(): void; loaded: Promise<void> }> {
   const { registry, log } = opts
   const owns = (service: string) => existsSync(join(registry.dataDir, 'platform', `${service}.db`))
-  const chains = new Map<string, Promise<void>>()
   /** One change at a time per tenant: a move finishes before the next profile is looked at. */
-  const serial = (tenantId: string, work: () => Promise<void> | void): Promise<void> => {
-    const next = (chains.get(tenantId) ?? Promise.resolve()).catch(() => {}).then(work)
-    chains.set(tenantId, next)
-    void next
-      .finally(() => chains.get(tenantId) === next && chains.delete(tenantId))
-      .catch(() => {})
-    return next
-  }
+  const serial = perKeyQueue()
 
   const applyProfile = async (tenantId: string, source: ProfileSource | null, asOf: string) => {
     if (owns('tenant')) return

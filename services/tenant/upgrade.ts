@@ -10,6 +10,7 @@ import { tenants } from '../../schema/tenant/tables.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { Forbidden } from '../kernel/errors.ts'
 import { handleOnce } from '../kernel/events.ts'
+import { perKeyQueue } from '../kernel/per-key-queue.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
 import { applyPlan, placementForChange, resolvePlan } from './plan.ts'
 import { underPlanLease } from './plan-lease.ts'
@@ -29,23 +30,15 @@ export type ReportedPlan = Pick<SubscriptionChangedEvent, 'plan' | 'plan_terms' 
  * the event must then find the plan applied instead of moving the data beside the door's move.
  * In this process a queue per tenant; across the workers of a data dir, the tenant's plan lease.
  */
-const queues = new WeakMap<ServiceContext, Map<string, Promise<unknown>>>()
+const queues = new WeakMap<ServiceContext, ReturnType<typeof perKeyQueue>>()
 
 function oneAtATime<T>(ctx: ServiceContext, tenantId: string, fn: () => Promise<T> | T) {
-  const byTenant = queues.get(ctx) ?? new Map<string, Promise<unknown>>()
-  queues.set(ctx, byTenant)
-  const run = (byTenant.get(tenantId) ?? Promise.resolve()).then(() =>
-    underPlanLease(ctx, tenantId, fn),
-  )
-  const tail = run.then(
-    () => {},
-    () => {},
-  )
-  byTenant.set(tenantId, tail)
-  void tail.then(() => {
-    if (byTenant.get(tenantId) === tail) byTenant.delete(tenantId)
-  })
-  return run
+  let perTenant = queues.get(ctx)
+  if (!perTenant) {
+    perTenant = perKeyQueue()
+    queues.set(ctx, perTenant)
+  }
+  return perTenant(tenantId, () => underPlanLease(ctx, tenantId, fn))
 }
 
 /** The plan billing reported as the tenant stores it, or null for a custom plan without terms. */
