@@ -5,7 +5,6 @@ import { topics } from '../schema/events.ts'
 import { type Entitlements, Isolation } from '../schema/profiles.ts'
 import type { EventBus } from '../services/kernel/bus.ts'
 import {
-  PURPOSE_HEADER,
   readEntitlements,
   removeEntitlements,
   writeEntitlements,
@@ -14,9 +13,9 @@ import type { ServiceClient } from '../services/kernel/http-client.ts'
 import type { Logger } from '../services/kernel/log.ts'
 import { perKeyQueue } from '../services/kernel/per-key-queue.ts'
 import { subscribe } from '../services/kernel/subscribe.ts'
-import { PLATFORM_SYNC } from '../services/kernel/tokens.ts'
 import { eraseTenantData, moveTenantData } from '../tenants/move.ts'
 import { type Placement, placementFolder, type TenantRegistry } from '../tenants/registry.ts'
+import { platformRead, retryUntilDone } from './platform-sync.ts'
 
 /** What a tenant looks like on `tenants.changed` and in the tenant service's list. */
 interface ProfileSource {
@@ -59,10 +58,11 @@ export function learnTenantsFrom(opts: {
     if (existsSync(join(registry.dataDir, 'platform', 'tenant.db'))) return false
     if (Date.now() - (unknown.get(tenantId) ?? 0) < 2000) return false
     try {
-      const t = await opts.client.call<ProfileSource & { updated_at: string }>(
+      const t = await platformRead<ProfileSource & { updated_at: string }>(
+        opts.client,
         'tenant',
         `/api/v1/tenants/${encodeURIComponent(tenantId)}`,
-        { headers: { [PURPOSE_HEADER]: PLATFORM_SYNC }, deadline: Date.now() + 5_000 },
+        Date.now() + 5_000,
       )
       const p = profileOf(t, t.updated_at)
       if (!p) return false
@@ -154,27 +154,23 @@ export async function followProfiles(opts: {
   })
 
   let stopped = false
-  const loaded = (async () => {
-    for (let attempt = 1; !stopped; attempt++) {
+  const loaded = retryUntilDone(
+    async () => {
       if (owns('tenant')) return
-      try {
-        const list = await opts.client.call<{
-          data: Array<ProfileSource & { id: string; updated_at: string }>
-        }>('tenant', '/api/v1/tenants', { headers: { [PURPOSE_HEADER]: PLATFORM_SYNC } })
-        // Dated by the tenant service's own clock, as its events are.
-        for (const t of list.data) await serial(t.id, () => applyProfile(t.id, t, t.updated_at))
-        log.info('tenant profiles loaded from the tenant service', { tenants: list.data.length })
-        return
-      } catch (err) {
-        if (attempt === 1 || attempt % 20 === 0)
-          log.info('waiting for the tenant service to load tenant profiles', {
-            attempt,
-            error: (err as Error).message,
-          })
-        await Bun.sleep(500)
-      }
-    }
-  })()
+      const list = await platformRead<{
+        data: Array<ProfileSource & { id: string; updated_at: string }>
+      }>(opts.client, 'tenant', '/api/v1/tenants')
+      // Dated by the tenant service's own clock, as its events are.
+      for (const t of list.data) await serial(t.id, () => applyProfile(t.id, t, t.updated_at))
+      log.info('tenant profiles loaded from the tenant service', { tenants: list.data.length })
+    },
+    {
+      waiting: 'waiting for the tenant service to load tenant profiles',
+      log,
+      logEvery: 20,
+      stopped: () => stopped,
+    },
+  )
   return {
     loaded,
     stop() {

@@ -9,9 +9,9 @@ import { subscribe } from '../services/kernel/subscribe.ts'
 import {
   API_KEY_LOOKUP,
   type ApiKeyResolver,
-  PLATFORM_SYNC,
   type TokenVerifier,
 } from '../services/kernel/tokens.ts'
+import { platformRead, retryUntilDone } from './platform-sync.ts'
 
 /** Events arrive checked by `subscribe`; the list loaded over HTTP is checked here. */
 const apply = (tokens: TokenVerifier, r: Partial<AuthRevokedEvent> | undefined) => {
@@ -78,27 +78,23 @@ export async function followRevocations(opts: {
   )
   let stopped = false
   if (opts.load) {
-    void (async () => {
-      for (let attempt = 1; !stopped && attempt <= 60; attempt++) {
-        try {
-          // As the platform (hop-signed purpose), so a part without the JWT private key can too.
-          const list = await opts.client.call<{ data: AuthRevokedEvent[] }>(
-            'auth',
-            '/api/v1/auth/revocations',
-            { headers: { [PURPOSE_HEADER]: PLATFORM_SYNC } },
-          )
-          for (const r of list.data) apply(opts.tokens, r)
-          return
-        } catch (err) {
-          if (attempt === 1 || attempt % 10 === 0)
-            opts.log.info('waiting for auth to load the token revocations', {
-              attempt,
-              error: (err as Error).message,
-            })
-          await Bun.sleep(500)
-        }
-      }
-    })()
+    void retryUntilDone(
+      async () => {
+        const list = await platformRead<{ data: AuthRevokedEvent[] }>(
+          opts.client,
+          'auth',
+          '/api/v1/auth/revocations',
+        )
+        for (const r of list.data) apply(opts.tokens, r)
+      },
+      {
+        waiting: 'waiting for auth to load the token revocations',
+        log: opts.log,
+        logEvery: 10,
+        attempts: 60,
+        stopped: () => stopped,
+      },
+    )
   }
   return {
     stop() {
