@@ -81,21 +81,35 @@ describe('a process killed and the broker restarted under load', () => {
       }
     }
     const load = Promise.all([importRows(), importRows(), pushPayments()])
-    const during = async (name: string, ms: number) => {
+    /** A phase lasts until the load made the progress it names (not a time). */
+    const during = async (name: string, progress: () => boolean) => {
       phase = name
-      await Bun.sleep(ms)
+      await eventually(progress, 30_000, `the load's progress ${name}`)
+    }
+    const rowsPast = (n: number) => {
+      const from = rows.acked
+      return () => rows.acked >= from + n
+    }
+    const paymentsPast = (n: number) => {
+      const from = pays.acked.length
+      return () => pays.acked.length >= from + n
     }
 
-    await during('before', 1500)
+    const rowsAtStart = rowsPast(20)
+    const paymentsAtStart = paymentsPast(3)
+    await during('before', () => rowsAtStart() && paymentsAtStart())
     const rowsBefore = rows.acked
     await split.back.kill()
-    await during('back down', 1500)
+    const rowsWhileDown = rowsPast(20)
+    await during('back down', () => rowsWhileDown() && refusedWhileBackDown.length >= 3)
     // The front kept serving its own parts while the back was gone.
     expect(rows.acked).toBeGreaterThan(rowsBefore)
     await split.back.restart()
-    await during('back again', 1500)
+    await during('back again', paymentsPast(3))
     await split.broker.restart()
-    await during('after the broker restart', 2000)
+    const rowsAfter = rowsPast(20)
+    const paymentsAfter = paymentsPast(3)
+    await during('after the broker restart', () => rowsAfter() && paymentsAfter())
     running = false
     await load
 
