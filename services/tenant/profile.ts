@@ -71,6 +71,7 @@ export function placementOf(row: TenantRow): Placement {
     status: row.status,
     features: effectiveFeatures(row).features,
     timezone: row.timezone,
+    as_of: row.updatedAt,
   }
   if (row.isolation === 'database' && row.databasePath) p.database_path = row.databasePath
   return p

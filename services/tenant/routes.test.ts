@@ -78,6 +78,7 @@ describe('tenant service', () => {
       status: 'active',
       features: { advanced_analytics: false, bulk_upload: true, api_access: true },
       timezone: 'Africa/Nairobi',
+      as_of: res.body.updated_at,
     })
     await kit.ctx.relay.flush()
     const event = kit.bus.published.find((e) => e.type === topics.tenantsChanged)
@@ -126,6 +127,29 @@ describe('tenant service', () => {
       (await req('GET', '/api/v1/tenants/acme', viewer, undefined, { 'x-tenant-id': 'beta' }))
         .status,
     ).toBe(403)
+  })
+
+  it('answers the platform for a tenant whose first Admin is being made, from its profile', async () => {
+    // An auth on its own data dir asks for the tenant while the tenant service waits on it.
+    const seen: Array<{ status: number; body: any }> = []
+    const call = client.call.bind(client)
+    client.call = async (service, path, opts) => {
+      if (service === 'auth') {
+        seen.push(await req('GET', '/api/v1/tenants/acme', operator))
+        seen.push(await req('GET', '/api/v1/tenants/acme', { tenantId: 'acme' }))
+      }
+      return call(service, path, opts)
+    }
+    const created = await create({ id: 'acme', name: 'Acme', plan: 'pro' })
+    expect(created.status).toBe(201)
+    expect(seen[0]).toMatchObject({
+      status: 200,
+      body: { id: 'acme', plan: 'pro', isolation: 'schema', status: 'active' },
+    })
+    expect(seen[0]!.body.updated_at).toBe(created.body.updated_at)
+    expect(seen[1]!.status).toBe(404)
+    // Once the row is in, it is the answer.
+    expect((await req('GET', '/api/v1/tenants/acme', operator)).body.name).toBe('Acme')
   })
 
   it('updates name, time zone and settings (Admin), mirrored to the placement', async () => {

@@ -17,7 +17,6 @@ import {
   UpgradeResult,
   UserList,
 } from './model.ts'
-import { viewOf } from './profile.ts'
 import {
   createTenant,
   deleteTenant,
@@ -25,6 +24,7 @@ import {
   listTenants,
   setFeatures,
   setStatus,
+  tenantView,
   updateTenant,
 } from './service.ts'
 import { tenantInPath } from './store.ts'
@@ -76,7 +76,7 @@ export function createTenantsApp(ctx: ServiceContext) {
     })
     .get(
       '/api/v1/tenants/:tenant_id',
-      ({ params, actor }) => viewOf(tenantInPath(ctx, actor, params.tenant_id)),
+      ({ params, actor }) => tenantView(ctx, actor, params.tenant_id),
       {
         auth: 'read',
         response: { 200: Tenant },

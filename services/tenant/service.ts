@@ -3,7 +3,13 @@ import { plans } from '../../schema/plans.ts'
 import { tenantMoves, tenants, tenantTombstones } from '../../schema/tenant/tables.ts'
 import { eraseTenantData } from '../../tenants/move.ts'
 import { type ServiceContext, serviceNames } from '../kernel/context.ts'
-import { AppError, Conflict, invalidField, ValidationError } from '../kernel/errors.ts'
+import {
+  AppError,
+  Conflict,
+  invalidField,
+  TenantNotFound,
+  ValidationError,
+} from '../kernel/errors.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
 import { assertNewTenantId, assertTenantId } from '../kernel/tenant-id.ts'
 import type { CreateTenantInput, UpdateTenantInput } from './model.ts'
@@ -68,7 +74,8 @@ export async function createTenant(ctx: ServiceContext, call: CallInfo, input: C
     updatedAt: now,
   }
   // The profile is what makes a tenant exist for every service, so it comes first: auth refuses
-  // users of a tenant without one. A failure below takes it back.
+  // users of a tenant without one (an auth on its own data dir asks for it: pendingView). A
+  // failure below takes it back.
   ctx.registry.setPlacement(id, placementOf(row))
   let admin: Awaited<ReturnType<typeof createAuthUser>> | null = null
   try {
@@ -101,6 +108,34 @@ export async function createTenant(ctx: ServiceContext, call: CallInfo, input: C
           invite_expires_at: admin.expires_at,
         }
       : {}),
+  }
+}
+
+/**
+ * A tenant as the platform sees it: its row, or while its creation is under way (the profile
+ * written, the first Admin being made, the row not yet in), what its profile says. An auth on its
+ * own data dir asks for the tenant of that first Admin in between; a tenant's users cannot ask.
+ */
+export function tenantView(ctx: ServiceContext, actor: Actor, id: string) {
+  try {
+    return viewOf(tenantInPath(ctx, actor, id))
+  } catch (err) {
+    const pending =
+      isOperator(actor) && ctx.registry.hasProfile(id) ? ctx.registry.placement(id) : null
+    if (!(err instanceof TenantNotFound) || !pending?.as_of) throw err
+    return {
+      id,
+      name: id,
+      plan: pending.plan ?? 'free',
+      isolation: pending.isolation,
+      status: pending.status ?? 'active',
+      features: pending.features ?? {},
+      timezone: pending.timezone ?? DEFAULT_TIMEZONE,
+      settings: {},
+      database_path: pending.database_path ?? null,
+      created_at: pending.as_of,
+      updated_at: pending.as_of,
+    }
   }
 }
 

@@ -1,0 +1,249 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Webhook } from 'standardwebhooks'
+import { startMosquitto } from './support/mosquitto.ts'
+import {
+  api,
+  eventually,
+  pickOffset,
+  startTestPlatform,
+  type TestPlatform,
+} from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
+
+const SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD'
+const SERVICES = [
+  'tenant',
+  'billing',
+  'simulator',
+  'payment',
+  'parser',
+  'categorizer',
+  'analytics',
+  'cashflow',
+  'webhook',
+  'gateway',
+] as const
+
+/** Every `.db` file under a data dir's `tenants/`, as `folder/file`. */
+function tenantFiles(dataDir: string): string[] {
+  const root = join(dataDir, 'tenants')
+  if (!existsSync(root)) return []
+  return readdirSync(root).flatMap((d) =>
+    readdirSync(join(root, d))
+      .filter((f) => f.endsWith('.db'))
+      .map((f) => `${d}/${f}`),
+  )
+}
+
+/**
+ * DESIGN §12, every part on its own host: auth, tenant, billing, the simulator, payment, parser,
+ * categorizer, analytics, cashflow, webhook and the gateway as eleven `mmp serve --only`
+ * processes, each with its own data dir, on Debian's mosquitto. They share nothing but the
+ * broker, the discovery (ports) and the hop key from their settings: no file of another part.
+ * A Pro tenant's whole journey goes through them.
+ */
+describe('every part on its own host', () => {
+  const parts = new Map<string, TestPlatform>()
+  const dirs: string[] = []
+  let broker: Awaited<ReturnType<typeof startMosquitto>>
+  let receiver: ReturnType<typeof Bun.serve>
+  const hits: Array<{ verified: boolean; body: any }> = []
+  let gateway: string
+  let admin: ReturnType<typeof api>
+  let adminToken: string
+
+  beforeAll(async () => {
+    receiver = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        const text = await req.text()
+        let verified = false
+        try {
+          new Webhook(SECRET).verify(text, Object.fromEntries(req.headers))
+          verified = true
+        } catch {}
+        hits.push({ verified, body: JSON.parse(text) })
+        return new Response('ok')
+      },
+    })
+    broker = await startMosquitto({ persistence: true })
+    const offset = await pickOffset()
+    const start = async (only: string, env: Record<string, string> = {}) => {
+      const dataDir = mkdtempSync(join(tmpdir(), `mmp-host-${only}-`))
+      dirs.push(dataDir)
+      const p = await startTestPlatform({
+        only,
+        offset,
+        dataDir,
+        env: { MMP_MQTT_URL: broker.url, ...env },
+      })
+      parts.set(only, p)
+      return p
+    }
+    const auth = await start('auth')
+    const { hop_key } = JSON.parse(readFileSync(join(auth.dataDir, 'secrets.json'), 'utf8')) as {
+      hop_key: string
+    }
+    // One at a time: the simulator must hold its port before payment looks for one.
+    for (const only of SERVICES) await start(only, { MMP_HOP_KEY: hop_key })
+    gateway = parts.get('gateway')!.gateway
+    const operator = await parts.get('gateway')!.login()
+    await createTenants(gateway, operator, { id: 'shop', plan: 'pro' })
+    adminToken = await parts.get('gateway')!.login('owner@shop.test', 'shop-Owner-Passphrase-42')
+    admin = api(gateway, adminToken)
+    const hook = await eventually(
+      async () => {
+        const r = await admin.post('/api/v1/webhooks', {
+          url: `http://127.0.0.1:${receiver.port}/shop`,
+          events: ['payment.success'],
+          secret: SECRET,
+        })
+        return r.status === 201 ? r : null
+      },
+      20_000,
+      'the webhook part knowing the tenant',
+    )
+    expect(hook.status).toBe(201)
+  }, 120_000)
+
+  afterAll(async () => {
+    receiver?.stop(true)
+    for (const p of parts.values()) await p.kill().catch(() => {})
+    await broker?.stop()
+    for (const d of dirs) rmSync(d, { recursive: true, force: true })
+  })
+
+  it('imports a statement, takes an STK push and a till payment, and shows them everywhere', async () => {
+    const day = new Date(Date.now() - 2 * 86_400_000)
+    const at = (h: number) =>
+      new Date(day.getTime() + h * 3_600_000 + 3 * 3_600_000)
+        .toISOString()
+        .slice(0, 19)
+        .replace('T', ' ')
+    const csv = [
+      'M-PESA STATEMENT',
+      '',
+      'DETAILED STATEMENT',
+      'Receipt No.,Completion Time,Details,Transaction Status,Paid In,Withdrawn,Balance',
+      `SHA1B2C3D4,${at(9)},Funds received from JANE 0712xxx678,Completed,1500.00,,1500.00`,
+      `SHA1B2C3D5,${at(11)},Pay Bill to 888880 - KPLC PREPAID,Completed,,-400.00,1100.00`,
+      '',
+    ].join('\n')
+    const form = new FormData()
+    form.append('file', new File([csv], 'statement.csv'))
+    const upload = await eventually(
+      async () => {
+        const res = await fetch(`${gateway}/api/v1/statements`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${adminToken}` },
+          body: form,
+        })
+        return res.status === 404 ? null : res
+      },
+      20_000,
+      'the parser part knowing the tenant',
+    )
+    expect(upload.status).toBeLessThan(300)
+
+    const push = await admin.post('/api/v1/payments/stkpush', {
+      phone_number: '254712345678',
+      amount: 75,
+      account_reference: 'HOSTS',
+      transaction_desc: 'Every host',
+    })
+    expect(push.status).toBe(202)
+    const paid = await eventually(
+      async () => {
+        const s = await admin.get(`/api/v1/payments/status/${push.body.checkout_request_id}`)
+        return s.body.status === 'success' ? s.body : null
+      },
+      20_000,
+      'the STK push settled',
+    )
+
+    const till = await admin.post('/api/v1/payments/c2b/register', {
+      shortcode: '600100',
+      response_type: 'Completed',
+    })
+    expect(till.status).toBe(201)
+    expect(
+      (
+        await admin.post('/api/v1/payments/c2b/simulate', {
+          shortcode: '600100',
+          amount: 250,
+          phone_number: '0712345601',
+        })
+      ).status,
+    ).toBe(202)
+
+    // Categorized (categorizer), counted (analytics), forecast (cashflow), metered (billing).
+    const rows = await eventually(
+      async () => {
+        const r = await admin.get('/api/v1/analytics/transactions?limit=50')
+        const data = (r.body.data ?? []) as Array<Record<string, any>>
+        return data.length >= 4 && data.every((t) => t.category) ? data : null
+      },
+      30_000,
+      'four categorized transactions in analytics',
+    )
+    expect(rows.map((t) => t.amount).sort((a, b) => a - b)).toEqual([75, 250, 400, 1500])
+    expect(rows.find((t) => t.receipt_number === paid.mpesa_receipt_number)).toMatchObject({
+      amount: 75,
+      direction: 'in',
+      category: 'Revenue',
+    })
+    const summary = await admin.get('/api/v1/analytics/summary')
+    expect(summary.body).toMatchObject({ total_transactions: 4, total_in: 1825, total_out: 400 })
+    expect((await admin.get('/api/v1/cashflow/summary/shop')).status).toBe(200)
+    await eventually(
+      async () => {
+        const usage = (await admin.get('/api/v1/billing/usage/shop')).body.metrics
+        return usage?.statements.used === 1 && usage?.payments.used >= 1
+      },
+      20_000,
+      'the statement and payment metered by billing',
+    )
+
+    // A verified webhook for each payment.
+    const hooks = await eventually(
+      () => {
+        const ok = hits.filter((h) => h.verified && h.body.event === 'payment.success')
+        return ok.length >= 2 ? ok : null
+      },
+      20_000,
+      'two verified payment.success webhooks',
+    )
+    expect(hooks.map((h) => h.body.data.amount).sort((a, b) => a - b)).toEqual([75, 250])
+  }, 120_000)
+
+  it('invoices the period through billing on its own host', async () => {
+    const operator = api(gateway, await parts.get('gateway')!.login())
+    const sub = (await admin.get('/api/v1/billing/subscriptions/shop')).body
+    const at = new Date(new Date(sub.current_period_end).getTime() + 3_600_000).toISOString()
+    expect((await operator.post('/api/v1/billing/run-cycle', { at })).status).toBe(200)
+    const invoices = (await admin.get('/api/v1/billing/invoices')).body.data
+    expect(invoices).toHaveLength(1)
+    expect(invoices[0]).toMatchObject({ tenant_id: 'shop', status: 'open', currency: 'KES' })
+    expect(invoices[0].total).toBeGreaterThan(0)
+  })
+
+  it('keeps in each data dir only the files of the part that owns it', () => {
+    // The Pro tenant's rows live in its own folder on each part that stores them, and nowhere else.
+    for (const [only, p] of parts) {
+      const files = tenantFiles(p.dataDir).filter((f) => f.startsWith('shop/'))
+      const own = files.map((f) => f.slice('shop/'.length).replace(/\.db$/, ''))
+      expect({ only, own: own.filter((s) => s !== only) }).toEqual({ only, own: [] })
+    }
+    for (const only of ['analytics', 'payment', 'parser', 'categorizer']) {
+      expect(existsSync(join(parts.get(only)!.dataDir, 'tenants', 'shop', `${only}.db`))).toBe(true)
+    }
+    // No part but auth holds the signing key.
+    for (const [only, p] of parts) {
+      if (only !== 'auth') expect(existsSync(join(p.dataDir, 'keys'))).toBe(false)
+    }
+  })
+})
