@@ -35,9 +35,19 @@ export interface StoreResult {
   errors: RowError[]
 }
 
-const INSERT = `INSERT OR IGNORE INTO transactions (tenant_id, id, receipt_number, occurred_at, amount,
-  direction, counterparty_name, counterparty_phone, description, balance, source, user_id, import_id,
-  created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const COLUMNS = `tenant_id, id, receipt_number, occurred_at, amount, direction, counterparty_name,
+  counterparty_phone, description, balance, source, user_id, import_id, created_at`
+const ROW = `(${Array(14).fill('?').join(', ')})`
+const INSERT = `INSERT OR IGNORE INTO transactions (${COLUMNS}) VALUES ${ROW}`
+/**
+ * Rows per execution of the many-row insert: one statement execution for 50 rows costs SQLite one
+ * start (cursors opened on the table and its receipt index) and bun:sqlite one call instead of 50.
+ */
+const CHUNK = 50
+const INSERT_CHUNK = `INSERT OR IGNORE INTO transactions (${COLUMNS}) VALUES ${Array(CHUNK)
+  .fill(ROW)
+  .join(', ')}`
+const EXISTS = 'SELECT 1 AS x FROM transactions WHERE id = ?'
 
 const ORIGINAL = `SELECT amount, direction, counterparty_name, counterparty_phone FROM transactions
   WHERE tenant_id = ? AND receipt_number = ?`
@@ -61,10 +71,48 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
     const original = db.sqlite.query<Original, [string, string]>(ORIGINAL)
     const result: StoreResult = { accepted: 0, duplicates: 0, matched: 0, rejected: 0, errors: [] }
     const events: TransactionEvent[] = []
+    // Rows wait here until CHUNK of them go in with one statement; a row the insert ignored (its
+    // receipt was stored already) is then a duplicate, in the order the rows came.
+    const waiting: Array<{ event: TransactionEvent; receipt: string | null }> = []
+    const values: unknown[] = []
+    const settle = (event: TransactionEvent, receipt: string | null, inserted: boolean) => {
+      if (inserted) {
+        result.accepted++
+        events.push(event)
+        return
+      }
+      result.duplicates++
+      // Another channel's receipt: no new transaction, but what this report adds (a statement's
+      // balance and Details) goes out under that transaction's id, unmetered.
+      const owner = matchReport(db, input.tenantId, receipt!, input.source)
+      if (owner) {
+        result.matched++
+        events.push({ ...event, transaction_id: owner, matched: true })
+      }
+    }
+    const write = () => {
+      const n = waiting.length
+      if (n === CHUNK) {
+        const changes = db.sqlite.query(INSERT_CHUNK).run(...(values as never[])).changes
+        // Ids are new, so a row of this chunk that is in the table now is one it inserted.
+        const exists = changes === 0 || changes === n ? null : db.sqlite.query(EXISTS)
+        for (const w of waiting) {
+          settle(w.event, w.receipt, exists ? !!exists.get(w.event.transaction_id) : changes === n)
+        }
+      } else {
+        for (let i = 0; i < n; i++) {
+          const changes = insert.run(...(values.slice(i * 14, i * 14 + 14) as never[])).changes
+          settle(waiting[i]!.event, waiting[i]!.receipt, changes === 1)
+        }
+      }
+      waiting.length = 0
+      values.length = 0
+    }
     for (const { transaction: t, ref } of input.items) {
       let { amount, direction, counterpartyName, counterpartyPhone } = t
       if (t.reversalOf) {
         // A reversal moves the reversed amount back the other way, whatever the notice says.
+        write() // the reversed row may be among the waiting ones
         const o = original.get(input.tenantId, t.reversalOf)
         if (o) {
           amount ??= o.amount
@@ -83,7 +131,7 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         continue
       }
       const id = newId('txn')
-      const res = insert.run(
+      values.push(
         input.tenantId,
         id,
         t.receiptNumber,
@@ -113,20 +161,10 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         user_id: input.userId,
       }
       if (input.importId) event.import_id = input.importId
-      if (res.changes === 0) {
-        result.duplicates++
-        // Another channel's receipt: no new transaction, but what this report adds (a statement's
-        // balance and Details) goes out under that transaction's id, unmetered.
-        const owner = matchReport(db, input.tenantId, t.receiptNumber!, input.source)
-        if (owner) {
-          result.matched++
-          events.push({ ...event, transaction_id: owner, matched: true })
-        }
-        continue
-      }
-      result.accepted++
-      events.push(event)
+      waiting.push({ event, receipt: t.receiptNumber })
+      if (waiting.length === CHUNK) write()
     }
+    write()
     if (events.length === 0) return result
     if (input.checkLimit && !input.demo && result.accepted > 0) {
       assertEntitled(ctx.registry, input.tenantId, {

@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { migrations } from '../../schema/parser/migrations.ts'
+import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import type { ParsedTransaction } from './parsed.ts'
+import { storeTransactions } from './store.ts'
+
+let kit: TestKit
+beforeAll(async () => {
+  kit = await createTestKit('parser', { migrations })
+})
+afterAll(() => kit.cleanup())
+
+const row = (receipt: string | null, cents: number): ParsedTransaction => ({
+  occurredAt: new Date(Date.UTC(2025, 0, 1) + cents * 1000).toISOString(),
+  amount: cents,
+  direction: 'in',
+  counterpartyName: null,
+  counterpartyPhone: null,
+  description: `row ${cents}`,
+  receiptNumber: receipt,
+  balance: null,
+})
+
+const store = (tenantId: string, source: 'api' | 'sms' | 'statement', rows: ParsedTransaction[]) =>
+  storeTransactions(kit.ctx, kit.registry.tenant('parser', tenantId), {
+    tenantId,
+    userId: 'usr_1',
+    source,
+    items: rows.map((transaction, index) => ({ transaction, ref: { index } })),
+    checkLimit: false,
+  })
+
+describe('storeTransactions', () => {
+  it('tells new rows from duplicates row by row when they go in many at a time', async () => {
+    // Stored before by another channel: every third receipt of the batch below.
+    expect(
+      store(
+        'mix',
+        'sms',
+        [...Array(40)].map((_, i) => row(`OLD${i}`, i + 1)),
+      ).accepted,
+    ).toBe(40)
+    const rows: ParsedTransaction[] = []
+    const expected: Array<{ receipt: string | null; matched: boolean }> = []
+    const seen = new Set<string>()
+    for (let i = 0; i < 173; i++) {
+      const receipt =
+        i % 3 === 0 ? `OLD${(i / 3) % 40}` : i % 7 === 0 ? `NEW${i % 5}` : i % 11 ? `NEW${i}` : null
+      rows.push(row(receipt, 1000 + i))
+      // The first report of a receipt is new, or matched when another channel stored it; a
+      // receipt this batch had already reported is a plain duplicate and sends nothing.
+      if (receipt !== null && seen.has(receipt)) continue
+      if (receipt !== null) seen.add(receipt)
+      expected.push({ receipt, matched: receipt?.startsWith('OLD') ?? false })
+    }
+    await kit.ctx.relay.flush()
+    const published = kit.bus.published.length
+    const result = store('mix', 'statement', rows)
+    const fresh = expected.filter((e) => !e.matched).length
+    expect(result).toMatchObject({
+      accepted: fresh,
+      duplicates: rows.length - fresh,
+      matched: expected.length - fresh,
+      rejected: 0,
+    })
+    await kit.ctx.relay.flush()
+    const sent = kit.bus.published
+      .slice(published)
+      .filter((e) => e.type === 'mobilemoney.transactions.raw')
+      .flatMap((e) => (e.data as { transactions: Array<Record<string, unknown>> }).transactions)
+    expect(sent.map((t) => ({ receipt: t.receipt_number, matched: t.matched === true }))).toEqual(
+      expected,
+    )
+    const db = kit.registry.tenant('parser', 'mix')
+    const count = db.sqlite.query('SELECT count(*) AS n FROM transactions').get() as { n: number }
+    expect(count.n).toBe(40 + fresh)
+  })
+
+  it('finds a reversed transaction stored earlier in the same batch', () => {
+    const rows = [...Array(60)].map((_, i) => row(`REV${i}`, 5000 + i))
+    rows.push({ ...row('REVX1', 0), amount: null, reversalOf: 'REV3' })
+    const result = store('rev', 'statement', rows)
+    expect(result).toMatchObject({ accepted: 61, duplicates: 0, rejected: 0 })
+    const db = kit.registry.tenant('parser', 'rev')
+    const r = db.sqlite
+      .query("SELECT amount, direction FROM transactions WHERE receipt_number = 'REVX1'")
+      .get()
+    expect(r).toEqual({ amount: 5003, direction: 'out' })
+  })
+})
