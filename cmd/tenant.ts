@@ -117,6 +117,34 @@ const upgrade = defineCommand({
   },
 })
 
+const move = defineCommand({
+  meta: {
+    name: 'move',
+    description:
+      'Move a tenant to another instance of a service that runs as several (reads keep working)',
+  },
+  args: {
+    ...common,
+    id,
+    to: { type: 'string', description: 'the instance URL, as discovery lists it', required: true },
+    service: { type: 'string', description: 'the partitioned service', default: 'analytics' },
+  },
+  async run({ args }) {
+    const client = await api(args)
+    if (!args.json) consola.start(`moving ${args.id}'s ${args.service} data to ${args.to}…`)
+    const r = await client.call<{ moved: boolean; from: string; rows: number; replayed: number }>(
+      'POST',
+      `/api/v1/tenants/${args.id}/instances`,
+      { service: args.service, instance: args.to },
+    )
+    if (args.json) return console.log(JSON.stringify(r, null, 2))
+    if (!r.moved) return consola.info(`${args.id} is on ${args.to} already`)
+    consola.success(
+      `${args.id} moved from ${r.from} to ${args.to}: ${r.rows} rows, ${r.replayed} events replayed`,
+    )
+  },
+})
+
 const status = (verb: 'suspend' | 'resume', description: string) =>
   defineCommand({
     meta: { name: verb, description },
@@ -211,6 +239,7 @@ export default defineCommand({
     list,
     show: showCmd,
     upgrade,
+    move,
     suspend: status('suspend', 'Suspend a tenant (reads keep working)'),
     resume: status('resume', 'Resume a suspended tenant'),
     features,

@@ -24,6 +24,7 @@ interface ProfileSource {
   status: string
   features: Record<string, boolean>
   timezone: string
+  instances?: Record<string, string> | undefined
 }
 
 /** The profile a part keeps of what the tenant service says of a tenant. */
@@ -35,6 +36,7 @@ const profileOf = (t: ProfileSource, asOf: string): Placement | null =>
         status: t.status,
         features: t.features,
         timezone: t.timezone,
+        ...(t.instances && Object.keys(t.instances).length > 0 ? { instances: t.instances } : {}),
         as_of: asOf,
       }
     : null

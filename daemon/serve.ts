@@ -125,7 +125,15 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       apiKeyCacheMs: worker ? 0 : undefined,
     },
   )
-  const discovery = staticDiscovery(config.discovery)
+  /** The instance a tenant was moved to on a partitioned service, from its (cached) profile. */
+  const placed = (service: string, tenantId: string) => {
+    try {
+      return registry.placement(tenantId).instances?.[service]
+    } catch {
+      return undefined // not a tenant id: routed by the hash, refused by the service
+    }
+  }
+  const discovery = staticDiscovery(config.discovery, { placed })
   const hop = createHop(secrets.hopKey)
   const client = createServiceClient(discovery, config.get('gateway.timeout_ms'), hop)
   const learnTenant = learnTenantsFrom({ registry, client })
@@ -194,7 +202,9 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
         hop,
         siblings: (worker?.count ?? 1) > 1,
         learnTenant: wants('tenant') ? undefined : learnTenant,
-        ownership: createOwnership(config.discovery[name], config.self[name]),
+        ownership: createOwnership(config.discovery[name], config.self[name], (t) =>
+          placed(name, t),
+        ),
         checks: new Map([['broker', () => ({ status: 'ok' as const })]]),
       }
       const instance = await createService(name, shared, sliceSource)

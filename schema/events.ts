@@ -145,6 +145,8 @@ export const TenantChangedEvent = t.Object({
   status: t.String(),
   features: t.Record(t.String(), t.Boolean()),
   timezone: t.String(),
+  /** Where the tenant was moved to per partitioned service; absent on older events. */
+  instances: t.Optional(t.Record(t.String(), t.String())),
 })
 export type TenantChangedEvent = typeof TenantChangedEvent.static
 

@@ -20,6 +20,8 @@ export const TenantProfile = t.Object({
   status: t.Optional(t.String()),
   features: t.Optional(t.Record(t.String(), t.Boolean())),
   timezone: t.Optional(t.String()),
+  /** The instance a tenant was moved to per partitioned service (`mmp tenant move --to`). */
+  instances: t.Optional(t.Record(t.String(), t.String())),
   /**
    * On a part with its own data dir: when the tenant service's view it was built from was
    * current (daemon/profiles.ts), so an older event arriving late is ignored.

@@ -18,6 +18,12 @@ export const FENCE_S = 60
 /** The text a fenced write fails with; `storageError` recognizes it. */
 export const FENCED = /^mmp: tenant \S+ has moved/
 
+/**
+ * The text when the tenant moved to another instance (tenants/handoff.ts): an event refused so is
+ * set aside, not retried here, because the move replays it where the tenant went.
+ */
+export const FENCED_ELSEWHERE = /^mmp: tenant \S+ has moved to another instance/
+
 const lit = (value: string) => `'${value.replaceAll("'", "''")}'`
 const PREFIX = 'mmp_fence__'
 
@@ -27,10 +33,12 @@ export function fenceTenant(
   tenantId: string,
   tables: readonly TenantTable[],
   now = Date.now(),
+  opts: { seconds?: number; elsewhere?: boolean } = {},
 ): void {
-  const until = Math.ceil(now / 1000) + FENCE_S
+  const until = Math.ceil(now / 1000) + (opts.seconds ?? FENCE_S)
   const tenant = lit(tenantId)
-  const refuse = `SELECT RAISE(ABORT, ${lit(`mmp: tenant ${tenantId} has moved; retry`)})`
+  const where = opts.elsewhere ? ' to another instance' : ''
+  const refuse = `SELECT RAISE(ABORT, ${lit(`mmp: tenant ${tenantId} has moved${where}; retry`)})`
   for (const t of tables) {
     for (const [event, suffix] of [
       ['INSERT', 'ins'],

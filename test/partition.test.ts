@@ -3,9 +3,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { ownerOf } from '../services/kernel/tenant-owner.ts'
-import { api, eventually } from './support/platform.ts'
+import { api, eventually, OPERATOR } from './support/platform.ts'
 import { type PartitionedPlatform, startPartitionedPlatform } from './support/split.ts'
 import { createTenants } from './support/tenants.ts'
+
+/** A tenant's analytics transactions in an instance's data dir (its own file, or the shared one). */
+function transactionRows(dataDir: string, tenantId: string, plan: 'free' | 'pro'): number {
+  const file = join(dataDir, 'tenants', plan === 'pro' ? tenantId : '_shared', 'analytics.db')
+  if (!existsSync(file)) return 0
+  const db = new Database(file, { readonly: true })
+  try {
+    return (
+      db
+        .query<{ n: number }, [string]>(
+          'SELECT count(*) AS n FROM transactions WHERE tenant_id = ?',
+        )
+        .get(tenantId)?.n ?? 0
+    )
+  } finally {
+    db.close()
+  }
+}
 
 /**
  * DESIGN §12, tenants spread over instances: two analytics instances, each with its own data dir,
@@ -147,4 +165,173 @@ describe('analytics as two instances that each own half of the tenants', () => {
       }
     }
   })
+
+  /** `mmp …` as the operator of the main data dir. */
+  const mmp = (...args: string[]) => {
+    const root = join(import.meta.dir, '..')
+    const out = Bun.spawnSync([process.execPath, join(root, 'cmd/main.ts'), ...args], {
+      cwd: root,
+      env: {
+        ...process.env,
+        MMP_PORT_OFFSET: String(split.main.offset),
+        MMP_DATA_DIR: split.main.dataDir,
+        MMP_OPERATOR_EMAIL: OPERATOR.email,
+        MMP_OPERATOR_PASSWORD: OPERATOR.password,
+      },
+    })
+    return { code: out.exitCode, out: out.stdout.toString(), err: out.stderr.toString() }
+  }
+  let movedFree = ''
+
+  it('moves a Free and a Pro tenant to the other instance with mmp tenant move, under load', async () => {
+    const operator = api(split.main.gateway, await split.main.login())
+    const day = new Date(Date.now() - 3 * 86_400_000).toISOString()
+    for (const plan of ['free', 'pro'] as const) {
+      const t = tenants.find((x) => x.plan === plan && x.owner === 0)!
+      if (plan === 'free') movedFree = t.id
+      const [from, to] = split.analytics
+      // Writes (parser → categorizer → analytics events) and reads through the gateway go on
+      // while the tenant moves.
+      let stop = false
+      let sent = 0
+      const reads: number[] = []
+      const writer = (async () => {
+        for (let k = 0; !stop; k++) {
+          const res = await operator.post('/api/v1/parser/transactions', {
+            tenant_id: t.id,
+            transactions: [
+              {
+                occurred_at: day,
+                amount: 10,
+                direction: 'in',
+                description: `During the move ${k}`,
+                receipt_number: `MV${t.id.replace('-', '').toUpperCase()}${k}`,
+              },
+            ],
+          })
+          expect(res.body).toMatchObject({ accepted: 1 })
+          sent++
+        }
+      })()
+      const reader = (async () => {
+        while (!stop) {
+          reads.push((await operator.get(`/api/v1/analytics/summary?tenant_id=${t.id}`)).status)
+        }
+      })()
+      const halt = () => {
+        stop = true
+        return Promise.all([writer, reader])
+      }
+      try {
+        await eventually(() => sent >= 5, 10_000, 'the load under way')
+      } catch (err) {
+        await halt()
+        throw err
+      }
+      const moved = mmp('tenant', 'move', t.id, '--to', split.instances[1], '--json')
+      if (moved.code !== 0) await halt()
+      expect({ code: moved.code, err: moved.err }).toEqual({ code: 0, err: '' })
+      const report = JSON.parse(moved.out)
+      expect(report).toMatchObject({
+        moved: true,
+        from: split.instances[0],
+        to: split.instances[1],
+      })
+      expect(report.rows).toBeGreaterThan(0)
+      const atMove = sent
+      await eventually(
+        () => sent >= atMove + 5,
+        10_000,
+        'the load going on after the move',
+      ).finally(halt)
+
+      // Every row sent before, during and after the move is counted once, on the new instance.
+      const total = t.amounts.length + sent
+      const summary = await eventually(
+        async () => {
+          const res = await operator.get(`/api/v1/analytics/summary?tenant_id=${t.id}`)
+          return res.body?.total_transactions === total ? res.body : undefined
+        },
+        20_000,
+        `${total} transactions of ${t.id} on its new instance`,
+      )
+      expect(summary.total_transactions).toBe(total)
+      expect(reads.filter((s) => s !== 200)).toEqual([])
+      expect(reads.length).toBeGreaterThan(0)
+      const direct = api(split.instances[1], await split.main.login())
+      expect(
+        (await direct.get(`/api/v1/analytics/summary?tenant_id=${t.id}`)).body.total_transactions,
+      ).toBe(total)
+
+      // Its files and rows left the old instance; the new one holds them.
+      const rowsOf = (dataDir: string) => transactionRows(dataDir, t.id, plan)
+      expect(rowsOf(from.dataDir)).toBe(0)
+      expect(rowsOf(to.dataDir)).toBe(total)
+      if (plan === 'pro')
+        expect(existsSync(join(from.dataDir, 'tenants', t.id, 'analytics.db'))).toBe(false)
+    }
+  }, 120_000)
+
+  it('finishes a move whose old instance died mid-way when it is run again, losing no event', async () => {
+    const operator = api(split.main.gateway, await split.main.login())
+    const day = new Date(Date.now() - 3 * 86_400_000).toISOString()
+    const t = tenants.find((x) => x.plan === 'free' && x.owner === 0 && x.id !== movedFree)!
+    const [from, to] = split.analytics
+    const before = (await operator.get(`/api/v1/analytics/summary?tenant_id=${t.id}`)).body
+    expect(before.total_transactions).toBe(t.amounts.length)
+    let stop = false
+    let sent = 0
+    const writer = (async () => {
+      for (let k = 0; !stop; k++) {
+        const res = await operator.post('/api/v1/parser/transactions', {
+          tenant_id: t.id,
+          transactions: [
+            {
+              occurred_at: day,
+              amount: 5,
+              direction: 'in',
+              description: `Across a crash ${k}`,
+              receipt_number: `CR${t.id.replace('-', '').toUpperCase()}${k}`,
+            },
+          ],
+        })
+        expect(res.body).toMatchObject({ accepted: 1 })
+        sent++
+      }
+    })()
+    try {
+      await eventually(() => sent >= 5, 10_000, 'the load under way')
+      // The old instance kills itself with the tenant fenced and packed, before answering.
+      expect(await from.stop()).toBe(0)
+      await from.restart({ MMP_ALLOW_FAULTS: '1', MMP_FAULT: 'handoff.after_pack' })
+      const failed = mmp('tenant', 'move', t.id, '--to', split.instances[1], '--json')
+      expect(failed.code).not.toBe(0)
+      expect(await from.exited()).toBe('SIGKILL')
+      expect(from.logs()).toContain('fault point handoff.after_pack reached')
+      const atCrash = sent
+      await eventually(() => sent >= atCrash + 5, 10_000, 'writes while the instance is down')
+      await from.restart({ MMP_FAULT: '' })
+      const atRestart = sent
+      await eventually(() => sent >= atRestart + 5, 10_000, 'writes after it came back')
+
+      const again = mmp('tenant', 'move', t.id, '--to', split.instances[1], '--json')
+      expect({ code: again.code, err: again.err }).toEqual({ code: 0, err: '' })
+      expect(JSON.parse(again.out)).toMatchObject({ moved: true, from: split.instances[0] })
+      const atMove = sent
+      await eventually(() => sent >= atMove + 5, 10_000, 'writes after the move')
+    } finally {
+      stop = true
+      await writer
+    }
+    const total = t.amounts.length + sent
+    await eventually(
+      async () =>
+        (await operator.get(`/api/v1/analytics/summary?tenant_id=${t.id}`)).body
+          ?.total_transactions === total,
+      20_000,
+      `all ${total} transactions of ${t.id}, each once, on its new instance`,
+    )
+    expect(transactionRows(from.dataDir, t.id, 'free')).toBe(0)
+    expect(transactionRows(to.dataDir, t.id, 'free')).toBe(total)
+  }, 120_000)
 })

@@ -29,6 +29,11 @@ export const tenants = sqliteTable('tenants', {
    * a revision not above it is already applied or superseded, and is ignored.
    */
   planRevision: integer('plan_revision').notNull().default(0),
+  /**
+   * JSON `{service: instance URL}`: where the tenant was moved to (`mmp tenant move --to`) on a
+   * service that runs as several instances; elsewhere its instance is the rendezvous hash's.
+   */
+  instances: text('instances').notNull().default('{}'),
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull(),
 })

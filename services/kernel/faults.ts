@@ -15,6 +15,7 @@ export const FAULT_POINTS = [
   'relay.after_publish',
   'webhook.after_send',
   'tenant.move.after_copy',
+  'handoff.after_pack',
   'billing.cycle.after_invoice',
 ] as const
 export type FaultPoint = (typeof FAULT_POINTS)[number]

@@ -23,6 +23,11 @@ export interface Discovery {
    * requests go to its owner only (`instanceFor`); otherwise any instance serves any tenant.
    */
   partitioned?(service: ServiceName): boolean
+  /**
+   * The instance a tenant was moved to (`mmp tenant move --to`), from its profile: it wins over
+   * the hash while it is one of the service's instances.
+   */
+  placed?(service: ServiceName, tenantId: string): string | undefined
   /** Report an instance's failure or recovery so it is skipped while unhealthy. */
   report?(service: ServiceName, baseUrl: string, ok: boolean): void
   /** Each instance and whether it is currently used, for health pages. */
@@ -40,7 +45,12 @@ export interface Discovery {
  */
 export function staticDiscovery(
   map: Partial<Record<ServiceName, readonly string[]>>,
-  opts: { now?: () => number; baseBackoffMs?: number; maxBackoffMs?: number } = {},
+  opts: {
+    now?: () => number
+    baseBackoffMs?: number
+    maxBackoffMs?: number
+    placed?: (service: ServiceName, tenantId: string) => string | undefined
+  } = {},
 ): Discovery {
   const now = opts.now ?? Date.now
   const base = opts.baseBackoffMs ?? 1000
@@ -77,6 +87,7 @@ export function staticDiscovery(
     },
     instances: (service) => map[service] ?? [],
     partitioned: (service) => (map[service]?.length ?? 0) > 1,
+    ...(opts.placed ? { placed: opts.placed } : {}),
     report(_service, url, ok) {
       if (ok) {
         if (down.size) down.delete(url)
@@ -107,9 +118,20 @@ export function instanceFor(
   service: ServiceName,
   tenantOf: () => string | undefined,
 ): { base: string; partitioned: boolean } {
-  if (discovery.partitioned?.(service))
-    return { base: ownerOf(tenantOf(), discovery.instances(service)), partitioned: true }
+  if (discovery.partitioned?.(service)) {
+    const tenant = tenantOf()
+    const placed = tenant === undefined ? undefined : discovery.placed?.(service, tenant)
+    return { base: ownerOf(tenant, discovery.instances(service), placed), partitioned: true }
+  }
   return { base: discovery.pick(service), partitioned: false }
+}
+
+/** An instance of a service by URL, refused unless discovery lists it (no call goes elsewhere). */
+function instanceNamed(discovery: Discovery, service: ServiceName, url: string): string {
+  const want = url.replace(/\/+$/, '')
+  if (!discovery.instances(service).includes(want))
+    throw new AppError('VALIDATION_FAILED', `${url} is not an instance of ${service}`)
+  return want
 }
 
 /**
@@ -164,6 +186,10 @@ export interface CallOptions {
    * being served (its X-Tenant-ID) or of the token.
    */
   tenant?: string | undefined
+  /** One instance of the service by its URL (a tenant moving between instances), not routed. */
+  instance?: string | undefined
+  /** How to read the answer: JSON (default) or the bytes of a file. */
+  responseType?: 'json' | 'arrayBuffer'
 }
 
 function tenantOfCallOptions(path: string, opts: CallOptions): string | undefined {
@@ -186,6 +212,8 @@ function tenantOfCallOptions(path: string, opts: CallOptions): string | undefine
  */
 export interface ServiceClient {
   call<T>(service: ServiceName, path: string, opts?: CallOptions): Promise<T>
+  /** Every instance discovery lists for a service (several: it is partitioned by tenant). */
+  instances?(service: ServiceName): readonly string[]
 }
 
 export function createServiceClient(
@@ -195,13 +223,16 @@ export function createServiceClient(
   hop?: Hop,
 ): ServiceClient {
   return {
+    instances: (service) => discovery.instances(service),
     async call<T>(service: ServiceName, path: string, opts: CallOptions = {}): Promise<T> {
       const deadline = opts.deadline ?? (opts.from ? deadlineOf(opts.from) : undefined)
       const requestId = opts.requestId ?? opts.from?.headers.get('x-request-id') ?? undefined
       const remaining = deadline ? deadline - Date.now() : defaultTimeoutMs
       if (remaining <= 0)
         throw new AppError('TIMEOUT', `the deadline passed before calling ${service}`)
-      const { base } = instanceFor(discovery, service, () => tenantOfCallOptions(path, opts))
+      const base = opts.instance
+        ? instanceNamed(discovery, service, opts.instance)
+        : instanceFor(discovery, service, () => tenantOfCallOptions(path, opts)).base
       const headers: Record<string, string> = { ...(opts.headers ?? {}) }
       if (opts.token) headers.authorization = `Bearer ${opts.token}`
       if (requestId) headers['x-request-id'] = requestId
@@ -222,6 +253,8 @@ export function createServiceClient(
           headers,
           timeout: remaining,
           retry: 0,
+          // ofetch types the answer by responseType; the caller's T says what it is.
+          ...(opts.responseType ? { responseType: opts.responseType as 'json' } : {}),
         })
         discovery.report?.(service, base, true)
         return res

@@ -5,6 +5,7 @@ import { limitStream, payloadTooLarge } from './body-limit.ts'
 import type { ServiceContext } from './context.ts'
 import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.ts'
 import { AppError, Forbidden, MethodNotAllowed } from './errors.ts'
+import { handoffRoutes } from './handoff-routes.ts'
 import { createIdempotency } from './idempotency.ts'
 import { isValidRequestId, newRequestId } from './ids.ts'
 import { normalizeDocument, type OpenApiDocument } from './openapi-document.ts'
@@ -321,5 +322,7 @@ export function createServiceApp(
         },
         { detail: { hide: true } },
       )
+      // A tenant moving between instances of a partitioned service, and its events replayed.
+      .use(handoffRoutes(ctx))
   )
 }

@@ -1,5 +1,6 @@
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import { EventEnvelope, type Topic, type TopicEvent, topicSchemas } from '../../schema/events.ts'
+import { FENCED_ELSEWHERE } from '../../tenants/move-fence.ts'
 import type { EventBus } from './bus.ts'
 import type { Logger } from './log.ts'
 import { counter } from './metrics.ts'
@@ -47,7 +48,8 @@ function describe(check: TypeCheck<any>, value: unknown, prefix: string): string
  * When the service runs as several instances (`ownership`, DESIGN §12), every instance receives
  * every event and applies only those of the tenants it owns; the others are acknowledged without
  * a trace, not even an inbox row, so the instance a tenant later moves to still applies them on
- * replay. (MQTT shared subscriptions would spread events over instances, not by tenant.)
+ * replay. (MQTT shared subscriptions would spread events over instances, not by tenant.) So is
+ * an event of a tenant whose move to another instance fenced it here.
  *
  * @example
  * await subscribe(ctx, 'analytics', topics.transactionsRaw, (event) => {
@@ -61,7 +63,7 @@ export async function subscribe<T extends Topic>(
   handler: (event: TopicEvent<T>) => Promise<void> | void,
 ): Promise<void> {
   const ownership = deps.ownership
-  await deps.bus.subscribe(topic, (event) => {
+  await deps.bus.subscribe(topic, async (event) => {
     const tenant = (event as { tenant_id?: unknown } | null)?.tenant_id
     if (ownership && typeof tenant === 'string' && !ownership.owns(tenant)) {
       eventsElsewhere.inc({ topic, consumer })
@@ -78,9 +80,22 @@ export async function subscribe<T extends Topic>(
       })
       return
     }
-    return handler(event as TopicEvent<T>)
+    try {
+      await handler(event as TopicEvent<T>)
+    } catch (err) {
+      // The tenant is moving to another instance (tenants/handoff.ts): the move replays its
+      // events there once it is in place, so retrying here would only hold up other tenants.
+      if (!movedElsewhere(err)) throw err
+      eventsElsewhere.inc({ topic, consumer })
+    }
   })
 }
+
+/** Whether a handler failed on a handoff fence (one `cause` deep, as drizzle wraps errors). */
+const movedElsewhere = (err: unknown): boolean =>
+  [err, (err as Error | null)?.cause].some((e) =>
+    FENCED_ELSEWHERE.test(String((e as Error | null)?.message ?? '')),
+  )
 
 export const eventsMalformed = counter(
   'mmp_events_malformed_total',

@@ -143,4 +143,19 @@ describe('ownership of one instance', () => {
     expect(tenantOfCall('platform', [undefined, { from: 'x' }, { tenant_id: 'duka' }])).toBe('duka')
     expect(tenantOfCall('kiosk', [undefined, null, { tenant_id: 7 }])).toBe('kiosk')
   })
+
+  it('follows a tenant moved to another instance while that instance is listed', () => {
+    const list = ['http://a', 'http://b', 'http://c']
+    const t = 'kiosk'
+    const hashed = ownerOf(t, list)
+    const elsewhere = list.find((u) => u !== hashed)!
+    expect(ownerOf(t, list, elsewhere)).toBe(elsewhere)
+    // A placement naming an instance that is gone falls back to the hash.
+    expect(ownerOf(t, list, 'http://gone')).toBe(hashed)
+    const placed = (id: string) => (id === t ? elsewhere : undefined)
+    expect(createOwnership(list, elsewhere, placed).owns(t)).toBe(true)
+    expect(createOwnership(list, hashed, placed).owns(t)).toBe(false)
+    // Other tenants keep their hashed owner.
+    expect(createOwnership(list, ownerOf('duka', list), placed).owns('duka')).toBe(true)
+  })
 })

@@ -15,8 +15,14 @@ import { PLATFORM_TENANT } from './tenant-id.ts'
  * @example
  * ownerOf('kiosk', ['http://10.0.0.2:8000', 'http://10.0.0.3:8000']) // one of them, always the same
  */
-export function ownerOf(tenantId: string | undefined, instances: readonly string[]): string {
+export function ownerOf(
+  tenantId: string | undefined,
+  instances: readonly string[],
+  /** Where the tenant was moved to (`mmp tenant move --to`), which wins while it is listed. */
+  placed?: string | undefined,
+): string {
   if (instances.length === 0) throw new Error('no instance to place a tenant on')
+  if (placed !== undefined && instances.includes(placed)) return placed
   if (instances.length === 1 || tenantId === undefined || tenantId === PLATFORM_TENANT)
     return instances[0]!
   let best = instances[0]!
@@ -58,14 +64,23 @@ export interface TenantOwnership {
  * const ownership = createOwnership(config.discovery.analytics, config.self.analytics)
  * ownership.owns('kiosk')
  */
-export function createOwnership(instances: readonly string[], self: string): TenantOwnership {
+export function createOwnership(
+  instances: readonly string[],
+  self: string,
+  /** The instance a tenant was moved to, if it was (its profile's `instances`). */
+  placed: (tenantId: string) => string | undefined = () => undefined,
+): TenantOwnership {
   if (instances.length <= 1) return { self, instances, owns: () => true }
   if (!instances.includes(self))
     throw new Error(
       `this instance (${self}) is not in the service's instance list (${instances.join(', ')}); ` +
         'set instance.<service> (MMP_INSTANCE_<SERVICE>) to its URL as discovery lists it',
     )
-  return { self, instances, owns: (tenantId) => ownerOf(tenantId, instances) === self }
+  return {
+    self,
+    instances,
+    owns: (tenantId) => ownerOf(tenantId, instances, placed(tenantId)) === self,
+  }
 }
 
 /**

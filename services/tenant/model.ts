@@ -28,6 +28,12 @@ export const Tenant = t.Object(
     status: t.String(),
     features: Features,
     timezone: t.String(),
+    instances: t.Optional(
+      t.Record(t.String(), t.String(), {
+        description:
+          'the instance the tenant was moved to, per service that runs as several (mmp tenant move --to)',
+      }),
+    ),
     settings: Settings,
     database_path: t.Optional(t.Nullable(t.String())),
     created_at: t.String(),

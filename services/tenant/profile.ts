@@ -63,6 +63,10 @@ export function effectiveFeatures(row: Pick<TenantRow, 'plan' | 'planTerms' | 'f
   return { defaults, overrides, features: { ...defaults, ...overrides } }
 }
 
+/** The instance the tenant was moved to, per partitioned service (`mmp tenant move --to`). */
+export const instancesOf = (row: Pick<TenantRow, 'instances'>): Record<string, string> =>
+  parseJson<Record<string, string>>(row.instances, {})
+
 /** Where the data of a tenant row lives, with the profile every service reads. */
 export function placementOf(row: TenantRow): Placement {
   const p: Placement = {
@@ -73,6 +77,8 @@ export function placementOf(row: TenantRow): Placement {
     timezone: row.timezone,
     as_of: row.updatedAt,
   }
+  const instances = instancesOf(row)
+  if (Object.keys(instances).length > 0) p.instances = instances
   if (row.isolation === 'database' && row.databasePath) p.database_path = row.databasePath
   return p
 }
@@ -86,6 +92,7 @@ export function viewOf(row: TenantRow): TenantView {
     status: row.status,
     features: effectiveFeatures(row).features,
     timezone: row.timezone,
+    instances: instancesOf(row),
     settings: parseJson<Record<string, unknown>>(row.settings, {}),
     database_path: row.databasePath,
     created_at: row.createdAt,
@@ -123,6 +130,7 @@ export function emitTenantChanged(
         status: row.status,
         features: effectiveFeatures(row).features,
         timezone: row.timezone,
+        instances: instancesOf(row),
       },
     },
     clock,

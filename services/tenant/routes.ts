@@ -4,6 +4,7 @@ import type { ServiceContext } from '../kernel/context.ts'
 import { wholeList } from '../kernel/lists.ts'
 import type { Actor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
+import { moveTenantToInstance } from './instance-move.ts'
 import {
   CreatedTenant,
   CreateTenantBody,
@@ -133,6 +134,34 @@ export function createTenantsApp(ctx: ServiceContext) {
         body: UpgradeBody,
         response: { 200: UpgradeResult },
         detail: secured('Change the plan: isolation tier, feature defaults, data moved'),
+      },
+    )
+    .post(
+      '/api/v1/tenants/:tenant_id/instances',
+      ({ params, actor, body }) => moveTenantToInstance(ctx, actor, params.tenant_id, body),
+      {
+        auth: 'operator',
+        body: t.Object({
+          service: t.String({ description: 'a service that runs as several instances' }),
+          instance: t.String({ description: 'the instance URL, as discovery lists it' }),
+        }),
+        response: {
+          200: t.Object(
+            {
+              tenant_id: t.String(),
+              service: t.String(),
+              from: t.String(),
+              to: t.String(),
+              moved: t.Boolean({ description: 'false: the tenant was there already' }),
+              rows: t.Integer({ description: 'rows the new instance took over' }),
+              replayed: t.Integer({ description: 'events published again for it' }),
+            },
+            { title: 'InstanceMove' },
+          ),
+        },
+        detail: secured(
+          'Move a tenant to another instance of a partitioned service, reads working meanwhile (operator)',
+        ),
       },
     )
     .post(

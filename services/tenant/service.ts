@@ -70,6 +70,7 @@ export async function createTenant(ctx: ServiceContext, call: CallInfo, input: C
     timezone,
     settings: JSON.stringify(settings),
     featureOverrides: '{}',
+    instances: '{}',
     createdAt: now,
     updatedAt: now,
   }

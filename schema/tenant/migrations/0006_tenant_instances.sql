@@ -1,0 +1,1 @@
+ALTER TABLE `tenants` ADD `instances` text DEFAULT '{}' NOT NULL;

@@ -1,0 +1,115 @@
+import type { ServiceContext, ServiceName } from '../kernel/context.ts'
+import { serviceNames } from '../kernel/context.ts'
+import { Forbidden, invalidField } from '../kernel/errors.ts'
+import { HANDOFF_PATHS } from '../kernel/handoff-routes.ts'
+import { type Actor, isOperator } from '../kernel/roles.ts'
+import { ownerOf } from '../kernel/tenant-owner.ts'
+import { instancesOf } from './profile.ts'
+import { saveRow, tenantInPath } from './store.ts'
+
+/** Events older than this before a move began are not replayed to the tenant's new instance. */
+const REPLAY_MARGIN_MS = 10 * 60_000
+
+export interface InstanceMove {
+  tenant_id: string
+  service: string
+  from: string
+  to: string
+  moved: boolean
+  rows: number
+  replayed: number
+}
+
+/**
+ * Moves one tenant of a service that runs as several instances to the instance `to` (DESIGN §12,
+ * `mmp tenant move --to`), reads working meanwhile:
+ * 1. the new instance pulls the tenant's files from the old one, which fences the tenant's writes
+ *    (503 with Retry-After) and sets its events aside from then on;
+ * 2. the tenant's record names the new instance (`instances`), announced by `tenants.changed`, so
+ *    the gateway and every part route the tenant there;
+ * 3. the old instance erases its copy;
+ * 4. every part publishes again the tenant's events since shortly before the move: the new
+ *    instance applies those the old one set aside and drops the rest (its inbox came along).
+ * A failure before step 2 leaves the tenant where it was: the old instance drops its fences and
+ * gets the events it set aside replayed. Running the command again finishes a failed move.
+ */
+export async function moveTenantToInstance(
+  ctx: ServiceContext,
+  actor: Actor,
+  tenantId: string,
+  body: { service: string; instance: string },
+): Promise<InstanceMove> {
+  if (!isOperator(actor)) throw new Forbidden('only the platform operator moves tenants')
+  const row = tenantInPath(ctx, actor, tenantId)
+  const service = body.service as ServiceName
+  const list = (serviceNames as readonly string[]).includes(service)
+    ? (ctx.client.instances?.(service) ?? [])
+    : []
+  if (list.length < 2)
+    throw invalidField('service', `${body.service} does not run as several instances here`)
+  const to = body.instance.replace(/\/+$/, '')
+  if (!list.includes(to))
+    throw invalidField('instance', `${body.instance} is not one of ${list.join(', ')}`)
+  const pins = instancesOf(row)
+  const from = ownerOf(row.id, list, pins[service])
+  const base = { tenant_id: row.id, service, from, to }
+  if (from === to) return { ...base, moved: false, rows: 0, replayed: 0 }
+
+  const call = { token: actor.token, method: 'POST' as const }
+  const since = new Date(Date.now() - REPLAY_MARGIN_MS).toISOString()
+  let rows: number
+  try {
+    const pulled = await ctx.client.call<{ rows: number }>(service, HANDOFF_PATHS.pull, {
+      ...call,
+      instance: to,
+      body: { tenant: row.id, from },
+    })
+    rows = pulled.rows
+  } catch (err) {
+    // Nothing switched: the old instance serves the tenant again and gets its events back.
+    await ctx.client
+      .call(service, HANDOFF_PATHS.release, { ...call, instance: from, body: { tenant: row.id } })
+      .catch(() => {})
+    await replayEverywhere(ctx, actor, row.id, since)
+    throw err
+  }
+  saveRow(ctx, { ...row, instances: JSON.stringify({ ...pins, [service]: to }) }, 'updated')
+  await ctx.relay.flush()
+  await ctx.client.call(service, HANDOFF_PATHS.release, {
+    ...call,
+    instance: from,
+    body: { tenant: row.id, to },
+  })
+  const replayed = await replayEverywhere(ctx, actor, row.id, since)
+  ctx.log.info('tenant moved to another instance', { ...base, rows, replayed })
+  return { ...base, moved: true, rows, replayed }
+}
+
+/** Asks every part to publish the tenant's events since `since` again; returns how many went. */
+async function replayEverywhere(
+  ctx: ServiceContext,
+  actor: Actor,
+  tenantId: string,
+  since: string,
+): Promise<number> {
+  let n = 0
+  for (const service of serviceNames) {
+    if (!(ctx.client.instances?.(service)?.length ?? 0)) continue
+    try {
+      const res = await ctx.client.call<{ republished: number }>(service, HANDOFF_PATHS.replay, {
+        method: 'POST',
+        token: actor.token,
+        tenant: tenantId,
+        body: { tenant: tenantId, since },
+      })
+      n += res.republished
+    } catch (err) {
+      ctx.log.warn('a part could not replay a moved tenant’s events', {
+        service,
+        tenant_id: tenantId,
+        error: (err as Error).message,
+      })
+    }
+  }
+  return n
+}

@@ -1,0 +1,181 @@
+import { Database } from 'bun:sqlite'
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { assertTenantId } from '../schema/tenant-id.ts'
+import {
+  copyRows,
+  mergeStaging,
+  openStaging,
+  placeStaging,
+  removeStaging,
+  syncFileAsync,
+} from './move-copy.ts'
+import { dropFences, fenceTenant } from './move-fence.ts'
+import { countOf, hasRows, MoveError, q, type TenantTable, tablesOf } from './move-tables.ts'
+import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
+
+/**
+ * A tenant moving from one instance of a partitioned service to another (DESIGN §12,
+ * `mmp tenant move --to`): the files travel over HTTP, not through a shared disk.
+ *
+ * 1. `packTenant` on the instance the tenant leaves: its writes there are fenced (refused with
+ *    503, events for it set aside for replay) and its rows, recent inbox records and outbox copied
+ *    into a file of its own, which the other instance downloads. Reads keep being served.
+ * 2. `unpackTenant` on the instance it goes to: the file is put in place (renamed in, or merged
+ *    into the shared file).
+ * 3. `releaseTenant` on the one it left, once the tenant service recorded the new instance: the
+ *    tenant's rows there are erased and the fences dropped. After a failed move it only drops the
+ *    fences.
+ */
+
+/** Long enough for any pack, download and unpack; a move that dies meanwhile frees the tenant then. */
+export const HANDOFF_FENCE_S = 600
+
+/** The tables a handoff fences: not the outbox, whose rows the relay still marks as sent. */
+const fenced = (tables: readonly TenantTable[]) => tables.filter((t) => t.name !== 'outbox')
+
+const handoffDir = (registry: TenantRegistry) => join(registry.dataDir, 'run', 'handoff')
+
+const folderOf = (registry: TenantRegistry, tenantId: string) =>
+  placementFolder(registry.dataDir, registry.placement(tenantId), tenantId)
+
+/**
+ * Fences the tenant's writes in this instance's database of `service` and copies its rows into a
+ * file of their own. Returns the file (the caller sends it and removes it) and its row counts, or
+ * null when this instance holds nothing of the tenant.
+ */
+export async function packTenant(
+  registry: TenantRegistry,
+  opts: { service: string; tenantId: string; now?: Date },
+): Promise<{ path: string; rows: number } | null> {
+  const tenantId = assertTenantId(opts.tenantId)
+  const placement = registry.placement(tenantId)
+  if (!existsSync(join(folderOf(registry, tenantId), `${opts.service}.db`))) return null
+  const source = registry.openAt(opts.service, placement, tenantId)
+  const release = source.hold()
+  const tables = tablesOf(source.sqlite)
+  const path = join(handoffDir(registry), `${opts.service}-${tenantId}-${process.pid}.db`)
+  try {
+    // Under the write lock: a write already under way finishes before the fence, none after it.
+    source.write(() =>
+      fenceTenant(source, tenantId, fenced(tables), Date.now(), {
+        seconds: HANDOFF_FENCE_S,
+        elsewhere: true,
+      }),
+    )
+    if (!hasRows(source.sqlite, tables, tenantId)) return null
+    mkdirSync(handoffDir(registry), { recursive: true })
+    const staging = openStaging(path, registry.migrationsOf(opts.service), tables, path)
+    const reader = new Database(source.path, { readonly: true, strict: true })
+    let rows = 0
+    try {
+      reader.run('PRAGMA busy_timeout = 5000')
+      reader.run('BEGIN')
+      staging.run('BEGIN')
+      const since = new Date((opts.now ?? new Date()).getTime() - 7 * 86_400_000).toISOString()
+      const copy = copyRows(reader, staging, tables, tenantId, since, 4)
+      for (let step = copy.next(); ; step = copy.next()) {
+        if (step.done) {
+          for (const t of tables) {
+            const landed = countOf(staging, t.name, tenantId)
+            if (landed !== (step.value[t.name] ?? 0))
+              throw new MoveError(`${t.name}: ${step.value[t.name]} rows read, ${landed} packed`)
+            rows += landed
+          }
+          break
+        }
+        staging.run('COMMIT')
+        await new Promise<void>((resolve) => setImmediate(resolve))
+        staging.run('BEGIN')
+      }
+      staging.run('COMMIT')
+      reader.run('COMMIT')
+    } finally {
+      reader.close()
+      staging.close()
+    }
+    return { path, rows }
+  } catch (err) {
+    removeStaging(path)
+    throw err
+  } finally {
+    release()
+  }
+}
+
+/**
+ * Puts a packed tenant in place on this instance: renamed in as the tenant's own file, or merged
+ * into the file it shares (its rows there, left from an earlier stay, replaced). Returns the rows.
+ */
+export async function unpackTenant(
+  registry: TenantRegistry,
+  opts: { service: string; tenantId: string; file: Uint8Array },
+): Promise<number> {
+  const tenantId = assertTenantId(opts.tenantId)
+  const placement: Placement = registry.placement(tenantId)
+  const dir = folderOf(registry, tenantId)
+  const path = join(handoffDir(registry), `${opts.service}-${tenantId}-in-${process.pid}.db`)
+  mkdirSync(handoffDir(registry), { recursive: true })
+  await Bun.write(`${path}.part`, opts.file)
+  renameSync(`${path}.part`, path)
+  try {
+    const packed = new Database(path, { readonly: true, strict: true })
+    let tables: TenantTable[]
+    let rows = 0
+    try {
+      if (packed.query('PRAGMA quick_check').get() === null)
+        throw new MoveError('the packed file is not a database')
+      tables = tablesOf(packed)
+      for (const t of tables) rows += countOf(packed, t.name, tenantId)
+    } finally {
+      packed.close()
+    }
+    await syncFileAsync(path)
+    mkdirSync(dir, { recursive: true })
+    const target = join(dir, `${opts.service}.db`)
+    if (existsSync(target)) {
+      const db = registry.openAt(opts.service, placement, tenantId)
+      db.write(() => dropFences(db, tenantId))
+    }
+    if (!placeStaging(path, target)) {
+      mergeStaging(registry.openAt(opts.service, placement, tenantId), path, tables, tenantId)
+    }
+    // Opened through the registry: its relay publishes the tenant's unsent outbox rows.
+    registry.openAt(opts.service, placement, tenantId)
+    return rows
+  } finally {
+    rmSync(path, { force: true })
+  }
+}
+
+/**
+ * After a move: erases the tenant's rows of `service` on this instance (its own file, or its rows
+ * in the shared one) and drops its fences. After a failed move (`erase: false`): only the fences.
+ */
+export function releaseTenant(
+  registry: TenantRegistry,
+  opts: { service: string; tenantId: string; erase: boolean },
+): number {
+  const tenantId = assertTenantId(opts.tenantId)
+  const placement = registry.placement(tenantId)
+  const path = join(folderOf(registry, tenantId), `${opts.service}.db`)
+  if (!existsSync(path)) return 0
+  const db = registry.openAt(opts.service, placement, tenantId)
+  if (!opts.erase) {
+    db.write(() => dropFences(db, tenantId))
+    return 0
+  }
+  let rows = 0
+  db.write(() => {
+    db.sqlite.run('PRAGMA defer_foreign_keys = ON')
+    for (const t of tablesOf(db.sqlite)) {
+      rows += db.sqlite.query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`).run(tenantId).changes
+    }
+    dropFences(db, tenantId)
+  })
+  if (placement.isolation !== 'shared') {
+    registry.closePath?.(path)
+    for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true })
+  }
+  return rows
+}
