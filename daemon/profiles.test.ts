@@ -43,7 +43,12 @@ const changed = (tenantId: string, at: string, data: Record<string, unknown>) =>
 })
 
 /** A part on its own data dir running analytics, told by a tenant service that lists `listed`. */
-async function part(listed: Array<Record<string, unknown>> = [], owner?: string) {
+async function part(
+  listed: Array<Record<string, unknown>> = [],
+  owner?: string,
+  /** What billing lists: every tenant's entitlements. */
+  entitled: Array<{ tenant_id: string; entitlements: Entitlements }> = [],
+) {
   const dataDir = mkdtempSync(join(tmpdir(), 'mmp-profiles-'))
   dirs.push(dataDir)
   if (owner) {
@@ -56,7 +61,7 @@ async function part(listed: Array<Record<string, unknown>> = [], owner?: string)
   const client: ServiceClient = {
     async call<T>(service: string, path: string): Promise<T> {
       asked.push(`${service} ${path}`)
-      return { data: listed } as T
+      return { data: service === 'billing' ? entitled : listed } as T
     },
   }
   const feed = await followProfiles({
@@ -76,7 +81,7 @@ describe('a part on its own data dir', () => {
       { id: 'acme', ...profile() },
       { id: 'kilo', ...profile({ plan: 'pro', isolation: 'schema' }) },
     ])
-    expect(p.asked).toEqual(['tenant /api/v1/tenants'])
+    expect(p.asked.sort()).toEqual(['billing /internal/entitlements', 'tenant /api/v1/tenants'])
     expect(p.registry.placement('acme')).toMatchObject({ isolation: 'shared', plan: 'free' })
     expect(p.registry.placement('kilo')).toMatchObject({ isolation: 'schema', plan: 'pro' })
     expect(p.registry.assertExists('kilo')).toBe('kilo')
@@ -130,17 +135,26 @@ describe('a part on its own data dir', () => {
     p.stop()
   })
 
+  const e = (status: Entitlements['status'], at: string): Entitlements => ({
+    plan: 'free',
+    status,
+    period_start: '2026-11-01T00:00:00.000Z',
+    period_end: '2026-12-01T00:00:00.000Z',
+    limits: { transactions: 1000 },
+    used: { transactions: 3 },
+    updated_at: at,
+  })
+
+  it('asks billing once at start for the entitlements it wrote before this part started', async () => {
+    const p = await part([{ id: 'acme', ...profile() }], undefined, [
+      { tenant_id: 'acme', entitlements: e('suspended', '2026-11-23T10:05:00.000Z') },
+    ])
+    expect(readEntitlements(p.registry, 'acme')).toMatchObject({ status: 'suspended' })
+    p.stop()
+  })
+
   it('keeps the entitlements billing announces, newest first', async () => {
     const p = await part([{ id: 'acme', ...profile() }])
-    const e = (status: Entitlements['status'], at: string): Entitlements => ({
-      plan: 'free',
-      status,
-      period_start: '2026-11-01T00:00:00.000Z',
-      period_end: '2026-12-01T00:00:00.000Z',
-      limits: { transactions: 1000 },
-      used: { transactions: 3 },
-      updated_at: at,
-    })
     const announce = (entitlements: Entitlements | null) =>
       p.bus.publish(topics.entitlementsChanged, {
         id: `evt_${Math.random()}`,
@@ -161,7 +175,8 @@ describe('a part on its own data dir', () => {
 
   it('copies nothing where the tenant service shares its data dir: its file is the truth', async () => {
     const p = await part([{ id: 'acme', ...profile() }], 'tenant')
-    expect(p.asked).toEqual([])
+    // Billing is not on this data dir: only it is asked.
+    expect(p.asked).toEqual(['billing /internal/entitlements'])
     await p.bus.publish(
       topics.tenantsChanged,
       changed('kilo', '2026-11-23T10:00:00.000Z', { change: 'created' }),

@@ -156,7 +156,7 @@ export async function followProfiles(opts: {
   })
 
   let stopped = false
-  const loaded = retryUntilDone(
+  const profilesLoaded = retryUntilDone(
     async () => {
       if (owns('tenant')) return
       const list = await platformRead<{
@@ -173,8 +173,30 @@ export async function followProfiles(opts: {
       stopped: () => stopped,
     },
   )
+  // A part that starts after billing wrote a tenant's entitlements would otherwise know nothing
+  // of its limits or suspension until billing's next change of that tenant.
+  const entitlementsLoaded = retryUntilDone(
+    async () => {
+      if (owns('billing')) return
+      const list = await platformRead<{
+        data: Array<{ tenant_id: string; entitlements: Entitlements }>
+      }>(opts.client, 'billing', '/internal/entitlements')
+      for (const { tenant_id, entitlements } of list.data) {
+        const held = readEntitlements(registry, tenant_id)
+        if (!held || held.updated_at < entitlements.updated_at)
+          writeEntitlements(registry, tenant_id, entitlements)
+      }
+      log.info('tenant entitlements loaded from billing', { tenants: list.data.length })
+    },
+    {
+      waiting: 'waiting for billing to load tenant entitlements',
+      log,
+      logEvery: 20,
+      stopped: () => stopped,
+    },
+  )
   return {
-    loaded,
+    loaded: Promise.all([profilesLoaded, entitlementsLoaded]).then(() => {}),
     stop() {
       stopped = true
     },

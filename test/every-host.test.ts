@@ -246,4 +246,45 @@ describe('every part on its own host', () => {
       if (only !== 'auth') expect(existsSync(join(p.dataDir, 'keys'))).toBe(false)
     }
   })
+
+  it('starts a part afresh on an empty data dir knowing every tenant and its entitlements', async () => {
+    // The parser's host is replaced: a new, empty data dir, nothing heard on the broker yet.
+    const old = parts.get('parser')!
+    await old.kill()
+    const dataDir = mkdtempSync(join(tmpdir(), 'mmp-host-parser-again-'))
+    dirs.push(dataDir)
+    const { hop_key } = JSON.parse(
+      readFileSync(join(parts.get('auth')!.dataDir, 'secrets.json'), 'utf8'),
+    ) as { hop_key: string }
+    const fresh = await startTestPlatform({
+      only: 'parser',
+      offset: old.offset,
+      dataDir,
+      env: { MMP_MQTT_URL: broker.url, MMP_HOP_KEY: hop_key },
+    })
+    parts.set('parser', fresh)
+    const file = (name: string) => join(dataDir, 'tenants', 'shop', name)
+    await eventually(
+      () => existsSync(file('placement.json')) && existsSync(file('entitlements.json')),
+      20_000,
+      'the profile and entitlements of shop on the fresh part',
+    )
+    const held = JSON.parse(readFileSync(file('entitlements.json'), 'utf8'))
+    // Billing's view of the period the cycle above opened, not a default.
+    const sub = (await admin.get('/api/v1/billing/subscriptions/shop')).body
+    expect(held).toMatchObject({ plan: 'pro', status: 'active' })
+    expect(Date.parse(held.period_start)).toBe(Date.parse(sub.current_period_start))
+    const res = await admin.post('/api/v1/parser/transactions', {
+      transactions: [
+        {
+          occurred_at: new Date(Date.now() - 86_400_000).toISOString(),
+          amount: 20,
+          direction: 'in',
+          description: 'After the parser came back',
+          receipt_number: 'SHAGAIN001',
+        },
+      ],
+    })
+    expect(res.body).toMatchObject({ accepted: 1 })
+  })
 })

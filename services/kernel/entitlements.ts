@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import {
@@ -110,6 +118,24 @@ export function assertEntitled(
     const used = Math.max(e.used[need.metric] ?? 0, need.ownUse?.(e.period_start) ?? 0)
     if (used + (need.adding ?? 1) > limit) throw new LimitExceeded(need.metric, limit, used)
   }
+}
+
+/**
+ * Billing only: every tenant's entitlements as its files hold them, for a part on its own data
+ * dir that starts after billing wrote them (daemon/profiles.ts asks once at start).
+ */
+export function listEntitlements(
+  registry: TenantRegistry,
+): Array<{ tenant_id: string; entitlements: Entitlements }> {
+  const root = join(registry.dataDir, 'tenants')
+  if (!existsSync(root)) return []
+  const out: Array<{ tenant_id: string; entitlements: Entitlements }> = []
+  for (const id of readdirSync(root)) {
+    if (!existsSync(join(root, id, 'entitlements.json'))) continue
+    const e = readEntitlements(registry, id)
+    if (e) out.push({ tenant_id: id, entitlements: e })
+  }
+  return out
 }
 
 /** Billing only: forgets a tenant's entitlements (the tenant is gone); never creates its folder. */
