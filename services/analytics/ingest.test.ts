@@ -100,6 +100,59 @@ describe('the insert path', () => {
     expect(r.days.length).toBeGreaterThan(5)
   })
 
+  it('stores a long batch, some of its ids known, as it would one row at a time', async () => {
+    const own = await createTestKit('analytics', { migrations })
+    const zone = timeZone('Africa/Nairobi')
+    const make = (i: number, category: string): TransactionEvent => ({
+      transaction_id: `t${i}`,
+      occurred_at: new Date(Date.parse('2026-05-01T00:00:00Z') + i * 600_000).toISOString(),
+      amount: 10 + i,
+      direction: i % 3 ? 'in' : 'out',
+      counterparty_name: i % 4 ? `Party ${i % 7}` : null,
+      counterparty_phone: null,
+      description: 'x',
+      receipt_number: i % 5 ? `R${i}` : null,
+      source: 'statement',
+      user_id: null,
+      category,
+    })
+    const dump = (tenantId: string) => {
+      const db = own.registry.tenant('analytics', tenantId)
+      const all = (table: string) =>
+        db.sqlite
+          .query(`SELECT * FROM ${table} WHERE tenant_id = ? ORDER BY 2, 3, 4, 5`)
+          .all(tenantId)
+          .map((r) => ({ ...(r as object), tenant_id: null, updated_at: null }))
+      return ['transactions', 'receipt_reports', 'daily_totals', 'daily_summaries']
+        .concat(['daily_counterparties', 'counterparties'])
+        .map(all)
+    }
+    const known = Array.from({ length: 40 }, (_, i) => make(i * 3, 'Rent'))
+    const batch = Array.from({ length: 130 }, (_, i) => make(i, i % 2 ? 'Revenue' : 'Other'))
+    const results = []
+    for (const [tenantId, size] of [
+      ['many', batch.length],
+      ['one', 1],
+    ] as const) {
+      const db = own.registry.tenant('analytics', tenantId)
+      const rows = known.map((t) => toStored(tenantId, zone, t))
+      db.write(() => applyTransactions(db, rows, 'then'))
+      const total = { inserted: 0, updated: 0, unchanged: 0 }
+      for (let at = 0; at < batch.length; at += size) {
+        const part = batch.slice(at, at + size).map((t) => toStored(tenantId, zone, t))
+        const r = db.write(() => applyTransactions(db, part, 'now'))
+        total.inserted += r.inserted
+        total.updated += r.updated
+        total.unchanged += r.unchanged
+      }
+      results.push(total)
+    }
+    expect(results[0]).toEqual(results[1]!)
+    expect(results[0]).toMatchObject({ inserted: 90 })
+    expect(dump('many')).toEqual(dump('one'))
+    own.cleanup()
+  })
+
   it('groups counterparties by phone digits, else by folded name', () => {
     expect(counterpartyKey('Ann', '0712 345 678')).toBe('tel:254712345678')
     expect(counterpartyKey('Ann', '+254712345678')).toBe('tel:254712345678')

@@ -1,7 +1,17 @@
 import type { ReceiptReport, TransactionEvent } from '../../schema/events.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMinor } from '../kernel/money.ts'
-import { dropCopy, holderOf, holdersOf, recordReports } from './ledger.ts'
+import {
+  dropCopy,
+  holderOf,
+  holdersOf,
+  recordReports,
+  reportValues,
+  UPSERT_HEAD,
+  UPSERT_TAIL,
+} from './ledger.ts'
+import { CHUNK, insertedAll, insertMany } from './many-rows.ts'
+import type { PendingRollups } from './pending-rollups.ts'
 import { pendingRollups } from './pending-rollups.ts'
 import { addToRollups, moveCategory, refreshCounterparty } from './rollups.ts'
 import { counterpartyKey, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
@@ -20,7 +30,7 @@ export function toStored(tenantId: string, zone: TimeZone, e: TransactionEvent):
     id: e.transaction_id,
     user_id: e.user_id ?? null,
     occurred_at: occurredAt,
-    local_day: zone.dayOf(Date.parse(occurredAt)),
+    local_day: dayOf(zone, Date.parse(occurredAt)),
     amount_cents: amount,
     direction: e.direction,
     counterparty_name: e.counterparty_name ?? null,
@@ -36,6 +46,31 @@ export function toStored(tenantId: string, zone: TimeZone, e: TransactionEvent):
     source: e.source ?? 'api',
     reports: e.reports ?? (e.receipt_number ? [reportOf(e)] : undefined),
   }
+}
+
+const QUARTER_HOUR = 900_000
+const daysOf = new WeakMap<TimeZone, Map<number, string>>()
+
+/**
+ * `zone.dayOf`, remembered per quarter hour (the kernel's zone holds one offset through each):
+ * a batch's rows share a few quarter hours. One that straddles a local midnight (an offset that
+ * is not whole quarter hours) is asked about each instant.
+ */
+function dayOf(zone: TimeZone, ms: number): string {
+  let days = daysOf.get(zone)
+  if (!days) {
+    days = new Map()
+    daysOf.set(zone, days)
+  }
+  const bucket = Math.floor(ms / QUARTER_HOUR)
+  let day = days.get(bucket)
+  if (day === undefined) {
+    day = zone.dayOf(bucket * QUARTER_HOUR)
+    if (zone.dayOf(bucket * QUARTER_HOUR + QUARTER_HOUR - 1) !== day) return zone.dayOf(ms)
+    if (days.size > 100_000) days.clear()
+    days.set(bucket, day)
+  }
+  return day
 }
 
 function reportOf(e: TransactionEvent): ReceiptReport {
@@ -72,8 +107,10 @@ const COLUMNS = [
   'source',
 ] as const
 
-const INSERT_SQL = `INSERT OR IGNORE INTO transactions (${COLUMNS.join(', ')}, updated_at)
-  VALUES (${COLUMNS.map(() => '?').join(', ')}, ?)`
+const INSERT_HEAD = `INSERT OR IGNORE INTO transactions (${COLUMNS.join(', ')}, updated_at)`
+const INSERT_SQL = `${INSERT_HEAD} VALUES (${COLUMNS.map(() => '?').join(', ')}, ?)`
+/** Values a row of INSERT_HEAD takes: COLUMNS, then updated_at. */
+const WIDTH = COLUMNS.length + 1
 const UPDATE_SQL = `UPDATE transactions SET ${COLUMNS.slice(2)
   .map((c) => `${c} = ?`)
   .join(', ')}, updated_at = ? WHERE tenant_id = ? AND id = ?`
@@ -114,7 +151,7 @@ export function applyTransactions(
   now: string,
   opts: { onlyNew?: boolean } = {},
 ): ApplyResult {
-  const { insert, select, update } = statementsOf(db)
+  const { insert } = statementsOf(db)
   const result: ApplyResult = { inserted: 0, updated: 0, unchanged: 0 }
   // The hot path (every row new): receipts' holders read in one query, rollup increments summed
   // and written once per rollup row. Anything else flushes the sums first (pending-rollups.ts).
@@ -125,6 +162,15 @@ export function applyTransactions(
   const holders = tenantId ? holdersOf(db, tenantId, receipts) : new Map<string, string | null>()
   // A receipt twice in the batch: its second row reads the holder the first one left.
   const repeated = receipts.length > holders.size
+  const own = (row: StoredTransaction) => {
+    const holder = row.receipt_number ? holders.get(row.receipt_number) : null
+    return row.tenant_id === tenantId && (holder === null || holder === row.id)
+  }
+  if (!repeated && rows.every(own)) {
+    applyOwn(db, rows, now, opts, pending, result)
+    pending.flush()
+    return result
+  }
   for (const row of rows) {
     const receipt = row.receipt_number
     if (receipt) {
@@ -152,42 +198,115 @@ export function applyTransactions(
       result.unchanged++
       continue
     }
-    pending.flush()
-    const old = select.get(row.tenant_id, row.id) as StoredTransaction
-    if (COLUMNS.every((c) => old[c] === row[c])) {
-      result.unchanged++
-      continue
-    }
-    update.run(...(COLUMNS.slice(2).map((c) => row[c]) as never[]), now, row.tenant_id, row.id)
-    const sameCell =
-      old.local_day === row.local_day &&
-      old.user_id === row.user_id &&
-      old.direction === row.direction &&
-      old.amount_cents === row.amount_cents &&
-      old.counterparty_key === row.counterparty_key &&
-      old.occurred_at === row.occurred_at
-    if (sameCell) {
-      if ((old.category ?? UNCATEGORIZED) !== (row.category ?? UNCATEGORIZED)) {
-        moveCategory(db, old, row)
-      }
-      result.updated++
-      continue
-    }
-    addToRollups(db, old, -1)
-    addToRollups(db, row, 1)
-    const cpMoved =
-      old.counterparty_key !== row.counterparty_key ||
-      old.local_day !== row.local_day ||
-      old.occurred_at !== row.occurred_at ||
-      old.direction !== row.direction
-    if (cpMoved) {
-      refreshCounterparty(db, old)
-      refreshCounterparty(db, row)
-    }
-    result.updated++
+    update(db, row, now, pending, result)
   }
   pending.flush()
   return result
+}
+
+/**
+ * The usual batch: no receipt of it is held by another transaction and none comes twice. Its
+ * receipt reports go in first (nothing below reads them), then its rows CHUNK at a time; a row
+ * the insert ignored (its id is stored) is then an update, in the batch's order, so the rollups
+ * move as they would row by row.
+ */
+function applyOwn(
+  db: Db,
+  rows: readonly StoredTransaction[],
+  now: string,
+  opts: { onlyNew?: boolean },
+  pending: PendingRollups,
+  result: ApplyResult,
+): void {
+  const reports: unknown[] = []
+  for (const row of rows) reportValues(row, row.id, reports)
+  insertMany(db, UPSERT_HEAD, 10, UPSERT_TAIL, reports)
+  const values: unknown[] = []
+  for (let at = 0; at < rows.length; at += CHUNK) {
+    const chunk = rows.slice(at, at + CHUNK)
+    values.length = 0
+    for (const r of chunk) {
+      values.push(
+        r.tenant_id,
+        r.id,
+        r.user_id,
+        r.occurred_at,
+        r.local_day,
+        r.amount_cents,
+        r.direction,
+        r.counterparty_name,
+        r.counterparty_phone,
+        r.counterparty_key,
+        r.description,
+        r.receipt_number,
+        r.balance_cents,
+        r.category,
+        r.category_confidence,
+        r.category_source,
+        r.rule_id,
+        r.source,
+        now,
+      )
+    }
+    if (insertedAll(db, INSERT_HEAD, WIDTH, values)) {
+      for (const row of chunk) pending.add(row)
+      result.inserted += chunk.length
+      continue
+    }
+    // Some id is stored already: row by row, so each ignored one is an update in its turn.
+    const { insert } = statementsOf(db)
+    for (const row of chunk) {
+      if (insertRow(insert, row, now)) {
+        pending.add(row)
+        result.inserted++
+      } else if (opts.onlyNew) result.unchanged++
+      else update(db, row, now, pending, result)
+    }
+  }
+}
+
+/** A categorized row whose id is stored: the row changes and its rollups move with it. */
+function update(
+  db: Db,
+  row: StoredTransaction,
+  now: string,
+  pending: PendingRollups,
+  result: ApplyResult,
+): void {
+  const { select, update } = statementsOf(db)
+  pending.flush()
+  const old = select.get(row.tenant_id, row.id) as StoredTransaction
+  if (COLUMNS.every((c) => old[c] === row[c])) {
+    result.unchanged++
+    return
+  }
+  update.run(...(COLUMNS.slice(2).map((c) => row[c]) as never[]), now, row.tenant_id, row.id)
+  const sameCell =
+    old.local_day === row.local_day &&
+    old.user_id === row.user_id &&
+    old.direction === row.direction &&
+    old.amount_cents === row.amount_cents &&
+    old.counterparty_key === row.counterparty_key &&
+    old.occurred_at === row.occurred_at
+  if (sameCell) {
+    if ((old.category ?? UNCATEGORIZED) !== (row.category ?? UNCATEGORIZED)) {
+      moveCategory(db, old, row)
+    }
+    result.updated++
+    return
+  }
+  addToRollups(db, old, -1)
+  addToRollups(db, row, 1)
+  const cpMoved =
+    old.counterparty_key !== row.counterparty_key ||
+    old.local_day !== row.local_day ||
+    old.occurred_at !== row.occurred_at ||
+    old.direction !== row.direction
+  if (cpMoved) {
+    refreshCounterparty(db, old)
+    refreshCounterparty(db, row)
+  }
+  result.updated++
 }
 
 /** INSERT_SQL for one row, its values in COLUMNS order; true when the row was new. */

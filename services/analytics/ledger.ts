@@ -5,13 +5,15 @@ import type { StoredTransaction } from './stored.ts'
 
 const HOLDER = `SELECT transaction_id AS id FROM receipt_reports
   WHERE tenant_id = ? AND receipt_number = ? LIMIT 1`
-const UPSERT = `INSERT INTO receipt_reports (tenant_id, receipt_number, source, channel,
-  transaction_id, occurred_at, amount_cents, direction, balance_cents, import_id)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (tenant_id, receipt_number, source) DO UPDATE SET channel = excluded.channel,
-  transaction_id = excluded.transaction_id, occurred_at = excluded.occurred_at,
-  amount_cents = excluded.amount_cents, direction = excluded.direction,
-  balance_cents = excluded.balance_cents, import_id = coalesce(excluded.import_id, import_id)`
+export const UPSERT_HEAD = `INSERT INTO receipt_reports (tenant_id, receipt_number, source, channel,
+  transaction_id, occurred_at, amount_cents, direction, balance_cents, import_id)`
+/** A report again from the same channel replaces what it said (the import it came in is kept). */
+export const UPSERT_TAIL = `ON CONFLICT (tenant_id, receipt_number, source) DO UPDATE SET
+  channel = excluded.channel, transaction_id = excluded.transaction_id,
+  occurred_at = excluded.occurred_at, amount_cents = excluded.amount_cents,
+  direction = excluded.direction, balance_cents = excluded.balance_cents,
+  import_id = coalesce(excluded.import_id, import_id)`
+const UPSERT = `${UPSERT_HEAD} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${UPSERT_TAIL}`
 const MOVE = `UPDATE receipt_reports SET transaction_id = ?
   WHERE tenant_id = ? AND receipt_number = ? AND transaction_id != ?`
 
@@ -51,22 +53,34 @@ export function holdersOf(
 export function recordReports(db: Db, row: StoredTransaction, holder: string, moved = false): void {
   const receipt = row.receipt_number
   if (!receipt) return
+  const values: unknown[] = []
+  reportValues(row, holder, values)
   const upsert = db.sqlite.query(UPSERT)
+  for (let at = 0; at < values.length; at += 10) {
+    upsert.run(...(values.slice(at, at + 10) as never[]))
+  }
+  if (moved) db.sqlite.query(MOVE).run(holder, row.tenant_id, receipt, holder)
+}
+
+/** Appends the UPSERT values (10 a report) of the row's receipt reports, held by `holder`. */
+export function reportValues(row: StoredTransaction, holder: string, out: unknown[]): void {
+  const receipt = row.receipt_number
+  if (!receipt) return
   for (const r of row.reports ?? []) {
-    upsert.run(
+    out.push(
       row.tenant_id,
       receipt,
       r.source,
       r.channel ?? null,
       holder,
-      instant(r.occurred_at),
+      // The row's own report says the row's time: toStored made that text already.
+      r.occurred_at === row.occurred_at ? row.occurred_at : instant(r.occurred_at),
       centsOf(r.amount),
       r.direction,
       r.balance == null ? null : centsOf(r.balance),
       r.import_id ?? null,
     )
   }
-  if (moved) db.sqlite.query(MOVE).run(holder, row.tenant_id, receipt, holder)
 }
 
 /**
