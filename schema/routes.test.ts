@@ -81,10 +81,11 @@ describe('body limits and budgets', () => {
     ])
   })
 
-  it('gives the export the bulk budget too, and nothing else', () => {
+  it('gives the export and a tenant move between instances the bulk budget too, and nothing else', () => {
     expect(routes.filter((r) => r.budget === 'bulk').map((r) => `${r.method} ${r.path}`)).toEqual([
       'GET /api/v1/analytics/export',
       'POST /api/v1/statements',
+      'POST /api/v1/tenants/:tenant_id/instances',
     ])
   })
 

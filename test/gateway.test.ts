@@ -91,7 +91,8 @@ describe('gateway edge', () => {
       readFileSync(join(p.dataDir, 'keys', 'jwt-private.pem'), 'utf8'),
       'EdDSA',
     )) as CryptoKey
-  })
+    // A platform start and eight tenants: more than the default 5 s on a busy 2-core box.
+  }, 60_000)
   afterAll(async () => {
     await p.dispose()
     await flaky.stop()
