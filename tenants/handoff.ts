@@ -2,8 +2,8 @@ import { Database } from 'bun:sqlite'
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { assertTenantId } from '../schema/tenant-id.ts'
+import { copySnapshot, INBOX_WINDOW_MS, purgeTenantRows, removeDatabaseFile } from './move.ts'
 import {
-  copyRows,
   mergeStaging,
   openStaging,
   placeStaging,
@@ -11,7 +11,7 @@ import {
   syncFileAsync,
 } from './move-copy.ts'
 import { dropFences, fenceTenant } from './move-fence.ts'
-import { countOf, hasRows, MoveError, q, type TenantTable, tablesOf } from './move-tables.ts'
+import { countOf, hasRows, MoveError, type TenantTable, tablesOf } from './move-tables.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
 
 /**
@@ -66,34 +66,18 @@ export async function packTenant(
     if (!hasRows(source.sqlite, tables, tenantId)) return null
     mkdirSync(handoffDir(registry), { recursive: true })
     const staging = openStaging(path, registry.migrationsOf(opts.service), tables, path)
-    const reader = new Database(source.path, { readonly: true, strict: true })
-    let rows = 0
+    let counts: Record<string, number>
     try {
-      reader.run('PRAGMA busy_timeout = 5000')
-      reader.run('BEGIN')
-      staging.run('BEGIN')
-      const since = new Date((opts.now ?? new Date()).getTime() - 7 * 86_400_000).toISOString()
-      const copy = copyRows(reader, staging, tables, tenantId, since, 4)
-      for (let step = copy.next(); ; step = copy.next()) {
-        if (step.done) {
-          for (const t of tables) {
-            const landed = countOf(staging, t.name, tenantId)
-            if (landed !== (step.value[t.name] ?? 0))
-              throw new MoveError(`${t.name}: ${step.value[t.name]} rows read, ${landed} packed`)
-            rows += landed
-          }
-          break
-        }
-        staging.run('COMMIT')
-        await new Promise<void>((resolve) => setImmediate(resolve))
-        staging.run('BEGIN')
-      }
-      staging.run('COMMIT')
-      reader.run('COMMIT')
+      counts = await copySnapshot(source.path, staging, tables, {
+        tenantId,
+        inboxSince: new Date((opts.now ?? new Date()).getTime() - INBOX_WINDOW_MS).toISOString(),
+        sliceMs: 4,
+        target: path,
+      })
     } finally {
-      reader.close()
       staging.close()
     }
+    const rows = Object.values(counts).reduce((a, b) => a + b, 0)
     return { path, rows }
   } catch (err) {
     removeStaging(path)
@@ -165,17 +149,8 @@ export function releaseTenant(
     db.write(() => dropFences(db, tenantId))
     return 0
   }
-  let rows = 0
-  db.write(() => {
-    db.sqlite.run('PRAGMA defer_foreign_keys = ON')
-    for (const t of tablesOf(db.sqlite)) {
-      rows += db.sqlite.query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`).run(tenantId).changes
-    }
-    dropFences(db, tenantId)
-  })
-  if (placement.isolation !== 'shared') {
-    registry.closePath?.(path)
-    for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true })
-  }
+  const rows = purgeTenantRows(registry, { tenantId, placement, services: [opts.service] })
+  db.write(() => dropFences(db, tenantId))
+  if (placement.isolation !== 'shared') removeDatabaseFile(registry, path)
   return rows
 }

@@ -34,7 +34,7 @@ import { type Placement, placementFolder, type TenantRegistry } from './registry
 export { MoveError, type TenantTable }
 
 /** Consumer inbox records younger than this travel with the tenant, so redeliveries stay no-ops. */
-const INBOX_WINDOW_MS = 7 * 86_400_000
+export const INBOX_WINDOW_MS = 7 * 86_400_000
 /** How long a move works before it lets the event loop run (other tenants' requests). */
 const SLICE_MS = 4
 
@@ -164,7 +164,12 @@ export async function moveTenantData(
         part.targetPath,
       )
       await nextTurn()
-      await copySnapshot(part, tenantId, inboxSince, sliceMs)
+      part.counts = await copySnapshot(part.source.path, part.staging, part.tables, {
+        tenantId,
+        inboxSince,
+        sliceMs,
+        target: part.targetPath,
+      })
       await syncFileAsync(part.stagingPath)
     }
 
@@ -211,18 +216,29 @@ export async function moveTenantData(
   return report
 }
 
-/** Copies a source's snapshot into its staging file, yielding to the event loop between slices. */
-async function copySnapshot(part: Part, tenantId: string, inboxSince: string, sliceMs: number) {
-  const staging = part.staging!
-  const reader = new Database(part.source.path, { readonly: true, strict: true })
+/**
+ * Copies a tenant's rows (and recent inbox records) from a snapshot of the database at
+ * `sourcePath` into an open staging file, yielding to the event loop between slices, and checks
+ * the copy against the snapshot's counts. Returns the rows copied per table. Used by the tier move
+ * and by a move to another instance (tenants/handoff.ts).
+ */
+export async function copySnapshot(
+  sourcePath: string,
+  staging: Database,
+  tables: readonly TenantTable[],
+  opts: { tenantId: string; inboxSince: string; sliceMs: number; target: string },
+): Promise<Record<string, number>> {
+  const { tenantId } = opts
+  const reader = new Database(sourcePath, { readonly: true, strict: true })
   try {
     reader.run('PRAGMA busy_timeout = 5000')
     reader.run('BEGIN')
     staging.run('BEGIN')
-    const copy = copyRows(reader, staging, part.tables, tenantId, inboxSince, sliceMs)
+    const copy = copyRows(reader, staging, tables, tenantId, opts.inboxSince, opts.sliceMs)
+    let counts: Record<string, number>
     for (let step = copy.next(); ; step = copy.next()) {
       if (step.done) {
-        part.counts = step.value
+        counts = step.value
         break
       }
       // Committed a slice at a time: one commit of every page at the end blocks for long.
@@ -232,19 +248,20 @@ async function copySnapshot(part: Part, tenantId: string, inboxSince: string, sl
     }
     staging.run('COMMIT')
     // Counted here, against the snapshot, so the final step need not count every row again.
-    for (const t of part.tables) {
+    for (const t of tables) {
       await nextTurn()
       const expected = countOf(reader, t.name, tenantId)
       await nextTurn()
       const landed = countOf(staging, t.name, tenantId)
-      const n = part.counts[t.name] ?? 0
+      const n = counts[t.name] ?? 0
       if (landed !== expected || n !== expected) {
         throw new MoveError(
-          `${t.name}: ${expected} rows to move, ${n} read, ${landed} in the copy for ${part.targetPath}`,
+          `${t.name}: ${expected} rows to move, ${n} read, ${landed} in the copy for ${opts.target}`,
         )
       }
     }
     reader.run('COMMIT')
+    return counts
   } finally {
     reader.close()
   }
@@ -405,6 +422,19 @@ export function purgeTenantRows(
   return total
 }
 
+/** Closes and deletes a database file with its WAL and shared memory; returns the files gone. */
+export function removeDatabaseFile(registry: TenantRegistry, path: string): number {
+  registry.closePath?.(path)
+  let files = 0
+  for (const suffix of ['', '-wal', '-shm']) {
+    if (existsSync(path + suffix)) {
+      rmSync(path + suffix, { force: true })
+      files++
+    }
+  }
+  return files
+}
+
 /**
  * Erases a tenant's data everywhere: its rows in the shared databases, its own folder
  * (`tenants/<id>/`, placement and state files included) and, for a dedicated location, the
@@ -421,23 +451,15 @@ export function eraseTenantData(
     services: opts.services,
   })
   let files = 0
-  const removeDb = (path: string) => {
-    registry.closePath?.(path)
-    for (const suffix of ['', '-wal', '-shm']) {
-      if (existsSync(path + suffix)) {
-        rmSync(path + suffix, { force: true })
-        files++
-      }
-    }
-  }
   const own = placementFolder(registry.dataDir, { isolation: 'schema' }, tenantId)
   const dedicated =
     opts.placement.isolation === 'database'
       ? placementFolder(registry.dataDir, opts.placement, tenantId)
       : null
   for (const service of opts.services) {
-    removeDb(join(own, `${service}.db`))
-    if (dedicated && dedicated !== own) removeDb(join(dedicated, `${service}.db`))
+    files += removeDatabaseFile(registry, join(own, `${service}.db`))
+    if (dedicated && dedicated !== own)
+      files += removeDatabaseFile(registry, join(dedicated, `${service}.db`))
   }
   if (existsSync(own)) {
     rmSync(own, { recursive: true, force: true })

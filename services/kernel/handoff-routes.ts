@@ -2,10 +2,11 @@ import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Elysia, t } from 'elysia'
 import { packTenant, releaseTenant, unpackTenant } from '../../tenants/handoff.ts'
+import { hasOutbox } from '../../tenants/move-tables.ts'
 import type { ServiceContext } from './context.ts'
-import { AppError, Forbidden } from './errors.ts'
+import { AppError } from './errors.ts'
 import { faultPoint } from './faults.ts'
-import { isOperator } from './roles.ts'
+import { assertCan } from './roles.ts'
 import { assertTenantId } from './tenant-id.ts'
 import { bearerToken } from './tokens.ts'
 
@@ -13,9 +14,9 @@ import { bearerToken } from './tokens.ts'
  * The routes one part calls on another while a tenant moves between instances of a partitioned
  * service (`mmp tenant move --to`, tenants/handoff.ts), and the replay of a tenant's events after
  * it. The tenant service calls them with the operator's token; the gateway does not route
- * `/internal/` and the public document does not list them. They take the tenant as `tenant` so
- * the instance check (a 421 for another instance's tenant) does not apply: the tenant is on its
- * way between instances.
+ * `/internal/` and the public document does not list them. They verify the operator here rather
+ * than through the `auth` macro, whose instance check (a 421 for a tenant, or for the platform,
+ * another instance owns) would refuse them: the tenant is on its way between instances.
  */
 export const HANDOFF_PATHS = {
   pack: '/internal/handoff/pack',
@@ -29,7 +30,7 @@ const hidden = { detail: { hide: true } }
 export function handoffRoutes(ctx: ServiceContext<unknown>) {
   const operator = async (request: Request) => {
     const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
-    if (!isOperator(actor)) throw new Forbidden('only the platform operator moves tenants')
+    assertCan(actor, 'operator')
     return actor
   }
   /** Writes this instance's copy of the tenant's profile to say which instance holds it now. */
@@ -144,10 +145,7 @@ async function republish(
     dbs.push(ctx.registry.platform(ctx.name))
   let n = 0
   for (const db of dbs) {
-    const hasOutbox = db.sqlite
-      .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'")
-      .get()
-    if (!hasOutbox) continue
+    if (!hasOutbox(db.sqlite)) continue
     const rows = db.sqlite
       .query<{ topic: string; payload: string }, [string, string]>(
         'SELECT topic, payload FROM outbox WHERE tenant_id = ? AND created_at >= ? ORDER BY seq',

@@ -1,8 +1,7 @@
-import type { ServiceContext, ServiceName } from '../kernel/context.ts'
-import { serviceNames } from '../kernel/context.ts'
-import { Forbidden, invalidField } from '../kernel/errors.ts'
+import { type ServiceContext, type ServiceName, serviceNames } from '../kernel/context.ts'
+import { invalidField } from '../kernel/errors.ts'
 import { HANDOFF_PATHS } from '../kernel/handoff-routes.ts'
-import { type Actor, isOperator } from '../kernel/roles.ts'
+import type { Actor } from '../kernel/roles.ts'
 import { ownerOf } from '../kernel/tenant-owner.ts'
 import { instancesOf } from './profile.ts'
 import { saveRow, tenantInPath } from './store.ts'
@@ -32,6 +31,7 @@ export interface InstanceMove {
  *    instance applies those the old one set aside and drops the rest (its inbox came along).
  * A failure before step 2 leaves the tenant where it was: the old instance drops its fences and
  * gets the events it set aside replayed. Running the command again finishes a failed move.
+ * The route is the operator's; `actor.token` is what the instances are called with.
  */
 export async function moveTenantToInstance(
   ctx: ServiceContext,
@@ -39,7 +39,6 @@ export async function moveTenantToInstance(
   tenantId: string,
   body: { service: string; instance: string },
 ): Promise<InstanceMove> {
-  if (!isOperator(actor)) throw new Forbidden('only the platform operator moves tenants')
   const row = tenantInPath(ctx, actor, tenantId)
   const service = body.service as ServiceName
   const list = (serviceNames as readonly string[]).includes(service)
