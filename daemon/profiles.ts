@@ -146,13 +146,17 @@ export async function followProfiles(opts: {
       ),
     ),
   )
+  /** Billing's entitlements of a tenant, unless this part holds newer ones already. */
+  const keepEntitlements = (tenantId: string, e: Entitlements) => {
+    const held = readEntitlements(registry, tenantId)
+    if (held && held.updated_at > e.updated_at) return
+    writeEntitlements(registry, tenantId, e)
+  }
   await subscribe(opts, 'entitlements', topics.entitlementsChanged, (event) => {
     if (owns('billing')) return
     const e = event.data.entitlements as Entitlements | null
     if (!e) return removeEntitlements(registry, event.tenant_id)
-    const held = readEntitlements(registry, event.tenant_id)
-    if (held && held.updated_at > e.updated_at) return
-    writeEntitlements(registry, event.tenant_id, e)
+    keepEntitlements(event.tenant_id, e)
   })
 
   let stopped = false
@@ -181,11 +185,7 @@ export async function followProfiles(opts: {
       const list = await platformRead<{
         data: Array<{ tenant_id: string; entitlements: Entitlements }>
       }>(opts.client, 'billing', '/internal/entitlements')
-      for (const { tenant_id, entitlements } of list.data) {
-        const held = readEntitlements(registry, tenant_id)
-        if (!held || held.updated_at < entitlements.updated_at)
-          writeEntitlements(registry, tenant_id, entitlements)
-      }
+      for (const { tenant_id, entitlements } of list.data) keepEntitlements(tenant_id, entitlements)
       log.info('tenant entitlements loaded from billing', { tenants: list.data.length })
     },
     {
