@@ -12,9 +12,9 @@ import {
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Webhook } from 'standardwebhooks'
 import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
+import { startWebhookReceiver } from './support/webhook-receiver.ts'
 
 /**
  * The restore drill: a backup taken while writes go on, verified, restored into a new data dir
@@ -77,27 +77,13 @@ describe('backup and restore drill', () => {
   const backupDir = join(scratch, 'backup')
   const restored = join(scratch, 'restored')
   let operator: string
-  let receiver: ReturnType<typeof Bun.serve>
-  const hits: Array<{ verified: boolean; body: any }> = []
+  let receiver: ReturnType<typeof startWebhookReceiver>
   /** Receipts the platform acknowledged, with the time the answer came. */
   const acked: Array<{ tenant: string; receipt: string; at: number }> = []
   let backupBegan = 0
 
   beforeAll(async () => {
-    receiver = Bun.serve({
-      port: 0,
-      hostname: '127.0.0.1',
-      async fetch(req) {
-        const text = await req.text()
-        let verified = false
-        try {
-          new Webhook(SECRET).verify(text, Object.fromEntries(req.headers))
-          verified = true
-        } catch {}
-        hits.push({ verified, body: JSON.parse(text) })
-        return new Response('ok')
-      },
-    })
+    receiver = startWebhookReceiver(SECRET)
     mkdirSync(join(scratch, 'vol2'), { recursive: true })
     a = await startTestPlatform()
     operator = await a.login()
@@ -122,7 +108,7 @@ describe('backup and restore drill', () => {
     }
     const hook = await api(a.gateway, operator).post('/api/v1/webhooks', {
       tenant_id: 'duka',
-      url: `http://127.0.0.1:${receiver.port}/hook`,
+      url: `${receiver.url}/hook`,
       events: ['payment.success'],
       secret: SECRET,
     })
@@ -132,7 +118,7 @@ describe('backup and restore drill', () => {
   afterAll(async () => {
     await b?.dispose()
     await a?.dispose()
-    receiver?.stop(true)
+    receiver?.stop()
     rmSync(scratch, { recursive: true, force: true })
   })
 
@@ -279,7 +265,7 @@ describe('backup and restore drill', () => {
     })
     expect(r.status).toBe(202)
     const hit = await eventually(
-      () => hits.find((h) => h.body?.data?.drill === true),
+      () => receiver.hits.find((h) => h.body?.data?.drill === true),
       10_000,
       'the delivery from the restored platform',
     )

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { join } from 'node:path'
-import { Webhook } from 'standardwebhooks'
 import {
   api,
   eventually,
@@ -9,14 +8,9 @@ import {
   type TestPlatform,
 } from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
+import { startWebhookReceiver } from './support/webhook-receiver.ts'
 
 const SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD'
-
-interface Hit {
-  tenant: string
-  body: any
-  verified: boolean
-}
 
 /**
  * C2B end to end through the gateway: a tenant's till, the platform's aggregator paybill routed by
@@ -28,8 +22,7 @@ describe('C2B payments end to end', () => {
   let operator: ReturnType<typeof api>
   let acme: ReturnType<typeof api>
   let globex: ReturnType<typeof api>
-  let receiver: ReturnType<typeof Bun.serve>
-  const hits: Hit[] = []
+  let receiver: ReturnType<typeof startWebhookReceiver>
   let till: { confirmation_url: string; validation_url: string }
   let globexAccount = ''
 
@@ -50,20 +43,7 @@ describe('C2B payments end to end', () => {
     api(p.gateway, await p.login(`owner@${tenant}.test`, `${tenant}-Owner-Passphrase-42`))
 
   beforeAll(async () => {
-    receiver = Bun.serve({
-      port: 0,
-      hostname: '127.0.0.1',
-      async fetch(req) {
-        const text = await req.text()
-        let verified = false
-        try {
-          new Webhook(SECRET).verify(text, Object.fromEntries(req.headers))
-          verified = true
-        } catch {}
-        hits.push({ tenant: new URL(req.url).pathname.slice(1), body: JSON.parse(text), verified })
-        return new Response('ok')
-      },
-    })
+    receiver = startWebhookReceiver(SECRET)
     p = await startTestPlatform()
     const operatorToken = await p.login()
     operator = api(p.gateway, operatorToken)
@@ -75,7 +55,7 @@ describe('C2B payments end to end', () => {
       [globex, 'globex'],
     ] as const) {
       const r = await client.post('/api/v1/webhooks', {
-        url: `http://127.0.0.1:${receiver.port}/${tenant}`,
+        url: `${receiver.url}/${tenant}`,
         events: ['payment.success'],
         secret: SECRET,
       })
@@ -84,7 +64,7 @@ describe('C2B payments end to end', () => {
   }, 90_000)
 
   afterAll(async () => {
-    receiver?.stop(true)
+    receiver?.stop()
     await p?.dispose()
   })
 
@@ -155,7 +135,8 @@ describe('C2B payments end to end', () => {
     })
     expect(txn!.counterparty_name).toBeTruthy()
     const hook = await eventually(
-      () => hits.find((h) => h.tenant === 'acme' && h.body.data?.receipt_number === transId),
+      () =>
+        receiver.hits.find((h) => h.tenant === 'acme' && h.body.data?.receipt_number === transId),
       15_000,
       'the payment.success webhook',
     )
@@ -189,7 +170,8 @@ describe('C2B payments end to end', () => {
     expect(txn).toMatchObject({ amount: 1200, category: 'Revenue' })
     expect(await transactionsOf(acme, transId!)).toEqual([])
     const hook = await eventually(
-      () => hits.find((h) => h.tenant === 'globex' && h.body.data?.receipt_number === transId),
+      () =>
+        receiver.hits.find((h) => h.tenant === 'globex' && h.body.data?.receipt_number === transId),
       15_000,
       'the globex webhook',
     )
@@ -249,7 +231,9 @@ describe('C2B payments end to end', () => {
     })
     await eventually(async () => (await transactionsOf(acme, 'TMARK00001')).length > 0, 15_000)
     expect(await transactionsOf(acme, 'TDUP000001')).toHaveLength(1)
-    expect(hits.filter((h) => h.body.data?.receipt_number === 'TDUP000001')).toHaveLength(1)
+    expect(receiver.hits.filter((h) => h.body.data?.receipt_number === 'TDUP000001')).toHaveLength(
+      1,
+    )
   }, 30_000)
 
   it('answers a forged confirmation 401 and records nothing', async () => {

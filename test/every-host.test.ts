@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Webhook } from 'standardwebhooks'
 import { startMosquitto } from './support/mosquitto.ts'
 import {
   api,
@@ -12,6 +11,7 @@ import {
   type TestPlatform,
 } from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
+import { startWebhookReceiver } from './support/webhook-receiver.ts'
 
 const SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD'
 const SERVICES = [
@@ -49,27 +49,13 @@ describe('every part on its own host', () => {
   const parts = new Map<string, TestPlatform>()
   const dirs: string[] = []
   let broker: Awaited<ReturnType<typeof startMosquitto>>
-  let receiver: ReturnType<typeof Bun.serve>
-  const hits: Array<{ verified: boolean; body: any }> = []
+  let receiver: ReturnType<typeof startWebhookReceiver>
   let gateway: string
   let admin: ReturnType<typeof api>
   let adminToken: string
 
   beforeAll(async () => {
-    receiver = Bun.serve({
-      port: 0,
-      hostname: '127.0.0.1',
-      async fetch(req) {
-        const text = await req.text()
-        let verified = false
-        try {
-          new Webhook(SECRET).verify(text, Object.fromEntries(req.headers))
-          verified = true
-        } catch {}
-        hits.push({ verified, body: JSON.parse(text) })
-        return new Response('ok')
-      },
-    })
+    receiver = startWebhookReceiver(SECRET)
     broker = await startMosquitto({ persistence: true })
     const offset = await pickOffset()
     const start = async (only: string, env: Record<string, string> = {}) => {
@@ -98,7 +84,7 @@ describe('every part on its own host', () => {
     const hook = await eventually(
       async () => {
         const r = await admin.post('/api/v1/webhooks', {
-          url: `http://127.0.0.1:${receiver.port}/shop`,
+          url: `${receiver.url}/shop`,
           events: ['payment.success'],
           secret: SECRET,
         })
@@ -111,7 +97,7 @@ describe('every part on its own host', () => {
   }, 120_000)
 
   afterAll(async () => {
-    receiver?.stop(true)
+    receiver?.stop()
     for (const p of parts.values()) await p.kill().catch(() => {})
     await broker?.stop()
     for (const d of dirs) rmSync(d, { recursive: true, force: true })
@@ -211,7 +197,7 @@ describe('every part on its own host', () => {
     // A verified webhook for each payment.
     const hooks = await eventually(
       () => {
-        const ok = hits.filter((h) => h.verified && h.body.event === 'payment.success')
+        const ok = receiver.hits.filter((h) => h.verified && h.body.event === 'payment.success')
         return ok.length >= 2 ? ok : null
       },
       20_000,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { Webhook } from 'standardwebhooks'
 import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { startWebhookReceiver } from './support/webhook-receiver.ts'
 
 /**
  * Issue 14: a process killed between the provider accepting a request and the platform recording
@@ -9,13 +9,6 @@ import { api, eventually, startTestPlatform, type TestPlatform } from './support
  * with the same key, and checks that the money moved exactly once everywhere it is counted.
  */
 const SECRET = `whsec_${Buffer.from('crash-test-signing-secret-0123').toString('base64')}`
-
-interface Hit {
-  path: string
-  id: string
-  event: string
-  verified: boolean
-}
 
 const cases = [
   {
@@ -30,28 +23,7 @@ const cases = [
 
 describe('a payment whose process dies at a fault point', () => {
   let p: TestPlatform
-  const hits: Hit[] = []
-  const receiver = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    async fetch(req) {
-      const text = await req.text()
-      const headers = Object.fromEntries(req.headers)
-      let verified = false
-      try {
-        new Webhook(SECRET).verify(text, headers)
-        verified = true
-      } catch {}
-      const body = JSON.parse(text) as { event: string }
-      hits.push({
-        path: new URL(req.url).pathname,
-        id: headers['webhook-id'] ?? '',
-        event: body.event,
-        verified,
-      })
-      return new Response('ok')
-    },
-  })
+  const receiver = startWebhookReceiver(SECRET)
   const admins = new Map<string, ReturnType<typeof api>>()
 
   beforeAll(async () => {
@@ -69,7 +41,7 @@ describe('a payment whose process dies at a fault point', () => {
       const admin = api(p.gateway, await p.login(`owner@${c.tenant}.test`, 'crash-password-1'))
       const hook = await admin.post('/api/v1/webhooks', {
         tenant_id: c.tenant,
-        url: `http://127.0.0.1:${receiver.port}/${c.tenant}`,
+        url: `${receiver.url}/${c.tenant}`,
         events: ['payment.success'],
         secret: SECRET,
       })
@@ -79,7 +51,7 @@ describe('a payment whose process dies at a fault point', () => {
   }, 60_000)
 
   afterAll(async () => {
-    receiver.stop(true)
+    receiver.stop()
     await p?.dispose()
   })
 
@@ -166,11 +138,16 @@ describe('a payment whose process dies at a fault point', () => {
 
       // Exactly one payment.success webhook id, signed, for this tenant.
       await eventually(
-        async () => hits.some((h) => h.path === `/${c.tenant}` && h.event === 'payment.success'),
+        async () =>
+          receiver.hits.some(
+            (h) => h.path === `/${c.tenant}` && h.body.event === 'payment.success',
+          ),
         20_000,
         'the payment.success webhook',
       )
-      const mine = hits.filter((h) => h.path === `/${c.tenant}` && h.event === 'payment.success')
+      const mine = receiver.hits.filter(
+        (h) => h.path === `/${c.tenant}` && h.body.event === 'payment.success',
+      )
       expect(mine.every((h) => h.verified)).toBe(true)
       expect(new Set(mine.map((h) => h.id)).size).toBe(1)
 
