@@ -183,36 +183,60 @@ describe('analytics as two instances that each own half of the tenants', () => {
   }
   let movedFree = ''
 
+  /**
+   * One row at a time for a tenant through the gateway (parser → categorizer → analytics events)
+   * until stopped; `sent` counts the rows the parser accepted.
+   */
+  const writeLoad = (
+    operator: ReturnType<typeof api>,
+    tenantId: string,
+    row: { prefix: string; amount: number; description: string },
+  ) => {
+    const day = new Date(Date.now() - 3 * 86_400_000).toISOString()
+    let stop = false
+    let sent = 0
+    const done = (async () => {
+      for (let k = 0; !stop; k++) {
+        const res = await operator.post('/api/v1/parser/transactions', {
+          tenant_id: tenantId,
+          transactions: [
+            {
+              occurred_at: day,
+              amount: row.amount,
+              direction: 'in',
+              description: `${row.description} ${k}`,
+              receipt_number: `${row.prefix}${tenantId.replace('-', '').toUpperCase()}${k}`,
+            },
+          ],
+        })
+        expect(res.body).toMatchObject({ accepted: 1 })
+        sent++
+      }
+    })()
+    return {
+      sent: () => sent,
+      stop: () => {
+        stop = true
+        return done
+      },
+    }
+  }
+
   it('moves a Free and a Pro tenant to the other instance with mmp tenant move, under load', async () => {
     const operator = api(split.main.gateway, await split.main.login())
-    const day = new Date(Date.now() - 3 * 86_400_000).toISOString()
     for (const plan of ['free', 'pro'] as const) {
       const t = tenants.find((x) => x.plan === plan && x.owner === 0)!
       if (plan === 'free') movedFree = t.id
       const [from, to] = split.analytics
       // Writes (parser → categorizer → analytics events) and reads through the gateway go on
       // while the tenant moves.
+      const load = writeLoad(operator, t.id, {
+        prefix: 'MV',
+        amount: 10,
+        description: 'During the move',
+      })
       let stop = false
-      let sent = 0
       const reads: number[] = []
-      const writer = (async () => {
-        for (let k = 0; !stop; k++) {
-          const res = await operator.post('/api/v1/parser/transactions', {
-            tenant_id: t.id,
-            transactions: [
-              {
-                occurred_at: day,
-                amount: 10,
-                direction: 'in',
-                description: `During the move ${k}`,
-                receipt_number: `MV${t.id.replace('-', '').toUpperCase()}${k}`,
-              },
-            ],
-          })
-          expect(res.body).toMatchObject({ accepted: 1 })
-          sent++
-        }
-      })()
       const reader = (async () => {
         while (!stop) {
           reads.push((await operator.get(`/api/v1/analytics/summary?tenant_id=${t.id}`)).status)
@@ -220,10 +244,10 @@ describe('analytics as two instances that each own half of the tenants', () => {
       })()
       const halt = () => {
         stop = true
-        return Promise.all([writer, reader])
+        return Promise.all([load.stop(), reader])
       }
       try {
-        await eventually(() => sent >= 5, 10_000, 'the load under way')
+        await eventually(() => load.sent() >= 5, 10_000, 'the load under way')
       } catch (err) {
         await halt()
         throw err
@@ -238,15 +262,15 @@ describe('analytics as two instances that each own half of the tenants', () => {
         to: split.instances[1],
       })
       expect(report.rows).toBeGreaterThan(0)
-      const atMove = sent
+      const atMove = load.sent()
       await eventually(
-        () => sent >= atMove + 5,
+        () => load.sent() >= atMove + 5,
         10_000,
         'the load going on after the move',
       ).finally(halt)
 
       // Every row sent before, during and after the move is counted once, on the new instance.
-      const total = t.amounts.length + sent
+      const total = t.amounts.length + load.sent()
       const summary = await eventually(
         async () => {
           const res = await operator.get(`/api/v1/analytics/summary?tenant_id=${t.id}`)
@@ -274,33 +298,17 @@ describe('analytics as two instances that each own half of the tenants', () => {
 
   it('finishes a move whose old instance died mid-way when it is run again, losing no event', async () => {
     const operator = api(split.main.gateway, await split.main.login())
-    const day = new Date(Date.now() - 3 * 86_400_000).toISOString()
     const t = tenants.find((x) => x.plan === 'free' && x.owner === 0 && x.id !== movedFree)!
     const [from, to] = split.analytics
     const before = (await operator.get(`/api/v1/analytics/summary?tenant_id=${t.id}`)).body
     expect(before.total_transactions).toBe(t.amounts.length)
-    let stop = false
-    let sent = 0
-    const writer = (async () => {
-      for (let k = 0; !stop; k++) {
-        const res = await operator.post('/api/v1/parser/transactions', {
-          tenant_id: t.id,
-          transactions: [
-            {
-              occurred_at: day,
-              amount: 5,
-              direction: 'in',
-              description: `Across a crash ${k}`,
-              receipt_number: `CR${t.id.replace('-', '').toUpperCase()}${k}`,
-            },
-          ],
-        })
-        expect(res.body).toMatchObject({ accepted: 1 })
-        sent++
-      }
-    })()
+    const load = writeLoad(operator, t.id, {
+      prefix: 'CR',
+      amount: 5,
+      description: 'Across a crash',
+    })
     try {
-      await eventually(() => sent >= 5, 10_000, 'the load under way')
+      await eventually(() => load.sent() >= 5, 10_000, 'the load under way')
       // The old instance kills itself with the tenant fenced and packed, before answering.
       expect(await from.stop()).toBe(0)
       await from.restart({ MMP_ALLOW_FAULTS: '1', MMP_FAULT: 'handoff.after_pack' })
@@ -308,22 +316,25 @@ describe('analytics as two instances that each own half of the tenants', () => {
       expect(failed.code).not.toBe(0)
       expect(await from.exited()).toBe('SIGKILL')
       expect(from.logs()).toContain('fault point handoff.after_pack reached')
-      const atCrash = sent
-      await eventually(() => sent >= atCrash + 5, 10_000, 'writes while the instance is down')
+      const atCrash = load.sent()
+      await eventually(
+        () => load.sent() >= atCrash + 5,
+        10_000,
+        'writes while the instance is down',
+      )
       await from.restart({ MMP_FAULT: '' })
-      const atRestart = sent
-      await eventually(() => sent >= atRestart + 5, 10_000, 'writes after it came back')
+      const atRestart = load.sent()
+      await eventually(() => load.sent() >= atRestart + 5, 10_000, 'writes after it came back')
 
       const again = mmp('tenant', 'move', t.id, '--to', split.instances[1], '--json')
       expect({ code: again.code, err: again.err }).toEqual({ code: 0, err: '' })
       expect(JSON.parse(again.out)).toMatchObject({ moved: true, from: split.instances[0] })
-      const atMove = sent
-      await eventually(() => sent >= atMove + 5, 10_000, 'writes after the move')
+      const atMove = load.sent()
+      await eventually(() => load.sent() >= atMove + 5, 10_000, 'writes after the move')
     } finally {
-      stop = true
-      await writer
+      await load.stop()
     }
-    const total = t.amounts.length + sent
+    const total = t.amounts.length + load.sent()
     await eventually(
       async () =>
         (await operator.get(`/api/v1/analytics/summary?tenant_id=${t.id}`)).body
