@@ -225,29 +225,7 @@ function applyOwn(
   for (let at = 0; at < rows.length; at += CHUNK) {
     const chunk = rows.slice(at, at + CHUNK)
     values.length = 0
-    for (const r of chunk) {
-      values.push(
-        r.tenant_id,
-        r.id,
-        r.user_id,
-        r.occurred_at,
-        r.local_day,
-        r.amount_cents,
-        r.direction,
-        r.counterparty_name,
-        r.counterparty_phone,
-        r.counterparty_key,
-        r.description,
-        r.receipt_number,
-        r.balance_cents,
-        r.category,
-        r.category_confidence,
-        r.category_source,
-        r.rule_id,
-        r.source,
-        now,
-      )
-    }
+    for (const r of chunk) values.push(...rowValues(r, now))
     if (insertedAll(db, INSERT_HEAD, WIDTH, values)) {
       for (const row of chunk) pending.add(row)
       result.inserted += chunk.length
@@ -311,27 +289,30 @@ function update(
 
 /** INSERT_SQL for one row, its values in COLUMNS order; true when the row was new. */
 function insertRow(insert: Statement, r: StoredTransaction, now: string): boolean {
-  return (
-    insert.run(
-      r.tenant_id,
-      r.id,
-      r.user_id,
-      r.occurred_at,
-      r.local_day,
-      r.amount_cents,
-      r.direction,
-      r.counterparty_name,
-      r.counterparty_phone,
-      r.counterparty_key,
-      r.description,
-      r.receipt_number,
-      r.balance_cents,
-      r.category,
-      r.category_confidence,
-      r.category_source,
-      r.rule_id,
-      r.source,
-      now,
-    ).changes === 1
-  )
+  return insert.run(...(rowValues(r, now) as never[])).changes === 1
+}
+
+/** A stored transaction's values in COLUMNS order (INSERT_SQL's, one row or many). */
+function rowValues(r: StoredTransaction, now: string): unknown[] {
+  return [
+    r.tenant_id,
+    r.id,
+    r.user_id,
+    r.occurred_at,
+    r.local_day,
+    r.amount_cents,
+    r.direction,
+    r.counterparty_name,
+    r.counterparty_phone,
+    r.counterparty_key,
+    r.description,
+    r.receipt_number,
+    r.balance_cents,
+    r.category,
+    r.category_confidence,
+    r.category_source,
+    r.rule_id,
+    r.source,
+    now,
+  ]
 }
