@@ -2,22 +2,16 @@ import { faultPoint } from '../kernel/faults.ts'
 import { attemptDelivery } from './attempt.ts'
 import type { WebhookDeps } from './deps.ts'
 import { type EndpointRow, signingKeys } from './endpoints.ts'
-import {
-  attemptSeconds,
-  attemptsTotal,
-  deadGauge,
-  deliveriesTotal,
-  inFlightGauge,
-  pendingGauge,
-} from './metrics.ts'
+import { burstOf, type Lane, newLane, tokensOf } from './lanes.ts'
+import { deadGauge, deliveriesTotal, inFlightGauge, pendingGauge } from './metrics.ts'
+import { type Answered, countFinished, type Finished, recordFinished } from './outcomes.ts'
 import {
   type AttemptOutcome,
+  type AttemptResult,
   type ClaimedDelivery,
   claimDue,
   type DeliveryRow,
-  markDelivered,
   purgeDelivered,
-  recordAttempts,
   recoverInFlight,
 } from './queue.ts'
 
@@ -29,24 +23,12 @@ type Send = (
 ) => Promise<AttemptOutcome>
 
 /**
- * Bucket size: 50 ms worth of the rate. A small burst paces deliveries evenly instead of firing a
- * second's worth at once, which is gentler on receivers and keeps few requests in flight.
- */
-const burstOf = (rate: number) => Math.max(1, Math.ceil(rate / 20))
-
-interface Lane {
-  inFlight: number
-  tokens: number
-  refilledAt: number
-  /** Epoch ms of the earliest pending delivery, or null when none is known. */
-  nextDue: number | null
-}
-
-/**
  * The delivery worker. The queue lives in SQLite; memory only holds per-endpoint lanes (in-flight
- * count, token bucket, next due time) recomputed from indexed queries. A delivery is marked
- * `delivering` before its request starts and its outcome is committed as soon as the answer
- * arrives, so after a crash only in-flight deliveries are sent again and a 2xx one never is.
+ * count, token bucket, next due time) recomputed from indexed queries. Work goes in turns: one
+ * write transaction per turn of the event loop commits every outcome and 2xx that arrived since
+ * the last one and claims (marks `delivering`) the due deliveries of every lane with room; the
+ * claimed requests start after that commit. After a crash only deliveries whose outcome was not
+ * committed are sent again, and a committed 2xx never is.
  */
 export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) {
   const lanes = new Map<string, Lane>()
@@ -56,7 +38,9 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
   let stopped = true
   let timer: ReturnType<typeof setTimeout> | null = null
   let timerAt = Number.POSITIVE_INFINITY
-  let tickQueued = false
+  let turnQueued = false
+  let finished: Finished[] = []
+  let answered: Answered[] = []
   let sweeper: ReturnType<typeof setInterval> | null = null
   let watcher: ReturnType<typeof setInterval> | null = null
   /** The queue's data_version when last looked at: it moves when another process writes. */
@@ -111,8 +95,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
   const laneOf = (id: string): Lane => {
     let lane = lanes.get(id)
     if (!lane) {
-      const rate = endpointOf(id)?.rateLimit ?? deps.config.rateLimit
-      lane = { inFlight: 0, tokens: burstOf(rate), refilledAt: performance.now(), nextDue: null }
+      lane = newLane(endpointOf(id)?.rateLimit ?? deps.config.rateLimit)
       lanes.set(id, lane)
     }
     return lane
@@ -124,7 +107,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     if (lane.nextDue === null && lane.inFlight === 0) lanes.delete(id)
   }
 
-  /** Runs a tick at `at` (clock epoch ms) unless one is due earlier. */
+  /** Runs a turn at `at` (clock epoch ms) unless one is due earlier. */
   const schedule = (at: number) => {
     if (stopped || at >= timerAt) return
     if (timer) clearTimeout(timer)
@@ -133,36 +116,32 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       () => {
         timer = null
         timerAt = Number.POSITIVE_INFINITY
-        safeTick()
+        turn()
       },
       Math.max(0, at - deps.clock.nowMs()),
     )
   }
 
+  /** Runs a turn at the end of this turn of the event loop (once, however often asked). */
   const wake = () => {
-    if (stopped || tickQueued) return
-    tickQueued = true
-    setImmediate(() => {
-      tickQueued = false
-      safeTick()
-    })
+    if (turnQueued) return
+    turnQueued = true
+    setImmediate(turn)
   }
 
-  /** Tokens available now for an endpoint (token bucket). */
-  const tokensOf = (lane: Lane, rate: number) => {
-    const now = performance.now()
-    lane.tokens = Math.min(burstOf(rate), lane.tokens + ((now - lane.refilledAt) / 1000) * rate)
-    lane.refilledAt = now
-    return Math.floor(lane.tokens)
+  interface Launch {
+    endpoint: EndpointRow
+    lane: Lane
+    row: ClaimedDelivery
   }
+  let killed = 0
 
-  const pump = (id: string, nowMs: number) => {
+  /** Claims one lane's due deliveries inside the turn's transaction; counts them in flight. */
+  const pump = (id: string, nowMs: number, out: Launch[]) => {
     const endpoint = endpointOf(id)
     if (endpoint?.status !== 'enabled') {
       const reason = endpoint ? 'endpoint disabled' : 'endpoint deleted'
-      const ts = new Date(nowMs).toISOString()
-      const killed = deps.db.write(() => q.killEndpoint.run(reason, ts, id).changes)
-      if (killed) deliveriesTotal.inc({ status: 'dead' }, killed)
+      killed += q.killEndpoint.run(reason, new Date(nowMs).toISOString(), id).changes
       lanes.delete(id)
       return
     }
@@ -178,85 +157,125 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       schedule(deps.clock.nowMs() + Math.ceil(1000 / rate))
       return
     }
-    const rows = claimDue(deps, id, nowMs, Math.min(room, tokens))
+    const limit = Math.min(room, tokens)
+    const rows = claimDue(deps, id, nowMs, limit)
     lane.tokens -= rows.length
-    for (const row of rows) launch(endpoint, lane, row)
-    refreshDue(id)
+    lane.inFlight += rows.length
+    totalInFlight += rows.length
+    for (const row of rows) out.push({ endpoint, lane, row })
+    // A full claim leaves the lane due; a short one means the due rows ran out.
+    if (rows.length < limit) refreshDue(id)
   }
 
-  interface Finished {
-    endpoint: EndpointRow
-    lane: Lane
-    row: ClaimedDelivery
-    outcome: AttemptOutcome
-  }
-  let finished: Finished[] = []
-  let flushQueued = false
-  let answered: Array<{ id: string; statusCode: number; at: string }> = []
+  const isDue = (lane: Lane, nowMs: number) => lane.nextDue !== null && lane.nextDue <= nowMs
 
-  const queueFlush = () => {
-    if (flushQueued) return
-    flushQueued = true
-    setImmediate(flush)
+  /** Claims for every due lane (inside the turn's transaction). */
+  const claimAll = (nowMs: number, out: Launch[]) => {
+    for (const [id, lane] of lanes) if (isDue(lane, nowMs)) pump(id, nowMs, out)
+  }
+
+  /** A turn for the earliest lane due later. */
+  const scheduleLanes = (nowMs: number) => {
+    let earliest = Number.POSITIVE_INFINITY
+    for (const { nextDue } of lanes.values())
+      if (nextDue !== null && nextDue > nowMs) earliest = Math.min(earliest, nextDue)
+    if (earliest < Number.POSITIVE_INFINITY) schedule(earliest)
+  }
+
+  /** What the committed results change in memory: disabled endpoints, retry times. */
+  const noteResults = (batch: readonly Finished[], results: readonly AttemptResult[]) => {
+    results.forEach((result, i) => {
+      const { endpoint, lane } = batch[i]!
+      if (result.disabled) endpoints.delete(endpoint.id)
+      if (result.nextAttemptAt !== null) {
+        if (lane.nextDue === null || result.nextAttemptAt < lane.nextDue)
+          lane.nextDue = result.nextAttemptAt
+        schedule(result.nextAttemptAt)
+      }
+    })
+  }
+
+  let failures = 0
+  /** A failed claim is retried later, 1 s doubling to 30 s, and logged. */
+  const backOff = (err: unknown) => {
+    failures++
+    const retryMs = Math.min(30_000, 1000 * 2 ** (failures - 1))
+    deps.log.error('webhook dispatch failed; retrying', {
+      error: (err as Error)?.message,
+      retry_ms: retryMs,
+    })
+    schedule(deps.clock.nowMs() + retryMs)
   }
 
   /**
-   * Commits every 2xx and every outcome that arrived in this turn of the event loop in one
-   * transaction. A 2xx whose outcome is in the same batch needs no mark of its own: the outcome
-   * records it delivered.
+   * One turn, one transaction: the outcomes and 2xx answers that arrived since the last turn, then
+   * the claims for every lane with room (in a savepoint, so a failed claim keeps the outcomes).
+   * If the commit fails, the outcomes stay uncommitted (their deliveries stay `delivering` and are
+   * sent again after a restart) and nothing claimed is started. Never throws: it runs from timers.
    */
-  const flush = () => {
-    flushQueued = false
+  const turn = () => {
+    turnQueued = false
     const batch = finished
     const marks = answered
     finished = []
     answered = []
-    if (batch.length === 0 && marks.length === 0) return
+    for (const { endpoint, lane } of batch) {
+      lane.inFlight--
+      totalInFlight--
+      if (!lanes.has(endpoint.id)) lanes.set(endpoint.id, lane)
+    }
+    const launches: Launch[] = []
+    let results: AttemptResult[] = []
+    killed = 0
     try {
       if (deps.db.closed) return
-      const recorded = new Set(batch.map((f) => f.row.id))
-      const results = deps.db.write(() => {
-        markDelivered(
-          deps,
-          marks.filter((m) => !recorded.has(m.id)),
-        )
-        return recordAttempts(
-          deps,
-          batch.map((f) => ({ delivery: f.row, outcome: f.outcome })),
-        )
-      })
-      results.forEach((result, i) => {
-        const { endpoint, lane, outcome } = batch[i]!
-        attemptsTotal.inc({ result: outcome.ok ? 'success' : 'failure' })
-        attemptSeconds.observe(outcome.latencyMs / 1000)
-        if (result.status !== 'pending') deliveriesTotal.inc({ status: result.status })
-        if (result.disabled) endpoints.delete(endpoint.id)
-        if (result.nextAttemptAt !== null) {
-          if (lane.nextDue === null || result.nextAttemptAt < lane.nextDue)
-            lane.nextDue = result.nextAttemptAt
-          schedule(result.nextAttemptAt)
+      const nowMs = deps.clock.nowMs()
+      const due = !stopped && [...lanes.values()].some((lane) => isDue(lane, nowMs))
+      // A savepoint: a claim that fails keeps the outcomes recorded before it.
+      const claim = () => {
+        try {
+          deps.db.write(() => claimAll(nowMs, launches))
+          failures = 0
+        } catch (err) {
+          unclaim(launches)
+          killed = 0
+          backOff(err)
         }
-      })
+      }
+      if (batch.length || marks.length)
+        deps.db.write(() => {
+          results = recordFinished(deps, batch, marks)
+          noteResults(batch, results)
+          if (due) claim()
+        })
+      else if (due) claim()
+      if (!stopped) scheduleLanes(nowMs)
     } catch (err) {
+      unclaim(launches)
       deps.log.error('could not record webhook attempts', {
         deliveries: batch.map((f) => f.row.id),
         delivered: marks.map((m) => m.id),
         error: (err as Error).message,
       })
+      if (!stopped) backOff(err)
+      return
     } finally {
-      for (const { endpoint, lane } of batch) {
-        lane.inFlight--
-        totalInFlight--
-        if (!lanes.has(endpoint.id)) lanes.set(endpoint.id, lane)
-      }
       inFlightGauge.set(totalInFlight)
-      wake()
     }
+    countFinished(batch, results)
+    if (killed) deliveriesTotal.inc({ status: 'dead' }, killed)
+    for (const l of launches) launch(l)
   }
 
-  const launch = (endpoint: EndpointRow, lane: Lane, row: ClaimedDelivery) => {
-    lane.inFlight++
-    totalInFlight++
+  const unclaim = (launches: Launch[]) => {
+    for (const { lane } of launches) {
+      lane.inFlight--
+      totalInFlight--
+    }
+    launches.length = 0
+  }
+
+  const launch = ({ endpoint, lane, row }: Launch) => {
     const p = (async () => {
       let outcome: AttemptOutcome
       try {
@@ -265,7 +284,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
             // The receiver has it; a crash before this commit sends it again with the same id.
             faultPoint('webhook.after_send')
             answered.push({ id: row.id, statusCode: status, at: deps.clock.now().toISOString() })
-            queueFlush()
+            wake()
           }
         })
       } catch (err) {
@@ -279,42 +298,10 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
         }
       }
       finished.push({ endpoint, lane, row, outcome })
-      queueFlush()
+      wake()
     })()
     running.add(p)
     void p.finally(() => running.delete(p))
-  }
-
-  const tick = () => {
-    if (stopped || deps.db.closed) return
-    const nowMs = deps.clock.nowMs()
-    let earliest = Number.POSITIVE_INFINITY
-    for (const [id, lane] of lanes) {
-      if (lane.nextDue !== null && lane.nextDue <= nowMs) pump(id, nowMs)
-      const l = lanes.get(id)
-      if (l?.nextDue != null && l.nextDue > nowMs) earliest = Math.min(earliest, l.nextDue)
-    }
-    if (earliest < Number.POSITIVE_INFINITY) schedule(earliest)
-  }
-
-  let failures = 0
-  /**
-   * A tick that fails (the database is unavailable) is logged and tried again later, 1 s doubling
-   * to 30 s: a timer callback that throws would end the process (DESIGN §15).
-   */
-  const safeTick = () => {
-    try {
-      tick()
-      failures = 0
-    } catch (err) {
-      failures++
-      const retryMs = Math.min(30_000, 1000 * 2 ** (failures - 1))
-      deps.log.error('webhook dispatch failed; retrying', {
-        error: (err as Error)?.message,
-        retry_ms: retryMs,
-      })
-      schedule(deps.clock.nowMs() + retryMs)
-    }
   }
 
   let sweeps = 0
@@ -386,7 +373,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       if (sweeper) clearInterval(sweeper)
       if (watcher) clearInterval(watcher)
       await Promise.race([Promise.all(running), Bun.sleep(waitMs)])
-      flush()
+      turn()
     },
     get inFlight() {
       return totalInFlight

@@ -1,18 +1,20 @@
-import { afterAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { join } from 'node:path'
 import { migrations } from '../../schema/webhook/migrations.ts'
 import { createClock } from '../kernel/clock.ts'
 import { openDatabase } from '../kernel/db.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import type { WebhookDeps } from './deps.ts'
-import { claimDue, markDelivered } from './queue.ts'
+import { claimDue, enqueueEvents, markDelivered } from './queue.ts'
 
 describe('the delivery queue', () => {
   let kit: TestKit
+  beforeAll(async () => {
+    kit = await createTestKit('webhook', { migrations })
+  })
   afterAll(() => kit.cleanup())
 
   it('never hands one delivery to two claimers sharing the file', async () => {
-    kit = await createTestKit('webhook', { migrations })
     const file = join(kit.dataDir, 'queue.db')
     const clock = createClock()
     const a = { db: openDatabase(file, { migrations }), clock } as unknown as WebhookDeps
@@ -48,5 +50,36 @@ describe('the delivery queue', () => {
     ).toEqual({ status: 'delivered', last_status_code: 204 })
     a.db.close()
     b.db.close()
+  })
+
+  it('queues a batch of events for the subscribed endpoints and claims them in queue order', () => {
+    const db = openDatabase(join(kit.dataDir, 'batch.db'), { migrations })
+    const deps = {
+      db,
+      clock: createClock(),
+      config: { retrySchedule: [0] },
+    } as unknown as WebhookDeps
+    const endpoint = db.sqlite.query(
+      `INSERT INTO webhook_endpoints (id, tenant_id, url, events, secret, status, created_at, updated_at)
+       VALUES (?, ?, 'https://example.com/', ?, 'x', ?, 'x', 'x')`,
+    )
+    endpoint.run('whe_a', 't', '["transaction.categorized"]', 'enabled')
+    endpoint.run('whe_b', 't', '["transaction.categorized","payment.success"]', 'enabled')
+    endpoint.run('whe_off', 't', '["transaction.categorized"]', 'disabled')
+    endpoint.run('whe_other', 'u', '["transaction.categorized"]', 'enabled')
+    const events = Array.from({ length: 300 }, (_, i) => ({
+      event: 'transaction.categorized' as const,
+      data: { n: i },
+    }))
+    const queued = db.write(() =>
+      enqueueEvents(deps, 't', [...events, { event: 'payment.success', data: { n: 300 } }]),
+    )
+    expect(queued.endpoints.sort()).toEqual(['whe_a', 'whe_b'])
+    expect(queued.messages.map((m) => m.deliveries.length)).toEqual([...events.map(() => 2), 1])
+    // Rows queued in the same millisecond come out in the order they were queued.
+    const claimed = claimDue(deps, 'whe_a', Date.now() + 1000, 500)
+    expect(claimed.map((d) => JSON.parse(d.payload).data.n)).toEqual(events.map((_, i) => i))
+    expect(new Set(claimed.map((d) => d.messageId)).size).toBe(300)
+    db.close()
   })
 })

@@ -32,10 +32,59 @@ export function renderPayload(
   })
 }
 
+/** One webhook event to queue: what happened and its data. */
+export interface EventToQueue {
+  event: WebhookEvent
+  data: Record<string, unknown>
+}
+
 /**
- * Queues one message for every enabled endpoint of the tenant subscribed to the event. Call inside
- * a `db.write` (or it opens one). Returns the delivery ids and the endpoints that got work.
+ * Queues one message per event for every enabled endpoint of the tenant subscribed to it, all in
+ * one write (a savepoint inside the caller's `db.write`): a batch of 1,000 categorized
+ * transactions reads the tenant's endpoints once and commits once. Returns, per event, the
+ * message id and its delivery ids, and the endpoints that got work.
  */
+export function enqueueEvents(
+  deps: WebhookDeps,
+  tenantId: string,
+  events: readonly EventToQueue[],
+  occurredAt?: string,
+  test = false,
+): { messages: Array<{ messageId: string; deliveries: string[] }>; endpoints: string[] } {
+  const endpoints = deps.db.sqlite
+    .query<{ id: string; events: string; version: number }, [string]>(
+      "SELECT id, events, version FROM webhook_endpoints WHERE tenant_id = ? AND status = 'enabled'",
+    )
+    .all(tenantId)
+    .map((e) => ({ ...e, events: new Set(JSON.parse(e.events) as string[]) }))
+  const nowMs = deps.clock.nowMs()
+  const now = new Date(nowMs).toISOString()
+  const timestamp = occurredAt ?? now
+  const first = deps.config.retrySchedule[0] ?? 0
+  const insert = deps.db.sqlite.query(
+    `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, message_id, event, payload, status,
+       attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
+  )
+  const touched = new Set<string>()
+  const messages = events.map(() => ({ messageId: newId('msg'), deliveries: [] as string[] }))
+  deps.db.write(() => {
+    events.forEach(({ event, data }, i) => {
+      const { messageId, deliveries } = messages[i]!
+      const due = nowMs + jittered(first)
+      for (const e of endpoints) {
+        if (!e.events.has(event)) continue
+        const id = newId('del')
+        const body = renderPayload(messageId, event, e.version, timestamp, data, test)
+        insert.run(id, tenantId, e.id, messageId, event, body, due, now, now)
+        deliveries.push(id)
+        touched.add(e.id)
+      }
+    })
+  })
+  return { messages, endpoints: [...touched] }
+}
+
+/** Queues one message for the tenant's subscribed endpoints (see `enqueueEvents`). */
 export function enqueueEvent(
   deps: WebhookDeps,
   tenantId: string,
@@ -44,40 +93,8 @@ export function enqueueEvent(
   occurredAt?: string,
   test = false,
 ): { messageId: string; deliveries: string[]; endpoints: string[] } {
-  const endpoints = deps.db.sqlite
-    .query<{ id: string; events: string; version: number }, [string]>(
-      "SELECT id, events, version FROM webhook_endpoints WHERE tenant_id = ? AND status = 'enabled'",
-    )
-    .all(tenantId)
-    .filter((e) => (JSON.parse(e.events) as string[]).includes(event))
-  const messageId = newId('msg')
-  const nowMs = deps.clock.nowMs()
-  const now = new Date(nowMs).toISOString()
-  const timestamp = occurredAt ?? now
-  const first = nowMs + jittered(deps.config.retrySchedule[0] ?? 0)
-  const insert = deps.db.sqlite.query(
-    `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, message_id, event, payload, status,
-       attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
-  )
-  const ids: string[] = []
-  deps.db.write(() => {
-    for (const e of endpoints) {
-      const id = newId('del')
-      insert.run(
-        id,
-        tenantId,
-        e.id,
-        messageId,
-        event,
-        renderPayload(messageId, event, e.version, timestamp, data, test),
-        first,
-        now,
-        now,
-      )
-      ids.push(id)
-    }
-  })
-  return { messageId, deliveries: ids, endpoints: endpoints.map((e) => e.id) }
+  const r = enqueueEvents(deps, tenantId, [{ event, data }], occurredAt, test)
+  return { ...r.messages[0]!, endpoints: r.endpoints }
 }
 
 /** A delay with up to +10% jitter, so retries of many deliveries do not arrive in lockstep. */
@@ -165,21 +182,24 @@ export function recordAttempts(
 /** A claimed delivery: what an attempt needs. */
 export type ClaimedDelivery = Pick<
   DeliveryRow,
-  'id' | 'tenantId' | 'endpointId' | 'messageId' | 'payload' | 'attempts'
+  'id' | 'tenantId' | 'endpointId' | 'messageId' | 'payload' | 'attempts' | 'nextAttemptAt'
 >
 
-const DUE_SQL = `SELECT id, tenant_id AS tenantId, endpoint_id AS endpointId, message_id AS messageId,
-    payload, attempts FROM webhook_deliveries
-  WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
-  ORDER BY next_attempt_at, id LIMIT ?`
-const CLAIM_SQL =
-  "UPDATE webhook_deliveries SET status = 'delivering' WHERE id = ? AND status = 'pending'"
+/**
+ * One statement reads and marks the due rows. Ties on `next_attempt_at` go by rowid (insertion
+ * order), which the endpoint index carries, so the oldest due rows come without a sort.
+ */
+const CLAIM_SQL = `UPDATE webhook_deliveries SET status = 'delivering'
+  WHERE rowid IN (SELECT rowid FROM webhook_deliveries
+    WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
+    ORDER BY next_attempt_at, rowid LIMIT ?)
+  RETURNING rowid AS seq, id, tenant_id AS tenantId, endpoint_id AS endpointId,
+    message_id AS messageId, payload, attempts, next_attempt_at AS nextAttemptAt`
 
 /**
- * Claims up to `limit` due deliveries of one endpoint, oldest first, in one write transaction:
- * the read and the claims hold the write lock together, and a row counts only if this call turned
- * it from `pending` to `delivering`, so two claimers (two dispatchers on one file) never get the
- * same delivery.
+ * Claims up to `limit` due deliveries of one endpoint, oldest first. The write transaction (a
+ * savepoint inside the caller's) holds the write lock across the select and the update, so two
+ * claimers (two dispatchers on one file) never get the same delivery.
  */
 export function claimDue(
   deps: WebhookDeps,
@@ -187,11 +207,13 @@ export function claimDue(
   nowMs: number,
   limit: number,
 ): ClaimedDelivery[] {
-  const due = deps.db.sqlite.query<ClaimedDelivery, [string, number, number]>(DUE_SQL)
-  const claim = deps.db.sqlite.query(CLAIM_SQL)
-  return deps.db.write(() =>
-    due.all(endpointId, nowMs, limit).filter((row) => claim.run(row.id).changes === 1),
+  const claim = deps.db.sqlite.query<ClaimedDelivery & { seq: number }, [string, number, number]>(
+    CLAIM_SQL,
   )
+  // RETURNING gives rows in no particular order.
+  const rows = deps.db.write(() => claim.all(endpointId, nowMs, limit))
+  rows.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.seq - b.seq)
+  return rows.map(({ seq: _, ...row }) => row)
 }
 
 /**

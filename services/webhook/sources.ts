@@ -5,7 +5,7 @@ import { subscribe } from '../kernel/subscribe.ts'
 import type { TenantOwnership } from '../kernel/tenant-owner.ts'
 import type { WebhookDeps } from './deps.ts'
 import type { WebhookEvent } from './model.ts'
-import { enqueueEvent } from './queue.ts'
+import { enqueueEvents } from './queue.ts'
 
 type Mapped = Array<{ event: WebhookEvent; data: Record<string, unknown> }>
 
@@ -89,14 +89,11 @@ export function consumeEvent<T extends SourceTopic>(
   event: TopicEvent<T>,
 ): string[] {
   const map = sourceMappings[topic] as (data: TopicData<T>) => Mapped
-  const touched = new Set<string>()
+  let touched: string[] = []
   handleOnce(deps.db, CONSUMER, event.id, () => {
-    for (const m of map(event.data)) {
-      const r = enqueueEvent(deps, event.tenant_id, m.event, m.data, event.occurred_at)
-      for (const e of r.endpoints) touched.add(e)
-    }
+    touched = enqueueEvents(deps, event.tenant_id, map(event.data), event.occurred_at).endpoints
   })
-  return [...touched]
+  return touched
 }
 
 /** A deleted tenant's endpoints go away with their queued deliveries. */

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { join } from 'node:path'
+import { migrations } from '../../schema/webhook/migrations.ts'
+import { createClock } from '../kernel/clock.ts'
+import { type Db, openDatabase } from '../kernel/db.ts'
+import { createLogger } from '../kernel/log.ts'
+import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { webhookConfig } from './config.ts'
+import type { WebhookDeps } from './deps.ts'
+import { createDispatcher } from './dispatcher.ts'
+import type { AttemptOutcome } from './queue.ts'
+
+const OK: AttemptOutcome = {
+  at: '2026-01-01T00:00:00.000Z',
+  statusCode: 200,
+  latencyMs: 1,
+  responseExcerpt: 'ok',
+  error: null,
+  ok: true,
+}
+
+function depsOf(db: Db, maxInFlight: number): WebhookDeps {
+  const log = createLogger('webhook-test')
+  log.level = -999
+  const config = webhookConfig({
+    allowInsecure: true,
+    allowHosts: [],
+    retrySchedule: [0, 60_000],
+    timeoutMs: 1000,
+    rateLimit: 1_000_000,
+    maxInFlight,
+    secretKey: '',
+  })
+  return { db, config, clock: createClock(), log } as unknown as WebhookDeps
+}
+
+/** Endpoints `whe_0..n-1` of tenant `t`, each with `perEndpoint` deliveries due now. */
+function seed(db: Db, endpoints: number, perEndpoint: number) {
+  const endpoint = db.sqlite.query(
+    `INSERT INTO webhook_endpoints (id, tenant_id, url, events, secret, status, created_at, updated_at)
+     VALUES (?, 't', 'http://127.0.0.1:1/hook', '["payment.success"]', 'x', 'enabled', 'x', 'x')`,
+  )
+  const delivery = db.sqlite.query(
+    `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, message_id, event, payload, status,
+       attempts, next_attempt_at, created_at, updated_at)
+     VALUES (?, 't', ?, ?, 'payment.success', '{}', 'pending', 0, 0, 'x', 'x')`,
+  )
+  db.write(() => {
+    for (let e = 0; e < endpoints; e++) {
+      endpoint.run(`whe_${e}`)
+      for (let i = 0; i < perEndpoint; i++)
+        delivery.run(`del_${e}_${i}`, `whe_${e}`, `msg_${e}_${i}`)
+    }
+  })
+}
+
+const delivered = (db: Db) =>
+  db.sqlite
+    .query<{ id: string }, []>("SELECT id FROM webhook_deliveries WHERE status = 'delivered'")
+    .all()
+    .map((r) => r.id)
+
+async function until(fn: () => boolean, ms = 5000) {
+  const end = Date.now() + ms
+  while (!fn()) {
+    if (Date.now() > end) throw new Error('condition not met in time')
+    await Bun.sleep(2)
+  }
+}
+
+describe('the dispatcher', () => {
+  let kit: TestKit
+  beforeAll(async () => {
+    kit = await createTestKit('webhook', { migrations })
+  })
+  afterAll(() => kit.cleanup())
+
+  it('commits a turn of outcomes together with the claims that refill every lane', async () => {
+    const db = openDatabase(join(kit.dataDir, 'turns.db'), { migrations })
+    seed(db, 4, 50)
+    const deps = depsOf(db, 16)
+    const write = db.write.bind(db)
+    let transactions = 0
+    let depth = 0
+    db.write = (fn) => {
+      if (depth === 0) transactions++
+      depth++
+      try {
+        return write(fn)
+      } finally {
+        depth--
+      }
+    }
+    const sent: string[] = []
+    const dispatcher = createDispatcher(deps, {
+      send: async (_endpoint, delivery, _now, onAnswer) => {
+        sent.push(delivery.messageId)
+        onAnswer(200)
+        return OK
+      },
+    })
+    dispatcher.start()
+    await until(() => delivered(db).length === 200)
+    await dispatcher.stop()
+    expect(new Set(sent).size).toBe(200)
+    expect(sent.length).toBe(200)
+    // 4 lanes of 16 in flight: 200 deliveries are 4 rounds, each one transaction that records the
+    // round's outcomes and claims the next (plus start-up recovery and the sweep).
+    expect(transactions).toBeLessThanOrEqual(8)
+    db.close()
+  })
+
+  it('sends again after a restart every delivery whose outcome was not committed, never a committed one', async () => {
+    const file = join(kit.dataDir, 'crash.db')
+    const first = openDatabase(file, { migrations })
+    seed(first, 1, 30)
+    const hanging: Array<() => void> = []
+    let calls = 0
+    const before = createDispatcher(depsOf(first, 16), {
+      send: (_endpoint, _delivery, _now, onAnswer) => {
+        if (++calls <= 10) {
+          onAnswer(200)
+          return Promise.resolve(OK)
+        }
+        return new Promise((resolve) =>
+          hanging.push(() => {
+            onAnswer(200)
+            resolve(OK)
+          }),
+        )
+      },
+    })
+    before.start()
+    await until(() => delivered(first).length === 10 && hanging.length === 16)
+    const committed = delivered(first)
+    // Three receivers answer 2xx, and the process dies before the turn that would commit them.
+    for (const answer of hanging.slice(0, 3)) answer()
+    first.close()
+    await before.stop(0)
+
+    const second = openDatabase(file, { migrations })
+    const resent: string[] = []
+    const after = createDispatcher(depsOf(second, 16), {
+      send: async (_endpoint, delivery) => {
+        resent.push(delivery.messageId)
+        return OK
+      },
+    })
+    after.start()
+    await until(() => delivered(second).length === 30)
+    await after.stop()
+    expect(resent.length).toBe(20)
+    expect(resent.filter((m) => committed.includes(m.replace('msg_', 'del_')))).toEqual([])
+    const attempts = second.sqlite
+      .query<{ n: number }, []>(
+        'SELECT COUNT(*) AS n FROM webhook_attempts GROUP BY delivery_id HAVING COUNT(*) > 1',
+      )
+      .all()
+    expect(attempts).toEqual([])
+    second.close()
+  })
+})
