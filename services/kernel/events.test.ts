@@ -164,3 +164,110 @@ describe('pruneDelivered', () => {
     )
   })
 })
+
+describe('bulk writes', () => {
+  const unsent = (db: ReturnType<typeof tempDb>) =>
+    db.sqlite
+      .query<{ n: number }, []>('SELECT count(*) AS n FROM outbox WHERE sent_at IS NULL')
+      .get()?.n
+  const checkpointPages = (db: ReturnType<typeof tempDb>) =>
+    db.sqlite.query<{ wal_autocheckpoint: number }, []>('PRAGMA wal_autocheckpoint').get()
+      ?.wal_autocheckpoint
+  /** The next turn of the loop, when a drain the relay put off after a bulk write has begun. */
+  const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+  it('publishes nothing while a bulk write commits, then everything in one drain after it', async () => {
+    const db = tempDb()
+    const bus = createMemoryBus()
+    const relay = createRelay({ bus, log })
+    relay.watch(db)
+    await relay.settled(db)
+    const during: number[] = []
+    await relay.bulk(db, async () => {
+      for (const n of [1, 2, 3]) {
+        db.write(() => emitEvent(db, { topic: 't.a', tenantId: 'acme', data: { n } }))
+        await nextTurn()
+        during.push(bus.published.length)
+      }
+      expect(checkpointPages(db)).toBe(0)
+    })
+    expect(during).toEqual([0, 0, 0])
+    expect(checkpointPages(db)).toBe(1000)
+    await nextTurn()
+    await relay.settled(db)
+    expect(bus.published.map((e) => e.data.n)).toEqual([1, 2, 3])
+    expect(unsent(db)).toBe(0)
+  })
+
+  it('relays what a failed bulk write committed, and nothing of the part that rolled back', async () => {
+    const db = tempDb()
+    const bus = createMemoryBus()
+    const relay = createRelay({ bus, log })
+    relay.watch(db)
+    await relay.settled(db)
+    const failed = relay.bulk(db, async () => {
+      db.write(() => emitEvent(db, { topic: 't.a', tenantId: 'acme', data: { n: 1 } }))
+      await nextTurn()
+      db.write(() => {
+        emitEvent(db, { topic: 't.a', tenantId: 'acme', data: { n: 2 } })
+        throw new Error('disk full')
+      })
+    })
+    await expect(failed).rejects.toThrow('disk full')
+    expect(bus.published).toEqual([])
+    await nextTurn()
+    await relay.settled(db)
+    expect(bus.published.map((e) => e.data.n)).toEqual([1])
+    expect(db.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM outbox').get()?.n).toBe(1)
+    expect(checkpointPages(db)).toBe(1000)
+  })
+
+  it('never holds a flush, and lets a drain through once bulkHoldMs has passed', async () => {
+    const db = tempDb()
+    const bus = createMemoryBus()
+    const relay = createRelay({ bus, log })
+    relay.watch(db)
+    await relay.bulk(db, async () => {
+      db.write(() => emitEvent(db, { topic: 't.a', tenantId: 'acme', data: { n: 1 } }))
+      await relay.flush()
+      expect(bus.published).toHaveLength(1)
+    })
+    const eager = createRelay({ bus, log, bulkHoldMs: 0 })
+    const other = tempDb()
+    eager.watch(other)
+    await eager.bulk(other, async () => {
+      other.write(() => emitEvent(other, { topic: 't.a', tenantId: 'acme', data: { n: 2 } }))
+      await nextTurn()
+      await eager.settled(other)
+      expect(bus.published.map((e) => e.data.n)).toEqual([1, 2])
+    })
+  })
+
+  it('holds while any of two bulk writes on one database runs', async () => {
+    const db = tempDb()
+    const bus = createMemoryBus()
+    const relay = createRelay({ bus, log })
+    relay.watch(db)
+    await relay.settled(db)
+    let finishSecond = () => {}
+    const second = relay.bulk(
+      db,
+      () =>
+        new Promise<void>((resolve) => {
+          finishSecond = resolve
+        }),
+    )
+    await relay.bulk(db, async () => {
+      db.write(() => emitEvent(db, { topic: 't.a', tenantId: 'acme', data: { n: 1 } }))
+    })
+    await nextTurn()
+    expect(bus.published).toEqual([])
+    expect(checkpointPages(db)).toBe(0)
+    finishSecond()
+    await second
+    await nextTurn()
+    await relay.settled(db)
+    expect(bus.published.map((e) => e.data.n)).toEqual([1])
+    expect(checkpointPages(db)).toBe(1000)
+  })
+})

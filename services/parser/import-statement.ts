@@ -110,55 +110,59 @@ export async function importStatement(
     result.rejected += r.rejected
     for (const e of r.errors) if (result.errors.length < MAX_ERRORS) result.errors.push(e)
   }
-  await readStatement(input.file, {
-    timeZone,
-    password: input.password,
-    onChunk: (c) => {
-      result.skipped += c.skipped
-      addErrors(c.errors)
-      for (let i = 0; i < c.transactions.length; i++) {
-        pending.push({ transaction: c.transactions[i]!, ref: { row: c.rows[i]! } })
-      }
-      if (pending.length >= WRITE_BATCH) flush()
-    },
-  })
-  flush()
-  db.write((orm) => {
-    orm
-      .insert(imports)
-      .values({
-        tenantId,
-        id: importId,
-        fileName: input.fileName,
-        accepted: result.accepted,
-        duplicates: result.duplicates,
-        rejected: result.rejected,
-        skipped: result.skipped,
-        userId: input.userId,
-        createdAt: ctx.clock.now().toISOString(),
-      })
-      .run()
-    emitEvent(
-      db,
-      {
-        topic: topics.statementsProcessed,
-        tenantId,
-        data: {
-          import_id: importId,
-          file_name: input.fileName,
+  // Every chunk commits with its events; the relay publishes them once, after the import,
+  // instead of waking at each commit while the import still writes (kernel/bulk.ts).
+  await ctx.relay.bulk(db, async () => {
+    await readStatement(input.file, {
+      timeZone,
+      password: input.password,
+      onChunk: (c) => {
+        result.skipped += c.skipped
+        addErrors(c.errors)
+        for (let i = 0; i < c.transactions.length; i++) {
+          pending.push({ transaction: c.transactions[i]!, ref: { row: c.rows[i]! } })
+        }
+        if (pending.length >= WRITE_BATCH) flush()
+      },
+    })
+    flush()
+    db.write((orm) => {
+      orm
+        .insert(imports)
+        .values({
+          tenantId,
+          id: importId,
+          fileName: input.fileName,
           accepted: result.accepted,
           duplicates: result.duplicates,
-          matched: result.matched,
           rejected: result.rejected,
+          skipped: result.skipped,
+          userId: input.userId,
+          createdAt: ctx.clock.now().toISOString(),
+        })
+        .run()
+      emitEvent(
+        db,
+        {
+          topic: topics.statementsProcessed,
+          tenantId,
+          data: {
+            import_id: importId,
+            file_name: input.fileName,
+            accepted: result.accepted,
+            duplicates: result.duplicates,
+            matched: result.matched,
+            rejected: result.rejected,
+          },
         },
-      },
-      ctx.clock,
-    )
-    emitEvent(
-      db,
-      { topic: topics.usage, tenantId, data: { metric: 'statements', quantity: 1 } },
-      ctx.clock,
-    )
+        ctx.clock,
+      )
+      emitEvent(
+        db,
+        { topic: topics.usage, tenantId, data: { metric: 'statements', quantity: 1 } },
+        ctx.clock,
+      )
+    })
   })
   return result
 }

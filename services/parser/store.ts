@@ -67,7 +67,10 @@ interface Original {
 export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput): StoreResult {
   const now = ctx.clock.now().toISOString()
   return db.write(() => {
+    // Looked up once per call: bun:sqlite caches 20 statements a connection, and past that
+    // `query()` would compile the 50-row insert again for every 50 rows.
     const insert = db.sqlite.query(INSERT)
+    const insertChunk = db.sqlite.query(INSERT_CHUNK)
     const original = db.sqlite.query<Original, [string, string]>(ORIGINAL)
     const result: StoreResult = { accepted: 0, duplicates: 0, matched: 0, rejected: 0, errors: [] }
     const events: TransactionEvent[] = []
@@ -93,7 +96,9 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
     const write = () => {
       const n = waiting.length
       if (n === CHUNK) {
-        const changes = db.sqlite.query(INSERT_CHUNK).run(...(values as never[])).changes
+        // One array binds every value (bun:sqlite takes a lone array as the bindings): spreading
+        // 700 arguments a call cost a tenth of the insert.
+        const changes = insertChunk.run(values as never).changes
         // Ids are new, so a row of this chunk that is in the table now is one it inserted.
         const exists = changes === 0 || changes === n ? null : db.sqlite.query(EXISTS)
         for (const w of waiting) {
@@ -101,7 +106,7 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         }
       } else {
         for (let i = 0; i < n; i++) {
-          const changes = insert.run(...(values.slice(i * 14, i * 14 + 14) as never[])).changes
+          const changes = insert.run(values.slice(i * 14, i * 14 + 14) as never).changes
           settle(waiting[i]!.event, waiting[i]!.receipt, changes === 1)
         }
       }
