@@ -45,8 +45,16 @@ export function counterpartyOf(details: string): { name: string | null; phone: s
   let name = details.slice(dash + 3).trim()
   const acc = /\s+Acc(?:ount)?\.?\s.*$/i.exec(name)
   if (acc) name = name.slice(0, acc.index).trim()
-  const lastWord = before.split(/\s+/).pop() ?? ''
-  return { name: name || null, phone: normalisePhone(lastWord) }
+  return { name: name || null, phone: normalisePhone(lastWordOf(before)) }
+}
+
+/**
+ * The last word of a trimmed text. Found from its last space, without splitting the whole text
+ * into an array per row; a tab or other blank after that space takes the general way.
+ */
+function lastWordOf(text: string): string {
+  const word = text.slice(text.lastIndexOf(' ') + 1)
+  return /\s/.test(word) ? (text.split(/\s+/).pop() ?? '') : word
 }
 
 /** Splits "JOHN KAMAU 0712345678" into its name and phone. */

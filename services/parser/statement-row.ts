@@ -86,6 +86,43 @@ export function joinDetails(into: StatementCells, more: StatementCells): void {
 }
 
 /**
+ * `parseAmountText`'s answer for an amount cell, read digit by digit for the plain amounts nearly
+ * every row has ("50,690.00", "-300.00"): three cells a row, 100,000 rows a statement, and the
+ * general clean-up (three replaces, a trim, a pattern) was a fifth of reading a row. Anything
+ * else, and amounts long enough for floating point to matter, take the general way.
+ */
+export function cellCents(cell: string): number | null {
+  if (cell === '') return null
+  const negative = cell.charCodeAt(0) === 45
+  let i = negative ? 1 : 0
+  if (!isDigit(cell.charCodeAt(i))) return parseAmountText(cell)
+  let cents = 0
+  let digits = 0
+  for (; i < cell.length; i++) {
+    const c = cell.charCodeAt(i)
+    if (isDigit(c)) {
+      cents = cents * 10 + c - 48
+      digits++
+    } else if (c !== 44) break
+  }
+  let decimals = 0
+  if (i < cell.length) {
+    if (cell.charCodeAt(i) !== 46) return parseAmountText(cell)
+    for (i++; i < cell.length; i++, decimals++) {
+      const c = cell.charCodeAt(i)
+      if (!isDigit(c)) return parseAmountText(cell)
+      cents = cents * 10 + c - 48
+    }
+    if (decimals === 0 || decimals > 2) return parseAmountText(cell)
+  }
+  if (digits + decimals > 13) return parseAmountText(cell)
+  cents *= decimals === 2 ? 1 : decimals === 1 ? 10 : 100
+  return negative ? -cents : cents
+}
+
+const isDigit = (c: number) => c >= 48 && c <= 57
+
+/**
  * Reads one table row into `out`: a transaction, a skipped failed row, an error naming the field,
  * or nothing for blank lines, footers and repeated headers. True when it became a transaction.
  */
@@ -112,8 +149,8 @@ export function parseStatementRow(
     return fail('Receipt No.', 'the receipt number is missing or malformed')
   const occurredAt = parseLocalTime(cells.time, timeZone)
   if (!occurredAt) return fail('Completion Time', `'${cells.time}' is not a date and time`)
-  const inCents = parseAmountText(paidIn)
-  const outCents = parseAmountText(withdrawn)
+  const inCents = cellCents(paidIn)
+  const outCents = cellCents(withdrawn)
   if ((paidIn && inCents === null) || (withdrawn && outCents === null)) {
     return fail(
       paidIn && inCents === null ? 'Paid In' : 'Withdrawn',
@@ -135,7 +172,7 @@ export function parseStatementRow(
     counterpartyPhone: party.phone,
     description: details || (amountIn > 0 ? 'Paid in' : 'Withdrawn'),
     receiptNumber: receipt.toUpperCase(),
-    balance: cells.balance ? parseAmountText(cells.balance) : null,
+    balance: cells.balance ? cellCents(cells.balance) : null,
   }
   if (reversal) t.reversalOf = reversal[1]!.toUpperCase()
   out.transactions.push(t)

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'bun:test'
+import { parseAmountText } from '../kernel/money.ts'
+import { counterpartyOf } from './parsed.ts'
 import { readStatement } from './read-statement.ts'
-import { newChunk } from './statement-row.ts'
+import { cellCents, newChunk } from './statement-row.ts'
 
 const HEADER = 'Receipt No.,Completion Time,Details,Transaction Status,Paid In,Withdrawn,Balance'
 
@@ -68,5 +70,34 @@ describe('statement CSV', () => {
     expect(err).toMatchObject({ code: 'VALIDATION_FAILED', status: 422 })
     expect(err.detail).toContain(`expected "${HEADER.replaceAll(',', ', ')}"`)
     expect(err.detail).toContain('found "Date, Description, Amount"')
+  })
+})
+
+describe('reading a row fast', () => {
+  it('reads an amount cell exactly as parseAmountText does, plain or not', () => {
+    const cells = ['50,690.00', '-300.00', '7', '0.5', '-0.00', '1,2,3', '12345678901.99']
+    cells.push(
+      '1234567890123.45',
+      '1.',
+      '1.234',
+      '.50',
+      '-',
+      ',100',
+      'KES 1,000',
+      ' 12',
+      '1 2',
+      'x',
+    )
+    for (const cell of cells) expect([cell, cellCents(cell)]).toEqual([cell, parseAmountText(cell)])
+    expect(cellCents('')).toBeNull()
+  })
+
+  it('finds the phone in the last word of Details before the dash, whatever the blanks', () => {
+    expect(counterpartyOf('Funds received from 0712345678 - JOHN DOE')).toEqual({
+      name: 'JOHN DOE',
+      phone: '254712345678',
+    })
+    expect(counterpartyOf('Funds received from\t0712345678 - JOHN DOE').phone).toBe('254712345678')
+    expect(counterpartyOf('0712345678 - JOHN DOE').phone).toBe('254712345678')
   })
 })
