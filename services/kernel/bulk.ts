@@ -24,7 +24,8 @@ interface Bulk {
   since: number
   /** A drain was asked for and held. */
   owed: boolean
-  /** The connection's checkpoint threshold before the bulk, restored after it. */
+  /** The handle whose connection's checkpoint threshold was `pages` before the bulk. */
+  db: Db
   pages: number | null
 }
 
@@ -55,7 +56,7 @@ export function createBulkGate(holdMs: number): BulkGate {
     async run(db, write, owed) {
       let bulk = bulks.get(db.path)
       if (!bulk) {
-        bulk = { count: 0, since: Date.now(), owed: false, pages: holdCheckpoints(db) }
+        bulk = { count: 0, since: Date.now(), owed: false, db, pages: holdCheckpoints(db) }
         bulks.set(db.path, bulk)
       }
       bulk.count++
@@ -67,8 +68,8 @@ export function createBulkGate(holdMs: number): BulkGate {
         release()
         if (--bulk.count === 0) {
           bulks.delete(db.path)
-          if (bulk.pages !== null && !db.closed) {
-            db.sqlite.run(`PRAGMA wal_autocheckpoint = ${bulk.pages}`)
+          if (bulk.pages !== null && !bulk.db.closed) {
+            bulk.db.sqlite.run(`PRAGMA wal_autocheckpoint = ${bulk.pages}`)
           }
           if (bulk.owed) owed()
         }
