@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'bun:test'
+import { createServer } from 'node:net'
 import { attemptDelivery } from './attempt.ts'
 import { secretKey } from './signing.ts'
 
@@ -85,5 +86,45 @@ describe('one delivery attempt', () => {
     )
     expect(out).toMatchObject({ ok: true, statusCode: 200 })
     expect(seen.at(-1)).toEqual({ host: `hooks.localhost:${port}`, path: '/ok' })
+  })
+
+  it('reads no more than 64 KiB of an answer, whatever length it declares', async () => {
+    const total = 64 * 1024 * 1024
+    const chunk = Buffer.alloc(1024 * 1024, 'x')
+    /** Answers with `head` and then up to 64 MiB; resolves with the bytes it could write. */
+    const hostile = (head: string, frame: (b: Buffer) => Buffer) => {
+      let written = 0
+      const done = Promise.withResolvers<number>()
+      const server = createServer((socket) => {
+        socket.on('error', () => {})
+        socket.on('close', () => done.resolve(written))
+        socket.once('data', async () => {
+          socket.write(head)
+          while (written < total && !socket.destroyed) {
+            if (!socket.write(frame(chunk))) await new Promise((r) => socket.once('drain', r))
+            written += chunk.length
+          }
+          socket.end()
+        })
+      })
+      return { server, written: done.promise }
+    }
+    const hex = (b: Buffer) =>
+      Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')])
+    for (const [head, frame] of [
+      ['HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n', (b: Buffer) => b],
+      ['HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n', hex],
+      ['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n', hex],
+    ] as const) {
+      const { server, written } = hostile(head, frame)
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+      const { port: hostilePort } = server.address() as { port: number }
+      const out = await attemptDelivery(input(`http://127.0.0.1:${hostilePort}/`, []))
+      expect(out).toMatchObject({ ok: true, statusCode: 200 })
+      expect(out.responseExcerpt!.length).toBeLessThanOrEqual(1024)
+      // The attempt hung up long before the receiver could push everything.
+      expect(await written).toBeLessThan(total)
+      server.close()
+    }
   })
 })

@@ -1,7 +1,6 @@
-import ipaddr from 'ipaddr.js'
 import type { AttemptOutcome } from './queue.ts'
 import { signedHeaders } from './signing.ts'
-import { checkDestination, type DestinationPolicy, type Resolver } from './ssrf.ts'
+import { checkDestination, type DestinationPolicy, isIpLiteral, type Resolver } from './ssrf.ts'
 
 const EXCERPT_BYTES = 1024
 const READ_LIMIT = 64 * 1024
@@ -38,10 +37,12 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptOutco
   })
   let targets: URL[]
   let host: string
+  let original: URL
   try {
     const dest = await checkDestination(input.url, input.policy, { resolve: input.resolve })
     host = dest.host
-    if (ipaddr.isValid(host)) targets = [new URL(dest.url)]
+    original = dest.url
+    if (isIpLiteral(host)) targets = [dest.url]
     else {
       // IPv4 first; the next checked address is tried only when one refuses the connection.
       const ordered = [...dest.addresses].sort(
@@ -63,7 +64,6 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptOutco
   }
   const timestamp = Math.floor(input.nowMs / 1000)
   const headers = signedHeaders(input.keys, input.messageId, timestamp, input.body)
-  const original = new URL(input.url)
   headers.host = original.host
   const signal = AbortSignal.timeout(input.timeoutMs)
   const post = (target: URL) =>
@@ -110,9 +110,22 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptOutco
   }
 }
 
-/** Reads at most 64 KiB of a response body and drops the rest. */
+/**
+ * Reads at most 64 KiB of a response body and drops the rest. A body framed by a Content-Length
+ * within the limit, with no transfer or content encoding, is read whole: fetch reads exactly that
+ * many bytes (HTTP/1.1 framing), and one read is cheaper than the chunk loop most receivers' few
+ * bytes would take. A chunked or compressed body could run past any length it declares.
+ */
 async function readLimited(res: Response): Promise<string> {
   if (!res.body) return ''
+  const length = res.headers.get('content-length')
+  if (
+    length !== null &&
+    Number(length) <= READ_LIMIT &&
+    res.headers.get('transfer-encoding') === null &&
+    (res.headers.get('content-encoding') ?? 'identity') === 'identity'
+  )
+    return (await res.text()).slice(0, READ_LIMIT)
   const reader = res.body.getReader()
   const chunks: Uint8Array[] = []
   let size = 0

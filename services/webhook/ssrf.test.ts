@@ -109,4 +109,24 @@ describe('webhook destinations', () => {
       checkDestination('https://nowhere.invalid/x', prod, { resolve: fixed({}) }),
     ).rejects.toThrow('does not resolve')
   })
+
+  it('answers a repeated check the same way, apart per policy, scheme and host name', async () => {
+    const resolve = fixed({ 'internal.corp': ['10.9.8.7'], 'other.corp': ['10.9.8.7'] })
+    const allow = { allowInsecure: false, allowHosts: ['internal.corp'] }
+    for (let i = 0; i < 3; i++) {
+      await expect(
+        checkDestination('https://internal.corp/x', allow, { resolve }),
+      ).resolves.toBeTruthy()
+      // The same address under another name, or under a policy without the entry, stays refused.
+      await expect(checkDestination('https://other.corp/x', allow, { resolve })).rejects.toThrow(
+        'private',
+      )
+      await expect(checkDestination('https://internal.corp/x', prod, { resolve })).rejects.toThrow(
+        'private',
+      )
+      await expect(checkDestination('http://127.0.0.1:9/x', dev)).resolves.toBeTruthy()
+      await expect(checkDestination('https://127.0.0.1:9/x', prod)).rejects.toThrow('loopback')
+      await expect(checkDestination('http://127.0.0.1:9/x', prod)).rejects.toThrow('https')
+    }
+  })
 })

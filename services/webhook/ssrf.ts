@@ -60,13 +60,32 @@ export function normaliseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
   return parsed
 }
 
-export function isLoopback(address: string): boolean {
+/**
+ * A pure check of a string, remembered (bounded like the resolver cache): every attempt checks its
+ * destination again, and ipaddr's parsing and range lookups cost more than the rest of an
+ * attempt's own work.
+ */
+function remembered<T>(check: (key: string) => T): (key: string) => T {
+  const answers = new Map<string, T>()
+  return (key) => {
+    if (answers.has(key)) return answers.get(key) as T
+    const answer = check(key)
+    if (answers.size >= 10_000) answers.clear()
+    answers.set(key, answer)
+    return answer
+  }
+}
+
+/** The host is an IP address literal rather than a name. */
+export const isIpLiteral = remembered((host) => ipaddr.isValid(host))
+
+export const isLoopback = remembered((address) => {
   try {
     return normaliseAddress(address).range() === 'loopback'
   } catch {
     return false
   }
-}
+})
 
 function allowListed(host: string, address: string | null, allowHosts: readonly string[]) {
   for (const entry of allowHosts) {
@@ -128,7 +147,7 @@ export function checkUrlShape(raw: string, policy: DestinationPolicy): URL {
   if (!host) throw new DestinationRefused('must name a host')
   if (url.protocol === 'http:') {
     if (!policy.allowInsecure) throw new DestinationRefused('must be an https URL')
-    if (ipaddr.isValid(host) && !isLoopback(host)) throw new DestinationRefused(HTTP_LOOPBACK_ONLY)
+    if (isIpLiteral(host) && !isLoopback(host)) throw new DestinationRefused(HTTP_LOOPBACK_ONLY)
   }
   return url
 }
@@ -161,7 +180,7 @@ export async function checkDestination(
   const url = checkUrlShape(raw, policy)
   const host = hostOf(url)
   let addresses: string[]
-  if (ipaddr.isValid(host)) addresses = [host]
+  if (isIpLiteral(host)) addresses = [host]
   else {
     try {
       addresses = await (opts.resolve ?? systemResolver)(host)
@@ -174,13 +193,34 @@ export async function checkDestination(
       throw new DestinationRefused(`${host} does not resolve`)
     }
   }
-  if (url.protocol === 'http:' && !addresses.every(isLoopback))
-    throw new DestinationRefused(HTTP_LOOPBACK_ONLY)
   for (const address of addresses) {
-    const problem = addressProblem(host, address, policy)
+    const problem = verdict(policy, url.protocol, host, address)
     if (problem) throw new DestinationRefused(problem)
   }
   return { url, host, addresses }
+}
+
+/** Remembered verdicts per policy object (a policy is configuration: it does not change). */
+const verdicts = new WeakMap<DestinationPolicy, Map<string, string | null>>()
+
+/** Why `address` may not receive webhooks for this scheme and host, or null when it may. */
+function verdict(policy: DestinationPolicy, protocol: string, host: string, address: string) {
+  let answers = verdicts.get(policy)
+  if (!answers) {
+    answers = new Map()
+    verdicts.set(policy, answers)
+  }
+  const key = `${protocol}//${host}/${address}`
+  let answer = answers.get(key)
+  if (answer === undefined) {
+    answer =
+      protocol === 'http:' && !isLoopback(address)
+        ? HTTP_LOOPBACK_ONLY
+        : addressProblem(host, address, policy)
+    if (answers.size >= 10_000) answers.clear()
+    answers.set(key, answer)
+  }
+  return answer
 }
 
 /**
