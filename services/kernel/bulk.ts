@@ -7,15 +7,20 @@ import type { Db } from './db.ts'
  *   chunks' events while the import still writes them, on the same thread;
  * - SQLite's WAL checkpoints: past 1,000 WAL pages every commit copies the WAL into the database
  *   file and syncs it, and a 100,000-row import writes some 15,000 pages. The WAL keeps
- *   what was committed either way; the first commit after the bulk checkpoints it all at once.
+ *   what was committed either way; the first commit after the bulk checkpoints it all at once,
+ *   and the file, which SQLite reuses but never shrinks, is truncated once the drain is done.
  *
  * Used by `Relay.bulk` (events.ts), which is what services call.
  */
 export interface BulkGate {
   /** Whether a drain of `db` may run now; when not, one is owed at the end of its bulk write. */
   admits(db: Db): boolean
-  /** Runs `write` as a bulk write on `db`; `owed` runs after the last one ends if a drain waited. */
-  run<T>(db: Db, write: () => Promise<T>, owed: () => void): Promise<T>
+  /**
+   * Runs `write` as a bulk write on `db`. When the last one on it ends, on the next turn of the
+   * loop (the caller's response is on its way by then): `drain` if a drain waited, then the WAL
+   * is shrunk.
+   */
+  run<T>(db: Db, write: () => Promise<T>, drain: () => Promise<void>): Promise<T>
 }
 
 interface Bulk {
@@ -53,7 +58,7 @@ export function createBulkGate(holdMs: number): BulkGate {
       bulk.owed = false
       return true
     },
-    async run(db, write, owed) {
+    async run(db, write, drain) {
       let bulk = bulks.get(db.path)
       if (!bulk) {
         bulk = { count: 0, since: Date.now(), owed: false, db, pages: holdCheckpoints(db) }
@@ -71,7 +76,12 @@ export function createBulkGate(holdMs: number): BulkGate {
           if (bulk.pages !== null && !bulk.db.closed) {
             bulk.db.sqlite.run(`PRAGMA wal_autocheckpoint = ${bulk.pages}`)
           }
-          if (bulk.owed) owed()
+          const { owed } = bulk
+          setImmediate(() => {
+            void (owed ? drain() : Promise.resolve()).then(() => {
+              if (!bulks.has(db.path)) shrinkWal(bulk.db)
+            })
+          })
         }
       }
     },
@@ -84,4 +94,25 @@ function holdCheckpoints(db: Db): number | null {
   if (!row || row.wal_autocheckpoint <= 0) return null
   db.sqlite.run('PRAGMA wal_autocheckpoint = 0')
   return row.wal_autocheckpoint
+}
+
+/**
+ * Checkpoints the WAL and truncates its file when no other connection reads or writes the
+ * database at that moment; it never waits for one (a busy timeout here would stall the loop), and
+ * never throws: a WAL left as it was is only disk space, shrunk after the next bulk write.
+ */
+function shrinkWal(db: Db): void {
+  try {
+    if (db.closed || db.path === ':memory:' || db.sqlite.inTransaction) return
+    const conn = db.sqlite
+    const wait = conn.query<{ timeout: number }, []>('PRAGMA busy_timeout').get()?.timeout ?? 0
+    conn.run('PRAGMA busy_timeout = 0')
+    try {
+      conn.run('PRAGMA wal_checkpoint(TRUNCATE)')
+    } finally {
+      conn.run(`PRAGMA busy_timeout = ${wait}`)
+    }
+  } catch {
+    // Busy or closed meanwhile: see above.
+  }
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { migrations } from '../../schema/auth/migrations.ts'
@@ -197,6 +197,8 @@ describe('bulk writes', () => {
     await relay.settled(db)
     expect(bus.published.map((e) => e.data.n)).toEqual([1, 2, 3])
     expect(unsent(db)).toBe(0)
+    // Checkpointed and truncated: the WAL a bulk write grew does not stay on disk.
+    expect(statSync(`${db.path}-wal`).size).toBe(0)
   })
 
   it('relays what a failed bulk write committed, and nothing of the part that rolled back', async () => {

@@ -338,10 +338,7 @@ export function createRelay(opts: {
       waiting.clear()
     },
     nudge: (db) => void drain(db),
-    // The drain's first read of the outbox is synchronous: it waits for the next turn of the
-    // loop, by when the caller's response is on its way.
-    bulk: (db, write) =>
-      bulks.run(db, write, () => setImmediate(() => void drain(watched.get(db.path) ?? db))),
+    bulk: (db, write) => bulks.run(db, write, () => drain(watched.get(db.path) ?? db)),
     settled: (db) => starting.get(db) ?? running.get(db) ?? Promise.resolve(),
     async flush() {
       await Promise.all(
