@@ -74,8 +74,17 @@ export function localToUtc(
   return new Date(asUtc - off).toISOString()
 }
 
-/** The separators of `YYYY-MM-DD HH:MM:SS` by position (0: a digit there). */
-const FIXED = [0, 0, 0, 0, 45, 0, 0, 45, 0, 0, 32, 0, 0, 58, 0, 0, 58, 0, 0]
+/** The number `len` ASCII digits at `at` spell, or -1 if one of them is not a digit. */
+function digitsAt(s: string, at: number, len: number): number {
+  let v = 0
+  for (let i = at; i < at + len; i++) {
+    const c = s.charCodeAt(i) - 48
+    if (c < 0 || c > 9) return -1
+    v = v * 10 + c
+  }
+  return v
+}
+
 const ISO_LOCAL = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/
 const DMY =
   /^(\d{1,2})[/.-](\d{1,2})[/.-](\d{2,4})(?:[ T,]+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?$/
@@ -86,20 +95,24 @@ const DMY =
  */
 export function parseLocalTime(text: string, timeZone: string): string | null {
   const s = text.trim()
-  // `2024-01-05 14:22:10`, as full statements print every row, read without the pattern's
-  // seven strings; what it gives is what ISO_LOCAL would.
-  if (s.length === 19 && FIXED.every((c, i) => c === 0 || s.charCodeAt(i) === c)) {
-    const n = (at: number, len: number) => {
-      let v = 0
-      for (let i = at; i < at + len; i++) {
-        const c = s.charCodeAt(i) - 48
-        if (c < 0 || c > 9) return -1
-        v = v * 10 + c
-      }
-      return v
-    }
-    const parts = [n(0, 4), n(5, 2), n(8, 2), n(11, 2), n(14, 2), n(17, 2)] as const
-    if (!parts.includes(-1)) return localToUtc(timeZone, ...parts)
+  // `2024-01-05 14:22:10`, as full statements print every row, read by position without the
+  // pattern's seven strings; what it gives is what ISO_LOCAL would.
+  if (
+    s.length === 19 &&
+    s[4] === '-' &&
+    s[7] === '-' &&
+    s[10] === ' ' &&
+    s[13] === ':' &&
+    s[16] === ':'
+  ) {
+    const year = digitsAt(s, 0, 4)
+    const month = digitsAt(s, 5, 2)
+    const day = digitsAt(s, 8, 2)
+    const hour = digitsAt(s, 11, 2)
+    const minute = digitsAt(s, 14, 2)
+    const second = digitsAt(s, 17, 2)
+    if (Math.min(year, month, day, hour, minute, second) >= 0)
+      return localToUtc(timeZone, year, month, day, hour, minute, second)
   }
   let m = ISO_LOCAL.exec(s)
   if (m) {
