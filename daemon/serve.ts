@@ -14,7 +14,6 @@ import { configureLogging, createLogger, type Logger } from '../services/kernel/
 import { appErrorResponse, problemResponse, storageError } from '../services/kernel/problem.ts'
 import { createOwnership } from '../services/kernel/tenant-owner.ts'
 import { createTokenVerifier } from '../services/kernel/tokens.ts'
-import { createSimulator } from '../services/simulator/index.ts'
 import { createRegistry } from '../tenants/registry.ts'
 import { startDashboard } from '../web/serve.ts'
 import { holdBackground, isDatabaseOf, outboxNotices, type WorkerRole } from './background.ts'
@@ -27,6 +26,7 @@ import { followProfiles, learnTenantsFrom } from './profiles.ts'
 import { followRevocations, resolveApiKeysOverHttp } from './revocations.ts'
 import { initDataDir, loadSecrets, publicKeyFromAuth } from './secrets.ts'
 import { serviceModules, synchronousOf } from './services.ts'
+import { listenSimulator } from './simulator.ts'
 import { type SliceSource, sliceOf } from './slices.ts'
 import { version } from './version.ts'
 
@@ -175,6 +175,8 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
           password: secrets.mqttPassword,
           clientId: `mmp-${name}-${config.ports[name]}`,
           log: slog,
+          // Connected once the service's consumers are registered (below).
+          deferred: true,
         })
       // A worker connects on first use: a standby neither publishes nor subscribes, and the
       // stable client id (a persistent broker session) belongs to whoever runs the consumers.
@@ -215,6 +217,9 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
         // 413, is a backstop at twice the largest of them so it never answers first.
         maxRequestBodySize: 2 * largestBodyLimit(name),
         idleTimeout,
+        // Only workers share a port; another process on it fails to start instead of quietly
+        // taking half of its connections.
+        reusePort: !!worker,
       })
       urls[name] = `http://${config.host}:${config.ports[name]}`
       running.push({ name, instance, relay, bus })
@@ -341,6 +346,8 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
     // Consumers subscribe first: the relays below publish what a crash left unsent, and the
     // broker keeps nothing for a subscriber that comes later.
     for (const r of running) await r.instance.start?.()
+    // Every consumer is registered: the buses connect and take what their sessions queued.
+    for (const r of running) await r.bus.ready?.()
     for (const r of running) r.relay.release()
     // Every tenant database is opened once at start so its relay replays and drains it; one at a
     // time, so the scan stays under the open-database cap however many tenants there are.
@@ -379,16 +386,10 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   // each worker bind its own, each knowing only the tokens it issued).
   const simulatorImplied = !worker && !wants('simulator') && wants('payment')
   if ((wants('simulator') || simulatorImplied) && !config.get('mpesa.base_url')) {
-    const sim = simulatorOf(config)
-    try {
-      sim.listen({ port: config.ports.simulator, hostname: '127.0.0.1' })
+    const sim = listenSimulator(config, log, simulatorImplied)
+    if (sim) {
       servers.push({ stop: async () => void (await sim.stop()) })
       urls.simulator = `http://127.0.0.1:${config.ports.simulator}`
-    } catch (err) {
-      if (!simulatorImplied) throw err
-      log.info('the M-Pesa simulator port is taken; using the simulator already there', {
-        port: config.ports.simulator,
-      })
     }
   }
 
@@ -415,19 +416,6 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       log.info('mmp stopped')
     },
   }
-}
-
-/** The M-Pesa simulator as configured, with its state kept in the data dir. */
-export function simulatorOf(config: Config) {
-  return createSimulator({
-    delayMs: config.get('mpesa.simulator_delay_ms'),
-    version,
-    consumerKey: config.get('mpesa.consumer_key'),
-    consumerSecret: config.get('mpesa.consumer_secret'),
-    shortcode: config.get('mpesa.shortcode'),
-    passkey: config.get('mpesa.passkey'),
-    statePath: join(config.dataDir, 'simulator', 'requests.db'),
-  })
 }
 
 /** Logging as configured, and the last-resort handlers; the logger of the daemon itself. */

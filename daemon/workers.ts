@@ -5,7 +5,8 @@ import { metrics } from '../services/kernel/metrics.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import { initDataDir, loadSecrets } from './secrets.ts'
-import { logStarted, type Platform, simulatorOf, startLogging, type WorkerRole } from './serve.ts'
+import { logStarted, type Platform, startLogging, type WorkerRole } from './serve.ts'
+import { listenSimulator } from './simulator.ts'
 
 /** How many workers `mmp serve` runs: the setting, or one per core when it is 0. */
 export function workerCount(config: Config): number {
@@ -99,11 +100,10 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
   await spawnWorker(0)
   await Promise.all(Array.from({ length: count - 1 }, (_, i) => spawnWorker(i + 1)))
 
-  let simulator: ReturnType<typeof simulatorOf> | null = null
-  if ((wants('simulator') || wants('payment')) && !config.get('mpesa.base_url')) {
-    simulator = simulatorOf(config)
-    simulator.listen({ port: config.ports.simulator, hostname: '127.0.0.1' })
-  }
+  const simulator =
+    (wants('simulator') || wants('payment')) && !config.get('mpesa.base_url')
+      ? listenSimulator(config, log, !wants('simulator'))
+      : null
   const gateway = wants('gateway') ? `http://127.0.0.1:${config.ports.gateway}` : undefined
   logStarted(config, log, gateway, format, count)
 

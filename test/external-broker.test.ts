@@ -65,4 +65,69 @@ describe('with an external broker (Debian mosquitto)', () => {
     await a.close()
     await b.close()
   })
+
+  it('hands a consumer that comes back everything its session queued while it was away', async () => {
+    const topic = 'mobilemoney.test.away'
+    const event = (i: number) => ({
+      id: `evt_away_${i}`,
+      type: topic,
+      version: 1,
+      tenant_id: 'acme',
+      occurred_at: new Date().toISOString(),
+      data: {},
+    })
+    // The consumer's persistent session learns its subscription, then the consumer goes away.
+    const first = await createMqttBus({
+      url: broker.url,
+      clientId: 'kernel-away',
+      log,
+      deferred: true,
+    })
+    await first.subscribe(topic, () => {})
+    await first.ready?.()
+    await first.close()
+    const producer = await createMqttBus({ url: broker.url, clientId: 'kernel-producer', log })
+    for (let i = 0; i < 50; i++) await producer.publish(topic, event(i))
+    // It comes back as a process does: the bus first, its handlers registered while it starts.
+    const again = await createMqttBus({
+      url: broker.url,
+      clientId: 'kernel-away',
+      log,
+      deferred: true,
+    })
+    const got = new Set<string>()
+    await again.subscribe(topic, (e) => {
+      got.add(e.id)
+    })
+    await again.ready?.()
+    await eventually(() => got.size === 50, 5000, 'the 50 events queued while away')
+    await producer.close()
+    await again.close()
+  })
+
+  it("keeps a consumer's session and its queue across a restart, configured as documented", async () => {
+    // docs/scaling.md: persistence on. The tests' broker must really keep sessions, or a test of
+    // a broker restart would pass on the relays' replays alone.
+    const persistent = await startMosquitto({ persistence: true })
+    try {
+      const away = await mqtt.connectAsync(persistent.url, { clientId: 'kept', clean: false })
+      await away.subscribeAsync('mobilemoney.test.kept', { qos: 1 })
+      await away.endAsync()
+      await persistent.restart()
+      const producer = await mqtt.connectAsync(persistent.url)
+      await producer.publishAsync('mobilemoney.test.kept', 'queued', { qos: 1 })
+      await producer.endAsync()
+      const back = mqtt.connect(persistent.url, { clientId: 'kept', clean: false })
+      const got: string[] = []
+      back.on('message', (_t, m) => got.push(m.toString()))
+      const present = await new Promise<boolean>((resolve) =>
+        back.once('connect', (ack) => resolve(ack.sessionPresent)),
+      )
+      await eventually(() => got.length > 0, 3000, 'the message queued across the restart')
+      await back.endAsync()
+      expect({ present, got }).toEqual({ present: true, got: ['queued'] })
+    } finally {
+      await persistent.stop()
+    }
+  })
 })

@@ -15,6 +15,11 @@ export type EventHandler = (event: EventEnvelope) => Promise<void> | void
 export interface EventBus {
   publish(topic: string, event: EventEnvelope): Promise<void>
   subscribe(topic: string, handler: EventHandler): Promise<void>
+  /**
+   * Every handler of this process is registered: a bus created `deferred` connects now (a
+   * publish before this connects it too).
+   */
+  ready?(): Promise<void>
   /** Called each time the connection to the broker is made again after it was lost. */
   onReconnect?(fn: () => void): void
   close(): Promise<void>
@@ -27,6 +32,12 @@ export interface MqttBusOptions {
   /** A stable client id gives a persistent session on brokers that keep them. */
   clientId: string
   log: Logger
+  /**
+   * Connect at `ready()` rather than now. With a persistent session the broker sends what it
+   * queued for this client as soon as it connects, before any SUBSCRIBE: a message of a topic
+   * whose handler is not registered yet would be acknowledged unhandled, so lost.
+   */
+  deferred?: boolean
 }
 
 /**
@@ -35,22 +46,8 @@ export interface MqttBusOptions {
  */
 export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
   const handlers = new Map<string, EventHandler[]>()
-  const client: MqttClient = await mqtt.connectAsync(opts.url, {
-    clientId: opts.clientId,
-    clean: false,
-    username: opts.username,
-    password: opts.password,
-    reconnectPeriod: 500,
-    connectTimeout: 5000,
-    protocolVersion: 4,
-  })
-  client.on('error', (err) => opts.log.warn('broker connection error', { error: err.message }))
-  // Registered after the first connection: every 'connect' from here on is a reconnection.
   const reconnected: Array<() => void> = []
-  client.on('connect', () => {
-    for (const fn of reconnected) fn()
-  })
-  client.handleMessage = (packet, done) => {
+  const deliver = (packet: { topic: string; payload: string | Buffer }, done: () => void) => {
     const list = handlers.get(packet.topic)
     if (!list) return done()
     let event: EventEnvelope
@@ -65,21 +62,75 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
       () => done(),
     )
   }
+  let client: MqttClient | null = null
+  const open = (): Promise<MqttClient> =>
+    new Promise((resolve, reject) => {
+      const c = mqtt.connect(opts.url, {
+        clientId: opts.clientId,
+        clean: false,
+        username: opts.username,
+        password: opts.password,
+        reconnectPeriod: 500,
+        connectTimeout: 5000,
+        protocolVersion: 4,
+      })
+      // Set before the first packet can arrive: messages the session queued come with the
+      // connection, and mqtt.js's default would acknowledge them unhandled.
+      c.handleMessage = deliver
+      const failed = (err: Error) => {
+        c.end()
+        reject(err)
+      }
+      c.once('error', failed)
+      c.once('connect', async () => {
+        c.off('error', failed)
+        c.on('error', (err) => opts.log.warn('broker connection error', { error: err.message }))
+        // Every 'connect' from here on is a reconnection.
+        c.on('connect', () => {
+          for (const fn of reconnected) fn()
+        })
+        try {
+          // A new session (or a broker that lost it) learns what this process consumes.
+          if (handlers.size > 0) await c.subscribeAsync([...handlers.keys()], { qos: 1 })
+          client = c
+          resolve(c)
+        } catch (err) {
+          failed(err as Error)
+        }
+      })
+    })
+  let connecting: Promise<MqttClient> | null = null
+  const connected = () => {
+    connecting ??= open().catch((err) => {
+      connecting = null
+      throw err
+    })
+    return connecting
+  }
+  if (!opts.deferred) await connected()
   return {
     async publish(topic, event) {
-      await client.publishAsync(topic, JSON.stringify(event), { qos: 1 })
+      await (await connected()).publishAsync(topic, JSON.stringify(event), { qos: 1 })
     },
     async subscribe(topic, handler) {
       const list = handlers.get(topic) ?? []
       list.push(handler)
       handlers.set(topic, list)
-      if (list.length === 1) await client.subscribeAsync(topic, { qos: 1 })
+      if (list.length > 1) return
+      // Not connected yet: `open` subscribes every topic registered by then (a duplicate
+      // SUBSCRIBE while it is under way changes nothing).
+      const c = client ?? (connecting ? await connecting : null)
+      if (c) await c.subscribeAsync(topic, { qos: 1 })
+    },
+    async ready() {
+      await connected()
     },
     onReconnect(fn) {
       reconnected.push(fn)
     },
     async close() {
-      await client.endAsync()
+      const c = client ?? (connecting ? await connecting.catch(() => null) : null)
+      await c?.endAsync()
     },
   }
 }
@@ -166,6 +217,10 @@ export function lazyBus(connect: () => Promise<EventBus>): EventBus & { connecte
     },
     publish: async (topic, event) => (await get()).publish(topic, event),
     subscribe: async (topic, handler) => (await get()).subscribe(topic, handler),
+    // A standby worker that never used its bus stays unconnected.
+    ready: async () => {
+      if (bus) await (await bus).ready?.()
+    },
     onReconnect(fn) {
       reconnected.push(fn)
       if (bus)

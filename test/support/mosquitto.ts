@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createConnection } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,19 +18,24 @@ export async function startMosquitto(opts: { persistence?: boolean } = {}): Prom
   if (!bin)
     throw new Error('mosquitto is not installed (apt-get install mosquitto); .ci/run installs it')
   const dir = mkdtempSync(join(tmpdir(), 'mmp-mosquitto-'))
-  const port = 30000 + Math.floor(Math.random() * 5000)
+  // Started as root, mosquitto drops to its own user, which must be able to write its
+  // persistence file here (else it logs the failure and keeps nothing across a restart).
+  chmodSync(dir, 0o777)
   const conf = join(dir, 'mosquitto.conf')
-  // With persistence, as docs/scaling.md configures it: sessions and queued messages survive a
-  // restart (saved on a clean stop and every few seconds).
+  // As docs/scaling.md configures it. With persistence, sessions and queued messages survive a
+  // restart (saved on a clean stop and every few seconds). The queue per client is raised from
+  // Mosquitto's default of 1,000, past which it drops QoS 1 messages for a consumer that lags.
   const persistence = opts.persistence
     ? `persistence true\npersistence_location ${dir}/\nautosave_interval 1\n`
     : 'persistence false\n'
-  writeFileSync(
-    conf,
-    `listener ${port} 127.0.0.1\nallow_anonymous true\n${persistence}sys_interval 1\n`,
-  )
-  let proc: Subprocess = spawn([bin, '-c', conf], { stdout: 'pipe', stderr: 'pipe' })
-  const listening = async () => {
+  let port = 0
+  let proc: Subprocess | null = null
+  const launch = () => {
+    proc = spawn([bin, '-c', conf], { stdout: 'pipe', stderr: 'pipe' })
+    return proc
+  }
+  const listening = async (): Promise<boolean> => {
+    const running = proc!
     const deadline = Date.now() + 5000
     for (;;) {
       const ok = await new Promise<boolean>((resolve) => {
@@ -40,26 +45,36 @@ export async function startMosquitto(opts: { persistence?: boolean } = {}): Prom
         })
         s.on('error', () => resolve(false))
       })
-      if (ok) return
-      if (proc.exitCode !== null || Date.now() > deadline)
-        throw new Error(`mosquitto did not start (exit ${proc.exitCode})`)
+      if (ok) return true
+      // It exits at once when another process holds the port.
+      if (running.exitCode !== null) return false
+      if (Date.now() > deadline) throw new Error('mosquitto did not start listening')
       await Bun.sleep(50)
     }
   }
-  await listening()
+  for (let attempt = 1; ; attempt++) {
+    port = 30000 + Math.floor(Math.random() * 5000)
+    writeFileSync(
+      conf,
+      `listener ${port} 127.0.0.1\nallow_anonymous true\n${persistence}max_queued_messages 100000\nsys_interval 1\n`,
+    )
+    launch()
+    if (await listening()) break
+    if (attempt >= 5) throw new Error(`mosquitto did not start (exit ${proc!.exitCode})`)
+  }
   return {
     url: `mqtt://127.0.0.1:${port}`,
     port,
     async stop() {
-      proc.kill('SIGTERM')
-      await proc.exited
+      proc!.kill('SIGTERM')
+      await proc!.exited
       rmSync(dir, { recursive: true, force: true })
     },
     async restart() {
-      proc.kill('SIGTERM')
-      await proc.exited
-      proc = spawn([bin, '-c', conf], { stdout: 'pipe', stderr: 'pipe' })
-      await listening()
+      proc!.kill('SIGTERM')
+      await proc!.exited
+      launch()
+      if (!(await listening())) throw new Error(`mosquitto did not start again on ${port}`)
     },
   }
 }

@@ -1,0 +1,44 @@
+import { join } from 'node:path'
+import type { Logger } from '../services/kernel/log.ts'
+import { createSimulator } from '../services/simulator/index.ts'
+import type { Config } from './config.ts'
+import { version } from './version.ts'
+
+/** The M-Pesa simulator as configured, with its state kept in the data dir. */
+export function simulatorOf(config: Config) {
+  return createSimulator({
+    delayMs: config.get('mpesa.simulator_delay_ms'),
+    version,
+    consumerKey: config.get('mpesa.consumer_key'),
+    consumerSecret: config.get('mpesa.consumer_secret'),
+    shortcode: config.get('mpesa.shortcode'),
+    passkey: config.get('mpesa.passkey'),
+    statePath: join(config.dataDir, 'simulator', 'requests.db'),
+  })
+}
+
+/**
+ * Starts the one simulator of this host on its port, or, when it only comes along with payment
+ * (`implied`) and another process already serves that port, uses that one and returns null.
+ * Never with SO_REUSEPORT: two simulators sharing a port would each know only the requests
+ * (and OAuth tokens) that reached it, and the kernel would split a payment's push and its query
+ * between them.
+ */
+export function listenSimulator(
+  config: Config,
+  log: Logger,
+  implied: boolean,
+): ReturnType<typeof simulatorOf> | null {
+  const sim = simulatorOf(config)
+  try {
+    sim.listen({ port: config.ports.simulator, hostname: '127.0.0.1', reusePort: false })
+    return sim
+  } catch (err) {
+    void sim.stop().catch(() => {})
+    if (!implied) throw err
+    log.info('the M-Pesa simulator port is taken; using the simulator already there', {
+      port: config.ports.simulator,
+    })
+    return null
+  }
+}
