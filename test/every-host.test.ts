@@ -1,31 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { startMosquitto } from './support/mosquitto.ts'
-import {
-  api,
-  eventually,
-  pickOffset,
-  startTestPlatform,
-  type TestPlatform,
-} from './support/platform.ts'
+import { type Hosts, startHosts } from './support/hosts.ts'
+import { api, eventually } from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
 import { startWebhookReceiver } from './support/webhook-receiver.ts'
 
 const SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD'
-const SERVICES = [
-  'tenant',
-  'billing',
-  'simulator',
-  'payment',
-  'parser',
-  'categorizer',
-  'analytics',
-  'cashflow',
-  'webhook',
-  'gateway',
-] as const
 
 /** Every `.db` file under a data dir's `tenants/`, as `folder/file`. */
 function tenantFiles(dataDir: string): string[] {
@@ -41,14 +22,13 @@ function tenantFiles(dataDir: string): string[] {
 /**
  * DESIGN §12, every part on its own host: auth, tenant, billing, the simulator, payment, parser,
  * categorizer, analytics, cashflow, webhook and the gateway as eleven `mmp serve --only`
- * processes, each with its own data dir, on Debian's mosquitto. They share nothing but the
- * broker, the discovery (ports) and the hop key from their settings: no file of another part.
- * A Pro tenant's whole journey goes through them.
+ * processes, each with its own data dir, on Debian's mosquitto (test/support/hosts.ts). They
+ * share nothing but the broker, the discovery (ports) and the hop key from their settings: no
+ * file of another part. A Pro tenant's whole journey goes through them.
  */
 describe('every part on its own host', () => {
-  const parts = new Map<string, TestPlatform>()
-  const dirs: string[] = []
-  let broker: Awaited<ReturnType<typeof startMosquitto>>
+  let hosts: Hosts
+  let parts: Hosts['parts']
   let receiver: ReturnType<typeof startWebhookReceiver>
   let gateway: string
   let admin: ReturnType<typeof api>
@@ -56,27 +36,9 @@ describe('every part on its own host', () => {
 
   beforeAll(async () => {
     receiver = startWebhookReceiver(SECRET)
-    broker = await startMosquitto({ persistence: true })
-    const offset = await pickOffset()
-    const start = async (only: string, env: Record<string, string> = {}) => {
-      const dataDir = mkdtempSync(join(tmpdir(), `mmp-host-${only}-`))
-      dirs.push(dataDir)
-      const p = await startTestPlatform({
-        only,
-        offset,
-        dataDir,
-        env: { MMP_MQTT_URL: broker.url, ...env },
-      })
-      parts.set(only, p)
-      return p
-    }
-    const auth = await start('auth')
-    const { hop_key } = JSON.parse(readFileSync(join(auth.dataDir, 'secrets.json'), 'utf8')) as {
-      hop_key: string
-    }
-    // One at a time: the simulator must hold its port before payment looks for one.
-    for (const only of SERVICES) await start(only, { MMP_HOP_KEY: hop_key })
-    gateway = parts.get('gateway')!.gateway
+    hosts = await startHosts()
+    parts = hosts.parts
+    gateway = hosts.gateway
     const operator = await parts.get('gateway')!.login()
     await createTenants(gateway, operator, { id: 'shop', plan: 'pro' })
     adminToken = await parts.get('gateway')!.login('owner@shop.test', 'shop-Owner-Passphrase-42')
@@ -98,9 +60,7 @@ describe('every part on its own host', () => {
 
   afterAll(async () => {
     receiver?.stop()
-    for (const p of parts.values()) await p.kill().catch(() => {})
-    await broker?.stop()
-    for (const d of dirs) rmSync(d, { recursive: true, force: true })
+    await hosts?.dispose()
   })
 
   it('imports a statement, takes an STK push and a till payment, and shows them everywhere', async () => {
@@ -235,20 +195,8 @@ describe('every part on its own host', () => {
 
   it('starts a part afresh on an empty data dir knowing every tenant and its entitlements', async () => {
     // The parser's host is replaced: a new, empty data dir, nothing heard on the broker yet.
-    const old = parts.get('parser')!
-    await old.kill()
-    const dataDir = mkdtempSync(join(tmpdir(), 'mmp-host-parser-again-'))
-    dirs.push(dataDir)
-    const { hop_key } = JSON.parse(
-      readFileSync(join(parts.get('auth')!.dataDir, 'secrets.json'), 'utf8'),
-    ) as { hop_key: string }
-    const fresh = await startTestPlatform({
-      only: 'parser',
-      offset: old.offset,
-      dataDir,
-      env: { MMP_MQTT_URL: broker.url, MMP_HOP_KEY: hop_key },
-    })
-    parts.set('parser', fresh)
+    const fresh = await hosts.replace('parser')
+    const dataDir = fresh.dataDir
     const file = (name: string) => join(dataDir, 'tenants', 'shop', name)
     await eventually(
       () => existsSync(file('placement.json')) && existsSync(file('entitlements.json')),

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { api, eventually } from './support/platform.ts'
+import { expectAppliedOnce, startMixedLoad } from './support/load.ts'
+import { api } from './support/platform.ts'
 import { type SplitPlatform, startSplitPlatform } from './support/split.ts'
 import { createTenants } from './support/tenants.ts'
 
@@ -28,144 +29,39 @@ describe('a process killed and the broker restarted under load', () => {
   afterAll(() => split.dispose())
 
   it('loses and doubles nothing that was acknowledged', async () => {
-    const rows = { sent: 0, acked: 0, refused: 0 }
-    const ackedReceipts: string[] = []
-    const pays = { sent: 0, acked: [] as string[], refused: 0, other: [] as number[] }
-    let phase = 'before'
-    const refusedWhileBackDown: number[] = []
-    let running = true
-    let n = 0
-    const importRows = async () => {
-      while (running) {
-        const i = n++
-        const receipt = `KL${String(i).padStart(8, '0')}`
-        rows.sent++
-        const res = await admin
-          .post('/api/v1/parser/transactions', {
-            transactions: [
-              {
-                occurred_at: new Date(Date.UTC(2026, 0, 5, 10, 0, i % 60)).toISOString(),
-                amount: 10,
-                direction: 'in',
-                description: `Load row ${i}`,
-                receipt_number: receipt,
-              },
-            ],
-          })
-          .catch(() => null)
-        if (res && (res.status === 200 || res.status === 201)) {
-          rows.acked++
-          ackedReceipts.push(receipt)
-        } else rows.refused++
-      }
-    }
-    const pushPayments = async () => {
-      while (running) {
-        const i = pays.sent++
-        const res = await admin
-          .post('/api/v1/payments/stkpush', {
-            tenant_id: TENANT,
-            phone_number: `2547${String(i).padStart(8, '0')}`.slice(0, 12),
-            amount: 1,
-            account_reference: `LOAD${i}`,
-            transaction_desc: 'Load',
-          })
-          .catch(() => null)
-        if (res?.status === 202) pays.acked.push(res.body.checkout_request_id)
-        else {
-          pays.refused++
-          if (res) pays.other.push(res.status)
-          if (phase === 'back down' && res) refusedWhileBackDown.push(res.status)
-        }
-        await Bun.sleep(50)
-      }
-    }
-    const load = Promise.all([importRows(), importRows(), pushPayments()])
-    /** A phase lasts until the load made the progress it names (not a time). */
-    const during = async (name: string, progress: () => boolean) => {
-      phase = name
-      await eventually(progress, 30_000, `the load's progress ${name}`)
-    }
-    const rowsPast = (n: number) => {
-      const from = rows.acked
-      return () => rows.acked >= from + n
-    }
-    const paymentsPast = (n: number) => {
-      const from = pays.acked.length
-      return () => pays.acked.length >= from + n
-    }
-
-    const rowsAtStart = rowsPast(20)
-    const paymentsAtStart = paymentsPast(3)
-    await during('before', () => rowsAtStart() && paymentsAtStart())
-    const rowsBefore = rows.acked
+    const load = startMixedLoad(admin, TENANT)
+    const rowsAtStart = load.rowsPast(20)
+    const paymentsAtStart = load.paymentsPast(3)
+    await load.until('before', () => rowsAtStart() && paymentsAtStart())
+    const rowsBefore = load.rows.acked
     await split.back.kill()
-    const rowsWhileDown = rowsPast(20)
-    await during('back down', () => rowsWhileDown() && refusedWhileBackDown.length >= 3)
+    load.phase('back down')
+    const rowsWhileDown = load.rowsPast(20)
+    const paymentRefusals = () =>
+      (load.refusals.get('back down') ?? []).filter((r) => r.kind === 'payment')
+    await load.until('back down', () => rowsWhileDown() && paymentRefusals().length >= 3)
     // The front kept serving its own parts while the back was gone.
-    expect(rows.acked).toBeGreaterThan(rowsBefore)
+    expect(load.rows.acked).toBeGreaterThan(rowsBefore)
     await split.back.restart()
-    await during('back again', paymentsPast(3))
+    load.phase('back again')
+    await load.until('back again', load.paymentsPast(3))
     await split.broker.restart()
-    const rowsAfter = rowsPast(20)
-    const paymentsAfter = paymentsPast(3)
-    await during('after the broker restart', () => rowsAfter() && paymentsAfter())
-    running = false
-    await load
+    load.phase('after the broker restart')
+    const rowsAfter = load.rowsPast(20)
+    const paymentsAfter = load.paymentsPast(3)
+    await load.until('after the broker restart', () => rowsAfter() && paymentsAfter())
+    await load.stop()
 
     // Requests for the killed part were refused as unavailable, never answered wrongly.
-    expect(refusedWhileBackDown.length).toBeGreaterThan(0)
-    for (const s of refusedWhileBackDown) expect([502, 503, 504]).toContain(s)
-    expect(pays.acked.length).toBeGreaterThan(0)
+    for (const r of paymentRefusals()) expect([502, 503, 504]).toContain(r.status)
+    expect(load.payments.acked.length).toBeGreaterThan(0)
 
-    // Every accepted payment settles once (the simulator keeps its callbacks across its restart).
-    const settled = await eventually(
-      async () => {
-        const statuses = await Promise.all(
-          pays.acked.map(
-            async (id) => (await admin.get(`/api/v1/payments/status/${id}`)).body?.status,
-          ),
-        )
-        // A final state each; an error answer (the breaker still open) is asked again.
-        return statuses.every((s) => s === 'success' || s === 'failed' || s === 'cancelled')
-          ? statuses
-          : null
-      },
-      60_000,
-      'every accepted payment settled',
-    )
-    const succeeded = settled.filter((s) => s === 'success').length
-    // What analytics applied, read back whole. A request whose answer the client never got (the
-    // process died under it) may still have been applied: applied ≥ acknowledged, each once.
-    const all = async () => {
-      const out: Array<{ receipt_number: string | null; source: string }> = []
-      let cursor: string | null = null
-      do {
-        const page = await admin.get(
-          `/api/v1/analytics/transactions?limit=500${cursor ? `&cursor=${cursor}` : ''}`,
-        )
-        out.push(...page.body.data)
-        cursor = page.body.next_cursor
-      } while (cursor)
-      return out
-    }
-    const applied = await eventually(
-      async () => {
-        const list = await all()
-        const receipts = new Set(list.map((t) => t.receipt_number))
-        const payments = list.filter((t) => t.source === 'payment').length
-        return ackedReceipts.every((r) => receipts.has(r)) && payments >= succeeded ? list : null
-      },
-      60_000,
-      'every acknowledged row and settled payment in analytics',
-    )
-    const receipts = applied.map((t) => t.receipt_number).filter(Boolean)
-    expect(new Set(receipts).size).toBe(receipts.length)
-    // The rollups count each transaction once too.
-    const total = (await admin.get('/api/v1/analytics/summary')).body?.total_transactions
-    expect(total).toBe(applied.length)
+    // Every accepted payment settles once (the simulator keeps its callbacks across its restart),
+    // and every acknowledged row and settled payment is applied once.
+    const { succeeded, applied } = await expectAppliedOnce(admin, load)
+    const { rows, payments } = load
     console.log(
-      `rows sent ${rows.sent}, acknowledged ${rows.acked}, refused ${rows.refused}; payments sent ${pays.sent}, accepted ${pays.acked.length}, succeeded ${succeeded}, refused ${pays.refused}; applied in analytics ${applied.length} (${applied.length - rows.acked - succeeded} whose answer the client never got), none twice`,
+      `rows sent ${rows.sent}, acknowledged ${rows.acked}, refused ${rows.refused}; payments sent ${payments.sent}, accepted ${payments.acked.length}, succeeded ${succeeded}, refused ${payments.refused}; applied in analytics ${applied} (${applied - rows.acked - succeeded} whose answer the client never got), none twice`,
     )
   }, 180_000)
 })

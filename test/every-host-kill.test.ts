@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { HOST_PARTS, type Hosts, startHosts } from './support/hosts.ts'
+import { expectAppliedOnce, startMixedLoad } from './support/load.ts'
+import { api, eventually } from './support/platform.ts'
+import { createTenants } from './support/tenants.ts'
+import { startWebhookReceiver } from './support/webhook-receiver.ts'
+
+const SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD'
+const TENANT = 'steady'
+/** The parts a row's or a payment's request goes through: while one is down, those are refused. */
+const ON_ROW_PATH = new Set(['gateway', 'parser'])
+const ON_PAYMENT_PATH = new Set(['gateway', 'payment', 'simulator'])
+
+/**
+ * DESIGN §12, failure, with every part on its own host (test/support/hosts.ts): under a mixed
+ * load of statement rows and STK pushes, each of the eleven processes in turn is SIGKILLed and
+ * started again on its own data dir, then the broker is restarted. Requests for the killed part
+ * answer 502/503/504 meanwhile (no answer at all only while the gateway itself is down), the rest
+ * keeps serving, and every acknowledged row and payment is applied exactly once: in analytics, in
+ * billing's metering and in the webhooks.
+ */
+describe('every part on its own host, each killed in turn under load', () => {
+  let hosts: Hosts
+  let admin: ReturnType<typeof api>
+  let receiver: ReturnType<typeof startWebhookReceiver>
+  beforeAll(async () => {
+    receiver = startWebhookReceiver(SECRET)
+    hosts = await startHosts()
+    await createTenants(hosts.gateway, await hosts.parts.get('gateway')!.login(), {
+      id: TENANT,
+      plan: 'pro',
+    })
+    const token = await hosts.parts
+      .get('gateway')!
+      .login(`owner@${TENANT}.test`, `${TENANT}-Owner-Passphrase-42`)
+    admin = api(hosts.gateway, token)
+    await eventually(
+      async () =>
+        (
+          await admin.post('/api/v1/webhooks', {
+            url: `${receiver.url}/${TENANT}`,
+            events: ['payment.success'],
+            secret: SECRET,
+          })
+        ).status === 201,
+      20_000,
+      'the webhook part knowing the tenant',
+    )
+  }, 120_000)
+  afterAll(async () => {
+    receiver?.stop()
+    await hosts?.dispose()
+  })
+
+  it('loses and doubles nothing that was acknowledged', async () => {
+    const load = startMixedLoad(admin, TENANT)
+    const warm = load.rowsPast(20)
+    const warmPayments = load.paymentsPast(3)
+    await load.until('before', () => warm() && warmPayments())
+    const servedWhileDown = new Map<string, number>()
+    for (const part of ['auth', ...HOST_PARTS]) {
+      const p = hosts.parts.get(part)!
+      load.phase(`${part} down`)
+      await p.kill()
+      const ackedAtKill = load.rows.acked
+      // Down until the load sent a few requests of each kind at it, not for a time.
+      await load.until(`${part} down`, load.sentPast(5))
+      servedWhileDown.set(part, load.rows.acked - ackedAtKill)
+      await p.restart()
+      load.phase(`${part} back`)
+      const rowsBack = load.rowsPast(10)
+      const paymentsBack = load.paymentsPast(1)
+      await load.until(`${part} back`, () => rowsBack() && paymentsBack())
+    }
+    await hosts.broker.restart()
+    load.phase('after the broker restart')
+    const rowsAfter = load.rowsPast(20)
+    const paymentsAfter = load.paymentsPast(3)
+    await load.until('after the broker restart', () => rowsAfter() && paymentsAfter())
+    await load.stop()
+
+    // Refused only as unavailable, and only where the killed part is on the request's path.
+    for (const [phase, refused] of load.refusals) {
+      const part = phase.split(' ')[0]!
+      const down = phase.endsWith(' down')
+      for (const r of refused) {
+        const onPath = (r.kind === 'row' ? ON_ROW_PATH : ON_PAYMENT_PATH).has(part)
+        const allowed =
+          part === 'gateway' && down ? [0, 502, 503, 504] : onPath || down ? [502, 503, 504] : []
+        expect({ phase, ...r, allowed: allowed.includes(r.status) }).toMatchObject({
+          phase,
+          allowed: true,
+        })
+      }
+    }
+    expect(
+      (load.refusals.get('parser down') ?? []).filter((r) => r.kind === 'row').length,
+    ).toBeGreaterThan(0)
+    expect(
+      (load.refusals.get('payment down') ?? []).filter((r) => r.kind === 'payment').length,
+    ).toBeGreaterThan(0)
+    // Rows kept being taken while any part off their path was down.
+    for (const [part, served] of servedWhileDown) {
+      if (!ON_ROW_PATH.has(part))
+        expect({ part, served: served > 0 }).toEqual({ part, served: true })
+    }
+
+    const { succeeded, applied, paymentsApplied } = await expectAppliedOnce(admin, load)
+    // Billing metered each applied transaction once: statement rows and payments alike.
+    const metered = async () =>
+      (await admin.get(`/api/v1/billing/usage/${TENANT}`)).body?.metrics?.transactions?.used
+    await eventually(
+      async () => (await metered()) === applied,
+      30_000,
+      `billing metering ${applied} transactions`,
+    ).catch(() => {})
+    expect(await metered()).toBe(applied)
+    // One verified webhook event per payment that succeeded (a retry repeats its webhook-id).
+    const hits = await eventually(
+      () => {
+        const ok = receiver.hits.filter((h) => h.verified && h.body.event === 'payment.success')
+        return new Set(ok.map((h) => h.id)).size >= paymentsApplied ? ok : null
+      },
+      30_000,
+      `${paymentsApplied} payment.success webhooks`,
+    )
+    const events = new Set(hits.map((h) => h.id))
+    expect(events.size).toBe(paymentsApplied)
+    expect(new Set(hits.map((h) => h.body.data.checkout_request_id)).size).toBe(paymentsApplied)
+    const { rows, payments } = load
+    console.log(
+      `11 processes killed in turn and the broker restarted: rows sent ${rows.sent}, acknowledged ${rows.acked}, refused ${rows.refused}; payments sent ${payments.sent}, accepted ${payments.acked.length}, succeeded ${succeeded}, refused ${payments.refused}; applied in analytics ${applied} of which ${paymentsApplied} payments (${applied - rows.acked - succeeded} whose answer the client never got), metered ${applied}, webhooks ${events.size}, none twice`,
+    )
+  }, 240_000)
+})

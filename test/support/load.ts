@@ -1,0 +1,188 @@
+import { expect } from 'bun:test'
+import { type api, eventually } from './platform.ts'
+
+type Client = ReturnType<typeof api>
+
+/** What a mixed load sent, what the platform acknowledged and what it refused, per phase. */
+export interface MixedLoad {
+  rows: { sent: number; acked: number; refused: number }
+  /** Receipt numbers of the rows the platform acknowledged (200/201). */
+  ackedReceipts: string[]
+  payments: { sent: number; acked: string[]; refused: number }
+  /** Statuses of refused requests (no answer at all is 0), by the phase they were sent in. */
+  refusals: Map<string, Array<{ kind: 'row' | 'payment'; status: number }>>
+  /** Names the phase the next requests are counted under. */
+  phase(name: string): void
+  /** Waits until the load made the progress `ready` names (not a time), failing after 30 s. */
+  until(what: string, ready: () => boolean): Promise<void>
+  /** A condition that holds once `n` more rows (or payments) than now were acknowledged. */
+  rowsPast(n: number): () => boolean
+  paymentsPast(n: number): () => boolean
+  /** A condition that holds once `n` more requests of each kind than now were sent. */
+  sentPast(n: number): () => boolean
+  stop(): Promise<void>
+}
+
+/**
+ * A mixed load on one tenant as a client drives it: two loops posting one statement row each
+ * (unique receipts), one loop asking for STK pushes every 50 ms. Requests that fail or get no
+ * answer are counted as refused and the loops go on.
+ *
+ * @example
+ * const load = startMixedLoad(admin, 'steady')
+ * await load.until('warm', load.rowsPast(20))
+ * await load.stop()
+ */
+export function startMixedLoad(admin: Client, tenant: string): MixedLoad {
+  let running = true
+  let current = 'before'
+  let n = 0
+  const rows = { sent: 0, acked: 0, refused: 0 }
+  const ackedReceipts: string[] = []
+  const payments = { sent: 0, acked: [] as string[], refused: 0 }
+  const refusals: MixedLoad['refusals'] = new Map()
+  const refuse = (kind: 'row' | 'payment', status: number) => {
+    const list = refusals.get(current) ?? []
+    list.push({ kind, status })
+    refusals.set(current, list)
+  }
+  const importRows = async () => {
+    while (running) {
+      const i = n++
+      const receipt = `KL${String(i).padStart(8, '0')}`
+      rows.sent++
+      const res = await admin
+        .post('/api/v1/parser/transactions', {
+          transactions: [
+            {
+              occurred_at: new Date(Date.UTC(2026, 0, 5, 10, 0, i % 60)).toISOString(),
+              amount: 10,
+              direction: 'in',
+              description: `Load row ${i}`,
+              receipt_number: receipt,
+            },
+          ],
+        })
+        .catch(() => null)
+      if (res && (res.status === 200 || res.status === 201)) {
+        rows.acked++
+        ackedReceipts.push(receipt)
+      } else {
+        rows.refused++
+        refuse('row', res?.status ?? 0)
+        // Nothing is listening: do not spin on refused connections.
+        if (!res) await Bun.sleep(20)
+      }
+    }
+  }
+  const pushPayments = async () => {
+    while (running) {
+      const i = payments.sent++
+      const res = await admin
+        .post('/api/v1/payments/stkpush', {
+          tenant_id: tenant,
+          phone_number: `2547${String(i).padStart(8, '0')}`.slice(0, 12),
+          amount: 1,
+          account_reference: `LOAD${i}`,
+          transaction_desc: 'Load',
+        })
+        .catch(() => null)
+      if (res?.status === 202) payments.acked.push(res.body.checkout_request_id)
+      else {
+        payments.refused++
+        refuse('payment', res?.status ?? 0)
+      }
+      await Bun.sleep(50)
+    }
+  }
+  const loops = Promise.all([importRows(), importRows(), pushPayments()])
+  return {
+    rows,
+    ackedReceipts,
+    payments,
+    refusals,
+    phase: (name) => {
+      current = name
+    },
+    until: (what, ready) => eventually(ready, 30_000, `the load's progress ${what}`).then(() => {}),
+    rowsPast(count) {
+      const from = rows.acked
+      return () => rows.acked >= from + count
+    },
+    paymentsPast(count) {
+      const from = payments.acked.length
+      return () => payments.acked.length >= from + count
+    },
+    sentPast(count) {
+      const fromRows = rows.sent
+      const fromPayments = payments.sent
+      return () => rows.sent >= fromRows + count && payments.sent >= fromPayments + count
+    },
+    async stop() {
+      running = false
+      await loops
+    },
+  }
+}
+
+/**
+ * After the load stopped: every accepted payment reaches a final state, and every acknowledged
+ * row and succeeded payment is in analytics exactly once, in its list and in its rollups.
+ * Returns the counts. A request whose answer the client never got (the process died under it)
+ * may still have been applied: applied ≥ acknowledged, each once.
+ */
+export async function expectAppliedOnce(admin: Client, load: MixedLoad) {
+  const settled = await eventually(
+    async () => {
+      const statuses = await Promise.all(
+        load.payments.acked.map(
+          async (id) => (await admin.get(`/api/v1/payments/status/${id}`)).body?.status,
+        ),
+      )
+      // A final state each; an error answer (a breaker still open) is asked again. `unknown`
+      // is the honest answer for a push whose provider died under it before recording it:
+      // nothing but the provider's callback may settle it, and that may never come.
+      return statuses.every((s) => ['success', 'failed', 'cancelled', 'unknown'].includes(s))
+        ? statuses
+        : null
+    },
+    60_000,
+    'every accepted payment settled',
+  )
+  const succeeded = settled.filter((s) => s === 'success').length
+  const all = async () => {
+    const out: Array<{ receipt_number: string | null; source: string }> = []
+    let cursor: string | null = null
+    do {
+      const page = await admin.get(
+        `/api/v1/analytics/transactions?limit=500${cursor ? `&cursor=${cursor}` : ''}`,
+      )
+      if (page.status !== 200) return null
+      out.push(...page.body.data)
+      cursor = page.body.next_cursor
+    } while (cursor)
+    return out
+  }
+  const applied = await eventually(
+    async () => {
+      const list = await all()
+      if (!list) return null
+      const receipts = new Set(list.map((t) => t.receipt_number))
+      const payments = list.filter((t) => t.source === 'payment').length
+      return load.ackedReceipts.every((r) => receipts.has(r)) && payments >= succeeded ? list : null
+    },
+    60_000,
+    'every acknowledged row and settled payment in analytics',
+  )
+  const receipts = applied.map((t) => t.receipt_number).filter(Boolean)
+  expect(new Set(receipts).size).toBe(receipts.length)
+  // The rollups count each transaction once too.
+  const total = (await admin.get('/api/v1/analytics/summary')).body?.total_transactions
+  expect(total).toBe(applied.length)
+  return {
+    succeeded,
+    applied: applied.length,
+    /** Payments in analytics, with those whose answer the client never got. */
+    paymentsApplied: applied.filter((t) => t.source === 'payment').length,
+  }
+}
