@@ -5,6 +5,7 @@ import type { Actor } from '../kernel/roles.ts'
 import { ownerOf } from '../kernel/tenant-owner.ts'
 import { instancesOf } from './profile.ts'
 import { saveRow, tenantInPath } from './store.ts'
+import { oneAtATime } from './upgrade.ts'
 
 /** Events older than this before a move began are not replayed to the tenant's new instance. */
 const REPLAY_MARGIN_MS = 10 * 60_000
@@ -39,7 +40,6 @@ export async function moveTenantToInstance(
   tenantId: string,
   body: { service: string; instance: string },
 ): Promise<InstanceMove> {
-  const row = tenantInPath(ctx, actor, tenantId)
   const service = body.service as ServiceName
   const list = (serviceNames as readonly string[]).includes(service)
     ? (ctx.client.instances?.(service) ?? [])
@@ -49,39 +49,50 @@ export async function moveTenantToInstance(
   const to = body.instance.replace(/\/+$/, '')
   if (!list.includes(to))
     throw invalidField('instance', `${body.instance} is not one of ${list.join(', ')}`)
-  const pins = instancesOf(row)
-  const from = ownerOf(row.id, list, pins[service])
-  const base = { tenant_id: row.id, service, from, to }
-  if (from === to) return { ...base, moved: false, rows: 0, replayed: 0 }
+  const id = tenantInPath(ctx, actor, tenantId).id
+  // One at a time with the tenant's plan changes: a tier move beside the handoff would move files
+  // the new instance is copying.
+  return oneAtATime(ctx, id, async () => {
+    const row = tenantInPath(ctx, actor, id)
+    const from = ownerOf(row.id, list, instancesOf(row)[service])
+    const base = { tenant_id: row.id, service, from, to }
+    if (from === to) return { ...base, moved: false, rows: 0, replayed: 0 }
 
-  const call = { token: actor.token, method: 'POST' as const }
-  const since = new Date(Date.now() - REPLAY_MARGIN_MS).toISOString()
-  let rows: number
-  try {
-    const pulled = await ctx.client.call<{ rows: number }>(service, HANDOFF_PATHS.pull, {
+    const call = { token: actor.token, method: 'POST' as const }
+    const since = new Date(Date.now() - REPLAY_MARGIN_MS).toISOString()
+    let rows: number
+    try {
+      const pulled = await ctx.client.call<{ rows: number }>(service, HANDOFF_PATHS.pull, {
+        ...call,
+        instance: to,
+        body: { tenant: row.id, from },
+      })
+      rows = pulled.rows
+    } catch (err) {
+      // Nothing switched: the old instance serves the tenant again and gets its events back.
+      await ctx.client
+        .call(service, HANDOFF_PATHS.release, { ...call, instance: from, body: { tenant: row.id } })
+        .catch(() => {})
+      await replayEverywhere(ctx, actor, row.id, since)
+      throw err
+    }
+    // Read again: a name or settings change made while the files were copied stays.
+    const now = tenantInPath(ctx, actor, id)
+    saveRow(
+      ctx,
+      { ...now, instances: JSON.stringify({ ...instancesOf(now), [service]: to }) },
+      'updated',
+    )
+    await ctx.relay.flush()
+    await ctx.client.call(service, HANDOFF_PATHS.release, {
       ...call,
-      instance: to,
-      body: { tenant: row.id, from },
+      instance: from,
+      body: { tenant: row.id, to },
     })
-    rows = pulled.rows
-  } catch (err) {
-    // Nothing switched: the old instance serves the tenant again and gets its events back.
-    await ctx.client
-      .call(service, HANDOFF_PATHS.release, { ...call, instance: from, body: { tenant: row.id } })
-      .catch(() => {})
-    await replayEverywhere(ctx, actor, row.id, since)
-    throw err
-  }
-  saveRow(ctx, { ...row, instances: JSON.stringify({ ...pins, [service]: to }) }, 'updated')
-  await ctx.relay.flush()
-  await ctx.client.call(service, HANDOFF_PATHS.release, {
-    ...call,
-    instance: from,
-    body: { tenant: row.id, to },
+    const replayed = await replayEverywhere(ctx, actor, row.id, since)
+    ctx.log.info('tenant moved to another instance', { ...base, rows, replayed })
+    return { ...base, moved: true, rows, replayed }
   })
-  const replayed = await replayEverywhere(ctx, actor, row.id, since)
-  ctx.log.info('tenant moved to another instance', { ...base, rows, replayed })
-  return { ...base, moved: true, rows, replayed }
 }
 
 /** Asks every part to publish the tenant's events since `since` again; returns how many went. */

@@ -4,7 +4,10 @@ import { join } from 'node:path'
 import { topics } from '../../schema/events.ts'
 import { plans } from '../../schema/plans.ts'
 import { migrations } from '../../schema/tenant/migrations.ts'
+import { HANDOFF_PATHS } from '../kernel/handoff-routes.ts'
+import type { CallOptions } from '../kernel/http-client.ts'
 import type { Role } from '../kernel/roles.ts'
+import { ownerOf } from '../kernel/tenant-owner.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { type FakeUser, fakeClient } from './fake-client.ts'
 import { createTenantsApp } from './routes.ts'
@@ -150,6 +153,47 @@ describe('tenant service', () => {
     expect(seen[1]!.status).toBe(404)
     // Once the row is in, it is the answer.
     expect((await req('GET', '/api/v1/tenants/acme', operator)).body.name).toBe('Acme')
+  })
+
+  it('moves a tenant to another instance keeping a change made while its files were copied', async () => {
+    await create({ id: 'acme', name: 'Acme' })
+    const instances = ['http://analytics-a.test', 'http://analytics-b.test']
+    const to = instances.find((i) => i !== ownerOf('acme', instances))!
+    let openPull = () => {}
+    const pulling = new Promise<void>((resolve) => {
+      openPull = resolve
+    })
+    let pullStarted = () => {}
+    const started = new Promise<void>((resolve) => {
+      pullStarted = resolve
+    })
+    const plain = client.call.bind(client)
+    kit.ctx.client = {
+      ...client,
+      instances: () => instances,
+      async call<T>(service: string, path: string, opts: CallOptions = {}): Promise<T> {
+        if (!path.startsWith('/internal/')) return plain<T>(service, path, opts)
+        client.calls.push({ service, path, opts })
+        if (path === HANDOFF_PATHS.pull) {
+          pullStarted()
+          await pulling
+        }
+        return { rows: 3, republished: 0 } as T
+      },
+    } as typeof kit.ctx.client
+    const move = req('POST', '/api/v1/tenants/acme/instances', operator, {
+      service: 'analytics',
+      instance: to,
+    })
+    await started
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    expect((await req('PATCH', '/api/v1/tenants/acme', admin, { name: 'Acme Two' })).status).toBe(
+      200,
+    )
+    openPull()
+    expect((await move).body).toMatchObject({ moved: true, to, rows: 3 })
+    const after = (await req('GET', '/api/v1/tenants/acme', admin)).body
+    expect(after).toMatchObject({ name: 'Acme Two', instances: { analytics: to } })
   })
 
   it('updates name, time zone and settings (Admin), mirrored to the placement', async () => {

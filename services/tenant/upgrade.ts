@@ -32,7 +32,8 @@ export type ReportedPlan = Pick<SubscriptionChangedEvent, 'plan' | 'plan_terms' 
  */
 const queues = new WeakMap<ServiceContext, ReturnType<typeof perKeyQueue>>()
 
-function oneAtATime<T>(ctx: ServiceContext, tenantId: string, fn: () => Promise<T> | T) {
+/** Runs `fn` when no other plan change (or instance move) of the tenant is under way. */
+export function oneAtATime<T>(ctx: ServiceContext, tenantId: string, fn: () => Promise<T> | T) {
   let perTenant = queues.get(ctx)
   if (!perTenant) {
     perTenant = perKeyQueue()
