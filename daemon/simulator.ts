@@ -34,7 +34,7 @@ export function listenSimulator(
     sim.listen({ port: config.ports.simulator, hostname: '127.0.0.1', reusePort: false })
     return sim
   } catch (err) {
-    void sim.stop().catch(() => {})
+    // Not stopped: Elysia's stop of an app that never listened only prints a stack trace.
     if (!implied) throw err
     log.info('the M-Pesa simulator port is taken; using the simulator already there', {
       port: config.ports.simulator,
