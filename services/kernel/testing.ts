@@ -141,3 +141,25 @@ export async function createTestKit(
     },
   }
 }
+
+/**
+ * Polls `probe` until it returns something truthy, or fails after `ms` saying `what` was awaited:
+ * for waiting on events that cross the broker without sleeping a fixed time. The one polling
+ * helper of the tests, end-to-end (test/support/platform.ts re-exports it) and unit alike.
+ *
+ * @example
+ * const e = await eventually(async () => events.find((x) => x.id === id), 10_000, 'the event')
+ */
+export async function eventually<T>(
+  probe: () => T | null | undefined | false | Promise<T | null | undefined | false>,
+  ms = 10_000,
+  what = 'condition',
+): Promise<T> {
+  const end = Date.now() + ms
+  for (;;) {
+    const value = await probe()
+    if (value) return value
+    if (Date.now() > end) throw new Error(`${what} not met within ${ms} ms`)
+    await Bun.sleep(50)
+  }
+}

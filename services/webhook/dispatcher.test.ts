@@ -4,7 +4,7 @@ import { migrations } from '../../schema/webhook/migrations.ts'
 import { createClock } from '../kernel/clock.ts'
 import { type Db, openDatabase } from '../kernel/db.ts'
 import { createLogger } from '../kernel/log.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
 import { webhookConfig } from './config.ts'
 import type { WebhookDeps } from './deps.ts'
 import { createDispatcher } from './dispatcher.ts'
@@ -60,14 +60,6 @@ const delivered = (db: Db) =>
     .all()
     .map((r) => r.id)
 
-async function until(fn: () => boolean, ms = 5000) {
-  const end = Date.now() + ms
-  while (!fn()) {
-    if (Date.now() > end) throw new Error('condition not met in time')
-    await Bun.sleep(2)
-  }
-}
-
 describe('the dispatcher', () => {
   let kit: TestKit
   beforeAll(async () => {
@@ -100,7 +92,7 @@ describe('the dispatcher', () => {
       },
     })
     dispatcher.start()
-    await until(() => delivered(db).length === 200)
+    await eventually(() => delivered(db).length === 200)
     await dispatcher.stop()
     expect(new Set(sent).size).toBe(200)
     expect(sent.length).toBe(200)
@@ -131,7 +123,7 @@ describe('the dispatcher', () => {
       },
     })
     before.start()
-    await until(() => delivered(first).length === 10 && hanging.length === 16)
+    await eventually(() => delivered(first).length === 10 && hanging.length === 16)
     const committed = delivered(first)
     // Three receivers answer 2xx, and the process dies before the turn that would commit them.
     for (const answer of hanging.slice(0, 3)) answer()
@@ -147,7 +139,7 @@ describe('the dispatcher', () => {
       },
     })
     after.start()
-    await until(() => delivered(second).length === 30)
+    await eventually(() => delivered(second).length === 30)
     await after.stop()
     expect(resent.length).toBe(20)
     expect(resent.filter((m) => committed.includes(m.replace('msg_', 'del_')))).toEqual([])

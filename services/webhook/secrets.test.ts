@@ -4,23 +4,13 @@ import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
 import { migrations } from '../../schema/webhook/migrations.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
 import type { WebhookSettings } from './config.ts'
 import service from './index.ts'
 import { createSecretBox, parseBoxKey } from './secret-box.ts'
 
 const KEY = Buffer.alloc(32, 9).toString('base64')
 const b64 = (bytes: number) => `whsec_${Buffer.alloc(bytes, 'k').toString('base64')}`
-
-async function until<T>(fn: () => T | Promise<T>, ms = 5000): Promise<NonNullable<T>> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v) return v as NonNullable<T>
-    if (Date.now() > end) throw new Error('condition not met in time')
-    await Bun.sleep(10)
-  }
-}
 
 describe('webhook signing secrets', () => {
   let kit: TestKit<WebhookSettings>
@@ -81,7 +71,7 @@ describe('webhook signing secrets', () => {
         'SELECT secret, previous_secret FROM webhook_endpoints WHERE id = ?',
       )
       .get(id)!
-  const deliveredTo = (path: string) => until(() => received.find((r) => r.path === path))
+  const deliveredTo = (path: string) => eventually(() => received.find((r) => r.path === path))
 
   beforeAll(async () => {
     kit = await createTestKit('webhook', { migrations, settings })

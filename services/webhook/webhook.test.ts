@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks'
 import { topics } from '../../schema/events.ts'
 import { migrations } from '../../schema/webhook/migrations.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
 import type { WebhookSettings } from './config.ts'
 import service from './index.ts'
 import { purgeDelivered } from './queue.ts'
@@ -17,16 +17,6 @@ interface Received {
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
 const TEST_WEBHOOK_KEY = Buffer.alloc(32, 7).toString('base64')
-
-async function until<T>(fn: () => T | Promise<T>, ms = 5000): Promise<NonNullable<T>> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v) return v as NonNullable<T>
-    if (Date.now() > end) throw new Error('condition not met in time')
-    await Bun.sleep(10)
-  }
-}
 
 describe('webhook service', () => {
   let kit: TestKit<WebhookSettings>
@@ -181,7 +171,7 @@ describe('webhook service', () => {
     })
     expect(res.status).toBe(202)
     expect(res.body.deliveries).toHaveLength(1)
-    const got = await until(() => deliveriesTo('/ok').find((r) => r.body.includes('"t1"')))
+    const got = await eventually(() => deliveriesTo('/ok').find((r) => r.body.includes('"t1"')))
     const payload = new Webhook(SECRET).verify(got.body, got.headers) as Record<string, unknown>
     expect(payload).toMatchObject({
       event: 'payment.success',
@@ -189,7 +179,7 @@ describe('webhook service', () => {
       data: { transaction_id: 't1', amount: 12.5 },
     })
     expect(payload.id).toBe(got.headers['webhook-id'])
-    const log = await until(async () => {
+    const log = await eventually(async () => {
       const l = await call(
         'GET',
         `/api/v1/webhooks/deliveries?event=payment.success&status=delivered`,
@@ -210,7 +200,7 @@ describe('webhook service', () => {
     const id = res.body.deliveries[0]
     // The 2xx is made durable at once (one statement) and its attempt row follows in the next
     // batched commit, so the log is awaited until the last attempt is in it.
-    const d = await until(async () => {
+    const d = await eventually(async () => {
       const r = await call('GET', `/api/v1/webhooks/deliveries/${id}`)
       return r.body.status === 'delivered' && r.body.attempts.length === 3 ? r.body : null
     })
@@ -229,7 +219,7 @@ describe('webhook service', () => {
       data: { balance: 1 },
     })
     const id = res.body.deliveries[0]
-    const dead = await until(async () => {
+    const dead = await eventually(async () => {
       const r = await call(
         'GET',
         `/api/v1/webhooks/deliveries?status=dead&endpoint_id=${ep.body.id}`,
@@ -240,7 +230,7 @@ describe('webhook service', () => {
     expect(dead.attempts).toHaveLength(3)
     const replay = await call('POST', `/api/v1/webhooks/deliveries/${id}/replay`)
     expect(replay.status).toBe(202)
-    await until(
+    await eventually(
       async () =>
         (await call('GET', `/api/v1/webhooks/deliveries/${id}`)).body.attempts.length === 6,
     )
@@ -255,11 +245,11 @@ describe('webhook service', () => {
     const gone = await register('/gone', ['statement.processed'])
     const redirect = await register('/redirect', ['statement.processed'])
     await call('POST', '/api/v1/webhooks/trigger', { event: 'statement.processed', data: {} })
-    await until(
+    await eventually(
       async () =>
         (await call('GET', `/api/v1/webhooks/${gone.body.id}`)).body.status === 'disabled',
     )
-    const r = await until(async () => {
+    const r = await eventually(async () => {
       const l = await call(
         'GET',
         `/api/v1/webhooks/deliveries?endpoint_id=${redirect.body.id}&status=dead`,
@@ -294,7 +284,7 @@ describe('webhook service', () => {
     }
     await kit.bus.publish(topics.transactionsCategorized, event)
     await kit.bus.publish(topics.transactionsCategorized, event)
-    await until(() => deliveriesTo('/tenant-b').length === 2)
+    await eventually(() => deliveriesTo('/tenant-b').length === 2)
     await Bun.sleep(100)
     expect(deliveriesTo('/tenant-b')).toHaveLength(2)
     expect(deliveriesTo('/tenant-a')).toHaveLength(0)
@@ -312,7 +302,7 @@ describe('webhook service', () => {
     expect(rotated.status).toBe(200)
     expect(rotated.body.secret).toStartWith('whsec_')
     await call('POST', '/api/v1/webhooks/trigger', { event: 'payment.failed', data: { x: 1 } })
-    const got = await until(() => deliveriesTo('/rotated')[0])
+    const got = await eventually(() => deliveriesTo('/rotated')[0])
     expect(new Webhook(SECRET).verify(got.body, got.headers)).toBeTruthy()
     expect(new Webhook(rotated.body.secret).verify(got.body, got.headers)).toBeTruthy()
     await call('DELETE', `/api/v1/webhooks/${ep.body.id}`)
@@ -341,7 +331,7 @@ describe('webhook service', () => {
           return false
       return true
     }
-    await until(settled)
+    await eventually(settled)
     const before = (await call('GET', '/api/v1/webhooks/deliveries?status=delivered')).body.data
     expect(before.length).toBeGreaterThan(0)
     const dead = (await call('GET', '/api/v1/webhooks/deliveries?status=dead')).body.data.length

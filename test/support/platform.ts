@@ -274,24 +274,5 @@ export function api(base: string, token?: string, headers: Record<string, string
   }
 }
 
-/**
- * Polls `probe` until it returns something truthy, or fails after `ms` saying `what` was awaited:
- * for waiting on events that cross the broker without sleeping a fixed time. The one polling
- * helper of the end-to-end tests.
- *
- * @example
- * const e = await eventually(async () => events.find((x) => x.id === id), 10_000, 'the event')
- */
-export async function eventually<T>(
-  probe: () => T | null | undefined | false | Promise<T | null | undefined | false>,
-  ms = 10_000,
-  what = 'condition',
-): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const value = await probe()
-    if (value) return value
-    if (Date.now() > end) throw new Error(`${what} not met within ${ms} ms`)
-    await Bun.sleep(50)
-  }
-}
+/** The one polling helper of the tests (services/kernel/testing.ts), for waiting on events. */
+export { eventually } from '../../services/kernel/testing.ts'
