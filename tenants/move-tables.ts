@@ -7,6 +7,9 @@ export const q = (name: string) => `"${name.replaceAll('"', '""')}"`
 
 export class MoveError extends Error {}
 
+/** Lets the event loop run (other tenants' requests) between slices of a move's work. */
+export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
 export interface TenantTable {
   name: string
   columns: string[]

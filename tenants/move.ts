@@ -1,44 +1,28 @@
-import { Database } from 'bun:sqlite'
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { assertTenantId } from '../schema/tenant-id.ts'
 import type { Db } from './db.ts'
-import { dropCapture, readCapture, startCapture } from './move-capture.ts'
-import { startCheckpointer } from './move-checkpoint.ts'
-import {
-  applyCaptured,
-  checkCounts,
-  copyRows,
-  mergeStaging,
-  openStaging,
-  placeStaging,
-  removeStaging,
-  stagingPath,
-  syncFileAsync,
-} from './move-copy.ts'
-import { dropFences, fenceTenant } from './move-fence.ts'
-import {
-  countOf,
-  deleteOrder,
-  hasOutbox,
-  hasRows,
-  keyList,
-  keyOf,
-  MoveError,
-  q,
-  type TenantTable,
-  tablesOf,
-} from './move-tables.ts'
+import { dropCapture, startCapture } from './move-capture.ts'
+import { openStaging, removeStaging, stagingPath, syncFileAsync } from './move-copy.ts'
+import { dropFences } from './move-fence.ts'
+import { deleteInSlices } from './move-purge.ts'
+import { copySnapshot } from './move-snapshot.ts'
+import { finalStep, type Part } from './move-switch.ts'
+import { countOf, hasRows, MoveError, nextTurn, type TenantTable, tablesOf } from './move-tables.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
 
-export { MoveError, type TenantTable }
+export {
+  eraseTenantData,
+  purgeTenantRows,
+  removeDatabaseFile,
+  settleMoveLeftovers,
+} from './move-purge.ts'
+export { copySnapshot, MoveError, type TenantTable }
 
 /** Consumer inbox records younger than this travel with the tenant, so redeliveries stay no-ops. */
 export const INBOX_WINDOW_MS = 7 * 86_400_000
 /** How long a move works before it lets the event loop run (other tenants' requests). */
 const SLICE_MS = 4
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /** Every table of a database that holds tenant rows (see `tablesOf`). */
 export const tenantTables = (db: Db): TenantTable[] => tablesOf(db.sqlite)
@@ -54,23 +38,6 @@ export interface MoveReport {
   /** Rows moved per service and table. */
   moved: Record<string, Record<string, number>>
   total: number
-}
-
-/** One service's share of a move. */
-interface Part {
-  service: string
-  source: Db
-  tables: TenantTable[]
-  release: () => void
-  stagingPath: string
-  targetPath: string
-  /** The capture triggers are in the source and not yet dropped. */
-  capturing: boolean
-  /** Built while the event loop kept running; null until then, or when the tenant had no rows. */
-  staging: Database | null
-  /** Rows of the tenant in the staging copy, per table. */
-  counts: Record<string, number>
-  moved: Record<string, number> | null
 }
 
 /**
@@ -193,7 +160,7 @@ export async function moveTenantData(
       report.moved[part.service] = part.moved
     }
     for (const part of parts) {
-      if (part.moved) await deleteInSlices(part, tenantId, sliceMs)
+      if (part.moved) await deleteInSlices(part.source, part.tables, tenantId, sliceMs)
     }
   } finally {
     for (const part of parts) {
@@ -214,257 +181,4 @@ export async function moveTenantData(
     for (const n of Object.values(tables)) report.total += n
   }
   return report
-}
-
-/**
- * Copies a tenant's rows (and recent inbox records) from a snapshot of the database at
- * `sourcePath` into an open staging file, yielding to the event loop between slices, and checks
- * the copy against the snapshot's counts. Returns the rows copied per table. Used by the tier move
- * and by a move to another instance (tenants/handoff.ts).
- */
-export async function copySnapshot(
-  sourcePath: string,
-  staging: Database,
-  tables: readonly TenantTable[],
-  opts: { tenantId: string; inboxSince: string; sliceMs: number; target: string },
-): Promise<Record<string, number>> {
-  const { tenantId } = opts
-  const reader = new Database(sourcePath, { readonly: true, strict: true })
-  try {
-    reader.run('PRAGMA busy_timeout = 5000')
-    reader.run('BEGIN')
-    staging.run('BEGIN')
-    const copy = copyRows(reader, staging, tables, tenantId, opts.inboxSince, opts.sliceMs)
-    let counts: Record<string, number>
-    for (let step = copy.next(); ; step = copy.next()) {
-      if (step.done) {
-        counts = step.value
-        break
-      }
-      // Committed a slice at a time: one commit of every page at the end blocks for long.
-      staging.run('COMMIT')
-      await nextTurn()
-      staging.run('BEGIN')
-    }
-    staging.run('COMMIT')
-    // Counted here, against the snapshot, so the final step need not count every row again.
-    for (const t of tables) {
-      await nextTurn()
-      const expected = countOf(reader, t.name, tenantId)
-      await nextTurn()
-      const landed = countOf(staging, t.name, tenantId)
-      const n = counts[t.name] ?? 0
-      if (landed !== expected || n !== expected) {
-        throw new MoveError(
-          `${t.name}: ${expected} rows to move, ${n} read, ${landed} in the copy for ${opts.target}`,
-        )
-      }
-    }
-    reader.run('COMMIT')
-    return counts
-  } finally {
-    reader.close()
-  }
-}
-
-/** Step 2 of `moveTenantData`, run with every source locked for writing. */
-function finalStep(
-  registry: TenantRegistry,
-  parts: Part[],
-  opts: { to: Placement; switchPlacement: () => void; afterCopy?: () => void },
-  ctx: { tenantId: string; inboxSince: string },
-) {
-  const { tenantId } = ctx
-  for (const part of parts) {
-    const source = part.source.sqlite
-    if (part.staging) {
-      part.staging.run('BEGIN')
-      const captured = readCapture(part.source, tenantId, part.tables)
-      const delta = applyCaptured(source, part.staging, part.tables, captured, tenantId)
-      for (const [table, n] of Object.entries(delta)) {
-        part.counts[table] = (part.counts[table] ?? 0) + n
-      }
-    } else if (hasRows(source, part.tables, tenantId)) {
-      // Rows written since the move began to a file that had none: copied now, under the lock.
-      part.staging = openStaging(
-        part.stagingPath,
-        registry.migrationsOf(part.service),
-        part.tables,
-        part.targetPath,
-      )
-      part.staging.run('BEGIN')
-      // With no time limit the copy never pauses: one step copies everything.
-      const copy = copyRows(source, part.staging, part.tables, tenantId, ctx.inboxSince, Infinity)
-      part.counts = copy.next().value ?? {}
-      checkCounts(source, part.staging, part.tables, part.counts, tenantId, part.targetPath)
-    } else {
-      continue
-    }
-    const moved = Object.fromEntries(Object.entries(part.counts).filter(([, n]) => n > 0))
-    part.staging.run('COMMIT')
-    part.staging.close()
-    part.staging = null
-    if (Object.keys(moved).length) part.moved = moved
-  }
-  for (const part of parts) {
-    if (part.capturing) dropCapture(part.source, tenantId)
-  }
-  for (const part of parts) {
-    if (!part.moved) continue
-    if (!placeStaging(part.stagingPath, part.targetPath)) {
-      mergeStaging(
-        registry.openAt(part.service, opts.to, tenantId),
-        part.stagingPath,
-        part.tables,
-        tenantId,
-      )
-    }
-  }
-  // A writer that looked up the old placement before the switch is refused, not lost.
-  for (const part of parts) fenceTenant(part.source, tenantId, part.tables)
-  // Every copy in place, the old placement still authoritative: a crash here must lose nothing.
-  opts.afterCopy?.()
-  opts.switchPlacement()
-  for (const part of parts) {
-    if (part.moved && hasOutbox(part.source.sqlite)) {
-      part.source.sqlite
-        .query('DELETE FROM outbox WHERE tenant_id = ? AND sent_at IS NULL')
-        .run(tenantId)
-    }
-  }
-}
-
-/**
- * Step 3 of `moveTenantData`: deletes the tenant's stale rows from a source in short write
- * transactions, referencing tables first, while another thread checkpoints the file
- * (tenants/move-checkpoint.ts). Should the foreign keys not allow that order (a cycle), the rest
- * goes in one transaction with their checks deferred.
- */
-async function deleteInSlices(part: Part, tenantId: string, sliceMs: number) {
-  const { source } = part
-  const autocheckpoint =
-    source.sqlite.query<{ wal_autocheckpoint: number }, []>('PRAGMA wal_autocheckpoint').get()
-      ?.wal_autocheckpoint ?? 1000
-  source.sqlite.run('PRAGMA wal_autocheckpoint = 0')
-  const checkpointer = startCheckpointer(source.path)
-  try {
-    for (const t of deleteOrder(source.sqlite, part.tables)) {
-      const del = `DELETE FROM ${q(t.name)} WHERE ${keyOf(t)} IN (SELECT ${keyList(t)} FROM ${q(t.name)} WHERE tenant_id = ? LIMIT 128)`
-      let more = true
-      while (more) {
-        source.write(() => {
-          const start = performance.now()
-          do more = source.sqlite.query(del).run(tenantId).changes > 0
-          while (more && performance.now() - start < sliceMs)
-        })
-        if (more) await nextTurn()
-      }
-    }
-  } catch (err) {
-    if (!/FOREIGN KEY/i.test((err as Error).message)) throw err
-    source.write(() => {
-      source.sqlite.run('PRAGMA defer_foreign_keys = ON')
-      for (const t of part.tables) {
-        source.sqlite.query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`).run(tenantId)
-      }
-    })
-  } finally {
-    await checkpointer.stop()
-    source.sqlite.run(`PRAGMA wal_autocheckpoint = ${autocheckpoint}`)
-  }
-}
-
-/**
- * Clears what an interrupted move of a tenant left beside its rows: the capture triggers and log
- * in the old placement's databases and the staging files in the new placement's folder.
- */
-export function settleMoveLeftovers(
-  registry: TenantRegistry,
-  opts: { tenantId: string; from: Placement; to: Placement; services: readonly string[] },
-): void {
-  const tenantId = assertTenantId(opts.tenantId)
-  const fromDir = placementFolder(registry.dataDir, opts.from, tenantId)
-  const toDir = placementFolder(registry.dataDir, opts.to, tenantId)
-  for (const service of opts.services) {
-    removeStaging(stagingPath(toDir, service, tenantId))
-    if (!existsSync(join(fromDir, `${service}.db`))) continue
-    const db = registry.openAt(service, opts.from, tenantId)
-    db.write(() => {
-      dropCapture(db, tenantId)
-      dropFences(db, null)
-    })
-  }
-}
-
-/**
- * Deletes a tenant's rows from every service database under a placement (what a crash after the
- * placement switch leaves behind, or a Free tenant's data on erasure). Returns rows deleted.
- */
-export function purgeTenantRows(
-  registry: TenantRegistry,
-  opts: { tenantId: string; placement: Placement; services: readonly string[] },
-): number {
-  const tenantId = assertTenantId(opts.tenantId)
-  const dir = placementFolder(registry.dataDir, opts.placement, tenantId)
-  let total = 0
-  for (const service of opts.services) {
-    if (!existsSync(join(dir, `${service}.db`))) continue
-    const db = registry.openAt(service, opts.placement, tenantId)
-    db.write(() => {
-      db.sqlite.run('PRAGMA defer_foreign_keys = ON')
-      for (const t of tenantTables(db)) {
-        total += db.sqlite
-          .query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`)
-          .run(tenantId).changes
-      }
-    })
-  }
-  return total
-}
-
-/** Closes and deletes a database file with its WAL and shared memory; returns the files gone. */
-export function removeDatabaseFile(registry: TenantRegistry, path: string): number {
-  registry.closePath?.(path)
-  let files = 0
-  for (const suffix of ['', '-wal', '-shm']) {
-    if (existsSync(path + suffix)) {
-      rmSync(path + suffix, { force: true })
-      files++
-    }
-  }
-  return files
-}
-
-/**
- * Erases a tenant's data everywhere: its rows in the shared databases, its own folder
- * (`tenants/<id>/`, placement and state files included) and, for a dedicated location, the
- * service database files in it (never anything else there).
- */
-export function eraseTenantData(
-  registry: TenantRegistry,
-  opts: { tenantId: string; placement: Placement; services: readonly string[] },
-): { rows: number; files: number } {
-  const tenantId = assertTenantId(opts.tenantId)
-  const rows = purgeTenantRows(registry, {
-    tenantId,
-    placement: { isolation: 'shared' },
-    services: opts.services,
-  })
-  let files = 0
-  const own = placementFolder(registry.dataDir, { isolation: 'schema' }, tenantId)
-  const dedicated =
-    opts.placement.isolation === 'database'
-      ? placementFolder(registry.dataDir, opts.placement, tenantId)
-      : null
-  for (const service of opts.services) {
-    files += removeDatabaseFile(registry, join(own, `${service}.db`))
-    if (dedicated && dedicated !== own)
-      files += removeDatabaseFile(registry, join(dedicated, `${service}.db`))
-  }
-  if (existsSync(own)) {
-    rmSync(own, { recursive: true, force: true })
-    files++
-  }
-  registry.evictPlacement?.(tenantId)
-  return { rows, files }
 }

@@ -1,0 +1,162 @@
+import { existsSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { assertTenantId } from '../schema/tenant-id.ts'
+import type { Db } from './db.ts'
+import { dropCapture } from './move-capture.ts'
+import { startCheckpointer } from './move-checkpoint.ts'
+import { removeStaging, stagingPath } from './move-copy.ts'
+import { dropFences } from './move-fence.ts'
+import {
+  deleteOrder,
+  keyList,
+  keyOf,
+  nextTurn,
+  q,
+  type TenantTable,
+  tablesOf,
+} from './move-tables.ts'
+import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
+
+/**
+ * What a tenant move leaves to clear: the tenant's stale rows in the file it left (in slices, or
+ * at once after a crash), the leftovers of an interrupted move, and erasure of a tenant's data.
+ */
+
+/**
+ * Step 3 of `moveTenantData`: deletes the tenant's stale rows from a source in short write
+ * transactions, referencing tables first, while another thread checkpoints the file
+ * (tenants/move-checkpoint.ts). Should the foreign keys not allow that order (a cycle), the rest
+ * goes in one transaction with their checks deferred.
+ */
+export async function deleteInSlices(
+  source: Db,
+  tables: readonly TenantTable[],
+  tenantId: string,
+  sliceMs: number,
+) {
+  const autocheckpoint =
+    source.sqlite.query<{ wal_autocheckpoint: number }, []>('PRAGMA wal_autocheckpoint').get()
+      ?.wal_autocheckpoint ?? 1000
+  source.sqlite.run('PRAGMA wal_autocheckpoint = 0')
+  const checkpointer = startCheckpointer(source.path)
+  try {
+    for (const t of deleteOrder(source.sqlite, tables)) {
+      const del = `DELETE FROM ${q(t.name)} WHERE ${keyOf(t)} IN (SELECT ${keyList(t)} FROM ${q(t.name)} WHERE tenant_id = ? LIMIT 128)`
+      let more = true
+      while (more) {
+        source.write(() => {
+          const start = performance.now()
+          do more = source.sqlite.query(del).run(tenantId).changes > 0
+          while (more && performance.now() - start < sliceMs)
+        })
+        if (more) await nextTurn()
+      }
+    }
+  } catch (err) {
+    if (!/FOREIGN KEY/i.test((err as Error).message)) throw err
+    source.write(() => {
+      source.sqlite.run('PRAGMA defer_foreign_keys = ON')
+      for (const t of tables) {
+        source.sqlite.query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`).run(tenantId)
+      }
+    })
+  } finally {
+    await checkpointer.stop()
+    source.sqlite.run(`PRAGMA wal_autocheckpoint = ${autocheckpoint}`)
+  }
+}
+
+/**
+ * Clears what an interrupted move of a tenant left beside its rows: the capture triggers and log
+ * in the old placement's databases and the staging files in the new placement's folder.
+ */
+export function settleMoveLeftovers(
+  registry: TenantRegistry,
+  opts: { tenantId: string; from: Placement; to: Placement; services: readonly string[] },
+): void {
+  const tenantId = assertTenantId(opts.tenantId)
+  const fromDir = placementFolder(registry.dataDir, opts.from, tenantId)
+  const toDir = placementFolder(registry.dataDir, opts.to, tenantId)
+  for (const service of opts.services) {
+    removeStaging(stagingPath(toDir, service, tenantId))
+    if (!existsSync(join(fromDir, `${service}.db`))) continue
+    const db = registry.openAt(service, opts.from, tenantId)
+    db.write(() => {
+      dropCapture(db, tenantId)
+      dropFences(db, null)
+    })
+  }
+}
+
+/**
+ * Deletes a tenant's rows from every service database under a placement (what a crash after the
+ * placement switch leaves behind, or a Free tenant's data on erasure). Returns rows deleted.
+ */
+export function purgeTenantRows(
+  registry: TenantRegistry,
+  opts: { tenantId: string; placement: Placement; services: readonly string[] },
+): number {
+  const tenantId = assertTenantId(opts.tenantId)
+  const dir = placementFolder(registry.dataDir, opts.placement, tenantId)
+  let total = 0
+  for (const service of opts.services) {
+    if (!existsSync(join(dir, `${service}.db`))) continue
+    const db = registry.openAt(service, opts.placement, tenantId)
+    db.write(() => {
+      db.sqlite.run('PRAGMA defer_foreign_keys = ON')
+      for (const t of tablesOf(db.sqlite)) {
+        total += db.sqlite
+          .query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`)
+          .run(tenantId).changes
+      }
+    })
+  }
+  return total
+}
+
+/** Closes and deletes a database file with its WAL and shared memory; returns the files gone. */
+export function removeDatabaseFile(registry: TenantRegistry, path: string): number {
+  registry.closePath?.(path)
+  let files = 0
+  for (const suffix of ['', '-wal', '-shm']) {
+    if (existsSync(path + suffix)) {
+      rmSync(path + suffix, { force: true })
+      files++
+    }
+  }
+  return files
+}
+
+/**
+ * Erases a tenant's data everywhere: its rows in the shared databases, its own folder
+ * (`tenants/<id>/`, placement and state files included) and, for a dedicated location, the
+ * service database files in it (never anything else there).
+ */
+export function eraseTenantData(
+  registry: TenantRegistry,
+  opts: { tenantId: string; placement: Placement; services: readonly string[] },
+): { rows: number; files: number } {
+  const tenantId = assertTenantId(opts.tenantId)
+  const rows = purgeTenantRows(registry, {
+    tenantId,
+    placement: { isolation: 'shared' },
+    services: opts.services,
+  })
+  let files = 0
+  const own = placementFolder(registry.dataDir, { isolation: 'schema' }, tenantId)
+  const dedicated =
+    opts.placement.isolation === 'database'
+      ? placementFolder(registry.dataDir, opts.placement, tenantId)
+      : null
+  for (const service of opts.services) {
+    files += removeDatabaseFile(registry, join(own, `${service}.db`))
+    if (dedicated && dedicated !== own)
+      files += removeDatabaseFile(registry, join(dedicated, `${service}.db`))
+  }
+  if (existsSync(own)) {
+    rmSync(own, { recursive: true, force: true })
+    files++
+  }
+  registry.evictPlacement?.(tenantId)
+  return { rows, files }
+}
