@@ -34,6 +34,9 @@ export function countTenantRows(db: Db, tenantId: string): Record<string, number
   return out
 }
 
+/** The steps of a move, in order (see `moveTenantData`). */
+export type MoveStep = 'prepare' | 'copy' | 'final' | 'purge' | 'done'
+
 export interface MoveReport {
   /** Rows moved per service and table. */
   moved: Record<string, Record<string, number>>
@@ -81,6 +84,8 @@ export async function moveTenantData(
     now?: Date
     /** How long a slice of copying or deleting runs before the event loop gets a turn. */
     sliceMs?: number
+    /** Told when the move enters each step (bench/tenant-move.ts times the event loop by step). */
+    onStep?: (step: MoveStep) => void
   },
 ): Promise<MoveReport> {
   const tenantId = assertTenantId(opts.tenantId)
@@ -95,7 +100,9 @@ export async function moveTenantData(
   const inboxSince = new Date((opts.now ?? new Date()).getTime() - INBOX_WINDOW_MS).toISOString()
   const parts: Part[] = []
   let committed = false
+  const step = opts.onStep ?? (() => {})
   try {
+    step('prepare')
     for (const service of opts.services) {
       // A tenant coming back to a file it once left: its fences there come down first.
       if (existsSync(join(toDir, `${service}.db`))) {
@@ -105,6 +112,7 @@ export async function moveTenantData(
     }
     for (const service of opts.services) {
       if (!existsSync(join(fromDir, `${service}.db`))) continue
+      step('prepare')
       const source = registry.openAt(service, opts.from, tenantId)
       source.write(() => dropFences(source, null))
       const part: Part = {
@@ -131,6 +139,7 @@ export async function moveTenantData(
         part.targetPath,
       )
       await nextTurn()
+      step('copy')
       part.counts = await copySnapshot(part.source.path, part.staging, part.tables, {
         tenantId,
         inboxSince,
@@ -150,6 +159,7 @@ export async function moveTenantData(
         lockAll(i + 1)
       })
     }
+    step('final')
     lockAll(0)
     committed = true
 
@@ -159,6 +169,7 @@ export async function moveTenantData(
       registry.openAt(part.service, opts.to, tenantId)
       report.moved[part.service] = part.moved
     }
+    step('purge')
     for (const part of parts) {
       if (part.moved) await deleteInSlices(part.source, part.tables, tenantId, sliceMs)
     }
@@ -177,6 +188,7 @@ export async function moveTenantData(
       part.release()
     }
   }
+  step('done')
   for (const tables of Object.values(report.moved)) {
     for (const n of Object.values(tables)) report.total += n
   }
