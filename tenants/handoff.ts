@@ -3,14 +3,14 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { assertTenantId } from '../schema/tenant-id.ts'
 import { copySnapshot, INBOX_WINDOW_MS, purgeTenantRows, removeDatabaseFile } from './move.ts'
+import { dropFences, fenceTenant } from './move-fence.ts'
 import {
   mergeStaging,
   openStaging,
   placeStaging,
   removeStaging,
   syncFileAsync,
-} from './move-copy.ts'
-import { dropFences, fenceTenant } from './move-fence.ts'
+} from './move-staging.ts'
 import { countOf, hasRows, MoveError, type TenantTable, tablesOf } from './move-tables.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
 

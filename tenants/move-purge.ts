@@ -4,8 +4,8 @@ import { assertTenantId } from '../schema/tenant-id.ts'
 import type { Db } from './db.ts'
 import { dropCapture } from './move-capture.ts'
 import { startCheckpointer } from './move-checkpoint.ts'
-import { removeStaging, stagingPath } from './move-copy.ts'
 import { dropFences } from './move-fence.ts'
+import { removeStaging, stagingPath } from './move-staging.ts'
 import {
   deleteOrder,
   keyList,

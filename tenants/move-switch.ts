@@ -1,15 +1,9 @@
 import type { Database } from 'bun:sqlite'
 import type { Db } from './db.ts'
 import { dropCapture, readCapture } from './move-capture.ts'
-import {
-  applyCaptured,
-  checkCounts,
-  copyRows,
-  mergeStaging,
-  openStaging,
-  placeStaging,
-} from './move-copy.ts'
+import { applyCaptured, checkCounts, copyRows } from './move-copy.ts'
 import { fenceTenant } from './move-fence.ts'
+import { mergeStaging, openStaging, placeStaging } from './move-staging.ts'
 import { hasOutbox, hasRows, type TenantTable } from './move-tables.ts'
 import type { Placement, TenantRegistry } from './registry.ts'
 

@@ -3,10 +3,10 @@ import { join } from 'node:path'
 import { assertTenantId } from '../schema/tenant-id.ts'
 import type { Db } from './db.ts'
 import { dropCapture, startCapture } from './move-capture.ts'
-import { openStaging, removeStaging, stagingPath, syncFileAsync } from './move-copy.ts'
 import { dropFences } from './move-fence.ts'
 import { deleteInSlices } from './move-purge.ts'
 import { copySnapshot } from './move-snapshot.ts'
+import { openStaging, removeStaging, stagingPath, syncFileAsync } from './move-staging.ts'
 import { finalStep, type Part } from './move-switch.ts'
 import { countOf, hasRows, MoveError, nextTurn, type TenantTable, tablesOf } from './move-tables.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
@@ -50,7 +50,7 @@ export interface MoveReport {
  *
  * 1. For each source with rows of the tenant, triggers start logging the rowids of the tenant's
  *    rows written from now on (tenants/move-capture.ts); a connection of the move's own then
- *    reads a snapshot and copies it into a staging file beside the target (tenants/move-copy.ts),
+ *    reads a snapshot and copies it into a staging file beside the target (tenants/move-staging.ts),
  *    in slices of a few milliseconds with the event loop running in between. Other tenants
  *    write as usual; the moving tenant's writes still go to the old placement and are logged.
  * 2. The final step, synchronous: every source is locked (`BEGIN IMMEDIATE`, nested), the logged
