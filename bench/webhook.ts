@@ -5,6 +5,8 @@
  * Each rate comes with the main thread's CPU time per delivery, which moves far less than the
  * rates when the box is shared (the main thread is what a durable delivery is bound by).
  */
+import { existsSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import { topics } from '../schema/events.ts'
 import { migrations } from '../schema/webhook/migrations.ts'
 import { createTestKit } from '../services/kernel/testing.ts'
@@ -141,6 +143,13 @@ const tx = (i: number) => ({
   source: 'api',
   category: 'Revenue',
 })
+// The queue's WAL file, sampled while the durable run goes: its peak says whether checkpoints keep up.
+const walFile = join(kit.dataDir, 'platform', 'webhook.db-wal')
+const walSize = () => (existsSync(walFile) ? statSync(walFile).size : 0)
+let walPeak = 0
+const walSampler = setInterval(() => {
+  walPeak = Math.max(walPeak, walSize())
+}, 10)
 const t1 = performance.now()
 const c1 = cpuUs()
 for (let b = 0; b < N / 1000; b++) {
@@ -156,6 +165,7 @@ for (let b = 0; b < N / 1000; b++) {
 const s1 = await waitFor(N)
 const durableRate = N / ((performance.now() - t1) / 1000)
 const durableCpu = (cpuUs() - c1) / N
+clearInterval(walSampler)
 await fetch(`${base}/reset`)
 
 // Latency: single events at a steady rate, publish → arrival at the receiver.
@@ -183,7 +193,7 @@ const lat = Object.entries(s2.arrivals)
   .sort((a, b) => a - b)
 
 console.log(
-  `webhook deliveries: ${durableRate.toFixed(0)}/s durable (target ≥ 10000/s ${durableRate >= 10_000 ? '✓' : '✗'}) | reference no storage ${referenceRate.toFixed(0)}/s | ratio ${(durableRate / referenceRate).toFixed(2)}× | main-thread CPU per delivery ${durableCpu.toFixed(0)} µs vs ${referenceCpu.toFixed(0)} µs | concurrency ${CONCURRENCY} | ${s1.unique} unique of ${s1.count}`,
+  `webhook deliveries: ${durableRate.toFixed(0)}/s durable (target ≥ 10000/s ${durableRate >= 10_000 ? '✓' : '✗'}) | reference no storage ${referenceRate.toFixed(0)}/s | ratio ${(durableRate / referenceRate).toFixed(2)}× | main-thread CPU per delivery ${durableCpu.toFixed(0)} µs vs ${referenceCpu.toFixed(0)} µs | WAL peak ${(walPeak / 2 ** 20).toFixed(1)} MB | concurrency ${CONCURRENCY} | ${s1.unique} unique of ${s1.count}`,
 )
 console.log(
   `webhook event→delivery at ${RATE}/s: p50 ${percentile(lat, 50).toFixed(1)} ms, p99 ${percentile(lat, 99).toFixed(1)} ms (target ≤ 100 ms ${percentile(lat, 99) <= 100 ? '✓' : '✗'}), max ${lat[lat.length - 1]!.toFixed(1)} ms`,

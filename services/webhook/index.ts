@@ -1,4 +1,5 @@
 import { defineService } from '../kernel/context.ts'
+import { type Checkpointer, startCheckpointer } from './checkpointer.ts'
 import { type WebhookSettings, webhookConfig } from './config.ts'
 import type { WebhookDeps } from './deps.ts'
 import { createDispatcher, type Dispatcher } from './dispatcher.ts'
@@ -35,13 +36,18 @@ export default defineService<WebhookSettings>({
       ctx.log.info('encrypted webhook signing secrets stored in clear', { endpoints: sealed })
     dispatcher = createDispatcher(deps)
     const d = dispatcher
+    let checkpointer: Checkpointer | null = null
     return {
       app: createWebhooksApp(ctx, deps),
       async start() {
+        checkpointer = startCheckpointer(deps.db, ctx.log)
         d.start()
         await subscribeSources(ctx.bus, deps, ctx.ownership)
       },
-      stop: () => d.stop(),
+      async stop() {
+        await d.stop()
+        await checkpointer?.stop()
+      },
     }
   },
 })

@@ -1,0 +1,165 @@
+import type { Db } from '../kernel/db.ts'
+import type { Logger } from '../kernel/log.ts'
+
+/**
+ * Checkpoints the webhook queue's WAL from a thread of its own. Every turn of the dispatcher
+ * commits a few pages; past 1,000 WAL pages SQLite's automatic checkpoint copies the WAL into the
+ * database file and syncs it inside the commit that crossed the line (10-34 ms each, about 40% of
+ * the queue's transaction time), on the thread that claims and records every delivery. While this
+ * runs, that connection's automatic checkpoints are off and the worker checkpoints PASSIVE every
+ * `everyMs` from its own connection: it never waits for, nor holds up, readers and writers.
+ *
+ * A PASSIVE checkpoint copies the WAL but cannot reset it while frames keep arriving, so under
+ * sustained load the file could grow without end. Past `capFrames` the worker runs a TRUNCATE
+ * checkpoint, which briefly holds writers back (the PASSIVE just before it copied nearly
+ * everything) and empties the file. What is committed is in the WAL either way: checkpoints only
+ * move it, so a crash loses and repeats nothing more or less than before.
+ *
+ * The worker is made from a source string, so the single executable needs no file of its own.
+ */
+const source = `
+import { Database } from 'bun:sqlite'
+let db = null
+let timer = null
+let opts = null
+const step = () => {
+  timer = null
+  try {
+    const { log } = db.query('PRAGMA wal_checkpoint(PASSIVE)').get()
+    if (log > opts.capFrames) {
+      // Tried again every quarter millisecond rather than by SQLite's busy handler, whose waits
+      // grow to 100 ms and keep missing the gaps between a busy writer's transactions.
+      const until = performance.now() + opts.capWaitMs
+      let busy = 1
+      while (busy === 1 && performance.now() < until) {
+        busy = db.query('PRAGMA wal_checkpoint(TRUNCATE)').get().busy
+        if (busy === 1) Bun.sleepSync(0.25)
+      }
+      postMessage({ truncated: log, busy: busy === 1 })
+    }
+  } catch (err) {
+    postMessage({ error: String((err && err.message) || err) })
+  }
+  timer = setTimeout(step, opts.everyMs)
+}
+self.onmessage = (e) => {
+  if (e.data.path && !db) {
+    opts = e.data
+    try {
+      db = new Database(opts.path, { readwrite: true })
+      db.run('PRAGMA busy_timeout = 0')
+    } catch (err) {
+      postMessage({ failed: String((err && err.message) || err) })
+      return
+    }
+    postMessage({ ready: true })
+    step()
+  }
+  if (e.data.stop) {
+    if (timer) clearTimeout(timer)
+    db?.close()
+    db = null
+    process.exit(0)
+  }
+}
+`
+
+let url: string | null = null
+
+export interface CheckpointerOptions {
+  /** Pause between PASSIVE checkpoints. */
+  everyMs?: number
+  /** WAL frames (pages) past which the file is checkpointed and emptied (TRUNCATE). */
+  capFrames?: number
+  /** How long a TRUNCATE may wait for readers and writers before it is tried again later. */
+  capWaitMs?: number
+}
+
+export interface Checkpointer {
+  /** The worker has its connection and the queue's own automatic checkpoints are off. */
+  readonly running: boolean
+  /** Ends the worker and gives the connection its checkpoint threshold back. */
+  stop(): Promise<void>
+}
+
+/**
+ * Moves `db`'s WAL checkpoints onto a worker thread until `stop`. A database in memory has no WAL:
+ * nothing is started.
+ *
+ * @example
+ * const checkpointer = startCheckpointer(deps.db, deps.log)
+ * await checkpointer.stop()
+ */
+export function startCheckpointer(
+  db: Db,
+  log: Logger,
+  { everyMs = 20, capFrames = 4096, capWaitMs = 200 }: CheckpointerOptions = {},
+): Checkpointer {
+  let running = false
+  let threshold: number | null = null
+  if (db.path === ':memory:') return { running, stop: async () => {} }
+
+  /** The connection's own checkpoints come back: no thread is checkpointing for it any more. */
+  const giveBack = () => {
+    running = false
+    if (threshold !== null && !db.closed) db.sqlite.run(`PRAGMA wal_autocheckpoint = ${threshold}`)
+    threshold = null
+  }
+
+  url ??= URL.createObjectURL(new Blob([source], { type: 'application/javascript' }))
+  // Unreferenced: the thread never keeps the process alive by itself.
+  const worker = new Worker(url, { ref: false })
+  const exited = new Promise<void>((resolve) => worker.addEventListener('close', () => resolve()))
+  void exited.then(giveBack)
+  let stopping = false
+  worker.onmessage = (
+    e: MessageEvent<{
+      ready?: true
+      failed?: string
+      error?: string
+      truncated?: number
+      busy?: boolean
+    }>,
+  ) => {
+    const m = e.data
+    if (m.ready && !stopping && !db.closed) {
+      const row = db.sqlite
+        .query<{ wal_autocheckpoint: number }, []>('PRAGMA wal_autocheckpoint')
+        .get()
+      threshold = row?.wal_autocheckpoint ?? null
+      db.sqlite.run('PRAGMA wal_autocheckpoint = 0')
+      running = true
+    } else if (m.failed) {
+      log.warn('the webhook queue checkpoints in its commits: no checkpoint thread', {
+        error: m.failed,
+      })
+    } else if (m.error) {
+      log.warn('webhook queue checkpoint failed; the next one retries', { error: m.error })
+    } else if (m.truncated !== undefined) {
+      log.debug('webhook queue WAL past its cap: checkpointed and emptied', {
+        frames: m.truncated,
+        busy: m.busy,
+      })
+    }
+  }
+  worker.postMessage({ path: db.path, everyMs, capFrames, capWaitMs })
+
+  return {
+    get running() {
+      return running
+    },
+    stop() {
+      if (!stopping) {
+        stopping = true
+        // The threshold first: a commit after this point checkpoints by itself again.
+        giveBack()
+        worker.postMessage({ stop: true })
+        // A worker stuck in a checkpoint must not hold the service's stop up.
+        const kill = setTimeout(() => worker.terminate(), 2000)
+        kill.unref?.()
+        void exited.then(() => clearTimeout(kill))
+      }
+      return exited
+    },
+  }
+}
