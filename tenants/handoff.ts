@@ -65,18 +65,12 @@ export async function packTenant(
     )
     if (!hasRows(source.sqlite, tables, tenantId)) return null
     mkdirSync(handoffDir(registry), { recursive: true })
-    const staging = openStaging(path, registry.migrationsOf(opts.service), tables, path)
-    let counts: Record<string, number>
-    try {
-      counts = await copySnapshot(source.path, staging, tables, {
-        tenantId,
-        inboxSince: new Date((opts.now ?? new Date()).getTime() - INBOX_WINDOW_MS).toISOString(),
-        sliceMs: 4,
-        target: path,
-      })
-    } finally {
-      staging.close()
-    }
+    openStaging(path, registry.migrationsOf(opts.service), tables, path).close()
+    const counts = await copySnapshot(source.path, path, tables, {
+      tenantId,
+      inboxSince: new Date((opts.now ?? new Date()).getTime() - INBOX_WINDOW_MS).toISOString(),
+      target: path,
+    })
     const rows = Object.values(counts).reduce((a, b) => a + b, 0)
     return { path, rows }
   } catch (err) {

@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite'
 import { countOf, hasInbox, keyIs, MoveError, q, type TenantTable } from './move-tables.ts'
 
 /** Columns copied: the rowid itself too when it is not a column, so it stays the source's. */
-const copyColumns = (t: TenantTable) =>
+export const copyColumns = (t: TenantTable) =>
   t.rowidColumn || t.key ? t.columns : ['rowid', ...t.columns]
 
 const insertInto = (staging: Database, t: TenantTable, cols: string[]) =>
@@ -12,20 +12,18 @@ const insertInto = (staging: Database, t: TenantTable, cols: string[]) =>
 
 /**
  * Copies the tenant's rows and recent inbox records from `from` into a staging file inside the
- * caller's transaction, pausing (a generator's `yield`) whenever `sliceMs` has passed, so an async
- * caller can let the event loop run. `from` is a snapshot: a read transaction on a connection of
- * the move's own, or the source under its write lock.
+ * caller's transaction, at once: the move's final step uses it, under the source's write lock,
+ * for rows that reached a file that had none when the move began (the bulk of a copy runs on a
+ * thread of its own, tenants/move-snapshot.ts).
  */
-export function* copyRows(
+export function copyRows(
   from: Database,
   staging: Database,
   tables: readonly TenantTable[],
   tenantId: string,
   inboxSince: string,
-  sliceMs: number,
-): Generator<void, Record<string, number>> {
+): Record<string, number> {
   const copied: Record<string, number> = {}
-  let sliceStart = performance.now()
   for (const t of tables) {
     const cols = copyColumns(t)
     const insert = insertInto(staging, t, cols)
@@ -35,10 +33,7 @@ export function* copyRows(
     let n = 0
     for (const row of select.iterate(tenantId)) {
       insert.run(...(cols.map((c) => row[c]) as never[]))
-      if ((++n & 255) === 0 && performance.now() - sliceStart >= sliceMs) {
-        yield
-        sliceStart = performance.now()
-      }
+      n++
     }
     select.finalize()
     insert.finalize()

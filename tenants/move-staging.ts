@@ -58,6 +58,14 @@ export function openStaging(
   }
 }
 
+/** A connection to a staging file a copy has filled, for the move's final step. */
+export function reopenStaging(path: string): Database {
+  const staging = new Database(path, { strict: true })
+  staging.run('PRAGMA journal_mode = MEMORY')
+  staging.run('PRAGMA synchronous = OFF')
+  return staging
+}
+
 /** Flushes a file to disk without blocking the event loop (the bulk of a staging copy). */
 export async function syncFileAsync(path: string): Promise<void> {
   const fh = await open(path, 'r+')

@@ -54,9 +54,7 @@ export function finalStep(
         part.targetPath,
       )
       part.staging.run('BEGIN')
-      // With no time limit the copy never pauses: one step copies everything.
-      const copy = copyRows(source, part.staging, part.tables, tenantId, ctx.inboxSince, Infinity)
-      part.counts = copy.next().value ?? {}
+      part.counts = copyRows(source, part.staging, part.tables, tenantId, ctx.inboxSince)
       checkCounts(source, part.staging, part.tables, part.counts, tenantId, part.targetPath)
     } else {
       continue

@@ -6,7 +6,7 @@ import { dropCapture, startCapture } from './move-capture.ts'
 import { dropFences } from './move-fence.ts'
 import { deleteInSlices } from './move-purge.ts'
 import { copySnapshot } from './move-snapshot.ts'
-import { openStaging, removeStaging, stagingPath, syncFileAsync } from './move-staging.ts'
+import { openStaging, removeStaging, reopenStaging, stagingPath } from './move-staging.ts'
 import { finalStep, type Part } from './move-switch.ts'
 import { countOf, hasRows, MoveError, nextTurn, type TenantTable, tablesOf } from './move-tables.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
@@ -21,7 +21,7 @@ export { copySnapshot, MoveError, type TenantTable }
 
 /** Consumer inbox records younger than this travel with the tenant, so redeliveries stay no-ops. */
 export const INBOX_WINDOW_MS = 7 * 86_400_000
-/** How long a move works before it lets the event loop run (other tenants' requests). */
+/** How long a move deletes before it lets the event loop run (other tenants' requests). */
 const SLICE_MS = 4
 
 /** Every table of a database that holds tenant rows (see `tablesOf`). */
@@ -49,14 +49,15 @@ export interface MoveReport {
  * files keep being served: the copy never holds a write lock across a turn of the event loop.
  *
  * 1. For each source with rows of the tenant, triggers start logging the rowids of the tenant's
- *    rows written from now on (tenants/move-capture.ts); a connection of the move's own then
- *    reads a snapshot and copies it into a staging file beside the target (tenants/move-staging.ts),
- *    in slices of a few milliseconds with the event loop running in between. Other tenants
- *    write as usual; the moving tenant's writes still go to the old placement and are logged.
+ *    rows written from now on (tenants/move-capture.ts); a thread of the move's own then reads a
+ *    snapshot and copies it into a staging file beside the target (tenants/move-snapshot.ts,
+ *    tenants/move-staging.ts), so the event loop keeps serving meanwhile. Other tenants write as
+ *    usual; the moving tenant's writes still go to the old placement and are logged.
  * 2. The final step, synchronous: every source is locked (`BEGIN IMMEDIATE`, nested), the logged
  *    rows are copied again into the staging files (the snapshot's copy was counted against the
- *    snapshot; the logged rows are applied by rowid and counted as they go), the triggers dropped, the staging files synced and put in place (renamed in when the
- *    target file does not exist, merged into it otherwise), `switchPlacement` makes the new
+ *    snapshot; the logged rows are applied by rowid and counted as they go), the triggers
+ *    dropped, the staging files synced and put in place (renamed in when the target file does
+ *    not exist, merged into it otherwise), `switchPlacement` makes the new
  *    placement current, the tenant's unsent outbox rows leave the source (so only the target's
  *    relay publishes them) and the locks are released. It costs the logged rows, not the moved
  *    ones, unless a merge is needed.
@@ -82,7 +83,7 @@ export async function moveTenantData(
     /** Called when every copy is in place and the old placement is still current (crash tests). */
     afterCopy?: () => void
     now?: Date
-    /** How long a slice of copying or deleting runs before the event loop gets a turn. */
+    /** How long a slice of deleting runs before the event loop gets a turn. */
     sliceMs?: number
     /** Told when the move enters each step (bench/tenant-move.ts times the event loop by step). */
     onStep?: (step: MoveStep) => void
@@ -132,21 +133,20 @@ export async function moveTenantData(
       startCapture(source, tenantId, part.tables)
       part.capturing = true
       await nextTurn()
-      part.staging = openStaging(
+      openStaging(
         part.stagingPath,
         registry.migrationsOf(service),
         part.tables,
         part.targetPath,
-      )
+      ).close()
       await nextTurn()
       step('copy')
-      part.counts = await copySnapshot(part.source.path, part.staging, part.tables, {
+      part.counts = await copySnapshot(part.source.path, part.stagingPath, part.tables, {
         tenantId,
         inboxSince,
-        sliceMs,
         target: part.targetPath,
       })
-      await syncFileAsync(part.stagingPath)
+      part.staging = reopenStaging(part.stagingPath)
     }
 
     const lockAll = (i: number): void => {

@@ -1,0 +1,90 @@
+/**
+ * A thread that copies a tenant's rows from a snapshot of a source database into a staging file,
+ * so the copy's statements (one `INSERT … SELECT` per table, its counts and the file's sync) never
+ * run on the thread that serves every tenant. The worker gets its statements ready-made and runs
+ * them on a connection of its own to the staging file, with the source attached: one transaction,
+ * so every table is read from the same snapshot. It is made from a source string, as
+ * tenants/move-checkpoint.ts is, so the single executable needs no file of its own for it.
+ */
+
+export interface CopyJob {
+  sourcePath: string
+  stagingPath: string
+  tenantId: string
+  inboxSince: string
+  /** Per table: the copy (`?` the tenant) and the tenant's row count in the source and the copy. */
+  tables: Array<{ name: string; copy: string; countSource: string; countCopy: string }>
+  /** Whether both files have an inbox, and the copy of its recent records (`?` the oldest time). */
+  inbox: { check: string; copy: string }
+}
+
+export interface CopiedTable {
+  name: string
+  /** Rows the copy inserted. */
+  copied: number
+  /** The tenant's rows in the snapshot of the source. */
+  expected: number
+  /** The tenant's rows in the staging file after the copy. */
+  landed: number
+}
+
+const source = `
+import { Database } from 'bun:sqlite'
+import { closeSync, fsyncSync, openSync } from 'node:fs'
+self.onmessage = (e) => {
+  const job = e.data
+  let db = null
+  try {
+    db = new Database(job.stagingPath)
+    db.run('PRAGMA main.journal_mode = MEMORY')
+    db.run('PRAGMA main.synchronous = OFF')
+    db.run('PRAGMA busy_timeout = 5000')
+    db.run('ATTACH DATABASE ? AS mmp_source', [job.sourcePath])
+    db.run('BEGIN')
+    const tables = []
+    for (const t of job.tables) {
+      const copied = db.prepare(t.copy).run(job.tenantId).changes
+      const expected = db.prepare(t.countSource).get(job.tenantId).n
+      const landed = db.prepare(t.countCopy).get(job.tenantId).n
+      tables.push({ name: t.name, copied, expected, landed })
+    }
+    if (db.prepare(job.inbox.check).get()?.ok) db.prepare(job.inbox.copy).run(job.inboxSince)
+    db.run('COMMIT')
+    db.run('DETACH DATABASE mmp_source')
+    db.close(true)
+    db = null
+    const fd = openSync(job.stagingPath, 'r+')
+    try {
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    postMessage({ tables })
+  } catch (err) {
+    try {
+      db?.close(true)
+    } catch {}
+    postMessage({ error: String((err && err.message) || err) })
+  }
+}
+`
+
+let url: string | null = null
+
+/** Runs a copy on a thread of its own; resolves when the staging file is written and synced. */
+export function runCopyJob(job: CopyJob): Promise<CopiedTable[]> {
+  url ??= URL.createObjectURL(new Blob([source], { type: 'application/javascript' }))
+  const worker = new Worker(url)
+  return new Promise<CopiedTable[]>((resolve, reject) => {
+    worker.onmessage = (e: MessageEvent<{ tables?: CopiedTable[]; error?: string }>) => {
+      worker.terminate()
+      if (e.data.tables) resolve(e.data.tables)
+      else reject(new Error(e.data.error ?? 'the copy thread answered nothing'))
+    }
+    worker.onerror = (e) => {
+      worker.terminate()
+      reject(new Error(`the copy thread failed: ${e.message}`))
+    }
+    worker.postMessage(job)
+  })
+}
