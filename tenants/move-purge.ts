@@ -40,6 +40,7 @@ export async function deleteInSlices(
   source.sqlite.run('PRAGMA wal_autocheckpoint = 0')
   const checkpointer = startCheckpointer(source.path)
   try {
+    await nextTurn()
     for (const t of deleteOrder(source.sqlite, tables)) {
       const del = `DELETE FROM ${q(t.name)} WHERE ${keyOf(t)} IN (SELECT ${keyList(t)} FROM ${q(t.name)} WHERE tenant_id = ? LIMIT 128)`
       let more = true

@@ -7,8 +7,13 @@ export const q = (name: string) => `"${name.replaceAll('"', '""')}"`
 
 export class MoveError extends Error {}
 
-/** Lets the event loop run (other tenants' requests) between slices of a move's work. */
-export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+/**
+ * Lets the event loop run (other tenants' requests) between slices of a move's work. Two
+ * immediates: Bun runs an immediate queued outside the immediate phase in the same turn of the
+ * loop, before any timer or socket gets its turn; the second is queued inside it and waits.
+ */
+export const nextTurn = () =>
+  new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)))
 
 export interface TenantTable {
   name: string

@@ -146,6 +146,7 @@ export async function moveTenantData(
         inboxSince,
         target: part.targetPath,
       })
+      await nextTurn()
       part.staging = reopenStaging(part.stagingPath)
     }
 
@@ -159,16 +160,19 @@ export async function moveTenantData(
         lockAll(i + 1)
       })
     }
+    await nextTurn()
     step('final')
     lockAll(0)
     committed = true
 
     for (const part of parts) {
       if (!part.moved) continue
+      await nextTurn()
       // Opened through the registry now: its relay publishes the moved unsent outbox rows.
       registry.openAt(part.service, opts.to, tenantId)
       report.moved[part.service] = part.moved
     }
+    await nextTurn()
     step('purge')
     for (const part of parts) {
       if (part.moved) await deleteInSlices(part.source, part.tables, tenantId, sliceMs)
