@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import fc from 'fast-check'
+import { migrations } from '../../schema/analytics/migrations.ts'
+import type { TransactionEvent } from '../../schema/events.ts'
+import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { consumeTransactions } from './events.ts'
+
+const TABLES = [
+  'transactions',
+  'receipt_reports',
+  'daily_totals',
+  'daily_summaries',
+  'daily_counterparties',
+  'counterparties',
+]
+
+/**
+ * Random broker batches from small pools, so ids, receipts, parties and days collide: an id
+ * again (a category override or a raw copy), a receipt another id holds (a second channel, a raw
+ * copy the categorizer's id replaces), nameless rows between named ones, times out of order.
+ */
+const sources = ['statement', 'sms', 'api', 'payment'] as const
+const event = fc.record({
+  id: fc.integer({ min: 0, max: 11 }),
+  minute: fc.integer({ min: 0, max: 3 * 24 * 60 }),
+  cents: fc.integer({ min: 0, max: 500_000 }),
+  out: fc.boolean(),
+  name: fc.option(fc.constantFrom('Ann', 'ann ', 'Bob Shop', 'Carol'), { nil: null }),
+  phone: fc.option(fc.constantFrom('0712345678', '+254712345678', '0700000001'), { nil: null }),
+  receipt: fc.option(fc.integer({ min: 0, max: 7 }), { nil: null }),
+  source: fc.constantFrom(...sources),
+  channel: fc.option(fc.constantFrom('stk', 'c2b'), { nil: undefined }),
+  otherReport: fc.option(fc.constantFrom(...sources), { nil: undefined }),
+  user: fc.option(fc.constantFrom('usr_a', 'usr_b'), { nil: null }),
+  category: fc.option(fc.constantFrom('Revenue', 'Rent', 'Transport'), { nil: undefined }),
+  balance: fc.option(fc.integer({ min: -10_000, max: 10_000 }), { nil: null }),
+})
+type Drawn = typeof event extends fc.Arbitrary<infer T> ? T : never
+
+function toEvent(d: Drawn): TransactionEvent {
+  const occurredAt = new Date(Date.parse('2026-05-01T20:00:00Z') + d.minute * 60_000).toISOString()
+  const e: TransactionEvent = {
+    transaction_id: `t${d.id}`,
+    occurred_at: occurredAt,
+    amount: d.cents / 100,
+    direction: d.out ? 'out' : 'in',
+    counterparty_name: d.name,
+    counterparty_phone: d.phone,
+    description: `paid ${d.id}`,
+    receipt_number: d.receipt === null ? null : `R${d.receipt}`,
+    balance: d.balance === null ? null : d.balance / 100,
+    source: d.source,
+    user_id: d.user,
+    ...(d.channel ? { channel: d.channel } : {}),
+    ...(d.category ? { category: d.category, category_confidence: 0.75 } : {}),
+  }
+  // The categorizer lists every channel's report of a receipt.
+  if (e.receipt_number && d.otherReport)
+    e.reports = [
+      {
+        source: d.source,
+        transaction_id: e.transaction_id,
+        occurred_at: occurredAt,
+        amount: e.amount,
+        direction: e.direction,
+      },
+      {
+        source: d.otherReport,
+        transaction_id: 'x',
+        occurred_at: '2026-05-01T21:00:00+03:00',
+        amount: e.amount,
+        direction: e.direction,
+        balance: null,
+        import_id: 'imp_1',
+      },
+    ]
+  return e
+}
+
+describe('the consumer insert path', () => {
+  let kit: TestKit
+  let seq = 0
+  beforeAll(async () => {
+    kit = await createTestKit('analytics', { migrations })
+  })
+  afterAll(() => kit.cleanup())
+
+  const consume = (tenantId: string, list: TransactionEvent[], onlyNew: boolean, id?: string) =>
+    consumeTransactions(
+      kit.ctx,
+      {
+        id: id ?? `evt_${++seq}`,
+        type: onlyNew ? 'mobilemoney.transactions.raw' : 'mobilemoney.transactions.categorized',
+        version: 1,
+        tenant_id: tenantId,
+        occurred_at: '2026-05-04T00:00:00.000Z',
+        data: { transactions: list },
+      },
+      { onlyNew },
+    )
+  const dump = (tenantId: string) => {
+    const db = kit.registry.tenant('analytics', tenantId)
+    return TABLES.map((table) =>
+      db.sqlite
+        .query(`SELECT * FROM ${table} WHERE tenant_id = ? ORDER BY 2, 3, 4, 5`)
+        .all(tenantId)
+        .map((r) => ({ ...(r as object), tenant_id: null, updated_at: null })),
+    )
+  }
+
+  it('stores a batch, exactly once, as it stores its rows one message each', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({ raw: fc.boolean(), rows: fc.array(event, { minLength: 1, maxLength: 60 }) }),
+          {
+            minLength: 1,
+            maxLength: 6,
+          },
+        ),
+        fc.nat(),
+        (batches, again) => {
+          const run = ++seq
+          const whole = `whole-${run}`
+          const single = `single-${run}`
+          const totals = { whole: [0, 0, 0], single: [0, 0, 0] }
+          const ids: string[] = []
+          for (const b of batches) {
+            const list = b.rows.map(toEvent)
+            const id = `evt_${++seq}`
+            ids.push(id)
+            const r = consume(whole, list, b.raw, id)!
+            totals.whole = [
+              totals.whole[0]! + r.inserted,
+              totals.whole[1]! + r.updated,
+              totals.whole[2]! + r.unchanged,
+            ]
+            for (const e of list) {
+              const one = consume(single, [e], b.raw)!
+              totals.single = [
+                totals.single[0]! + one.inserted,
+                totals.single[1]! + one.updated,
+                totals.single[2]! + one.unchanged,
+              ]
+            }
+          }
+          const stored = dump(whole)
+          expect(stored).toEqual(dump(single))
+          expect(totals.whole).toEqual(totals.single)
+          // A message delivered again changes nothing (the inbox).
+          const b = batches[again % batches.length]!
+          expect(consume(whole, b.rows.map(toEvent), b.raw, ids[again % ids.length])).toBeNull()
+          expect(dump(whole)).toEqual(stored)
+        },
+      ),
+      { numRuns: 100 },
+    )
+  }, 30_000)
+})
