@@ -26,6 +26,7 @@ import { followProfiles, learnTenantsFrom } from './profiles.ts'
 import { followRevocations, resolveApiKeysOverHttp } from './revocations.ts'
 import { initDataDir, loadSecrets, publicKeyFromAuth } from './secrets.ts'
 import { serviceModules, synchronousOf } from './services.ts'
+import { keepSessions } from './sessions.ts'
 import { listenSimulator } from './simulator.ts'
 import { type SliceSource, sliceOf } from './slices.ts'
 import { version } from './version.ts'
@@ -164,16 +165,18 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   const servers: Array<{ stop(closeActive?: boolean): Promise<void> | void }> = []
   const urls: Record<string, string> = {}
   const names = (Object.keys(serviceModules) as ServiceName[]).filter(wants)
+  const sessions = keepSessions({ dataDir: config.dataDir, discovery, client, local: names, log })
 
   await Promise.all(
     names.map(async (name) => {
       const slog = createLogger(name)
+      const clientId = `mmp-${name}-${config.ports[name]}`
       const connect = () =>
         createMqttBus({
           url: brokerUrl,
           username: secrets.mqttUsername,
           password: secrets.mqttPassword,
-          clientId: `mmp-${name}-${config.ports[name]}`,
+          clientId,
           log: slog,
           // Connected once the service's consumers are registered (below).
           deferred: true,
@@ -181,6 +184,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       // A worker connects on first use: a standby neither publishes nor subscribes, and the
       // stable client id (a persistent broker session) belongs to whoever runs the consumers.
       const bus = worker ? lazyBus(connect) : await connect()
+      sessions.keep(bus, clientId)
       // Held until every service of this process has subscribed (released below): a service's
       // databases open while it is built, and a replay then would reach no consumer yet.
       const relay = createRelay({
@@ -232,13 +236,15 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   let revocationFeed: { stop(): void } | null = null
   const firstPart = names[0] ?? (wants('gateway') ? 'gateway' : null)
   if (firstPart) {
+    const clientId = `mmp-tokens-${firstPart}-${config.ports[firstPart as keyof typeof config.ports]}${suffix}`
     revocationBus = await createMqttBus({
       url: brokerUrl,
       username: secrets.mqttUsername,
       password: secrets.mqttPassword,
-      clientId: `mmp-tokens-${firstPart}-${config.ports[firstPart as keyof typeof config.ports]}${suffix}`,
+      clientId,
       log,
     })
+    sessions.keep(revocationBus, clientId)
     revocationFeed = await followRevocations({
       tokens,
       bus: revocationBus,
@@ -406,6 +412,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       for (const r of running) await r.instance.stop?.()
       await Promise.all(running.map((r) => r.relay.flush()))
       await Promise.all(running.map((r) => r.relay.stop()))
+      sessions.stop()
       await Promise.all(running.map((r) => r.bus.close().catch(() => {})))
       revocationFeed?.stop()
       profileFeed?.stop()

@@ -17,13 +17,23 @@ export interface EventBus {
   subscribe(topic: string, handler: EventHandler): Promise<void>
   /**
    * Every handler of this process is registered: a bus created `deferred` connects now (a
-   * publish before this connects it too).
+   * publish before this waits for it).
    */
   ready?(): Promise<void>
   /** Called each time the connection to the broker is made again after it was lost. */
   onReconnect?(fn: () => void): void
+  /**
+   * Called after each connection to the broker (the first and every one after), once this
+   * process's subscriptions hold: `present` is false when the broker had no session for this
+   * client, so whatever it queued for the client while it was away is gone (DESIGN §13).
+   */
+  onSession?(fn: SessionListener): void
+  /** Whether the connection to the broker is up right now. */
+  isConnected?(): boolean
   close(): Promise<void>
 }
+
+export type SessionListener = (present: boolean, topics: readonly string[]) => void
 
 export interface MqttBusOptions {
   url: string
@@ -47,6 +57,12 @@ export interface MqttBusOptions {
 export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
   const handlers = new Map<string, EventHandler[]>()
   const reconnected: Array<() => void> = []
+  const sessions: SessionListener[] = []
+  /** Whether the first connection found a session; null until it is made. */
+  let firstPresent: boolean | null = null
+  const tell = (present: boolean) => {
+    for (const fn of sessions) fn(present, [...handlers.keys()])
+  }
   const deliver = (packet: { topic: string; payload: string | Buffer }, done: () => void) => {
     const list = handlers.get(packet.topic)
     if (!list) return done()
@@ -82,18 +98,32 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
         reject(err)
       }
       c.once('error', failed)
-      c.once('connect', async () => {
+      c.once('connect', async (connack) => {
         c.off('error', failed)
         c.on('error', (err) => opts.log.warn('broker connection error', { error: err.message }))
         // Every 'connect' from here on is a reconnection.
-        c.on('connect', () => {
+        c.on('connect', (again) => {
           for (const fn of reconnected) fn()
+          if (sessions.length === 0) return
+          // mqtt.js subscribes a lost session again by itself; the SUBACK is awaited here so
+          // that whatever a listener asks to be sent again finds the subscriptions in place.
+          const topics = [...handlers.keys()]
+          const subscribed =
+            again.sessionPresent || topics.length === 0
+              ? Promise.resolve()
+              : c.subscribeAsync(topics, { qos: 1 }).then(() => {})
+          subscribed.then(
+            () => tell(again.sessionPresent),
+            (err) => opts.log.warn('subscribing again failed', { error: (err as Error).message }),
+          )
         })
         try {
           // A new session (or a broker that lost it) learns what this process consumes.
           if (handlers.size > 0) await c.subscribeAsync([...handlers.keys()], { qos: 1 })
           client = c
+          firstPresent = connack.sessionPresent
           resolve(c)
+          tell(connack.sessionPresent)
         } catch (err) {
           failed(err as Error)
         }
@@ -108,8 +138,12 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
     return connecting
   }
   if (!opts.deferred) await connected()
+  /** A deferred bus is ready once `ready()` was called: its session must not open earlier. */
+  let readied = () => {}
+  const isReady = opts.deferred ? new Promise<void>((r) => (readied = r)) : Promise.resolve()
   return {
     async publish(topic, event) {
+      await isReady
       await (await connected()).publishAsync(topic, JSON.stringify(event), { qos: 1 })
     },
     async subscribe(topic, handler) {
@@ -124,10 +158,17 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
     },
     async ready() {
       await connected()
+      readied()
     },
     onReconnect(fn) {
       reconnected.push(fn)
     },
+    onSession(fn) {
+      sessions.push(fn)
+      // Registered after the first connection: told how that one went.
+      if (firstPresent !== null) fn(firstPresent, [...handlers.keys()])
+    },
+    isConnected: () => client?.connected ?? false,
     async close() {
       const c = client ?? (connecting ? await connecting.catch(() => null) : null)
       await c?.endAsync()
@@ -198,10 +239,14 @@ export function lazyBus(connect: () => Promise<EventBus>): EventBus & { connecte
   let bus: Promise<EventBus> | null = null
   /** Handed to the bus once it connects: asking for them must not connect it. */
   const reconnected: Array<() => void> = []
+  const sessions: SessionListener[] = []
+  let made: EventBus | null = null
   const get = () => {
     bus ??= connect().then(
       (b) => {
         for (const fn of reconnected) b.onReconnect?.(fn)
+        for (const fn of sessions) b.onSession?.(fn)
+        made = b
         return b
       },
       (err) => {
@@ -229,6 +274,15 @@ export function lazyBus(connect: () => Promise<EventBus>): EventBus & { connecte
           () => {},
         )
     },
+    onSession(fn) {
+      sessions.push(fn)
+      if (bus)
+        void bus.then(
+          (b) => b.onSession?.(fn),
+          () => {},
+        )
+    },
+    isConnected: () => made?.isConnected?.() ?? false,
     async close() {
       if (bus) await (await bus).close()
     },

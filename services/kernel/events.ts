@@ -106,6 +106,11 @@ export interface Relay {
   /** Drains a database now (another process said it wrote events there). */
   nudge(db: Db): void
   /**
+   * Whether this process publishes now: released, not stopped, not paused. A process still
+   * starting (its consumers not yet subscribed) or a standby worker does not.
+   */
+  publishing?(): boolean
+  /**
    * Runs a bulk write (a statement import committing chunk after chunk) with the database's
    * drains and WAL checkpoints held (bulk.ts), then drains once when it settles, failed or not,
    * after the caller's response is on its way. A held drain still goes through every
@@ -290,8 +295,10 @@ export function createRelay(opts: {
         opts.log.info('republishing recent events after the broker connection came back', {
           window_s: replayWindow / 1000,
         })
-        for (const db of watched.values())
-          if (!db.gone && !db.closed) void replay(db, replayWindow).then(() => drain(db))
+        const dbs = [...watched.values()].filter((db) => !db.gone && !db.closed)
+        void Promise.all(dbs.map((db) => replay(db, replayWindow).then(() => drain(db)))).then(() =>
+          opts.log.info('recent events republished after the broker connection came back'),
+        )
       }, 2000).unref?.()
     })
 
@@ -338,6 +345,7 @@ export function createRelay(opts: {
       waiting.clear()
     },
     nudge: (db) => void drain(db),
+    publishing: () => !held && !stopped && !opts.paused,
     bulk: (db, write) => bulks.run(db, write, () => drain(watched.get(db.path) ?? db)),
     settled: (db) => starting.get(db) ?? running.get(db) ?? Promise.resolve(),
     async flush() {

@@ -1,19 +1,20 @@
-import { existsSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { Elysia, t } from 'elysia'
 import { packTenant, releaseTenant, unpackTenant } from '../../tenants/handoff.ts'
-import { hasOutbox } from '../../tenants/move-tables.ts'
 import type { ServiceContext } from './context.ts'
+import { PURPOSE_HEADER } from './entitlements.ts'
 import { AppError } from './errors.ts'
 import { faultPoint } from './faults.ts'
+import { republish } from './republish.ts'
 import { assertCan } from './roles.ts'
 import { assertTenantId } from './tenant-id.ts'
-import { bearerToken } from './tokens.ts'
+import { bearerToken, PLATFORM_SYNC } from './tokens.ts'
 
 /**
  * The routes one part calls on another while a tenant moves between instances of a partitioned
- * service (`mmp tenant move --to`, tenants/handoff.ts), and the replay of a tenant's events after
- * it. The tenant service calls them with the operator's token; the gateway does not route
+ * service (`mmp tenant move --to`, tenants/handoff.ts), and the replay of events: a tenant's after
+ * its move, or some topics' for a consumer whose broker session was lost (daemon/sessions.ts,
+ * asked as the platform). The tenant service calls them with the operator's token; the gateway does not route
  * `/internal/` and the public document does not list them. They verify the operator here rather
  * than through the `auth` macro, whose instance check (a 421 for a tenant, or for the platform,
  * another instance owns) would refuse them: the tenant is on its way between instances.
@@ -121,40 +122,35 @@ export function handoffRoutes(ctx: ServiceContext<unknown>) {
     .post(
       HANDOFF_PATHS.replay,
       async ({ request, body }) => {
-        await operator(request)
-        const tenantId = assertTenantId(body.tenant, 'tenant')
-        return { tenant: tenantId, republished: await republish(ctx, tenantId, body.since) }
+        if (!platformCaller(ctx, request)) await operator(request)
+        // Publishing now would connect the broker session before this process's consumers
+        // subscribed (bus.ts `deferred`); the caller asks again.
+        if (ctx.relay.publishing?.() === false)
+          throw new AppError('SERVICE_UNAVAILABLE', `${ctx.name} does not publish events yet`)
+        const tenant = body.tenant === undefined ? undefined : assertTenantId(body.tenant, 'tenant')
+        if (Number.isNaN(Date.parse(body.since)))
+          throw new AppError('VALIDATION_FAILED', 'since must be an ISO date-time')
+        const republished = await republish(ctx, { since: body.since, tenant, topics: body.topics })
+        return { tenant: tenant ?? null, republished }
       },
-      { body: t.Object({ tenant: t.String(), since: t.String() }), ...hidden },
+      {
+        body: t.Object({
+          tenant: t.Optional(t.String()),
+          since: t.String(),
+          topics: t.Optional(t.Array(t.String(), { maxItems: 64 })),
+        }),
+        ...hidden,
+      },
     )
 }
 
 /**
- * Publishes again the events this part wrote about a tenant since a time, from its outboxes (the
- * tenant's file and the platform file), in order. Consumers drop the ones they applied already.
+ * Another process of the platform asking as the platform (`platform-sync` under a valid hop
+ * signature, no bearer token): a consumer whose broker session was lost asks for its topics again.
  */
-async function republish(
-  ctx: ServiceContext<unknown>,
-  tenantId: string,
-  since: string,
-): Promise<number> {
-  const dbs = []
-  if (ctx.registry.hasProfile(tenantId) && existsSync(ctx.registry.pathOf(ctx.name, tenantId)))
-    dbs.push(ctx.registry.tenant(ctx.name, tenantId))
-  if (existsSync(join(ctx.registry.dataDir, 'platform', `${ctx.name}.db`)))
-    dbs.push(ctx.registry.platform(ctx.name))
-  let n = 0
-  for (const db of dbs) {
-    if (!hasOutbox(db.sqlite)) continue
-    const rows = db.sqlite
-      .query<{ topic: string; payload: string }, [string, string]>(
-        'SELECT topic, payload FROM outbox WHERE tenant_id = ? AND created_at >= ? ORDER BY seq',
-      )
-      .all(tenantId, since)
-    for (const row of rows) {
-      await ctx.bus.publish(row.topic, JSON.parse(row.payload))
-      n++
-    }
-  }
-  return n
+function platformCaller(ctx: ServiceContext<unknown>, request: Request): boolean {
+  return (
+    !request.headers.has('authorization') &&
+    ctx.hop?.trusted(request.headers, PURPOSE_HEADER) === PLATFORM_SYNC
+  )
 }
