@@ -3,7 +3,10 @@
  * so the copy's statements (one `INSERT … SELECT` per table, its counts and the file's sync) never
  * run on the thread that serves every tenant. The worker gets its statements ready-made and runs
  * them on a connection of its own to the staging file, with the source attached: one transaction,
- * so every table is read from the same snapshot. It is made from a source string, as
+ * so every table is read from the same snapshot. The thread runs at a lower priority (nice 10),
+ * so on a busy machine the threads that serve requests get a core before it. It holds no lock
+ * anyone waits for (a read snapshot, and a file only the move knows), so nothing waits on it in
+ * turn. It is made from a source string, as
  * tenants/move-checkpoint.ts is, so the single executable needs no file of its own for it.
  */
 
@@ -31,10 +34,13 @@ export interface CopiedTable {
 const source = `
 import { Database } from 'bun:sqlite'
 import { closeSync, fsyncSync, openSync } from 'node:fs'
+import { setPriority } from 'node:os'
 self.onmessage = (e) => {
   const job = e.data
   let db = null
   try {
+    // This thread only: on Linux a priority set with pid 0 is the calling thread's.
+    setPriority(10)
     db = new Database(job.stagingPath)
     db.run('PRAGMA main.journal_mode = MEMORY')
     db.run('PRAGMA main.synchronous = OFF')
