@@ -168,9 +168,11 @@ export class TenantNotFound extends AppError {
  * so a caller whose instance list is out of date finds out instead of reading an empty database.
  */
 export class TenantElsewhere extends AppError {
-  constructor(tenantId: string) {
+  /** `owner`: the instance this one believes owns the tenant, sent as `x-mmp-owner`. */
+  constructor(tenantId: string, owner?: string) {
     super('TENANT_ELSEWHERE', `tenant ${tenantId} is served by another instance of this service`, {
       extra: { tenant_id: tenantId },
+      ...(owner ? { headers: { 'x-mmp-owner': owner } } : {}),
     })
   }
 }

@@ -1,9 +1,11 @@
 import { AppError } from '../kernel/errors.ts'
 import { appErrorResponse, problemResponse, storageError } from '../kernel/problem.ts'
+import { OWNER_HEADER } from '../kernel/tenant-owner.ts'
 import { BreakerOpen } from './breaker.ts'
 import type { RateVerdict } from './rate-limit.ts'
 
-const RESPONSE_DROP = ['connection', 'keep-alive', 'transfer-encoding']
+/** Hop-by-hop headers, and what one part tells the gateway only (tenant-owner.ts `OWNER_HEADER`). */
+const RESPONSE_DROP = ['connection', 'keep-alive', 'transfer-encoding', OWNER_HEADER]
 
 /** The upstream response with the gateway's headers, in place when its headers are mutable. */
 export function withHeaders(

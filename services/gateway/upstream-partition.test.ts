@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { createServiceClient, staticDiscovery } from '../kernel/http-client.ts'
 import { createLogger } from '../kernel/log.ts'
-import { ownerOf } from '../kernel/tenant-owner.ts'
+import { OWNER_HEADER, ownerOf } from '../kernel/tenant-owner.ts'
 import { createObserver } from './observe.ts'
+import { withHeaders } from './respond.ts'
 import { createUpstream, tenantOfRequest } from './upstream.ts'
 
 /** Two instances of analytics, each answering with its own name and what it was asked. */
@@ -121,5 +122,70 @@ describe('requests of a service that runs as several instances', () => {
         ).instance,
       ).toBe(owner)
     }
+  })
+})
+
+describe('a request that reaches an instance which just handed its tenant over', () => {
+  const log = createLogger('upstream-test')
+  log.level = -999
+  /** `old` refuses with 421 naming `owner`; `fresh` serves. */
+  const servers: Array<ReturnType<typeof Bun.serve>> = []
+  let old = ''
+  let fresh = ''
+  let named = ''
+  beforeAll(() => {
+    const refusing = Bun.serve({
+      port: 0,
+      fetch: () =>
+        Response.json(
+          { code: 'TENANT_ELSEWHERE' },
+          { status: 421, headers: { [OWNER_HEADER]: named } },
+        ),
+    })
+    const serving = Bun.serve({
+      port: 0,
+      fetch: async (req) => Response.json({ served: true, body: await req.text() }),
+    })
+    servers.push(refusing, serving)
+    old = refusing.url.origin
+    fresh = serving.url.origin
+  })
+  afterAll(() => {
+    for (const s of servers) s.stop(true)
+  })
+  const sendTo = (list: string[]) =>
+    createUpstream({
+      discovery: staticDiscovery({ analytics: list }),
+      observe: createObserver({ log, accessLog: 'off' }),
+    })
+  const tenantOn = (list: string[], url: string) => tenants.find((t) => ownerOf(t, list) === url)!
+
+  it('goes once to the owner the refusal names, body and all', async () => {
+    const list = [old, fresh]
+    named = fresh
+    const t = tenantOn(list, old)
+    const res = await sendTo(list)('analytics', '/api/v1/parser/transactions', {
+      method: 'POST',
+      headers: new Headers({ 'x-tenant-id': t, 'content-type': 'application/json' }),
+      body: new TextEncoder().encode('{"rows":1}').buffer as ArrayBuffer,
+      budget: 2000,
+    })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ served: true, body: '{"rows":1}' })
+  })
+
+  it('goes nowhere discovery does not list, and the client never sees the header', async () => {
+    const list = [old, fresh]
+    named = 'http://127.0.0.1:9'
+    const t = tenantOn(list, old)
+    const res = await sendTo(list)('analytics', '/api/v1/analytics/summary', {
+      method: 'GET',
+      headers: new Headers({ 'x-tenant-id': t }),
+      body: null,
+      budget: 2000,
+    })
+    expect(res.status).toBe(421)
+    const out = withHeaders(res, 'req_1', undefined)
+    expect(out.headers.get(OWNER_HEADER)).toBeNull()
   })
 })

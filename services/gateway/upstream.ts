@@ -2,6 +2,7 @@ import { tenantInPath } from '../../schema/routes.ts'
 import type { ServiceName } from '../kernel/context.ts'
 import { AppError } from '../kernel/errors.ts'
 import { type Discovery, instanceFor } from '../kernel/http-client.ts'
+import { OWNER_HEADER } from '../kernel/tenant-owner.ts'
 import { isTimeout, tenantInBody } from './checks.ts'
 import type { Observer } from './observe.ts'
 
@@ -107,8 +108,10 @@ export function createUpstream(opts: {
     if (local) return dispatchLocal(local, service, pathAndQuery, out)
     const signal = AbortSignal.timeout(out.budget)
     const target = instanceFor(discovery, service, () => tenantOfRequest(pathAndQuery, out))
-    const canRetry = !target.partitioned && (out.body === null || out.body instanceof ArrayBuffer)
+    const replayable = out.body === null || out.body instanceof ArrayBuffer
+    const canRetry = !target.partitioned && replayable
     let base = target.base
+    let followed = false
     for (let attempt = 0; ; attempt++) {
       try {
         const res = await fetch(base + pathAndQuery, {
@@ -119,6 +122,21 @@ export function createUpstream(opts: {
           signal,
         })
         discovery.report?.(service, base, true)
+        // An instance that just handed the tenant over knows its owner before this gateway
+        // hears of the move: the request was refused unserved, so it goes there once.
+        const owner = res.status === 421 ? res.headers.get(OWNER_HEADER) : null
+        if (
+          owner &&
+          !followed &&
+          replayable &&
+          owner !== base &&
+          discovery.instances(service).includes(owner)
+        ) {
+          void res.body?.cancel().catch(() => {})
+          followed = true
+          base = owner
+          continue
+        }
         return res
       } catch (err) {
         if (isTimeout(err)) {

@@ -53,7 +53,16 @@ export interface TenantOwnership {
   readonly instances: readonly string[]
   /** Whether this instance holds the tenant's data and applies its events. */
   owns(tenantId: string): boolean
+  /** The instance that does, as far as this one knows. */
+  ownerOf?(tenantId: string): string
 }
+
+/**
+ * The header of a 421 that names the instance owning the tenant, as the refusing instance knows
+ * it (a move it took part in may not have reached the caller yet). The gateway follows it once
+ * when discovery lists that instance, and never passes it on to a client.
+ */
+export const OWNER_HEADER = 'x-mmp-owner'
 
 /**
  * The ownership of the instance `self` among `instances` (the service's discovery list). With one
@@ -76,11 +85,8 @@ export function createOwnership(
       `this instance (${self}) is not in the service's instance list (${instances.join(', ')}); ` +
         'set instance.<service> (MMP_INSTANCE_<SERVICE>) to its URL as discovery lists it',
     )
-  return {
-    self,
-    instances,
-    owns: (tenantId) => ownerOf(tenantId, instances, placed(tenantId)) === self,
-  }
+  const owner = (tenantId: string) => ownerOf(tenantId, instances, placed(tenantId))
+  return { self, instances, owns: (tenantId) => owner(tenantId) === self, ownerOf: owner }
 }
 
 /**
@@ -88,7 +94,8 @@ export function createOwnership(
  * it from an empty database. No ownership (one instance) passes everything.
  */
 export function assertTenantHere(ownership: TenantOwnership | undefined, tenantId: string): void {
-  if (ownership && !ownership.owns(tenantId)) throw new TenantElsewhere(tenantId)
+  if (ownership && !ownership.owns(tenantId))
+    throw new TenantElsewhere(tenantId, ownership.ownerOf?.(tenantId))
 }
 
 /**
