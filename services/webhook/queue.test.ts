@@ -5,7 +5,7 @@ import { createClock } from '../kernel/clock.ts'
 import { openDatabase } from '../kernel/db.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import type { WebhookDeps } from './deps.ts'
-import { claimDue, enqueueEvents, markDelivered } from './queue.ts'
+import { claimDue, enqueueEvents, markDelivered, recordAttempts } from './queue.ts'
 
 describe('the delivery queue', () => {
   let kit: TestKit
@@ -80,6 +80,43 @@ describe('the delivery queue', () => {
     const claimed = claimDue(deps, 'whe_a', Date.now() + 1000, 500)
     expect(claimed.map((d) => JSON.parse(d.payload).data.n)).toEqual(events.map((_, i) => i))
     expect(new Set(claimed.map((d) => d.messageId)).size).toBe(300)
+    db.close()
+  })
+
+  it('records an outcome on its own row even when the rowid it was claimed at names another', () => {
+    const db = openDatabase(join(kit.dataDir, 'rowid.db'), { migrations })
+    const deps = {
+      db,
+      clock: createClock(),
+      config: { retrySchedule: [0] },
+    } as unknown as WebhookDeps
+    const insert = db.sqlite.query(
+      `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, message_id, event, payload,
+         status, attempts, next_attempt_at, created_at, updated_at)
+       VALUES (?, 't', 'ep_1', ?, 'payment.success', '{}', 'pending', 0, 0, 'x', 'x')`,
+    )
+    db.write(() => {
+      insert.run('del_a', 'msg_a')
+      insert.run('del_b', 'msg_b')
+    })
+    const [a, b] = claimDue(deps, 'ep_1', 1_000, 2)
+    const ok = {
+      at: '2026-01-01T00:00:00.000Z',
+      statusCode: 200,
+      latencyMs: 1,
+      responseExcerpt: 'ok',
+      error: null,
+      ok: true,
+    }
+    // As after a restore from a copy that numbered the rows anew: a's rowid is now b's.
+    recordAttempts(deps, [{ delivery: { ...a!, seq: b!.seq }, outcome: ok }])
+    const status = db.sqlite.query<{ id: string; status: string }, []>(
+      'SELECT id, status FROM webhook_deliveries ORDER BY id',
+    )
+    expect(status.all()).toEqual([
+      { id: 'del_a', status: 'delivered' },
+      { id: 'del_b', status: 'delivering' },
+    ])
     db.close()
   })
 })

@@ -116,7 +116,10 @@ export type AttemptResult = {
   nextAttemptAt: number | null
   disabled: boolean
 }
-type AttemptedDelivery = Pick<DeliveryRow, 'id' | 'tenantId' | 'endpointId' | 'attempts'>
+type AttemptedDelivery = Pick<DeliveryRow, 'id' | 'tenantId' | 'endpointId' | 'attempts'> & {
+  /** The row's rowid when claimed: the update finds the row by it, without the id index. */
+  seq: number
+}
 
 /**
  * Records attempts and decides what comes next, all in one transaction: delivered; retried per
@@ -131,10 +134,11 @@ export function recordAttempts(
     `INSERT INTO webhook_attempts (delivery_id, tenant_id, at, status_code, latency_ms,
        response_excerpt, error) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   )
-  const update = deps.db.sqlite.query(
-    `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?,
-       last_status_code = ?, last_error = ?, updated_at = ?, delivered_at = ? WHERE id = ?`,
-  )
+  const set = `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?,
+       last_status_code = ?, last_error = ?, updated_at = ?, delivered_at = ?`
+  const update = deps.db.sqlite.query(`${set} WHERE rowid = ? AND id = ?`)
+  // Only if the rowid no longer names the row (a copy restored from a backup renumbers them).
+  const updateById = deps.db.sqlite.query(`${set} WHERE id = ?`)
   const disable = deps.db.sqlite.query(
     "UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ?",
   )
@@ -163,7 +167,7 @@ export function recordAttempts(
         outcome.responseExcerpt,
         error,
       )
-      update.run(
+      const values = [
         status,
         attempts,
         next ?? nowMs,
@@ -171,19 +175,20 @@ export function recordAttempts(
         error,
         now,
         status === 'delivered' ? now : null,
-        delivery.id,
-      )
+      ] as const
+      if (update.run(...values, delivery.seq, delivery.id).changes === 0)
+        updateById.run(...values, delivery.id)
       if (gone) disable.run('the endpoint answered 410 Gone', now, delivery.endpointId)
       return { status, nextAttemptAt: next, disabled: gone }
     }),
   )
 }
 
-/** A claimed delivery: what an attempt needs. */
+/** A claimed delivery: what an attempt needs, and where its row is (`seq`, the rowid). */
 export type ClaimedDelivery = Pick<
   DeliveryRow,
   'id' | 'tenantId' | 'endpointId' | 'messageId' | 'payload' | 'attempts' | 'nextAttemptAt'
->
+> & { seq: number }
 
 /**
  * One statement reads and marks the due rows. Ties on `next_attempt_at` go by rowid (insertion
@@ -207,13 +212,10 @@ export function claimDue(
   nowMs: number,
   limit: number,
 ): ClaimedDelivery[] {
-  const claim = deps.db.sqlite.query<ClaimedDelivery & { seq: number }, [string, number, number]>(
-    CLAIM_SQL,
-  )
+  const claim = deps.db.sqlite.query<ClaimedDelivery, [string, number, number]>(CLAIM_SQL)
   // RETURNING gives rows in no particular order.
   const rows = deps.db.write(() => claim.all(endpointId, nowMs, limit))
-  rows.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.seq - b.seq)
-  return rows.map(({ seq: _, ...row }) => row)
+  return rows.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.seq - b.seq)
 }
 
 /**
