@@ -48,9 +48,11 @@ async function part(
   owner?: string,
   /** What billing lists: every tenant's entitlements. */
   entitled: Array<{ tenant_id: string; entitlements: Entitlements }> = [],
+  /** The data dir of an earlier start of this part. */
+  again?: string,
 ) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'mmp-profiles-'))
-  dirs.push(dataDir)
+  const dataDir = again ?? mkdtempSync(join(tmpdir(), 'mmp-profiles-'))
+  if (!again) dirs.push(dataDir)
   if (owner) {
     mkdirSync(join(dataDir, 'platform'), { recursive: true })
     writeFileSync(join(dataDir, 'platform', `${owner}.db`), '')
@@ -133,6 +135,32 @@ describe('a part on its own data dir', () => {
     expect(existsSync(join(p.dataDir, 'tenants', 'acme', 'analytics.db'))).toBe(false)
     expect(() => p.registry.assertExists('acme')).toThrow(/does not exist/)
     p.stop()
+  })
+
+  it('erases at start a tenant the whole list lacks: it was erased while this part was away', async () => {
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString()
+    const first = await part([
+      { id: 'gone', ...profile({ isolation: 'schema', updated_at: hourAgo }) },
+      { id: 'kept', ...profile({ updated_at: hourAgo }) },
+      { id: 'fresh', ...profile({ updated_at: new Date().toISOString() }) },
+    ])
+    first.registry.tenant('analytics', 'gone')
+    first.stop()
+    first.registry.closeAll()
+    expect(existsSync(join(first.dataDir, 'tenants', 'gone', 'analytics.db'))).toBe(true)
+
+    const again = await part(
+      [{ id: 'kept', ...profile({ updated_at: hourAgo }) }],
+      undefined,
+      [],
+      first.dataDir,
+    )
+    expect(existsSync(join(first.dataDir, 'tenants', 'gone', 'analytics.db'))).toBe(false)
+    expect(again.registry.hasProfile('gone')).toBe(false)
+    expect(again.registry.hasProfile('kept')).toBe(true)
+    // Learnt minutes ago, so possibly a creation the list does not show yet: left alone.
+    expect(again.registry.hasProfile('fresh')).toBe(true)
+    again.stop()
   })
 
   const e = (status: Entitlements['status'], at: string): Entitlements => ({

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import { topics } from '../schema/events.ts'
@@ -14,7 +14,12 @@ import type { Logger } from '../services/kernel/log.ts'
 import { perKeyQueue } from '../services/kernel/per-key-queue.ts'
 import { subscribe } from '../services/kernel/subscribe.ts'
 import { eraseTenantData, moveTenantData } from '../tenants/move.ts'
-import { type Placement, placementFolder, type TenantRegistry } from '../tenants/registry.ts'
+import {
+  type Placement,
+  placementFolder,
+  SHARED,
+  type TenantRegistry,
+} from '../tenants/registry.ts'
 import { platformRead, retryUntilDone } from './platform-sync.ts'
 
 /** What a tenant looks like on `tenants.changed` and in the tenant service's list. */
@@ -25,6 +30,23 @@ interface ProfileSource {
   features: Record<string, boolean>
   timezone: string
   instances?: Record<string, string> | undefined
+}
+
+/** A profile newer than this, missing from the tenant service's list, may be a tenant being made. */
+const ERASED_AFTER_MS = 5 * 60_000
+
+/** The tenants this data dir holds a profile of. */
+function profiledTenants(registry: TenantRegistry): string[] {
+  const dir = join(registry.dataDir, 'tenants')
+  if (!existsSync(dir)) return []
+  return readdirSync(dir).filter((entry) => {
+    if (entry === SHARED) return false
+    try {
+      return registry.hasProfile(entry)
+    } catch {
+      return false
+    }
+  })
 }
 
 /** The profile a part keeps of what the tenant service says of a tenant. */
@@ -163,12 +185,27 @@ export async function followProfiles(opts: {
   const profilesLoaded = retryUntilDone(
     async () => {
       if (owns('tenant')) return
+      const askedAt = Date.now()
       const list = await platformRead<{
         data: Array<ProfileSource & { id: string; updated_at: string }>
       }>(opts.client, 'tenant', '/api/v1/tenants')
       // Dated by the tenant service's own clock, as its events are.
       for (const t of list.data) await serial(t.id, () => applyProfile(t.id, t, t.updated_at))
-      log.info('tenant profiles loaded from the tenant service', { tenants: list.data.length })
+      // A tenant this part knows that the whole list lacks was erased while its event was lost
+      // (the part away, its broker session gone). One learnt in the last minutes may be a
+      // creation still under way, which the list does not show yet: it is left alone.
+      const listed = new Set(list.data.map((t) => t.id))
+      const before = new Date(askedAt - ERASED_AFTER_MS).toISOString()
+      let erased = 0
+      for (const id of profiledTenants(registry)) {
+        if (listed.has(id)) continue
+        await serial(id, () => applyProfile(id, null, before))
+        if (!registry.hasProfile(id)) erased++
+      }
+      log.info('tenant profiles loaded from the tenant service', {
+        tenants: list.data.length,
+        erased,
+      })
     },
     {
       waiting: 'waiting for the tenant service to load tenant profiles',
