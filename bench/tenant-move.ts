@@ -99,9 +99,13 @@ try {
     lastTick = now
     seen = new Set([current])
   }, 1)
+  /** When the move entered each step, for the time each took. */
+  const entered: Array<[MoveStep, number]> = []
   const onStep = (step: MoveStep) => {
     current = step
     seen.add(step)
+    const last = entered.at(-1)
+    if (last?.[0] !== step) entered.push([step, performance.now()])
   }
 
   const cpu0 = process.cpuUsage()
@@ -128,6 +132,10 @@ try {
   // The reference: the same reads for as long, with no move running.
   stalls.delete('before')
   const stalled = [...stalls].map(([k, ms]) => `${k} ${ms.toFixed(1)}`).join(', ')
+  const took = entered
+    .slice(0, -1)
+    .map(([step, at], i) => `${step} ${(entered[i + 1]![1] - at).toFixed(0)}`)
+    .join(', ')
   current = 'done'
   seen = new Set(['idle'])
   const idle = await readWhile(Bun.sleep(Math.max(moveMs, 200)))
@@ -146,6 +154,7 @@ try {
   console.log(
     `longest event-loop stall by step (ms): ${stalled} | reference with no move ${idleStall.toFixed(1)} | goal each below 10`,
   )
+  console.log(`time by step (ms): ${took}`)
   ref.close()
   registry.closeAll()
 } finally {
