@@ -196,6 +196,54 @@ describe('tenant service', () => {
     expect(after).toMatchObject({ name: 'Acme Two', instances: { analytics: to } })
   })
 
+  it('waits with a plan change until a move to another instance is done', async () => {
+    await create({ id: 'acme', name: 'Acme' })
+    const instances = ['http://analytics-a.test', 'http://analytics-b.test']
+    const to = instances.find((i) => i !== ownerOf('acme', instances))!
+    let openPull = () => {}
+    const pulling = new Promise<void>((resolve) => {
+      openPull = resolve
+    })
+    let pullStarted = () => {}
+    const started = new Promise<void>((resolve) => {
+      pullStarted = resolve
+    })
+    const order: string[] = []
+    const plain = client.call.bind(client)
+    kit.ctx.client = {
+      ...client,
+      instances: () => instances,
+      async call<T>(service: string, path: string, opts: CallOptions = {}): Promise<T> {
+        if (!path.startsWith('/internal/')) {
+          if (path === '/api/v1/billing/subscriptions/upgrade') order.push('billing asked')
+          return plain<T>(service, path, opts)
+        }
+        if (path === HANDOFF_PATHS.pull) {
+          pullStarted()
+          await pulling
+          order.push('pulled')
+        }
+        return { rows: 3, republished: 0 } as T
+      },
+    } as typeof kit.ctx.client
+    const move = req('POST', '/api/v1/tenants/acme/instances', operator, {
+      service: 'analytics',
+      instance: to,
+    })
+    await started
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    const upgrade = req('PUT', '/api/v1/tenants/acme/upgrade', admin, { plan: 'Pro' })
+    // Queued behind the move: billing is not asked while the files are copied. (Twenty turns of
+    // the event loop are far more than the upgrade needs to reach billing when nothing holds it.)
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve))
+    openPull()
+    expect((await move).body).toMatchObject({ moved: true, to })
+    expect((await upgrade).status).toBe(200)
+    expect(order).toEqual(['pulled', 'billing asked'])
+    const after = (await req('GET', '/api/v1/tenants/acme', admin)).body
+    expect(after).toMatchObject({ plan: 'pro', isolation: 'schema', instances: { analytics: to } })
+  })
+
   it('updates name, time zone and settings (Admin), mirrored to the placement', async () => {
     await create({ id: 'acme', name: 'Acme' })
     const admin = { tenantId: 'acme', role: 'Admin' as Role }
