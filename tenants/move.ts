@@ -130,8 +130,8 @@ export async function moveTenantData(
       }
       parts.push(part)
       if (!hasRows(source.sqlite, part.tables, tenantId)) continue
-      startCapture(source, tenantId, part.tables)
       part.capturing = true
+      await startCapture(source, tenantId, part.tables)
       await nextTurn()
       openStaging(
         part.stagingPath,
