@@ -262,9 +262,10 @@ export function lazyBus(connect: () => Promise<EventBus>): EventBus & { connecte
     },
     publish: async (topic, event) => (await get()).publish(topic, event),
     subscribe: async (topic, handler) => (await get()).subscribe(topic, handler),
-    // A standby worker that never used its bus stays unconnected.
+    // Called where the background work starts (a standby worker never calls it): a deferred
+    // bus's publishes wait for it.
     ready: async () => {
-      if (bus) await (await bus).ready?.()
+      await (await get()).ready?.()
     },
     onReconnect(fn) {
       reconnected.push(fn)
