@@ -1,26 +1,20 @@
-import { join } from 'node:path'
-import { tierOfProfile } from '../schema/plans.ts'
 import { largestBodyLimit } from '../schema/routes.ts'
-import { createGateway } from '../services/gateway/index.ts'
-import { createSharedRateLimiter } from '../services/gateway/shared-rate.ts'
 import { createMqttBus, type EventBus, lazyBus } from '../services/kernel/bus.ts'
 import { createClock } from '../services/kernel/clock.ts'
 import type { ServiceContext, ServiceInstance, ServiceName } from '../services/kernel/context.ts'
 import { createRelay, type Relay } from '../services/kernel/events.ts'
-import { configureFaults, FAULT_POINTS } from '../services/kernel/faults.ts'
 import { createHop } from '../services/kernel/hop.ts'
 import { createServiceClient, staticDiscovery } from '../services/kernel/http-client.ts'
-import { configureLogging, createLogger, type Logger } from '../services/kernel/log.ts'
-import { appErrorResponse, problemResponse, storageError } from '../services/kernel/problem.ts'
+import { createLogger } from '../services/kernel/log.ts'
 import { createOwnership } from '../services/kernel/tenant-owner.ts'
 import { createTokenVerifier } from '../services/kernel/tokens.ts'
 import { createRegistry } from '../tenants/registry.ts'
-import { startDashboard } from '../web/serve.ts'
 import { holdBackground, isDatabaseOf, outboxNotices, type WorkerRole } from './background.ts'
 import { startBackupSchedule } from './backup-schedule.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import { databaseCap, openFilesLimit } from './fd-limit.ts'
+import { listenGateway } from './gateway-part.ts'
 import { migrationsOf } from './migrations.ts'
 import { followProfiles, learnTenantsFrom } from './profiles.ts'
 import { followRevocations, resolveApiKeysOverHttp } from './revocations.ts'
@@ -29,6 +23,7 @@ import { serviceModules, synchronousOf } from './services.ts'
 import { keepSessions } from './sessions.ts'
 import { listenSimulator } from './simulator.ts'
 import { type SliceSource, sliceOf } from './slices.ts'
+import { armFaults, logStarted, startLogging } from './startup.ts'
 import { version } from './version.ts'
 
 export type { WorkerRole } from './background.ts'
@@ -256,81 +251,28 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   }
 
   if (wants('gateway')) {
-    const json = format === 'auto' ? !process.stdout.isTTY : format === 'json'
-    const quiet = ['silent', 'error', 'warn'].includes(config.get<string>('log.level'))
-    const gateway = createGateway({
-      discovery,
-      hop,
-      tokens,
-      log: createLogger('gateway'),
-      version,
-      timeoutMs: config.get('gateway.timeout_ms'),
-      bulkTimeoutMs: config.get('gateway.bulk_timeout_ms'),
-      tierOf: (tenantId) => tierOfProfile(registry.placement(tenantId)),
-      metricsText: worker?.metrics,
-      // Workers share each tenant's bucket through a file; one process keeps it in memory.
-      limiter: worker
-        ? createSharedRateLimiter(join(config.dataDir, 'run', 'rate-limits.db'), {
-            workers: worker.count,
-          })
-        : undefined,
-      rates: {
-        free: config.get('rate_limit.free'),
-        pro: config.get('rate_limit.pro'),
-        enterprise: config.get('rate_limit.enterprise'),
-        burstFactor: config.get('rate_limit.burst_factor'),
-        perIp: config.get('rate_limit.per_ip'),
-      },
-      bodyLimit: config.get('gateway.body_limit'),
-      uploadLimit: config.get('gateway.upload_limit'),
-      breaker: {
-        threshold: config.get<number>('gateway.breaker_threshold_pct') / 100,
-        minRequests: config.get('gateway.breaker_min_requests'),
-        windowMs: config.get('gateway.breaker_window_ms'),
-        halfOpenMs: config.get('gateway.breaker_half_open_ms'),
-      },
-      accessLog: quiet ? 'off' : json ? 'json' : 'pretty',
-      // Services of this process whose discovery is their own port are called in-process.
-      local: Object.fromEntries(
-        running
-          .filter(
-            (r) =>
-              config.discovery[r.name].length === 1 &&
-              config.discovery[r.name][0] === urls[r.name]?.replace('0.0.0.0', '127.0.0.1'),
-          )
-          .map((r) => [r.name, r.instance.app]),
-      ),
-    })
-    const dashboard = startDashboard({ hstsMaxAgeS: config.get<number>('gateway.hsts_max_age_s') })
-    await dashboard.ready
-    servers.push({ stop: () => dashboard.stop() })
-    const server = Bun.serve({
-      port: config.ports.gateway,
-      hostname: config.gatewayHost,
-      development: false,
-      reusePort: !!worker,
-      // The dashboard (with its security headers) at `/`; everything else is the API.
-      fetch: (request, srv) =>
-        dashboard.handles(request) ? dashboard.fetch(request) : gateway.fetch(request, srv),
-      // The gateway refuses oversized bodies itself, by Content-Length or while streaming, with
-      // a problem+json 413; Bun's own cap (a bare 413) is a backstop at twice the largest limit.
-      maxRequestBodySize:
-        2 *
-        largestBodyLimit('gateway', {
-          default: config.get<number>('gateway.body_limit'),
-          upload: config.get<number>('gateway.upload_limit'),
-        }),
-      idleTimeout,
-      error: (err) => {
-        const storage = storageError(err)
-        if (storage) return appErrorResponse(storage, undefined)
-        return problemResponse(
-          { status: 500, code: 'INTERNAL', detail: 'an internal error occurred' },
-          undefined,
-        )
-      },
-    })
-    servers.push({ stop: (closeActive) => server.stop(closeActive) })
+    servers.push(
+      ...(await listenGateway({
+        config,
+        format,
+        worker,
+        discovery,
+        hop,
+        tokens,
+        registry,
+        idleTimeout,
+        // Services of this process whose discovery is their own port are called in-process.
+        local: Object.fromEntries(
+          running
+            .filter(
+              (r) =>
+                config.discovery[r.name].length === 1 &&
+                config.discovery[r.name][0] === urls[r.name]?.replace('0.0.0.0', '127.0.0.1'),
+            )
+            .map((r) => [r.name, r.instance.app]),
+        ),
+      })),
+    )
     urls.gateway = gatewayUrl
   }
 
@@ -425,54 +367,6 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   }
 }
 
-/** Logging as configured, and the last-resort handlers; the logger of the daemon itself. */
-export function startLogging(config: Config): { log: Logger; format: string } {
-  const format = config.get<string>('log.format')
-  configureLogging({
-    level: config.get('log.level'),
-    json: format === 'auto' ? !process.stdout.isTTY : format === 'json',
-  })
-  const log = createLogger('mmp')
-  guardProcess(log)
-  return { log, format }
-}
-
-/**
- * The line an operator reads first: where the dashboard and the API docs are, and where the
- * operator password is. One line on a terminal; fields of one JSON line otherwise.
- */
-export function logStarted(
-  config: Config,
-  log: Logger,
-  gateway: string | undefined,
-  format: string,
-  workers = 1,
-) {
-  const host = ['0.0.0.0', '::', '127.0.0.1'].includes(config.gatewayHost)
-    ? 'localhost'
-    : config.gatewayHost
-  const dashboard = gateway ? `http://${host}:${config.ports.gateway}/` : undefined
-  const password = config.get<string | null>('operator.password')
-    ? 'MMP_OPERATOR_PASSWORD'
-    : join(config.dataDir, 'operator.txt')
-  const json = format === 'auto' ? !process.stdout.isTTY : format === 'json'
-  if (json)
-    return log.info('mmp is up', {
-      gateway,
-      dashboard,
-      docs: dashboard && `${dashboard}docs`,
-      operator_password: password,
-      data_dir: config.dataDir,
-      parts: config.only.join(','),
-      workers,
-    })
-  const where = dashboard
-    ? `dashboard ${dashboard} · API docs ${dashboard}docs · operator password in ${password}`
-    : `parts ${config.only.join(',')}`
-  const across = workers > 1 ? ` · ${workers} workers` : ''
-  log.info(`mmp is up: ${where} · data in ${config.dataDir}${across}`)
-}
-
 /** What every service's context holds alike; its name and settings slice are its own. */
 type SharedContext = Omit<ServiceContext, 'name' | 'settings'>
 
@@ -484,42 +378,4 @@ async function createService<N extends ServiceName>(
 ): Promise<ServiceInstance> {
   const mod = (await serviceModules[name]()).default
   return mod.create({ ...shared, name, settings: sliceOf(name, from) })
-}
-
-let guarded = false
-/**
- * The last resort (DESIGN §15): an exception nobody caught is logged, not fatal. Every loop catches
- * its own errors; this keeps one that slipped through from taking every service down with it.
- */
-function guardProcess(log: Logger): void {
-  if (guarded) return
-  guarded = true
-  process.on('uncaughtException', (err) =>
-    log.error('uncaught exception; carrying on', {
-      error: (err as Error)?.message,
-      stack: (err as Error)?.stack,
-    }),
-  )
-  process.on('unhandledRejection', (reason) =>
-    log.error('unhandled rejection; carrying on', {
-      error: (reason as Error)?.message ?? String(reason),
-      stack: (reason as Error)?.stack,
-    }),
-  )
-}
-
-/** MMP_FAULT arms a crash point only with MMP_ALLOW_FAULTS=1; otherwise one warning line. */
-function armFaults(config: Config, log: Logger, worker: WorkerRole | undefined): void {
-  const point = config.get<string | null>('faults.point')
-  const allowed = config.get<boolean>('faults.allow')
-  if (point && !allowed)
-    log.warn('MMP_FAULT is ignored without MMP_ALLOW_FAULTS=1', { fault: point })
-  else if (point && !(FAULT_POINTS as readonly string[]).includes(point))
-    log.warn('MMP_FAULT names no known fault point', {
-      fault: point,
-      known: FAULT_POINTS.join(','),
-    })
-  configureFaults(point && allowed ? point : null, {
-    supervisor: worker ? process.ppid : undefined,
-  })
 }

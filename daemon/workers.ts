@@ -5,8 +5,9 @@ import { metrics } from '../services/kernel/metrics.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import { initDataDir, loadSecrets } from './secrets.ts'
-import { logStarted, type Platform, startLogging, type WorkerRole } from './serve.ts'
+import type { Platform, WorkerRole } from './serve.ts'
 import { listenSimulator } from './simulator.ts'
+import { logStarted, startLogging } from './startup.ts'
 
 /** How many workers `mmp serve` runs: the setting, or one per core when it is 0. */
 export function workerCount(config: Config): number {
