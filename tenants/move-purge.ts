@@ -22,18 +22,22 @@ import { type Placement, placementFolder, type TenantRegistry } from './registry
  * at once after a crash), the leftovers of an interrupted move, and erasure of a tenant's data.
  */
 
+/** How long a purge deletes before it lets the event loop run (other tenants' requests). */
+export const DELETE_SLICE_MS = 4
+
 /**
  * Step 3 of `moveTenantData`: deletes the tenant's stale rows from a source in short write
  * transactions, referencing tables first, while another thread checkpoints the file
  * (tenants/move-checkpoint.ts). Should the foreign keys not allow that order (a cycle), the rest
- * goes in one transaction with their checks deferred.
+ * goes in one transaction with their checks deferred. Returns the rows deleted.
  */
 export async function deleteInSlices(
   source: Db,
   tables: readonly TenantTable[],
   tenantId: string,
   sliceMs: number,
-) {
+): Promise<number> {
+  let deleted = 0
   const autocheckpoint =
     source.sqlite.query<{ wal_autocheckpoint: number }, []>('PRAGMA wal_autocheckpoint').get()
       ?.wal_autocheckpoint ?? 1000
@@ -47,8 +51,11 @@ export async function deleteInSlices(
       while (more) {
         source.write(() => {
           const start = performance.now()
-          do more = source.sqlite.query(del).run(tenantId).changes > 0
-          while (more && performance.now() - start < sliceMs)
+          do {
+            const n = source.sqlite.query(del).run(tenantId).changes
+            deleted += n
+            more = n > 0
+          } while (more && performance.now() - start < sliceMs)
         })
         if (more) await nextTurn()
       }
@@ -58,13 +65,16 @@ export async function deleteInSlices(
     source.write(() => {
       source.sqlite.run('PRAGMA defer_foreign_keys = ON')
       for (const t of tables) {
-        source.sqlite.query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`).run(tenantId)
+        deleted += source.sqlite
+          .query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`)
+          .run(tenantId).changes
       }
     })
   } finally {
     await checkpointer.stop()
     source.sqlite.run(`PRAGMA wal_autocheckpoint = ${autocheckpoint}`)
   }
+  return deleted
 }
 
 /**
@@ -111,6 +121,36 @@ export function purgeTenantRows(
           .run(tenantId).changes
       }
     })
+  }
+  return total
+}
+
+/**
+ * `purgeTenantRows` in short write transactions with the event loop turning between them (as a
+ * move deletes what it left): for a process that keeps serving other tenants of the same files
+ * meanwhile, where one transaction over a large tenant's rows would stall it. Returns rows deleted.
+ */
+export async function purgeTenantRowsInSlices(
+  registry: TenantRegistry,
+  opts: { tenantId: string; placement: Placement; services: readonly string[]; sliceMs?: number },
+): Promise<number> {
+  const tenantId = assertTenantId(opts.tenantId)
+  const dir = placementFolder(registry.dataDir, opts.placement, tenantId)
+  let total = 0
+  for (const service of opts.services) {
+    if (!existsSync(join(dir, `${service}.db`))) continue
+    const db = registry.openAt(service, opts.placement, tenantId)
+    const release = db.hold()
+    try {
+      total += await deleteInSlices(
+        db,
+        tablesOf(db.sqlite),
+        tenantId,
+        opts.sliceMs ?? DELETE_SLICE_MS,
+      )
+    } finally {
+      release()
+    }
   }
   return total
 }

@@ -5,7 +5,12 @@ import { join } from 'node:path'
 import type { Migration } from '../schema/kernel.ts'
 import { migrations as base } from '../schema/tenant/migrations.ts'
 import type { Db } from './db.ts'
-import { eraseTenantData, moveTenantData, purgeTenantRows } from './move.ts'
+import {
+  eraseTenantData,
+  moveTenantData,
+  purgeTenantRows,
+  purgeTenantRowsInSlices,
+} from './move.ts'
 import { createRegistry, type Placement } from './registry.ts'
 
 const testTable: Migration = {
@@ -245,6 +250,33 @@ describe('moving a tenant between isolation tiers', () => {
       services: SERVICES,
     })
     expect(n).toBe(30)
+    expect(stats(r.tenant('analytics', 'other'), 'other').n).toBe(10)
+  })
+
+  it("purges a large tenant's rows in short transactions, the event loop turning between them", async () => {
+    const r = registryOf(fresh())
+    const shared = r.tenant('analytics', 'acme')
+    seed(shared, 'acme', 10_000)
+    seed(shared, 'other', 10)
+    let turns = 0
+    let done = false
+    const spin = () => {
+      turns++
+      if (!done) setImmediate(spin)
+    }
+    setImmediate(spin)
+    const purged = purgeTenantRowsInSlices(r, {
+      tenantId: 'acme',
+      placement: { isolation: 'shared' },
+      services: SERVICES,
+      sliceMs: 1,
+    })
+    const before = turns
+    const n = await purged
+    done = true
+    expect(n).toBe(10_000 + 50 + 100)
+    expect(turns - before).toBeGreaterThan(2)
+    expect(stats(shared, 'acme').n).toBe(0)
     expect(stats(r.tenant('analytics', 'other'), 'other').n).toBe(10)
   })
 

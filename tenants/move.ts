@@ -4,7 +4,7 @@ import { assertTenantId } from '../schema/tenant-id.ts'
 import type { Db } from './db.ts'
 import { dropCapture, startCapture } from './move-capture.ts'
 import { dropFences } from './move-fence.ts'
-import { deleteInSlices } from './move-purge.ts'
+import { DELETE_SLICE_MS, deleteInSlices } from './move-purge.ts'
 import { copySnapshot } from './move-snapshot.ts'
 import { openStaging, removeStaging, reopenStaging, stagingPath } from './move-staging.ts'
 import { finalStep, type Part } from './move-switch.ts'
@@ -14,6 +14,7 @@ import { type Placement, placementFolder, type TenantRegistry } from './registry
 export {
   eraseTenantData,
   purgeTenantRows,
+  purgeTenantRowsInSlices,
   removeDatabaseFile,
   settleMoveLeftovers,
 } from './move-purge.ts'
@@ -21,8 +22,6 @@ export { copySnapshot, MoveError, type TenantTable }
 
 /** Consumer inbox records younger than this travel with the tenant, so redeliveries stay no-ops. */
 export const INBOX_WINDOW_MS = 7 * 86_400_000
-/** How long a move deletes before it lets the event loop run (other tenants' requests). */
-const SLICE_MS = 4
 
 /** Every table of a database that holds tenant rows (see `tablesOf`). */
 export const tenantTables = (db: Db): TenantTable[] => tablesOf(db.sqlite)
@@ -97,7 +96,7 @@ export async function moveTenantData(
     opts.switchPlacement()
     return report
   }
-  const sliceMs = opts.sliceMs ?? SLICE_MS
+  const sliceMs = opts.sliceMs ?? DELETE_SLICE_MS
   const inboxSince = new Date((opts.now ?? new Date()).getTime() - INBOX_WINDOW_MS).toISOString()
   const parts: Part[] = []
   let committed = false
