@@ -82,6 +82,20 @@ describe('keepSessions', () => {
     expect(typeof mark().seen_at).toBe('string')
   })
 
+  it('owes nothing when every part runs in this process (one mmp serve)', () => {
+    const analytics = part(() => Response.json({ republished: 0 }))
+    cleanups.push(analytics.stop)
+    const { make, mark } = setup({ analytics: analytics.url })
+    const first = fakeBus()
+    make().keep(first.bus, 'mmp-billing-1')
+    first.connect(false, ['mobilemoney.usage'])
+    const again = fakeBus()
+    make().keep(again.bus, 'mmp-billing-1')
+    again.connect(false, ['mobilemoney.usage'])
+    expect(analytics.asked).toEqual([])
+    expect(mark().owed_since).toBeUndefined()
+  })
+
   it('asks the parts of other processes for its topics since the mark when the broker lost it', async () => {
     const parser = part(() => Response.json({ republished: 3 }))
     const analytics = part(() => Response.json({ republished: 0 }))

@@ -153,7 +153,8 @@ export function keepSessions(opts: {
         const mark = read(clientId)
         // No mark: this client's first connection ever, nothing was published for it yet.
         const lostAt = mark?.owed_since ?? (present ? null : mark?.seen_at)
-        if (lostAt && topics.length > 0) {
+        // Every part in this process (one `mmp serve`): its relays republish on their own.
+        if (lostAt && topics.length > 0 && producers().length > 0) {
           void replay(clientId, new Date(Date.parse(lostAt) - marginMs).toISOString(), topics)
           return
         }
