@@ -6,8 +6,10 @@
  * arrived, so a blocked event loop shows. The same reads with no move running are the reference.
  * A 1 ms timer measures how long the event loop was blocked, and the bench prints the longest
  * stall of each step of the move (a stall that spans two steps is named by both).
+ * With --down the move measured is the way back (a downgrade): the tenant's rows, moved to its own
+ * folder first, merge into the shared file the other tenant is read from.
  * Target (issue 21): the other tenant's read p99 ≤ 20 ms during the move.
- * Usage: bun bench/tenant-move.ts [rows]
+ * Usage: bun bench/tenant-move.ts [rows] [--down]
  */
 import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -19,7 +21,12 @@ import { type MoveStep, moveTenantData } from '../tenants/move.ts'
 import { createRegistry } from '../tenants/registry.ts'
 import { percentile } from './support.ts'
 
-const rows = Number(process.argv[2] ?? 200_000) // 150k of them the moving tenant's
+const args = process.argv.slice(2)
+const rows = Number(args.find((a) => /^\d+$/.test(a)) ?? 200_000) // 150k of them the moving tenant's
+const down = args.includes('--down')
+const SHARED = { isolation: 'shared' } as const
+const OWN = { isolation: 'schema' } as const
+const [from, to] = down ? [OWN, SHARED] : [SHARED, OWN]
 const table: Migration = {
   tag: '9000_bench',
   sql: `CREATE TABLE txns (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, occurred_at TEXT NOT NULL, amount INTEGER NOT NULL, description TEXT);
@@ -108,6 +115,16 @@ try {
     if (last?.[0] !== step) entered.push([step, performance.now()])
   }
 
+  if (down) {
+    await moveTenantData(registry, {
+      tenantId: 'acme',
+      from: SHARED,
+      to: OWN,
+      services: ['analytics'],
+      switchPlacement: () => registry.setPlacement('acme', OWN),
+    })
+  }
+
   const cpu0 = process.cpuUsage()
   t0 = performance.now()
   let moveMs = 0
@@ -116,10 +133,10 @@ try {
     t0 = performance.now()
     const report = await moveTenantData(registry, {
       tenantId: 'acme',
-      from: { isolation: 'shared' },
-      to: { isolation: 'schema' },
+      from,
+      to,
       services: ['analytics'],
-      switchPlacement: () => registry.setPlacement('acme', { isolation: 'schema' }),
+      switchPlacement: () => registry.setPlacement('acme', to),
       onStep,
     })
     moveMs = performance.now() - t0
@@ -144,7 +161,7 @@ try {
   const rate = (ms: number) => Math.round(tenantRows / (ms / 1000))
   const cpuMs = (cpu.user + cpu.system) / 1000
   console.log(
-    `tenant move: ${tenantRows} rows in ${moveMs.toFixed(0)} ms (${rate(moveMs)} rows/s, process CPU ${cpuMs.toFixed(0)} ms incl. reads) | reference plain copy ${refMs.toFixed(0)} ms (${rate(refMs)} rows/s) | ratio move/reference time ${(moveMs / refMs).toFixed(2)}×`,
+    `tenant move${down ? ' back to the shared file' : ''}: ${tenantRows} rows in ${moveMs.toFixed(0)} ms (${rate(moveMs)} rows/s, process CPU ${cpuMs.toFixed(0)} ms incl. reads) | reference plain copy ${refMs.toFixed(0)} ms (${rate(refMs)} rows/s) | ratio move/reference time ${(moveMs / refMs).toFixed(2)}×`,
   )
   const p99 = percentile(during, 99)
   const idleP99 = percentile(idle, 99)
