@@ -135,13 +135,13 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   const learnTenant = learnTenantsFrom({ registry, client })
   // API keys are asked of auth over HTTP; an auth service in this process swaps in its own lookup.
   tokens.resolveApiKeysWith(resolveApiKeysOverHttp(client))
-  const gatewayUrl = `http://127.0.0.1:${config.ports.gateway}`
+  const gatewayUrl = `http://${reachable(config.gatewayHost)}:${config.ports.gateway}`
   // Each service gets its own typed slice of this, never the whole config or every secret.
   const sliceSource: SliceSource = {
     config,
     secrets,
     gatewayUrl,
-    simulatorUrl: `http://127.0.0.1:${config.ports.simulator}`,
+    simulatorUrl: `http://${reachable(config.host)}:${config.ports.simulator}`,
   }
 
   // Longer than the longest route budget, so a spent budget is always answered with a 504 before
@@ -332,12 +332,13 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   // consumer already subscribed (the embedded broker keeps no messages for a late subscriber).
   // A worker never starts one: its supervisor runs the one simulator (SO_REUSEPORT would let
   // each worker bind its own, each knowing only the tokens it issued).
-  const simulatorImplied = !worker && !wants('simulator') && wants('payment')
+  const simulatorImplied =
+    !worker && !wants('simulator') && wants('payment') && !config.get('mpesa.simulator_url')
   if ((wants('simulator') || simulatorImplied) && !config.get('mpesa.base_url')) {
     const sim = listenSimulator(config, log, simulatorImplied)
     if (sim) {
       servers.push({ stop: async () => void (await sim.stop()) })
-      urls.simulator = `http://127.0.0.1:${config.ports.simulator}`
+      urls.simulator = `http://${reachable(config.host)}:${config.ports.simulator}`
     }
   }
 
@@ -379,3 +380,6 @@ async function createService<N extends ServiceName>(
   const mod = (await serviceModules[name]()).default
   return mod.create({ ...shared, name, settings: sliceOf(name, from) })
 }
+
+/** The address a process on this host reaches a server bound to `host` at. */
+const reachable = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host)

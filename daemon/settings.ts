@@ -284,6 +284,14 @@ export const settings: readonly Setting[] = [
     help: 'Daraja base URL; the built-in simulator when unset',
   },
   {
+    key: 'mpesa.simulator_url',
+    parts: ['payment'],
+    env: 'MMP_SIMULATOR_URL',
+    kind: { type: 'url' },
+    default: null,
+    help: 'the simulator on another host; payment then starts none of its own',
+  },
+  {
     key: 'mpesa.consumer_key',
     parts: ['payment', 'simulator'],
     env: 'MPESA_CONSUMER_KEY',

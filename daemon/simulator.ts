@@ -20,7 +20,8 @@ export function simulatorOf(config: Config) {
 /**
  * Starts the one simulator of this host on its port, or, when it only comes along with payment
  * (`implied`) and another process already serves that port, uses that one and returns null.
- * Never with SO_REUSEPORT: two simulators sharing a port would each know only the requests
+ * On the services' address (`host`), where payment looks for it (`simulatorUrl`) and a
+ * simulator on a host of its own is reached. Never with SO_REUSEPORT: two simulators sharing a port would each know only the requests
  * (and OAuth tokens) that reached it, and the kernel would split a payment's push and its query
  * between them.
  */
@@ -31,7 +32,7 @@ export function listenSimulator(
 ): ReturnType<typeof simulatorOf> | null {
   const sim = simulatorOf(config)
   try {
-    sim.listen({ port: config.ports.simulator, hostname: '127.0.0.1', reusePort: false })
+    sim.listen({ port: config.ports.simulator, hostname: config.host, reusePort: false })
     return sim
   } catch (err) {
     // Not stopped: Elysia's stop of an app that never listened only prints a stack trace.

@@ -66,7 +66,11 @@ const builders: { [N in ServiceName]: (from: SliceSource) => Slices[N] } = {
     const base = config.get<string | null>('mpesa.base_url')
     const callbackBase = config.get<string | null>('mpesa.callback_base_url') ?? gatewayUrl
     return {
-      providerUrl: base ?? simulatorUrl,
+      providerUrl: (
+        base ??
+        config.get<string | null>('mpesa.simulator_url') ??
+        simulatorUrl
+      ).replace(/\/+$/, ''),
       usingSimulator: !base,
       callbackBase: callbackBase.replace(/\/+$/, ''),
       // mpesa.callback_secret, else secrets.json; loadSecrets resolves it. A data dir without one

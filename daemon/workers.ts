@@ -102,7 +102,8 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
   await Promise.all(Array.from({ length: count - 1 }, (_, i) => spawnWorker(i + 1)))
 
   const simulator =
-    (wants('simulator') || wants('payment')) && !config.get('mpesa.base_url')
+    (wants('simulator') || (wants('payment') && !config.get('mpesa.simulator_url'))) &&
+    !config.get('mpesa.base_url')
       ? listenSimulator(config, log, !wants('simulator'))
       : null
   const gateway = wants('gateway') ? `http://127.0.0.1:${config.ports.gateway}` : undefined
