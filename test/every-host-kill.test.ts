@@ -23,9 +23,12 @@ describe('every part on its own host, each killed in turn under load', () => {
   let hosts: Hosts
   let admin: ReturnType<typeof api>
   let receiver: ReturnType<typeof startWebhookReceiver>
+  /** The receiver's address as the webhook part reaches it. */
+  let hookBase: string
   beforeAll(async () => {
-    receiver = startWebhookReceiver(SECRET)
     hosts = await startHosts()
+    receiver = startWebhookReceiver(SECRET, hosts.hostIp)
+    hookBase = await hosts.webhookTo(receiver.port)
     await createTenants(hosts.gateway, await hosts.parts.get('gateway')!.login(), {
       id: TENANT,
       plan: 'pro',
@@ -38,7 +41,7 @@ describe('every part on its own host, each killed in turn under load', () => {
       async () =>
         (
           await admin.post('/api/v1/webhooks', {
-            url: `${receiver.url}/${TENANT}`,
+            url: `${hookBase}/${TENANT}`,
             events: ['payment.success'],
             secret: SECRET,
           })

@@ -22,21 +22,25 @@ function tenantFiles(dataDir: string): string[] {
 /**
  * DESIGN §12, every part on its own host: auth, tenant, billing, the simulator, payment, parser,
  * categorizer, analytics, cashflow, webhook and the gateway as eleven `mmp serve --only`
- * processes, each with its own data dir, on Debian's mosquitto (test/support/hosts.ts). They
- * share nothing but the broker, the discovery (ports) and the hop key from their settings: no
- * file of another part. A Pro tenant's whole journey goes through them.
+ * processes, each with its own data dir (and its own network namespace where the machine allows
+ * it), on Debian's mosquitto (test/support/hosts.ts). They share nothing but the broker, the
+ * discovery and the hop key from their settings: no file of another part, no loopback. A Pro
+ * tenant's whole journey goes through them.
  */
 describe('every part on its own host', () => {
   let hosts: Hosts
   let parts: Hosts['parts']
   let receiver: ReturnType<typeof startWebhookReceiver>
+  /** The receiver's address as the webhook part reaches it. */
+  let hookBase: string
   let gateway: string
   let admin: ReturnType<typeof api>
   let adminToken: string
 
   beforeAll(async () => {
-    receiver = startWebhookReceiver(SECRET)
     hosts = await startHosts()
+    receiver = startWebhookReceiver(SECRET, hosts.hostIp)
+    hookBase = await hosts.webhookTo(receiver.port)
     parts = hosts.parts
     gateway = hosts.gateway
     const operator = await parts.get('gateway')!.login()
@@ -46,7 +50,7 @@ describe('every part on its own host', () => {
     const hook = await eventually(
       async () => {
         const r = await admin.post('/api/v1/webhooks', {
-          url: `${receiver.url}/shop`,
+          url: `${hookBase}/shop`,
           events: ['payment.success'],
           secret: SECRET,
         })
@@ -175,6 +179,23 @@ describe('every part on its own host', () => {
     expect(invoices).toHaveLength(1)
     expect(invoices[0]).toMatchObject({ tenant_id: 'shop', status: 'open', currency: 'KES' })
     expect(invoices[0].total).toBeGreaterThan(0)
+  })
+
+  it('runs each part in a network namespace of its own where the machine allows it', async () => {
+    if (!hosts.namespaces) {
+      console.log('no network namespaces here (needs root and iproute2): one loopback, own ports')
+      return
+    }
+    // Nothing listens on the host's loopback: each part is reached at its own address only.
+    for (const [only, p] of parts) {
+      const port = new URL(p.url(only)).port
+      const onLoopback = await fetch(`http://127.0.0.1:${port}/health`).then(
+        () => true,
+        () => false,
+      )
+      expect({ only, onLoopback }).toEqual({ only, onLoopback: false })
+      expect((await fetch(`${p.url(only)}/health`)).status).toBe(200)
+    }
   })
 
   it('keeps in each data dir only the files of the part that owns it', () => {

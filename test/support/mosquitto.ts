@@ -6,8 +6,14 @@ import { type Subprocess, spawn } from 'bun'
 
 const candidates = ['/usr/sbin/mosquitto', '/usr/bin/mosquitto']
 
-/** Debian's mosquitto on a loopback port; throws (never skips) when it is not installed. */
-export async function startMosquitto(opts: { persistence?: boolean } = {}): Promise<{
+/** Debian's mosquitto on a port of its own; throws (never skips) when it is not installed. */
+export async function startMosquitto(
+  opts: {
+    persistence?: boolean
+    /** The address it listens on (a bridge's, for parts in their own network namespaces). */
+    host?: string
+  } = {},
+): Promise<{
   url: string
   port: number
   stop(): Promise<void>
@@ -28,6 +34,7 @@ export async function startMosquitto(opts: { persistence?: boolean } = {}): Prom
   const persistence = opts.persistence
     ? `persistence true\npersistence_location ${dir}/\nautosave_interval 1\n`
     : 'persistence false\n'
+  const host = opts.host ?? '127.0.0.1'
   let port = 0
   let proc: Subprocess | null = null
   const launch = () => {
@@ -39,7 +46,7 @@ export async function startMosquitto(opts: { persistence?: boolean } = {}): Prom
     const deadline = Date.now() + 5000
     for (;;) {
       const ok = await new Promise<boolean>((resolve) => {
-        const s = createConnection({ port, host: '127.0.0.1' }, () => {
+        const s = createConnection({ port, host }, () => {
           s.end()
           resolve(true)
         })
@@ -56,14 +63,14 @@ export async function startMosquitto(opts: { persistence?: boolean } = {}): Prom
     port = 30000 + Math.floor(Math.random() * 5000)
     writeFileSync(
       conf,
-      `listener ${port} 127.0.0.1\nallow_anonymous true\n${persistence}max_queued_messages 100000\nsys_interval 1\n`,
+      `listener ${port} ${host}\nallow_anonymous true\n${persistence}max_queued_messages 100000\nsys_interval 1\n`,
     )
     launch()
     if (await listening()) break
     if (attempt >= 5) throw new Error(`mosquitto did not start (exit ${proc!.exitCode})`)
   }
   return {
-    url: `mqtt://127.0.0.1:${port}`,
+    url: `mqtt://${host}:${port}`,
     port,
     async stop() {
       proc!.kill('SIGTERM')

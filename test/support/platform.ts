@@ -44,6 +44,8 @@ export interface PlatformOptions {
   openFiles?: number
   /** A command the server is started through, e.g. `['fiu-run', '-x', '-c', '...']`. */
   wrap?: string[]
+  /** The address its parts are reached at (its own network namespace); 127.0.0.1 by default. */
+  host?: string
 }
 
 async function portFree(port: number): Promise<boolean> {
@@ -89,7 +91,7 @@ async function startOnce(opts: PlatformOptions = {}): Promise<TestPlatform> {
   let out = ''
   let proc: Subprocess | null = null
   const parts = (opts.only ?? Object.keys(basePorts).join(',')).split(',')
-  const url = (part: string) => `http://127.0.0.1:${basePorts[part]! + offset}`
+  const url = (part: string) => `http://${opts.host ?? '127.0.0.1'}:${basePorts[part]! + offset}`
 
   const launch = async (extraEnv: Record<string, string> = {}) => {
     const limit = opts.openFiles

@@ -18,11 +18,11 @@ export interface WebhookHit {
  * const receiver = startWebhookReceiver(SECRET)
  * await admin.post('/api/v1/webhooks', { url: `${receiver.url}/acme`, secret: SECRET, … })
  */
-export function startWebhookReceiver(secret: string) {
+export function startWebhookReceiver(secret: string, host = '127.0.0.1') {
   const hits: WebhookHit[] = []
   const server = Bun.serve({
     port: 0,
-    hostname: '127.0.0.1',
+    hostname: host,
     async fetch(req) {
       const text = await req.text()
       const headers = Object.fromEntries(req.headers)
@@ -42,5 +42,10 @@ export function startWebhookReceiver(secret: string) {
       return new Response('ok')
     },
   })
-  return { url: `http://127.0.0.1:${server.port}`, hits, stop: () => server.stop(true) }
+  return {
+    url: `http://${host}:${server.port}`,
+    port: server.port as number,
+    hits,
+    stop: () => server.stop(true),
+  }
 }
