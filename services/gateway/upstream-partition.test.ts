@@ -174,6 +174,19 @@ describe('a request that reaches an instance which just handed its tenant over',
     expect(await res.json()).toEqual({ served: true, body: '{"rows":1}' })
   })
 
+  it('goes once to the owner from a service client too', async () => {
+    const list = [old, fresh]
+    named = fresh
+    const t = tenantOn(list, old)
+    const client = createServiceClient(staticDiscovery({ analytics: list }))
+    const answer = await client.call<{ served: boolean; body: string }>(
+      'analytics',
+      '/api/v1/parser/transactions',
+      { method: 'POST', tenant: t, body: { rows: 1 } },
+    )
+    expect(answer).toEqual({ served: true, body: '{"rows":1}' })
+  })
+
   it('goes nowhere discovery does not list, and the client never sees the header', async () => {
     const list = [old, fresh]
     named = 'http://127.0.0.1:9'

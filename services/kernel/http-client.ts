@@ -3,7 +3,7 @@ import { tenantInPath } from '../../schema/routes.ts'
 import { AppError, type FieldError } from './errors.ts'
 import { HOP_HEADER, type Hop } from './hop.ts'
 import type { ServiceName } from './service-names.ts'
-import { ownerOf } from './tenant-owner.ts'
+import { OWNER_HEADER, ownerOf } from './tenant-owner.ts'
 
 /**
  * Where a service can be reached: the gateway and service clients ask this (DESIGN §1, §5).
@@ -244,17 +244,25 @@ export function createServiceClient(
         hop.sign(signed)
         headers[HOP_HEADER] = signed.get(HOP_HEADER)!
       }
-      try {
-        const res = await ofetch<T>(path, {
-          baseURL: base,
+      const until = Date.now() + remaining
+      const send = (baseURL: string) =>
+        ofetch<T>(path, {
+          baseURL,
           method: opts.method ?? 'GET',
           body: opts.body as Record<string, unknown> | undefined,
           query: opts.query,
           headers,
-          timeout: remaining,
+          timeout: Math.max(1, until - Date.now()),
           retry: 0,
           // ofetch types the answer by responseType; the caller's T says what it is.
           ...(opts.responseType ? { responseType: opts.responseType as 'json' } : {}),
+        })
+      try {
+        const res = await send(base).catch((err) => {
+          // An instance that just handed the tenant over names its owner: asked there once.
+          const owner = ownerNamed(err, service, base, discovery)
+          if (!owner || opts.instance) throw err
+          return send(owner)
         })
         discovery.report?.(service, base, true)
         return res
@@ -300,4 +308,16 @@ export function createServiceClient(
 function retryAfterOf(headers: Headers | undefined): Record<string, string> {
   const value = headers?.get('retry-after')
   return value ? { 'Retry-After': value } : {}
+}
+
+/** The owner a 421 names (tenant-owner.ts `OWNER_HEADER`), when discovery lists it. */
+function ownerNamed(
+  err: unknown,
+  service: ServiceName,
+  base: string,
+  discovery: Discovery,
+): string | null {
+  if (!(err instanceof FetchError) || err.response?.status !== 421) return null
+  const owner = err.response.headers.get(OWNER_HEADER)
+  return owner && owner !== base && discovery.instances(service).includes(owner) ? owner : null
 }
