@@ -1,117 +1,83 @@
 import { jsPDF } from 'jspdf'
 import Papa from 'papaparse'
-import { toMajor } from '../kernel/money.ts'
+import { EXPORT_SELECT, exportPage } from './csv.ts'
+import { sent, sliceCutter, writeSlices } from './csv-slices.ts'
 import type { CustomerView } from './customers.ts'
 import type { Scope, Summary, TrendPoint } from './summary.ts'
 import { type TransactionFilters, VIEW_FIELDS, whereOf } from './transactions.ts'
 
+export { neutraliseCell, unparsePage } from './csv.ts'
+
 const PAGE = 2000
-
-/** Papa's own rule for when a field needs quotes (BAD_DELIMITERS, the delimiter, edge spaces). */
-const NEEDS_QUOTES = /[\r\n",\ufeff]|^ | $/
-
-/**
- * CSV injection (OWASP): a spreadsheet runs a cell starting with = + - @ tab or CR (and, in some
- * locales, their full-width forms) as a formula, e.g. a counterparty named `=HYPERLINK(...)`.
- * Leading spaces are looked through because some importers trim them.
- */
-const FORMULA_START = /^[ ]*[=+\-@\t\r\uff1d\uff0b\uff0d\uff20]/
-/** A plain decimal number cannot be a formula: `-500.00` or `+254712345678` stay readable. */
-const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
+/** Rows a slice of a whole-history export (csv-slices.ts); fewer rows stay on this thread. */
+const SLICE_ROWS = 50_000
+const FILTERS = ['direction', 'category', 'min_amount', 'max_amount', 'phone', 'q'] as const
 
 /**
- * A cell as it is safe to write: text that a spreadsheet would run as a formula gets a leading
- * single quote, which shows the text as typed. Numbers, and text that is only a number, are kept.
+ * The filtered transactions as CSV, streamed page by page, so memory stays at a few pages
+ * whatever the row count. Columns are the read-back fields (DESIGN §11). The export of the whole
+ * history (no filter, no period, the whole business) past one slice is read and written by
+ * worker threads (csv-slices.ts); anything else reads one keyset page at a time here, giving the
+ * event loop a turn after each. A direct stream: pages go to the response as they are made, and
+ * the writer waits while the client is behind.
  */
-export function neutraliseCell(v: unknown): unknown {
-  return typeof v === 'string' && FORMULA_START.test(v) && !PLAIN_NUMBER.test(v) ? `'${v}` : v
-}
-
-/**
- * Cells that need neither quotes nor a formula guard: no first character that could start a
- * formula (a leading space included, since FORMULA_START looks through spaces) and nothing
- * NEEDS_QUOTES looks for. One test instead of two for the common cell; a match only means the
- * careful path decides.
- */
-const MAYBE_SPECIAL = /^[ =+\-@\t\r\uff1d\uff0b\uff0d\uff20]|[\r\n",\ufeff]| $/
-
-/**
- * One CSV line exactly as `Papa.unparse` writes it for a row without anything to quote, built
- * without Papa's per-field passes (2× faster over a million rows); null when Papa must do it.
- */
-function plainLine(row: readonly unknown[]): string | null {
-  let line = ''
-  for (let i = 0; i < row.length; i++) {
-    let v = row[i]
-    if (typeof v === 'string') {
-      if (MAYBE_SPECIAL.test(v)) {
-        v = neutraliseCell(v)
-        if (typeof v === 'string' && NEEDS_QUOTES.test(v)) return null
-      }
-    } else if (v == null) v = ''
-    line = i === 0 ? `${v}` : `${line},${v}`
-  }
-  return line
-}
-
-/**
- * A page of rows as CSV lines (CRLF, Papa's default), formula cells neutralised, Papa unparsing
- * the rows that need quoting. Each line is one flat string joined once per page: a page-long
- * chain of concatenations made encoding the page cost more than building it.
- */
-export function unparsePage(rows: readonly unknown[][]): string {
-  const lines: string[] = []
-  for (const r of rows)
-    lines.push(plainLine(r) ?? Papa.unparse([r.map(neutraliseCell)], { header: false }))
-  lines.push('')
-  return lines.join('\r\n')
-}
-
-const SELECT = `SELECT id, occurred_at, amount_cents, direction, counterparty_name, counterparty_phone,
-  description, receipt_number, balance_cents, category, category_confidence, category_source, source,
-  user_id FROM transactions`
-
-/**
- * The filtered transactions as CSV, streamed: each pull reads one keyset page and unparses it, so
- * memory stays at one page whatever the row count. Columns are the read-back fields (DESIGN §11).
- */
-export function exportCsv(scope: Scope, filters: TransactionFilters): ReadableStream<Uint8Array> {
+export function exportCsv(
+  scope: Scope,
+  filters: TransactionFilters,
+  opts: { sliceRows?: number } = {},
+): ReadableStream<Uint8Array> {
   const { sql, args } = whereOf(scope, filters)
-  const encoder = new TextEncoder()
+  const whole =
+    scope.userId === null &&
+    scope.range.fromMs === null &&
+    scope.range.toMs === null &&
+    scope.db.path !== ':memory:' &&
+    FILTERS.every((f) => filters[f] === undefined || filters[f] === '')
+  const source = {
+    type: 'direct',
+    async pull(controller: ReadableStreamDirectController) {
+      if (!(await sent(controller, `${Papa.unparse([VIEW_FIELDS as never])}\r\n`))) return
+      const cut = whole
+        ? sliceCutter(scope.db.sqlite, sql, args, opts.sliceRows ?? SLICE_ROWS)
+        : null
+      const first = cut?.()
+      if (cut && first?.lo)
+        await writeSlices(controller, scope.db.path, { where: sql, args, page: PAGE }, first, cut)
+      else await writePages(controller, scope, sql, args)
+    },
+  }
+  return new ReadableStream(source as never)
+}
+
+/** Every page of the rows `where` selects, read and unparsed on this thread. */
+async function writePages(
+  controller: ReadableStreamDirectController,
+  scope: Scope,
+  where: string,
+  args: unknown[],
+): Promise<void> {
   const first = scope.db.sqlite.query(
-    `${SELECT} INDEXED BY transactions_time WHERE ${sql} ORDER BY occurred_at DESC, id DESC LIMIT ?`,
+    `${EXPORT_SELECT} WHERE ${where} ORDER BY occurred_at DESC, id DESC LIMIT ?`,
   )
   const next = scope.db.sqlite.query(
-    `${SELECT} INDEXED BY transactions_time WHERE ${sql}
+    `${EXPORT_SELECT} WHERE ${where}
      AND (occurred_at, id) < (?, ?) ORDER BY occurred_at DESC, id DESC LIMIT ?`,
   )
-  let after: { at: string; id: string } | null = null
-  let started = false
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const rows = (
-        after
-          ? next.values(...(args as never[]), after.at, after.id, PAGE)
-          : first.values(...(args as never[]), PAGE)
-      ) as unknown[][]
-      if (!started) {
-        started = true
-        controller.enqueue(encoder.encode(`${Papa.unparse([VIEW_FIELDS as never])}\r\n`))
-      }
-      if (rows.length === 0) {
-        controller.close()
-        return
-      }
-      const last = rows[rows.length - 1]!
-      after = { at: last[1] as string, id: last[0] as string }
-      for (const r of rows) {
-        r[2] = toMajor(r[2] as number)
-        if (r[8] !== null) r[8] = toMajor(r[8] as number)
-      }
-      controller.enqueue(encoder.encode(unparsePage(rows)))
-      if (rows.length < PAGE) controller.close()
-    },
-  })
+  let after: [string, string] | null = null
+  for (;;) {
+    const rows = (
+      after
+        ? next.values(...(args as never[]), after[0], after[1], PAGE)
+        : first.values(...(args as never[]), PAGE)
+    ) as unknown[][]
+    if (rows.length === 0) break
+    const last = rows[rows.length - 1]!
+    after = [last[1] as string, last[0] as string]
+    if (!(await sent(controller, exportPage(rows)))) return
+    if (rows.length < PAGE) break
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  controller.close()
 }
 
 export interface ReportInput {

@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import Papa from 'papaparse'
+import { migrations } from '../../schema/analytics/migrations.ts'
+import type { TransactionEvent } from '../../schema/events.ts'
+import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { sliceCutter, writeSlices } from './csv-slices.ts'
+import { consumeTransactions } from './events.ts'
+import { exportCsv } from './export.ts'
+import type { Scope } from './summary.ts'
+import { timeZone } from './time.ts'
+
+describe('a whole-history CSV export read by worker threads', () => {
+  let kit: TestKit
+  let scope: Scope
+  const ROWS = 3_100
+
+  beforeAll(async () => {
+    kit = await createTestKit('analytics', { migrations })
+    const names = ['Ann', '=HYPERLINK("x")', 'Shop, Ltd', ' lead', 'say "hi"', null]
+    // Ten rows a second: slice bounds fall among rows of one instant, ordered by id.
+    const list: TransactionEvent[] = Array.from({ length: ROWS }, (_, i) => ({
+      transaction_id: `t${i}`,
+      occurred_at: new Date(
+        Date.parse('2026-03-01T00:00:00Z') + Math.floor(i / 10) * 1000,
+      ).toISOString(),
+      amount: (i % 977) + (i % 3) / 4,
+      direction: i % 4 ? 'in' : 'out',
+      counterparty_name: names[i % names.length],
+      counterparty_phone: i % 5 ? `07000${i % 100}` : null,
+      description: i % 7 ? `paid ${i}` : 'line\nbreak',
+      receipt_number: `R${i}`,
+      balance: i % 11 ? -i : null,
+      source: 'statement',
+      user_id: i % 2 ? 'usr_a' : null,
+      category: 'Rent',
+      category_confidence: i % 13 ? 0.1 + (i % 9) / 10 : undefined,
+    }))
+    for (let at = 0; at < ROWS; at += 1000)
+      consumeTransactions(
+        kit.ctx,
+        {
+          id: `evt_${at}`,
+          type: 'mobilemoney.transactions.categorized',
+          version: 1,
+          tenant_id: 'acme',
+          occurred_at: '2026-03-29T12:00:00.000Z',
+          data: { transactions: list.slice(at, at + 1000) },
+        },
+        { onlyNew: false },
+      )
+    // Another tenant in the same file: its rows must not appear.
+    consumeTransactions(
+      kit.ctx,
+      {
+        id: 'evt_other',
+        type: 'mobilemoney.transactions.categorized',
+        version: 1,
+        tenant_id: 'other',
+        occurred_at: '2026-03-29T12:00:00.000Z',
+        data: { transactions: list.slice(0, 50) },
+      },
+      { onlyNew: false },
+    )
+    scope = {
+      db: kit.registry.tenant('analytics', 'acme'),
+      tenantId: 'acme',
+      userId: null,
+      zone: timeZone('Africa/Nairobi'),
+      range: { fromMs: null, toMs: null },
+    }
+  })
+  afterAll(() => kit.cleanup())
+
+  it('cuts slices of the asked size that cover every row once', () => {
+    const cut = sliceCutter(scope.db.sqlite, 'tenant_id = ?', ['acme'], 700)
+    const slices = []
+    for (let s = cut(); s; s = cut()) slices.push(s)
+    expect(slices).toHaveLength(5)
+    expect(slices[0]!.hi).toBeNull()
+    expect(slices[4]!.lo).toBeNull()
+    for (let i = 1; i < slices.length; i++) expect(slices[i]!.hi).toEqual(slices[i - 1]!.lo)
+  })
+
+  it('writes byte for byte what one thread writes, whatever the slice size', async () => {
+    const oneThread = await new Response(exportCsv(scope, {}, { sliceRows: ROWS + 1 })).text()
+    expect(oneThread.split('\r\n')).toHaveLength(ROWS + 2)
+    for (const sliceRows of [700, 1000, 2999])
+      expect(await new Response(exportCsv(scope, {}, { sliceRows })).text()).toBe(oneThread)
+    const parsed = Papa.parse<Record<string, string>>(oneThread, {
+      header: true,
+      skipEmptyLines: true,
+    })
+    expect(parsed.errors).toEqual([])
+    expect(parsed.data.map((r) => r.id)).toEqual(
+      scope.db.sqlite
+        .query<{ id: string }, [string]>(
+          'SELECT id FROM transactions WHERE tenant_id = ? ORDER BY occurred_at DESC, id DESC',
+        )
+        .all('acme')
+        .map((r) => r.id),
+    )
+  })
+
+  it('answers a filtered export from this thread with only the matching rows', async () => {
+    const text = await new Response(
+      exportCsv(scope, { direction: 'out' }, { sliceRows: 700 }),
+    ).text()
+    const parsed = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true })
+    expect(parsed.data).toHaveLength(ROWS / 4 + (ROWS % 4 ? 1 : 0))
+    expect(new Set(parsed.data.map((r) => r.direction))).toEqual(new Set(['out']))
+  })
+
+  it('fails the export, never hangs, when a thread cannot read its slice', async () => {
+    const written: unknown[] = []
+    const controller = { write: (d: unknown) => written.push(d) || 1, close() {} }
+    const rows = { where: 'tenant_id = ?', args: ['acme'], page: 100 }
+    await expect(
+      writeSlices(
+        controller as never,
+        `${scope.db.path}.missing`,
+        rows,
+        { hi: null, lo: ['2026-03-01T00:01:00.000Z', 't600'] },
+        () => null,
+      ),
+    ).rejects.toThrow(/CSV export: .*unable to open/)
+    expect(written).toEqual([])
+  })
+})
