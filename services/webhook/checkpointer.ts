@@ -6,14 +6,16 @@ import type { Logger } from '../kernel/log.ts'
  * commits a few pages; past 1,000 WAL pages SQLite's automatic checkpoint copies the WAL into the
  * database file and syncs it inside the commit that crossed the line (10-34 ms each, about 40% of
  * the queue's transaction time), on the thread that claims and records every delivery. While this
- * runs, that connection's automatic checkpoints are off and the worker checkpoints PASSIVE every
- * `everyMs` from its own connection: it never waits for, nor holds up, readers and writers.
- *
- * A PASSIVE checkpoint copies the WAL but cannot reset it while frames keep arriving, so under
- * sustained load the file could grow without end. Past `capFrames` the worker runs a TRUNCATE
- * checkpoint, which briefly holds writers back (the PASSIVE just before it copied nearly
- * everything) and empties the file. What is committed is in the WAL either way: checkpoints only
- * move it, so a crash loses and repeats nothing more or less than before.
+ * runs, that connection's automatic checkpoints are off and the worker, with its own connection,
+ * looks at the WAL's length every `everyMs` (a NOOP checkpoint: it copies nothing):
+ * - past `capFrames`, a PASSIVE checkpoint copies it into the database without waiting for, nor
+ *   holding up, readers and writers, then a TRUNCATE copies what came meanwhile and empties the
+ *   file, holding writers back only for that short rest. PASSIVE checkpoints alone never let a
+ *   WAL that keeps growing start over.
+ * - unchanged for `idleMs` (the queue is idle), it is emptied (TRUNCATE) too, so an idle queue
+ *   keeps no WAL on disk; a trickle of writes never counts as idle, or each would cost a sync.
+ * What is committed is in the WAL either way: checkpoints only move it, so a crash loses and
+ * repeats nothing more or less than before.
  *
  * The worker is made from a source string, so the single executable needs no file of its own.
  */
@@ -22,21 +24,34 @@ import { Database } from 'bun:sqlite'
 let db = null
 let timer = null
 let opts = null
+let last = 0
+let changedAt = performance.now()
+/**
+ * TRUNCATE, tried again every quarter millisecond for up to waitMs rather than by SQLite's busy
+ * handler, whose waits grow to 100 ms and keep missing the gaps between a busy writer's turns.
+ */
+const truncate = (waitMs) => {
+  const until = performance.now() + waitMs
+  for (;;) {
+    if (db.query('PRAGMA wal_checkpoint(TRUNCATE)').get().busy !== 1) return true
+    if (performance.now() >= until) return false
+    Bun.sleepSync(0.25)
+  }
+}
 const step = () => {
   timer = null
   try {
-    const { log } = db.query('PRAGMA wal_checkpoint(PASSIVE)').get()
+    const { log } = db.query('PRAGMA wal_checkpoint(NOOP)').get()
     if (log > opts.capFrames) {
-      // Tried again every quarter millisecond rather than by SQLite's busy handler, whose waits
-      // grow to 100 ms and keep missing the gaps between a busy writer's transactions.
-      const until = performance.now() + opts.capWaitMs
-      let busy = 1
-      while (busy === 1 && performance.now() < until) {
-        busy = db.query('PRAGMA wal_checkpoint(TRUNCATE)').get().busy
-        if (busy === 1) Bun.sleepSync(0.25)
-      }
-      postMessage({ truncated: log, busy: busy === 1 })
+      db.query('PRAGMA wal_checkpoint(PASSIVE)').get()
+      postMessage({ truncated: log, busy: !truncate(opts.capWaitMs) })
+    } else if (log !== last) changedAt = performance.now()
+    else if (log > 0 && performance.now() - changedAt >= opts.idleMs) {
+      truncate(0)
+      // A reader in the way: tried again after another idle spell, not at every look.
+      changedAt = performance.now()
     }
+    last = log
   } catch (err) {
     postMessage({ error: String((err && err.message) || err) })
   }
@@ -73,6 +88,8 @@ export interface CheckpointerOptions {
   capFrames?: number
   /** How long a TRUNCATE may wait for readers and writers before it is tried again later. */
   capWaitMs?: number
+  /** How long the WAL stays unchanged before it counts as idle and is emptied. */
+  idleMs?: number
 }
 
 export interface Checkpointer {
@@ -93,7 +110,7 @@ export interface Checkpointer {
 export function startCheckpointer(
   db: Db,
   log: Logger,
-  { everyMs = 20, capFrames = 4096, capWaitMs = 200 }: CheckpointerOptions = {},
+  { everyMs = 20, capFrames = 4096, capWaitMs = 200, idleMs = 1000 }: CheckpointerOptions = {},
 ): Checkpointer {
   let running = false
   let threshold: number | null = null
@@ -142,7 +159,7 @@ export function startCheckpointer(
       })
     }
   }
-  worker.postMessage({ path: db.path, everyMs, capFrames, capWaitMs })
+  worker.postMessage({ path: db.path, everyMs, capFrames, capWaitMs, idleMs })
 
   return {
     get running() {
