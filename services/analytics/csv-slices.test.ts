@@ -86,6 +86,9 @@ describe('a whole-history CSV export read by worker threads', () => {
     expect(oneThread.split('\r\n')).toHaveLength(ROWS + 2)
     for (const sliceRows of [700, 1000, 2999])
       expect(await new Response(exportCsv(scope, {}, { sliceRows })).text()).toBe(oneThread)
+    // Two at once: one on the worker threads, the other here.
+    const both = [700, 900].map((sliceRows) => new Response(exportCsv(scope, {}, { sliceRows })))
+    expect(await Promise.all(both.map((r) => r.text()))).toEqual([oneThread, oneThread])
     const parsed = Papa.parse<Record<string, string>>(oneThread, {
       header: true,
       skipEmptyLines: true,

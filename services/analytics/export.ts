@@ -11,6 +11,11 @@ export { neutraliseCell, unparsePage } from './csv.ts'
 const PAGE = 2000
 /** Rows a slice of a whole-history export (csv-slices.ts); fewer rows stay on this thread. */
 const SLICE_ROWS = 50_000
+/**
+ * Whole-history exports running on worker threads: one at a time, since its two threads already
+ * keep two cores busy; another meanwhile is read here, page by page, as a filtered one is.
+ */
+let threaded = 0
 const FILTERS = ['direction', 'category', 'min_amount', 'max_amount', 'phone', 'q'] as const
 
 /**
@@ -37,13 +42,18 @@ export function exportCsv(
     type: 'direct',
     async pull(controller: ReadableStreamDirectController) {
       if (!(await sent(controller, `${Papa.unparse([VIEW_FIELDS as never])}\r\n`))) return
-      const cut = whole
-        ? sliceCutter(scope.db.sqlite, sql, args, opts.sliceRows ?? SLICE_ROWS)
-        : null
+      const cut =
+        whole && threaded === 0
+          ? sliceCutter(scope.db.sqlite, sql, args, opts.sliceRows ?? SLICE_ROWS)
+          : null
       const first = cut?.()
-      if (cut && first?.lo)
+      if (!cut || !first?.lo) return writePages(controller, scope, sql, args)
+      threaded++
+      try {
         await writeSlices(controller, scope.db.path, { where: sql, args, page: PAGE }, first, cut)
-      else await writePages(controller, scope, sql, args)
+      } finally {
+        threaded--
+      }
     },
   }
   return new ReadableStream(source as never)
