@@ -2,15 +2,12 @@ import { Database } from 'bun:sqlite'
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { assertTenantId } from '../schema/tenant-id.ts'
+import type { Db } from './db.ts'
 import { copySnapshot, INBOX_WINDOW_MS, purgeTenantRows, removeDatabaseFile } from './move.ts'
 import { dropFences, fenceTenant } from './move-fence.ts'
-import {
-  mergeStaging,
-  openStaging,
-  placeStaging,
-  removeStaging,
-  syncFileAsync,
-} from './move-staging.ts'
+import { mergeEarly, mergeStaging, planMerge } from './move-merge.ts'
+import { DELETE_SLICE_MS } from './move-purge.ts'
+import { openStaging, placeStaging, removeStaging, syncFileAsync } from './move-staging.ts'
 import { countOf, hasRows, MoveError, type TenantTable, tablesOf } from './move-tables.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
 
@@ -100,11 +97,15 @@ export async function unpackTenant(
     const packed = new Database(path, { readonly: true, strict: true })
     let tables: TenantTable[]
     let rows = 0
+    const counts: Record<string, number> = {}
     try {
       if (packed.query('PRAGMA quick_check').get() === null)
         throw new MoveError('the packed file is not a database')
       tables = tablesOf(packed)
-      for (const t of tables) rows += countOf(packed, t.name, tenantId)
+      for (const t of tables) {
+        counts[t.name] = countOf(packed, t.name, tenantId)
+        rows += counts[t.name]!
+      }
     } finally {
       packed.close()
     }
@@ -114,8 +115,8 @@ export async function unpackTenant(
     if (existsSync(target)) {
       const db = registry.openAt(opts.service, placement, tenantId)
       db.write(() => dropFences(db, tenantId))
-    }
-    if (!placeStaging(path, target)) {
+      await mergePacked(db, path, tables, tenantId, counts)
+    } else if (!placeStaging(path, target)) {
       mergeStaging(registry.openAt(opts.service, placement, tenantId), path, tables, tenantId)
     }
     // Opened through the registry: its relay publishes the tenant's unsent outbox rows.
@@ -123,6 +124,32 @@ export async function unpackTenant(
     return rows
   } finally {
     rmSync(path, { force: true })
+  }
+}
+
+/**
+ * Merges a packed tenant into a file this instance already has (the shared one): the rows of the
+ * tables a row can be found by go in short transactions with the event loop turning between them,
+ * the rest in one at the end (tenants/move-merge.ts). Nothing is logged meanwhile: the instance
+ * the tenant leaves refuses its writes, and this one serves it only once the move is recorded.
+ */
+async function mergePacked(
+  db: Db,
+  path: string,
+  tables: readonly TenantTable[],
+  tenantId: string,
+  counts: Record<string, number>,
+): Promise<void> {
+  const plan = planMerge(db, tables)
+  const release = db.hold()
+  try {
+    const merged = plan.early.length
+      ? await mergeEarly(db, path, plan, { tenantId, sliceMs: DELETE_SLICE_MS, expected: counts })
+      : null
+    const early = merged && { plan, merged, captured: new Map(), stale: new Map(), counts }
+    mergeStaging(db, path, tables, tenantId, early)
+  } finally {
+    release()
   }
 }
 

@@ -1,3 +1,5 @@
+import type { Db } from './db.ts'
+
 /**
  * Checkpoints one WAL database from a thread of its own while a tenant move deletes rows from it.
  *
@@ -54,7 +56,9 @@ export function startCheckpointer(path: string): Checkpointer {
   return {
     stop() {
       stopped ??= new Promise<void>((resolve) => {
+        let fallback: ReturnType<typeof setTimeout> | undefined
         const done = () => {
+          clearTimeout(fallback)
           worker.terminate()
           resolve()
         }
@@ -64,10 +68,30 @@ export function startCheckpointer(path: string): Checkpointer {
         worker.onerror = done
         // A worker that cannot answer must not hold the move up: the connection's own
         // checkpoints resume after it anyway.
-        setTimeout(done, 5_000).unref?.()
+        fallback = setTimeout(done, 5_000)
+        fallback.unref?.()
         worker.postMessage({ stop: true })
       })
       return stopped
     },
+  }
+}
+
+/**
+ * Runs `work` (many short write transactions on `db`) with the connection's automatic checkpoints
+ * off and a checkpointing thread on instead, so no commit of the event loop's thread copies pages
+ * into the database and syncs it; both come back as they were when `work` settles.
+ */
+export async function withCheckpointer<T>(db: Db, work: () => Promise<T>): Promise<T> {
+  const autocheckpoint =
+    db.sqlite.query<{ wal_autocheckpoint: number }, []>('PRAGMA wal_autocheckpoint').get()
+      ?.wal_autocheckpoint ?? 1000
+  db.sqlite.run('PRAGMA wal_autocheckpoint = 0')
+  const checkpointer = startCheckpointer(db.path)
+  try {
+    return await work()
+  } finally {
+    await checkpointer.stop()
+    db.sqlite.run(`PRAGMA wal_autocheckpoint = ${autocheckpoint}`)
   }
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { assertTenantId } from '../schema/tenant-id.ts'
 import type { Db } from './db.ts'
 import { dropCapture } from './move-capture.ts'
-import { startCheckpointer } from './move-checkpoint.ts'
+import { withCheckpointer } from './move-checkpoint.ts'
 import { dropFences } from './move-fence.ts'
 import { removeStaging, stagingPath } from './move-staging.ts'
 import {
@@ -27,22 +27,29 @@ export const DELETE_SLICE_MS = 4
 
 /**
  * Step 3 of `moveTenantData`: deletes the tenant's stale rows from a source in short write
- * transactions, referencing tables first, while another thread checkpoints the file
- * (tenants/move-checkpoint.ts). Should the foreign keys not allow that order (a cycle), the rest
- * goes in one transaction with their checks deferred. Returns the rows deleted.
+ * transactions, while another thread checkpoints the file (tenants/move-checkpoint.ts).
+ * Returns the rows deleted.
  */
-export async function deleteInSlices(
+export const deleteInSlices = (
+  source: Db,
+  tables: readonly TenantTable[],
+  tenantId: string,
+  sliceMs: number,
+): Promise<number> =>
+  withCheckpointer(source, () => deleteRowsInSlices(source, tables, tenantId, sliceMs))
+
+/**
+ * Deletes a tenant's rows in short write transactions with the event loop turning between them,
+ * referencing tables first. Should the foreign keys not allow that order (a cycle), the rest goes
+ * in one transaction with their checks deferred. Returns the rows deleted.
+ */
+export async function deleteRowsInSlices(
   source: Db,
   tables: readonly TenantTable[],
   tenantId: string,
   sliceMs: number,
 ): Promise<number> {
   let deleted = 0
-  const autocheckpoint =
-    source.sqlite.query<{ wal_autocheckpoint: number }, []>('PRAGMA wal_autocheckpoint').get()
-      ?.wal_autocheckpoint ?? 1000
-  source.sqlite.run('PRAGMA wal_autocheckpoint = 0')
-  const checkpointer = startCheckpointer(source.path)
   try {
     await nextTurn()
     for (const t of deleteOrder(source.sqlite, tables)) {
@@ -70,9 +77,6 @@ export async function deleteInSlices(
           .run(tenantId).changes
       }
     })
-  } finally {
-    await checkpointer.stop()
-    source.sqlite.run(`PRAGMA wal_autocheckpoint = ${autocheckpoint}`)
   }
   return deleted
 }

@@ -2,16 +2,8 @@ import { Database } from 'bun:sqlite'
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, rmSync, unlinkSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { applyMigrations, type Db, type Migration } from './db.ts'
-import {
-  countOf,
-  hasInbox,
-  MoveError,
-  q,
-  renumbers,
-  type TenantTable,
-  tablesOf,
-} from './move-tables.ts'
+import { applyMigrations, type Migration } from './db.ts'
+import { MoveError, type TenantTable, tablesOf } from './move-tables.ts'
 
 /**
  * The copy of one service's rows a tenant move builds before anything switches: a private file
@@ -102,64 +94,4 @@ export function placeStaging(path: string, targetPath: string): boolean {
   unlinkSync(path)
   syncPath(dirname(targetPath), 'r')
   return true
-}
-
-/**
- * Merges a closed staging copy into an existing target database in one transaction (a downgrade
- * into the shared file, or a folder an earlier placement left a file in): the tenant's leftover
- * rows there are cleared first, and integer keys that collide are renumbered as `renumbers` says.
- * This runs in the move's final step and takes time in proportion to the rows.
- */
-export function mergeStaging(
-  target: Db,
-  path: string,
-  tables: readonly TenantTable[],
-  tenantId: string,
-): void {
-  const staging = new Database(path, { readonly: true, strict: true })
-  const plans: Array<{ t: TenantTable; cols: string[] }> = []
-  try {
-    for (const t of tables) {
-      const cols = renumbers(staging, target.sqlite, target.path, t, tenantId)
-        ? t.columns.filter((c) => c !== t.rowidColumn)
-        : t.columns
-      plans.push({ t, cols })
-    }
-  } finally {
-    staging.close()
-  }
-  const run = (sql: string, ...params: string[]) => {
-    const stmt = target.sqlite.prepare(sql)
-    try {
-      return stmt.run(...(params as never[]))
-    } finally {
-      stmt.finalize()
-    }
-  }
-  run('ATTACH DATABASE ? AS mmp_staging', path)
-  try {
-    target.write(() => {
-      target.sqlite.run('PRAGMA defer_foreign_keys = ON')
-      for (const { t, cols } of plans) {
-        run(`DELETE FROM main.${q(t.name)} WHERE tenant_id = ?`, tenantId)
-        const list = cols.map(q).join(', ')
-        const order = t.name === 'outbox' ? ' ORDER BY seq' : ''
-        const n = run(
-          `INSERT INTO main.${q(t.name)} (${list}) SELECT ${list} FROM mmp_staging.${q(t.name)} WHERE tenant_id = ?${order}`,
-          tenantId,
-        ).changes
-        const landed = countOf(target.sqlite, t.name, tenantId)
-        if (landed !== n) {
-          throw new MoveError(`${t.name}: ${n} rows merged, ${landed} in ${target.path}`)
-        }
-      }
-      if (hasInbox(target.sqlite)) {
-        run(
-          'INSERT OR IGNORE INTO main.inbox (consumer, event_id, handled_at) SELECT consumer, event_id, handled_at FROM mmp_staging.inbox',
-        )
-      }
-    })
-  } finally {
-    run('DETACH DATABASE mmp_staging')
-  }
 }

@@ -3,7 +3,8 @@ import type { Db } from './db.ts'
 import { dropCapture, readCapture } from './move-capture.ts'
 import { applyCaptured, checkCounts, copyRows } from './move-copy.ts'
 import { fenceTenant } from './move-fence.ts'
-import { mergeStaging, openStaging, placeStaging } from './move-staging.ts'
+import { type EarlyMerge, identitiesOf, type MergePlan, mergeStaging } from './move-merge.ts'
+import { openStaging, placeStaging } from './move-staging.ts'
 import { hasOutbox, hasRows, type TenantTable } from './move-tables.ts'
 import type { Placement, TenantRegistry } from './registry.ts'
 
@@ -22,6 +23,8 @@ export interface Part {
   /** Rows of the tenant in the staging copy, per table. */
   counts: Record<string, number>
   moved: Record<string, number> | null
+  /** The target existed and the early tables' rows went into it before the final step. */
+  merge: { target: Db; plan: MergePlan; merged: Record<string, number> | null } | null
 }
 
 /**
@@ -36,14 +39,21 @@ export function finalStep(
   ctx: { tenantId: string; inboxSince: string },
 ) {
   const { tenantId } = ctx
+  const early = new Map<Part, EarlyMerge>()
   for (const part of parts) {
     const source = part.source.sqlite
     if (part.staging) {
       part.staging.run('BEGIN')
       const captured = readCapture(part.source, tenantId, part.tables)
+      // Where the logged rows sit in the target, read before the copy takes their new state.
+      const stale = part.merge?.merged && identitiesOf(part.staging, part.merge.plan, captured)
       const delta = applyCaptured(source, part.staging, part.tables, captured, tenantId)
       for (const [table, n] of Object.entries(delta)) {
         part.counts[table] = (part.counts[table] ?? 0) + n
+      }
+      if (part.merge?.merged && stale) {
+        const { plan, merged } = part.merge
+        early.set(part, { plan, merged, captured, stale, counts: { ...part.counts } })
       }
     } else if (hasRows(source, part.tables, tenantId)) {
       // Rows written since the move began to a file that had none: copied now, under the lock.
@@ -69,8 +79,11 @@ export function finalStep(
     if (part.capturing) dropCapture(part.source, tenantId)
   }
   for (const part of parts) {
-    if (!part.moved) continue
-    if (!placeStaging(part.stagingPath, part.targetPath)) {
+    const merged = early.get(part)
+    // Merged early, the target holds rows even when none are left to move: they must go.
+    if (merged && part.merge) {
+      mergeStaging(part.merge.target, part.stagingPath, part.tables, tenantId, merged)
+    } else if (part.moved && !placeStaging(part.stagingPath, part.targetPath)) {
       mergeStaging(
         registry.openAt(part.service, opts.to, tenantId),
         part.stagingPath,

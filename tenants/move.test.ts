@@ -1,8 +1,6 @@
-import { afterEach, describe, expect, it } from 'bun:test'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { describe, expect, it } from 'bun:test'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Migration } from '../schema/kernel.ts'
 import { migrations as base } from '../schema/tenant/migrations.ts'
 import type { Db } from './db.ts'
 import {
@@ -11,68 +9,16 @@ import {
   purgeTenantRows,
   purgeTenantRowsInSlices,
 } from './move.ts'
+import {
+  fresh,
+  hasThreadCpu,
+  loopThreadCpuMs,
+  registryOf,
+  SERVICES,
+  seed,
+  stats,
+} from './move-test-kit.ts'
 import { createRegistry, type Placement } from './registry.ts'
-
-const testTable: Migration = {
-  tag: '9000_test_rows',
-  sql: `CREATE TABLE test_rows (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, amount INTEGER NOT NULL, note TEXT);
---> statement-breakpoint
-CREATE TABLE test_children (id INTEGER PRIMARY KEY, parent_id TEXT NOT NULL REFERENCES test_rows(id), tenant_id TEXT NOT NULL);
---> statement-breakpoint
-CREATE TABLE test_days (tenant_id TEXT NOT NULL, day INTEGER NOT NULL, total INTEGER NOT NULL, PRIMARY KEY (tenant_id, day)) WITHOUT ROWID
---> statement-breakpoint
-CREATE TABLE test_global (k TEXT PRIMARY KEY, v TEXT)`,
-}
-const migrations = [...base, testTable]
-
-const dirs: string[] = []
-const fresh = () => {
-  const d = mkdtempSync(join(tmpdir(), 'mmp-move-'))
-  dirs.push(d)
-  return d
-}
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
-
-const SERVICES = ['analytics', 'payment']
-
-function seed(db: Db, tenantId: string, n: number, prefix = tenantId) {
-  db.write(() => {
-    const ins = db.sqlite.prepare(
-      'INSERT INTO test_rows (id, tenant_id, amount, note) VALUES (?, ?, ?, ?)',
-    )
-    for (let i = 0; i < n; i++) ins.run(`${prefix}-${i}`, tenantId, (i % 997) * 100 + 5, `row ${i}`)
-    const child = db.sqlite.prepare(
-      'INSERT INTO test_children (parent_id, tenant_id) VALUES (?, ?)',
-    )
-    for (let i = 0; i < Math.min(n, 50); i++) child.run(`${prefix}-${i}`, tenantId)
-    const day = db.sqlite.prepare('INSERT INTO test_days (tenant_id, day, total) VALUES (?, ?, ?)')
-    for (let i = 0; i < Math.min(n, 100); i++) day.run(tenantId, i, i * 10)
-    db.sqlite.run("INSERT OR IGNORE INTO test_global (k, v) VALUES ('x', 'y')")
-  })
-}
-
-const stats = (db: Db, tenantId: string) =>
-  db.sqlite
-    .query<{ n: number; s: number | null }, [string]>(
-      'SELECT count(*) AS n, sum(amount) AS s FROM test_rows WHERE tenant_id = ?',
-    )
-    .get(tenantId)!
-
-/** CPU time of the thread that runs the event loop (Linux), in ms at the clock tick's 10 ms. */
-function loopThreadCpuMs(): number {
-  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 10
-}
-
-/** A registry where the test's tenants exist, as the tenant service would have created them. */
-function registryOf(dataDir: string) {
-  const r = createRegistry({ dataDir, migrations: () => migrations })
-  for (const id of ['acme', 'other']) r.setPlacement(id, { isolation: 'shared' })
-  return r
-}
 
 describe('moving a tenant between isolation tiers', () => {
   it('moves 10,000 shared rows into the tenant folder with the same count and sum, leaving none behind', async () => {
@@ -413,7 +359,7 @@ describe('a move running beside other tenants', () => {
     expect(r.placement('acme').isolation).toBe('shared')
   })
 
-  it.skipIf(!existsSync(`/proc/self/task/${process.pid}/stat`))(
+  it.skipIf(!hasThreadCpu())(
     'copies the rows on a thread of its own: the event loop spends next to no CPU meanwhile',
     async () => {
       const r = registryOf(fresh())

@@ -4,6 +4,7 @@ import { assertTenantId } from '../schema/tenant-id.ts'
 import type { Db } from './db.ts'
 import { dropCapture, startCapture } from './move-capture.ts'
 import { dropFences } from './move-fence.ts'
+import { mergeEarly, planMerge } from './move-merge.ts'
 import { DELETE_SLICE_MS, deleteInSlices } from './move-purge.ts'
 import { copySnapshot } from './move-snapshot.ts'
 import { openStaging, removeStaging, reopenStaging, stagingPath } from './move-staging.ts'
@@ -33,8 +34,12 @@ export function countTenantRows(db: Db, tenantId: string): Record<string, number
   return out
 }
 
+/** Whether the tenant's current placement keeps its files in `dir`. */
+const switchedTo = (registry: TenantRegistry, tenantId: string, dir: string) =>
+  placementFolder(registry.dataDir, registry.placement(tenantId), tenantId) === dir
+
 /** The steps of a move, in order (see `moveTenantData`). */
-export type MoveStep = 'prepare' | 'copy' | 'final' | 'purge' | 'done'
+export type MoveStep = 'prepare' | 'copy' | 'merge' | 'final' | 'purge' | 'done'
 
 export interface MoveReport {
   /** Rows moved per service and table. */
@@ -126,6 +131,7 @@ export async function moveTenantData(
         staging: null,
         counts: {},
         moved: null,
+        merge: null,
       }
       parts.push(part)
       if (!hasRows(source.sqlite, part.tables, tenantId)) continue
@@ -145,6 +151,24 @@ export async function moveTenantData(
         inboxSince,
         target: part.targetPath,
       })
+      if (existsSync(part.targetPath)) {
+        const target = registry.openAt(service, opts.to, tenantId)
+        const plan = planMerge(target, part.tables)
+        if (plan.early.length) {
+          step('merge')
+          part.merge = { target, plan, merged: null }
+          const release = target.hold()
+          try {
+            part.merge.merged = await mergeEarly(target, part.stagingPath, plan, {
+              tenantId,
+              sliceMs,
+              expected: part.counts,
+            })
+          } finally {
+            release()
+          }
+        }
+      }
       await nextTurn()
       part.staging = reopenStaging(part.stagingPath)
     }
@@ -178,6 +202,19 @@ export async function moveTenantData(
     }
   } finally {
     for (const part of parts) {
+      // Rows merged early into a target the tenant never switched to are stale copies.
+      if (part.merge && !committed && !switchedTo(registry, tenantId, toDir)) {
+        try {
+          await deleteInSlices(
+            part.merge.target,
+            tablesOf(part.merge.target.sqlite),
+            tenantId,
+            sliceMs,
+          )
+        } catch {
+          // Left for the caller's purge of the target, as after a crash.
+        }
+      }
       part.staging?.close()
       removeStaging(part.stagingPath)
       // Dropped by the final step when it committed; after a failure anywhere, here.
