@@ -56,19 +56,23 @@ export interface MoveReport {
  *    rows written from now on (tenants/move-capture.ts); a thread of the move's own then reads a
  *    snapshot and copies it into a staging file beside the target (tenants/move-snapshot.ts,
  *    tenants/move-staging.ts), so the event loop keeps serving meanwhile. Other tenants write as
- *    usual; the moving tenant's writes still go to the old placement and are logged.
+ *    usual; the moving tenant's writes still go to the old placement and are logged. When the
+ *    target file exists (a downgrade into the shared file), the rows of the tables that have a
+ *    key of their own go into it now, a few ms at a time (tenants/move-merge.ts).
  * 2. The final step, synchronous: every source is locked (`BEGIN IMMEDIATE`, nested), the logged
  *    rows are copied again into the staging files (the snapshot's copy was counted against the
  *    snapshot; the logged rows are applied by rowid and counted as they go), the triggers
  *    dropped, the staging files synced and put in place (renamed in when the target file does
- *    not exist, merged into it otherwise), `switchPlacement` makes the new
- *    placement current, the tenant's unsent outbox rows leave the source (so only the target's
- *    relay publishes them) and the locks are released. It costs the logged rows, not the moved
- *    ones, unless a merge is needed.
+ *    not exist; otherwise the logged rows are redone in the target and the tables merged whole
+ *    that could not go early), `switchPlacement` makes the new placement current, the tenant's
+ *    unsent outbox rows leave the source (so only the target's relay publishes them) and the
+ *    locks are released. It costs the logged rows, not the moved ones.
  * 3. The tenant's rows, stale now, are deleted from the sources in slices.
  *
- * A failure before the switch leaves the old placement authoritative (the target copies are
- * cleared on the next attempt, capture triggers and staging files removed); a crash after it
+ * Every step but the final one lets the event loop turn every few ms (`onStep` names them).
+ * A failure before the switch leaves the old placement authoritative (rows merged early into the
+ * target are deleted; copies are cleared on the next attempt, capture triggers and staging files
+ * removed); a crash after it
  * leaves stale source rows that `purgeTenantRows` removes, and `settleMoveLeftovers` clears what a
  * crash left of the capture. Outbox rows move with their sent state; recent inbox records are
  * copied so redelivered events stay no-ops.
