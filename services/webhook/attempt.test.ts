@@ -37,6 +37,19 @@ describe('one delivery attempt', () => {
     expect(seen.at(-1)).toEqual({ host: `localhost:${port}`, path: '/ok' })
   })
 
+  it('dates each attempt by the time it was started at', async () => {
+    const t = Date.parse('2026-03-01T10:00:00.000Z')
+    const url = `http://127.0.0.1:${port}/ok`
+    const first = await attemptDelivery({ ...input(url, []), nowMs: t })
+    const again = await attemptDelivery({ ...input(url, []), nowMs: t })
+    const later = await attemptDelivery({ ...input(url, []), nowMs: t + 1500 })
+    expect([first.at, again.at, later.at]).toEqual([
+      '2026-03-01T10:00:00.000Z',
+      '2026-03-01T10:00:00.000Z',
+      '2026-03-01T10:00:01.500Z',
+    ])
+  })
+
   it('refuses at attempt time a name that now resolves to an internal address', async () => {
     const before = seen.length
     const out = await attemptDelivery(

@@ -28,7 +28,7 @@ export interface AttemptInput {
  * Redirects are never followed: a 3xx is a failed attempt.
  */
 export async function attemptDelivery(input: AttemptInput): Promise<AttemptOutcome> {
-  const at = new Date(input.nowMs).toISOString()
+  const at = isoOf(input.nowMs)
   const started = performance.now()
   const done = (o: Omit<AttemptOutcome, 'at' | 'latencyMs'>): AttemptOutcome => ({
     at,
@@ -108,6 +108,17 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptOutco
       error: timedOut ? `no answer within ${input.timeoutMs} ms` : `request failed: ${e.message}`,
     })
   }
+}
+
+let lastMs = Number.NaN
+let lastIso = ''
+/** The ISO time of an epoch ms; a turn starts its attempts within a millisecond or two. */
+function isoOf(ms: number): string {
+  if (ms !== lastMs) {
+    lastMs = ms
+    lastIso = new Date(ms).toISOString()
+  }
+  return lastIso
 }
 
 /**

@@ -102,6 +102,36 @@ describe('the dispatcher', () => {
     db.close()
   })
 
+  it('commits a 2xx as delivered, at the time it arrived, before its attempt has finished', async () => {
+    const db = openDatabase(join(kit.dataDir, 'answered.db'), { migrations })
+    seed(db, 1, 1)
+    const deps = depsOf(db, 4)
+    deps.clock.set('2026-03-01T10:00:00.000Z')
+    const finish: Array<() => void> = []
+    const dispatcher = createDispatcher(deps, {
+      send: (_endpoint, _delivery, _now, onAnswer) => {
+        onAnswer(204)
+        return new Promise((resolve) => finish.push(() => resolve(OK)))
+      },
+    })
+    dispatcher.start()
+    const row = () =>
+      db.sqlite
+        .query<{ status: string; last_status_code: number; delivered_at: string }, []>(
+          'SELECT status, last_status_code, delivered_at FROM webhook_deliveries',
+        )
+        .get()
+    await eventually(() => row()?.status === 'delivered', 5000, 'the 2xx committed')
+    expect(row()).toMatchObject({ status: 'delivered', last_status_code: 204 })
+    // The service's clock (moved to March), not the wall clock: a few ms past the set time.
+    const lag = Date.parse(row()!.delivered_at) - Date.parse('2026-03-01T10:00:00.000Z')
+    expect(lag).toBeGreaterThanOrEqual(0)
+    expect(lag).toBeLessThan(5000)
+    for (const f of finish) f()
+    await dispatcher.stop()
+    db.close()
+  })
+
   it('sends again after a restart every delivery whose outcome was not committed, never a committed one', async () => {
     const file = join(kit.dataDir, 'crash.db')
     const first = openDatabase(file, { migrations })

@@ -283,7 +283,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
           if (status >= 200 && status < 300 && !deps.db.closed) {
             // The receiver has it; a crash before this commit sends it again with the same id.
             faultPoint('webhook.after_send')
-            answered.push({ id: row.id, statusCode: status, at: deps.clock.now().toISOString() })
+            answered.push({ id: row.id, statusCode: status, atMs: deps.clock.nowMs() })
             wake()
           }
         })

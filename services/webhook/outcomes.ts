@@ -22,7 +22,8 @@ export interface Finished {
 export interface Answered {
   id: string
   statusCode: number
-  at: string
+  /** Epoch ms: formatted only for the few marks written, nearly all come with their outcome. */
+  atMs: number
 }
 
 /**
@@ -38,7 +39,9 @@ export function recordFinished(
   const recorded = new Set(batch.map((f) => f.row.id))
   markDelivered(
     deps,
-    answered.filter((m) => !recorded.has(m.id)),
+    answered
+      .filter((m) => !recorded.has(m.id))
+      .map(({ id, statusCode, atMs }) => ({ id, statusCode, at: new Date(atMs).toISOString() })),
   )
   return recordAttempts(
     deps,
