@@ -8,8 +8,10 @@
  * stall of each step of the move (a stall that spans two steps is named by both).
  * With --down the move measured is the way back (a downgrade): the tenant's rows, moved to its own
  * folder first, merge into the shared file the other tenant is read from.
+ * With --writes N the moving tenant changes N of its rows a second throughout (what the final step
+ * then redoes).
  * Target (issue 21): the other tenant's read p99 ≤ 20 ms during the move.
- * Usage: bun bench/tenant-move.ts [rows] [--down]
+ * Usage: bun bench/tenant-move.ts [rows] [--down] [--writes N]
  */
 import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -22,7 +24,9 @@ import { createRegistry } from '../tenants/registry.ts'
 import { percentile } from './support.ts'
 
 const args = process.argv.slice(2)
-const rows = Number(args.find((a) => /^\d+$/.test(a)) ?? 200_000) // 150k of them the moving tenant's
+const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined)
+const writesPerSecond = Number(option('--writes') ?? 0)
+const rows = Number(args.find((a, i) => /^\d+$/.test(a) && args[i - 1] !== '--writes') ?? 200_000) // 150k of them the moving tenant's
 const down = args.includes('--down')
 const SHARED = { isolation: 'shared' } as const
 const OWN = { isolation: 'schema' } as const
@@ -125,6 +129,23 @@ try {
     })
   }
 
+  /** The moving tenant's writes, through its current placement, as its requests would be. */
+  let writes = 0
+  let refused = 0
+  const writer = setInterval(() => {
+    for (let i = 0; i < writesPerSecond / 1000; i++) {
+      const db = registry.tenant('analytics', 'acme')
+      const id = `txn_${1 + 4 * ((writes * 7919) % Math.floor(rows / 4 - 1))}`
+      try {
+        db.write(() => db.sqlite.run('UPDATE txns SET amount = amount + 1 WHERE id = ?', [id]))
+        writes++
+      } catch {
+        refused++
+      }
+    }
+  }, 1)
+  if (!writesPerSecond) clearInterval(writer)
+
   const cpu0 = process.cpuUsage()
   t0 = performance.now()
   let moveMs = 0
@@ -143,6 +164,7 @@ try {
     return report
   })()
   const during = await readWhile(moving)
+  clearInterval(writer)
   const cpu = process.cpuUsage(cpu0)
   const report = await moving
   if (report.moved.analytics?.txns !== tenantRows) throw new Error('row count mismatch')
@@ -172,6 +194,8 @@ try {
     `longest event-loop stall by step (ms): ${stalled} | reference with no move ${idleStall.toFixed(1)} | goal each below 10`,
   )
   console.log(`time by step (ms): ${took}`)
+  if (writesPerSecond)
+    console.log(`moving tenant's writes meanwhile: ${writes} done, ${refused} refused`)
   ref.close()
   registry.closeAll()
 } finally {
