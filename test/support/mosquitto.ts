@@ -1,8 +1,9 @@
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createConnection } from 'node:net'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Subprocess, spawn } from 'bun'
+import mqtt from 'mqtt'
 
 const candidates = ['/usr/sbin/mosquitto', '/usr/bin/mosquitto']
 
@@ -41,18 +42,21 @@ export async function startMosquitto(
     proc = spawn([bin, '-c', conf], { stdout: 'pipe', stderr: 'pipe' })
     return proc
   }
+  /**
+   * Whether this mosquitto answers on the port: an MQTT handshake, not a TCP connect, since
+   * another program (an HTTP server of a test platform) may hold the port it failed to bind.
+   */
   const listening = async (): Promise<boolean> => {
     const running = proc!
     const deadline = Date.now() + 5000
     for (;;) {
-      const ok = await new Promise<boolean>((resolve) => {
-        const s = createConnection({ port, host }, () => {
-          s.end()
-          resolve(true)
-        })
-        s.on('error', () => resolve(false))
-      })
-      if (ok) return true
+      const ok = await mqtt
+        .connectAsync(`mqtt://${host}:${port}`, { reconnectPeriod: 0, connectTimeout: 1000 })
+        .then(
+          (c) => c.endAsync().then(() => true),
+          () => false,
+        )
+      if (ok && running.exitCode === null) return true
       // It exits at once when another process holds the port.
       if (running.exitCode !== null) return false
       if (Date.now() > deadline) throw new Error('mosquitto did not start listening')
@@ -60,7 +64,7 @@ export async function startMosquitto(
     }
   }
   for (let attempt = 1; ; attempt++) {
-    port = 30000 + Math.floor(Math.random() * 5000)
+    port = await freePort(host)
     writeFileSync(
       conf,
       `listener ${port} ${host}\nallow_anonymous true\n${persistence}max_queued_messages 100000\nsys_interval 1\n`,
@@ -84,4 +88,16 @@ export async function startMosquitto(
       if (!(await listening())) throw new Error(`mosquitto did not start again on ${port}`)
     },
   }
+}
+
+/** A port the kernel just gave out as free on `host` (a random pick may be a test platform's). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, host, () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
 }
