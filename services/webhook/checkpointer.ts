@@ -82,7 +82,7 @@ self.onmessage = (e) => {
 let url: string | null = null
 
 export interface CheckpointerOptions {
-  /** Pause between PASSIVE checkpoints. */
+  /** Pause between two looks at the WAL's length. */
   everyMs?: number
   /** WAL frames (pages) past which the file is checkpointed and emptied (TRUNCATE). */
   capFrames?: number
@@ -153,9 +153,9 @@ export function startCheckpointer(
     } else if (m.error) {
       log.warn('webhook queue checkpoint failed; the next one retries', { error: m.error })
     } else if (m.truncated !== undefined) {
-      log.debug('webhook queue WAL past its cap: checkpointed and emptied', {
+      log.debug('webhook queue WAL past its cap: checkpointed', {
         frames: m.truncated,
-        busy: m.busy,
+        emptied: !m.busy,
       })
     }
   }
