@@ -194,8 +194,12 @@ try {
     `longest event-loop stall by step (ms): ${stalled} | reference with no move ${idleStall.toFixed(1)} | goal each below 10`,
   )
   console.log(`time by step (ms): ${took}`)
-  if (writesPerSecond)
-    console.log(`moving tenant's writes meanwhile: ${writes} done, ${refused} refused`)
+  if (writesPerSecond) {
+    const { before, final } = report.changed ?? { before: 0, final: 0 }
+    console.log(
+      `moving tenant's writes meanwhile: ${writes} done, ${refused} refused; rows redone before the final step ${before}, in it ${final}`,
+    )
+  }
   ref.close()
   registry.closeAll()
 } finally {

@@ -146,7 +146,7 @@ async function mergePacked(
     const merged = plan.early.length
       ? await mergeEarly(db, path, plan, { tenantId, sliceMs: DELETE_SLICE_MS, expected: counts })
       : null
-    const early = merged && { plan, merged, captured: new Map(), stale: new Map(), counts }
+    const early = merged && { plan, merged, stale: new Map(), fresh: new Map(), counts }
     mergeStaging(db, path, tables, tenantId, early)
   } finally {
     release()

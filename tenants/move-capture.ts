@@ -93,27 +93,44 @@ export async function startCapture(
   }
 }
 
+/** Keys the capture logged, by table, and where in the log they end. */
+export interface Logged {
+  /** A rowid or a one-column key as it is, a composite key as the array of its values. */
+  keys: Map<string, unknown[][]>
+  /** The log's position after them: the next read starts there. */
+  last: number
+  /** How many distinct keys. */
+  count: number
+}
+
 /**
- * The keys logged so far, by table: a rowid or a one-column key as it is, a composite key as the
- * array of its values. Read under the source's write lock for a complete answer.
+ * The keys logged after position `after` (0: all), each once. One statement, so the answer is
+ * what the log held at one moment; under the source's write lock it is complete.
  */
 export function readCapture(
   db: Db,
   tenantId: string,
   tables: readonly TenantTable[],
-): Map<string, unknown[][]> {
+  after = 0,
+): Logged {
   const composite = new Set(tables.filter((t) => t.key && t.key.length > 1).map((t) => t.name))
   composite.add('inbox')
-  const out = new Map<string, unknown[][]>()
+  const keys = new Map<string, unknown[][]>()
+  const seen = new Set<string>()
+  let last = after
   const rows = db.sqlite
-    .query<{ tbl: string; k: unknown }, []>(
-      `SELECT DISTINCT tbl, k FROM ${q(logOf(tenantId))} ORDER BY tbl`,
+    .query<{ tbl: string; k: unknown; at: number }, [number]>(
+      `SELECT tbl, k, rowid AS at FROM ${q(logOf(tenantId))} WHERE rowid > ?`,
     )
-    .all()
+    .all(after)
   for (const r of rows) {
-    const list = out.get(r.tbl) ?? []
+    last = Math.max(last, r.at)
+    const id = `${r.tbl}\u0000${typeof r.k}\u0000${String(r.k)}`
+    if (seen.has(id)) continue
+    seen.add(id)
+    const list = keys.get(r.tbl) ?? []
     list.push(composite.has(r.tbl) ? (JSON.parse(String(r.k)) as unknown[]) : [r.k])
-    out.set(r.tbl, list)
+    keys.set(r.tbl, list)
   }
-  return out
+  return { keys, last, count: seen.size }
 }

@@ -116,6 +116,8 @@ describe('a move into a file that exists (a downgrade into the shared file)', ()
     })
     expect(stats(shared, 'other').n).toBe(500)
     expect(report.moved.analytics?.test_rows).toBe(before!.rows.length)
+    expect(report.changed!.before).toBeGreaterThan(0)
+    expect(report.changed!.final).toBeLessThan(report.changed!.before)
     expect(stats(own, 'acme').n).toBe(0)
   })
 

@@ -2,10 +2,10 @@ import { Database } from 'bun:sqlite'
 import type { Db } from './db.ts'
 import { withCheckpointer } from './move-checkpoint.ts'
 import { deleteRowsInSlices } from './move-purge.ts'
+import { redoInTarget } from './move-redo.ts'
 import {
   countOf,
   hasInbox,
-  keyIs,
   MoveError,
   nextTurn,
   q,
@@ -132,42 +132,15 @@ export function mergeEarly(
   })
 }
 
-/**
- * In the final step, before the logged rows are applied to the staging copy: the identities
- * (in the target) of the early tables' logged rows as the staging copy has them now.
- */
-export function identitiesOf(
-  staging: Database,
-  plan: MergePlan,
-  captured: Map<string, unknown[][]>,
-): Map<string, unknown[][]> {
-  const out = new Map<string, unknown[][]>()
-  for (const { t, identity } of plan.early) {
-    const keys = captured.get(t.name)
-    if (!keys) continue
-    const select = staging.prepare<Record<string, unknown>, never[]>(
-      `SELECT ${identity.map(q).join(', ')} FROM ${q(t.name)} WHERE ${keyIs(t)}`,
-    )
-    const found: unknown[][] = []
-    for (const key of keys) {
-      const row = select.get(...(key as never[]))
-      if (row) found.push(identity.map((c) => row[c]))
-    }
-    select.finalize()
-    out.set(t.name, found)
-  }
-  return out
-}
-
 /** What the final step knows of an early merge (see `mergeStaging`). */
 export interface EarlyMerge {
   plan: MergePlan
-  /** Rows per early table that `mergeEarly` put in the target. */
+  /** The tenant's rows per early table in the target: merged early, then redone as logged. */
   merged: Record<string, number>
-  /** The logged keys, and the identities the logged rows had in the staging copy before. */
-  captured: Map<string, unknown[][]>
+  /** The rows logged since: where they were in the target, and what they are now. */
   stale: Map<string, unknown[][]>
-  /** The staging copy's rows per table, the logged rows applied. */
+  fresh: Map<string, Record<string, unknown>[]>
+  /** The staging copy's rows per table, every logged row applied. */
   counts: Record<string, number>
 }
 
@@ -211,7 +184,7 @@ export function mergeStaging(
   try {
     target.write(() => {
       target.sqlite.run('PRAGMA defer_foreign_keys = ON')
-      if (early) redoLogged(target, early, tenantId)
+      if (early) checkEarly(target, early, tenantId)
       for (const { t, cols } of plans) {
         run(`DELETE FROM main.${q(t.name)} WHERE tenant_id = ?`, tenantId)
         const list = cols.map(q).join(', ')
@@ -236,32 +209,11 @@ export function mergeStaging(
   }
 }
 
-/** The early tables' share of `mergeStaging`, inside its transaction with the staging attached. */
-function redoLogged(target: Db, early: EarlyMerge, tenantId: string) {
-  const changed = new Map<string, number>()
-  for (const { t, identity } of early.plan.early) {
-    const del = target.sqlite.prepare(
-      `DELETE FROM main.${q(t.name)} WHERE (${identity.map(q).join(', ')}) = (${identity.map(() => '?').join(', ')}) AND tenant_id = ?`,
-    )
-    let n = 0
-    for (const values of early.stale.get(t.name) ?? [])
-      n -= del.run(...([...values, tenantId] as never[])).changes
-    del.finalize()
-    changed.set(t.name, n)
-  }
+/** The early tables' share of `mergeStaging`, inside its transaction. */
+function checkEarly(target: Db, early: EarlyMerge, tenantId: string) {
+  const changed = redoInTarget(target, early.plan, early.stale, early.fresh, tenantId)
   for (const { t } of early.plan.early) {
-    const list = t.columns.map(q).join(', ')
-    const ins = target.sqlite.prepare(
-      `INSERT INTO main.${q(t.name)} (${list}) SELECT ${list} FROM mmp_staging.${q(t.name)} WHERE ${keyIs(t)} AND tenant_id = ?`,
-    )
-    let n = changed.get(t.name) ?? 0
-    for (const key of early.captured.get(t.name) ?? [])
-      n += ins.run(...([...key, tenantId] as never[])).changes
-    ins.finalize()
-    changed.set(t.name, n)
-  }
-  for (const { t } of early.plan.early) {
-    const landed = (early.merged[t.name] ?? 0) + (changed.get(t.name) ?? 0)
+    const landed = (early.merged[t.name] ?? 0) + (changed[t.name] ?? 0)
     if (landed !== (early.counts[t.name] ?? 0)) {
       throw new MoveError(
         `${t.name}: ${early.counts[t.name] ?? 0} rows in the copy, ${landed} merged into ${target.path}`,

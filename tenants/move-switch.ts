@@ -1,9 +1,10 @@
 import type { Database } from 'bun:sqlite'
 import type { Db } from './db.ts'
 import { dropCapture, readCapture } from './move-capture.ts'
-import { applyCaptured, checkCounts, copyRows } from './move-copy.ts'
+import { applyLogged } from './move-catchup.ts'
+import { checkCounts, copyRows } from './move-copy.ts'
 import { fenceTenant } from './move-fence.ts'
-import { type EarlyMerge, identitiesOf, type MergePlan, mergeStaging } from './move-merge.ts'
+import { type EarlyMerge, type MergePlan, mergeStaging } from './move-merge.ts'
 import { openStaging, placeStaging } from './move-staging.ts'
 import { hasOutbox, hasRows, type TenantTable } from './move-tables.ts'
 import type { Placement, TenantRegistry } from './registry.ts'
@@ -25,6 +26,8 @@ export interface Part {
   moved: Record<string, number> | null
   /** The target existed and the early tables' rows went into it before the final step. */
   merge: { target: Db; plan: MergePlan; merged: Record<string, number> | null } | null
+  /** The change log: read up to `at`; keys redone before the final step and in it. */
+  logged: { at: number; before: number; final: number }
 }
 
 /**
@@ -44,16 +47,13 @@ export function finalStep(
     const source = part.source.sqlite
     if (part.staging) {
       part.staging.run('BEGIN')
-      const captured = readCapture(part.source, tenantId, part.tables)
-      // Where the logged rows sit in the target, read before the copy takes their new state.
-      const stale = part.merge?.merged && identitiesOf(part.staging, part.merge.plan, captured)
-      const delta = applyCaptured(source, part.staging, part.tables, captured, tenantId)
-      for (const [table, n] of Object.entries(delta)) {
-        part.counts[table] = (part.counts[table] ?? 0) + n
-      }
-      if (part.merge?.merged && stale) {
+      // What was logged since the last pass before this step (tenants/move-catchup.ts).
+      const logged = readCapture(part.source, tenantId, part.tables, part.logged.at)
+      part.logged.final = logged.count
+      const redo = applyLogged(part, logged.keys, tenantId)
+      if (redo && part.merge?.merged) {
         const { plan, merged } = part.merge
-        early.set(part, { plan, merged, captured, stale, counts: { ...part.counts } })
+        early.set(part, { plan, merged, ...redo, counts: { ...part.counts } })
       }
     } else if (hasRows(source, part.tables, tenantId)) {
       // Rows written since the move began to a file that had none: copied now, under the lock.

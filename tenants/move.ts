@@ -3,11 +3,18 @@ import { join } from 'node:path'
 import { assertTenantId } from '../schema/tenant-id.ts'
 import type { Db } from './db.ts'
 import { dropCapture, startCapture } from './move-capture.ts'
+import { catchUp } from './move-catchup.ts'
 import { dropFences } from './move-fence.ts'
 import { mergeEarly, planMerge } from './move-merge.ts'
 import { DELETE_SLICE_MS, deleteInSlices } from './move-purge.ts'
 import { copySnapshot } from './move-snapshot.ts'
-import { openStaging, removeStaging, reopenStaging, stagingPath } from './move-staging.ts'
+import {
+  openStaging,
+  removeStaging,
+  reopenStaging,
+  stagingPath,
+  syncFileAsync,
+} from './move-staging.ts'
 import { finalStep, type Part } from './move-switch.ts'
 import { countOf, hasRows, MoveError, nextTurn, type TenantTable, tablesOf } from './move-tables.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
@@ -39,12 +46,14 @@ const switchedTo = (registry: TenantRegistry, tenantId: string, dir: string) =>
   placementFolder(registry.dataDir, registry.placement(tenantId), tenantId) === dir
 
 /** The steps of a move, in order (see `moveTenantData`). */
-export type MoveStep = 'prepare' | 'copy' | 'merge' | 'final' | 'purge' | 'done'
+export type MoveStep = 'prepare' | 'copy' | 'merge' | 'catch-up' | 'final' | 'purge' | 'done'
 
 export interface MoveReport {
   /** Rows moved per service and table. */
   moved: Record<string, Record<string, number>>
   total: number
+  /** Rows the tenant changed while it moved: redone before the final step, and in it. */
+  changed?: { before: number; final: number }
 }
 
 /**
@@ -98,7 +107,8 @@ export async function moveTenantData(
   },
 ): Promise<MoveReport> {
   const tenantId = assertTenantId(opts.tenantId)
-  const report: MoveReport = { moved: {}, total: 0 }
+  const changed = { before: 0, final: 0 }
+  const report: MoveReport = { moved: {}, total: 0, changed }
   const fromDir = placementFolder(registry.dataDir, opts.from, tenantId)
   const toDir = placementFolder(registry.dataDir, opts.to, tenantId)
   if (fromDir === toDir) {
@@ -136,6 +146,7 @@ export async function moveTenantData(
         counts: {},
         moved: null,
         merge: null,
+        logged: { at: 0, before: 0, final: 0 },
       }
       parts.push(part)
       if (!hasRows(source.sqlite, part.tables, tenantId)) continue
@@ -175,6 +186,14 @@ export async function moveTenantData(
       }
       await nextTurn()
       part.staging = reopenStaging(part.stagingPath)
+      step('catch-up')
+      await catchUp(part, tenantId)
+    }
+    // What the tenant changed while the later services copied.
+    for (const part of parts) await catchUp(part, tenantId)
+    // The pages those passes changed reach the disk now, not in the sync under the lock.
+    for (const part of parts) {
+      if (part.staging && !part.merge?.merged) await syncFileAsync(part.stagingPath)
     }
 
     const lockAll = (i: number): void => {
@@ -233,6 +252,10 @@ export async function moveTenantData(
     }
   }
   step('done')
+  for (const part of parts) {
+    changed.before += part.logged.before
+    changed.final += part.logged.final
+  }
   for (const tables of Object.values(report.moved)) {
     for (const n of Object.values(tables)) report.total += n
   }
