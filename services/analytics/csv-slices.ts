@@ -111,7 +111,7 @@ let url: string | null = null
 /** A worker thread that reads and writes slices (SliceJob in, SliceReply out). */
 export function sliceWorker(): Worker {
   url ??= URL.createObjectURL(new Blob([source], { type: 'application/javascript' }))
-  return new Worker(url)
+  return new Worker(url, { smol: true })
 }
 
 /**
