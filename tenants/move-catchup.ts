@@ -1,8 +1,8 @@
 import type { Db } from './db.ts'
 import { type Logged, readCapture } from './move-capture.ts'
 import { applyCaptured } from './move-copy.ts'
+import type { Part } from './move-part.ts'
 import { identitiesOf, redoInTarget, rowsOf } from './move-redo.ts'
-import type { Part } from './move-switch.ts'
 import { nextTurn } from './move-tables.ts'
 
 /**

@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import type { Db } from './db.ts'
 import { withCheckpointer } from './move-checkpoint.ts'
 import { deleteRowsInSlices } from './move-purge.ts'
-import { redoInTarget } from './move-redo.ts'
+import { type EarlyTable, redoInTarget } from './move-redo.ts'
 import {
   countOf,
   hasInbox,
@@ -29,7 +29,7 @@ import {
  */
 export interface MergePlan {
   /** Merged before the final step, referenced tables first, each found by `identity`. */
-  early: Array<{ t: TenantTable; identity: string[] }>
+  early: EarlyTable[]
   /** Merged in the final step. */
   late: TenantTable[]
 }

@@ -1,7 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import type { Db } from './db.ts'
-import type { MergePlan } from './move-merge.ts'
-import { keyIs, q } from './move-tables.ts'
+import { keyIs, q, type TenantTable } from './move-tables.ts'
 
 /**
  * Redoing logged rows in a target merged early (tenants/move-merge.ts): a logged row is found in
@@ -10,13 +9,21 @@ import { keyIs, q } from './move-tables.ts'
  * (tenants/move-catchup.ts) and by the final step.
  */
 
+/** A table merged early and the columns a row is found by in the target (`MergePlan.early`). */
+export interface EarlyTable {
+  t: TenantTable
+  identity: string[]
+}
+
+type Plan = { early: readonly EarlyTable[] }
+
 /**
  * In the final step, before the logged rows are applied to the staging copy: the identities
  * (in the target) of the early tables' logged rows as the staging copy has them now.
  */
 export function identitiesOf(
   staging: Database,
-  plan: MergePlan,
+  plan: Plan,
   captured: Map<string, unknown[][]>,
 ): Map<string, unknown[][]> {
   const out = new Map<string, unknown[][]>()
@@ -40,7 +47,7 @@ export function identitiesOf(
 /** The logged rows of the early tables as the staging copy has them now, by table. */
 export function rowsOf(
   staging: Database,
-  plan: MergePlan,
+  plan: Plan,
   captured: Map<string, unknown[][]>,
   tenantId: string,
 ): Map<string, Record<string, unknown>[]> {
@@ -69,7 +76,7 @@ export function rowsOf(
  */
 export function redoInTarget(
   target: Db,
-  plan: MergePlan,
+  plan: Plan,
   stale: Map<string, unknown[][]>,
   fresh: Map<string, Record<string, unknown>[]>,
   tenantId: string,

@@ -6,6 +6,7 @@ import { dropCapture, startCapture } from './move-capture.ts'
 import { catchUp } from './move-catchup.ts'
 import { dropFences } from './move-fence.ts'
 import { mergeEarly, planMerge } from './move-merge.ts'
+import type { Part } from './move-part.ts'
 import { DELETE_SLICE_MS, deleteInSlices } from './move-purge.ts'
 import { copySnapshot } from './move-snapshot.ts'
 import {
@@ -15,7 +16,7 @@ import {
   stagingPath,
   syncFileAsync,
 } from './move-staging.ts'
-import { finalStep, type Part } from './move-switch.ts'
+import { finalStep } from './move-switch.ts'
 import { countOf, hasRows, MoveError, nextTurn, type TenantTable, tablesOf } from './move-tables.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
 
