@@ -8,10 +8,14 @@ import type { Logger } from '../kernel/log.ts'
  * the queue's transaction time), on the thread that claims and records every delivery. While this
  * runs, that connection's automatic checkpoints are off and the worker, with its own connection,
  * looks at the WAL's length every `everyMs` (a NOOP checkpoint: it copies nothing):
- * - past `capFrames`, a PASSIVE checkpoint copies it into the database without waiting for, nor
- *   holding up, readers and writers, then a TRUNCATE copies what came meanwhile and empties the
- *   file, holding writers back only for that short rest. PASSIVE checkpoints alone never let a
- *   WAL that keeps growing start over.
+ * - past `capFrames`, PASSIVE checkpoints copy it into the database without waiting for, nor
+ *   holding up, readers and writers, a few in a row until one has copied every frame: the
+ *   queue's next write may then start the WAL over from its beginning, as SQLite does for a
+ *   writer that finds it all copied. Nothing waits on this thread for that.
+ * - past twice the cap (the next writes did not start it over: a reader was in the way, or a
+ *   PASSIVE was copying just then), a RESTART right after such a PASSIVE makes them: with
+ *   nothing left to copy it holds writers back for a moment, not for a copy and its syncs. The
+ *   file then keeps its size, about twice the cap, and is written over from its beginning.
  * - unchanged for `idleMs` (the queue is idle), it is emptied (TRUNCATE) too, so an idle queue
  *   keeps no WAL on disk; a trickle of writes never counts as idle, or each would cost a sync.
  * What is committed is in the WAL either way: checkpoints only move it, so a crash loses and
@@ -26,14 +30,24 @@ let timer = null
 let opts = null
 let last = 0
 let changedAt = performance.now()
+/** PASSIVE, a few in a row, until one has copied every frame; whether one did. */
+const catchUp = () => {
+  for (let i = 0; i < 8; i++) {
+    const { busy, log, checkpointed } = db.query('PRAGMA wal_checkpoint(PASSIVE)').get()
+    if (busy !== 1 && checkpointed === log) return true
+  }
+  return false
+}
 /**
- * TRUNCATE, tried again every quarter millisecond for up to waitMs rather than by SQLite's busy
- * handler, whose waits grow to 100 ms and keep missing the gaps between a busy writer's turns.
+ * A checkpoint in \`mode\` (RESTART, TRUNCATE) right after the PASSIVEs that leave it nothing to
+ * copy, tried again every quarter millisecond for up to waitMs: SQLite's busy handler, whose waits
+ * grow to 100 ms, would keep missing the gaps between a busy writer's turns. Whether it went through.
  */
-const truncate = (waitMs) => {
+const startOver = (mode, waitMs) => {
   const until = performance.now() + waitMs
   for (;;) {
-    if (db.query('PRAGMA wal_checkpoint(TRUNCATE)').get().busy !== 1) return true
+    catchUp()
+    if (db.query('PRAGMA wal_checkpoint(' + mode + ')').get().busy !== 1) return true
     if (performance.now() >= until) return false
     Bun.sleepSync(0.25)
   }
@@ -42,16 +56,15 @@ const step = () => {
   timer = null
   try {
     const { log } = db.query('PRAGMA wal_checkpoint(NOOP)').get()
-    if (log > opts.capFrames) {
-      db.query('PRAGMA wal_checkpoint(PASSIVE)').get()
-      postMessage({ truncated: log, busy: !truncate(opts.capWaitMs) })
-    } else if (log !== last) changedAt = performance.now()
-    else if (log > 0 && performance.now() - changedAt >= opts.idleMs) {
-      truncate(0)
+    if (log !== last) changedAt = performance.now()
+    last = log
+    if (log > 0 && performance.now() - changedAt >= opts.idleMs) {
+      startOver('TRUNCATE', 0)
       // A reader in the way: tried again after another idle spell, not at every look.
       changedAt = performance.now()
-    }
-    last = log
+    } else if (log > 2 * opts.capFrames) {
+      postMessage({ restarted: log, busy: !startOver('RESTART', opts.capWaitMs) })
+    } else if (log > opts.capFrames) catchUp()
   } catch (err) {
     postMessage({ error: String((err && err.message) || err) })
   }
@@ -84,9 +97,9 @@ let url: string | null = null
 export interface CheckpointerOptions {
   /** Pause between two looks at the WAL's length. */
   everyMs?: number
-  /** WAL frames (pages) past which the file is checkpointed and emptied (TRUNCATE). */
+  /** WAL frames (pages) past which it is copied so it may start over; at twice this, it must. */
   capFrames?: number
-  /** How long a TRUNCATE may wait for readers and writers before it is tried again later. */
+  /** How long a RESTART may wait for readers and writers before it is tried again later. */
   capWaitMs?: number
   /** How long the WAL stays unchanged before it counts as idle and is emptied. */
   idleMs?: number
@@ -134,7 +147,7 @@ export function startCheckpointer(
       ready?: true
       failed?: string
       error?: string
-      truncated?: number
+      restarted?: number
       busy?: boolean
     }>,
   ) => {
@@ -152,10 +165,10 @@ export function startCheckpointer(
       })
     } else if (m.error) {
       log.warn('webhook queue checkpoint failed; the next one retries', { error: m.error })
-    } else if (m.truncated !== undefined) {
-      log.debug('webhook queue WAL past its cap: checkpointed', {
-        frames: m.truncated,
-        emptied: !m.busy,
+    } else if (m.restarted !== undefined) {
+      log.debug('webhook queue WAL past twice its cap: checkpointed', {
+        frames: m.restarted,
+        restarted: !m.busy,
       })
     }
   }
