@@ -3,7 +3,12 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { assertTenantId } from '../schema/tenant-id.ts'
 import type { Db } from './db.ts'
-import { copySnapshot, INBOX_WINDOW_MS, purgeTenantRows, removeDatabaseFile } from './move.ts'
+import {
+  copySnapshot,
+  INBOX_WINDOW_MS,
+  purgeTenantRowsInSlices,
+  removeDatabaseFile,
+} from './move.ts'
 import { dropFences, fenceTenant } from './move-fence.ts'
 import { mergeEarly, mergeStaging, planMerge } from './move-merge.ts'
 import { DELETE_SLICE_MS } from './move-purge.ts'
@@ -157,10 +162,10 @@ async function mergePacked(
  * After a move: erases the tenant's rows of `service` on this instance (its own file, or its rows
  * in the shared one) and drops its fences. After a failed move (`erase: false`): only the fences.
  */
-export function releaseTenant(
+export async function releaseTenant(
   registry: TenantRegistry,
   opts: { service: string; tenantId: string; erase: boolean },
-): number {
+): Promise<number> {
   const tenantId = assertTenantId(opts.tenantId)
   const placement = registry.placement(tenantId)
   const path = join(folderOf(registry, tenantId), `${opts.service}.db`)
@@ -170,7 +175,12 @@ export function releaseTenant(
     db.write(() => dropFences(db, tenantId))
     return 0
   }
-  const rows = purgeTenantRows(registry, { tenantId, placement, services: [opts.service] })
+  // In short transactions, the event loop turning between them: other tenants share the file.
+  const rows = await purgeTenantRowsInSlices(registry, {
+    tenantId,
+    placement,
+    services: [opts.service],
+  })
   db.write(() => dropFences(db, tenantId))
   if (placement.isolation !== 'shared') removeDatabaseFile(registry, path)
   return rows

@@ -114,7 +114,7 @@ export function handoffRoutes(ctx: ServiceContext<unknown>) {
         const erase = body.to !== undefined
         // Not this instance's tenant any more (before erasing, so no event lands meanwhile).
         if (body.to !== undefined) placeAt(tenantId, body.to)
-        const rows = releaseTenant(ctx.registry, { service: ctx.name, tenantId, erase })
+        const rows = await releaseTenant(ctx.registry, { service: ctx.name, tenantId, erase })
         return { tenant: tenantId, rows }
       },
       { body: t.Object({ tenant: t.String(), to: t.Optional(t.String()) }), ...hidden },

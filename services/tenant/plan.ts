@@ -6,6 +6,7 @@ import {
   type MoveReport,
   moveTenantData,
   purgeTenantRows,
+  purgeTenantRowsInSlices,
   settleMoveLeftovers,
 } from '../../tenants/move.ts'
 import { type Placement, placementFolder } from '../../tenants/registry.ts'
@@ -178,11 +179,19 @@ export async function applyPlan(
         tenant_id: row.id,
         error,
       })
-      purgeTenantRows(ctx.registry, { tenantId: row.id, placement: from, services: serviceNames })
+      await purgeTenantRowsInSlices(ctx.registry, {
+        tenantId: row.id,
+        placement: from,
+        services: serviceNames,
+      })
     } else {
       ctx.log.error('tenant move failed; the old placement stays', { tenant_id: row.id, error })
       if (!sameFolder(ctx, from, to, row.id)) {
-        purgeTenantRows(ctx.registry, { tenantId: row.id, placement: to, services: serviceNames })
+        await purgeTenantRowsInSlices(ctx.registry, {
+          tenantId: row.id,
+          placement: to,
+          services: serviceNames,
+        })
       }
       db.write((orm) =>
         orm
