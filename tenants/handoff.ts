@@ -89,14 +89,16 @@ export async function packTenant(
  */
 export async function unpackTenant(
   registry: TenantRegistry,
-  opts: { service: string; tenantId: string; file: Uint8Array },
+  /** The packed file, whole or as it arrives over HTTP (written to disk as it comes). */
+  opts: { service: string; tenantId: string; file: Uint8Array | ReadableStream<Uint8Array> },
 ): Promise<number> {
   const tenantId = assertTenantId(opts.tenantId)
   const placement: Placement = registry.placement(tenantId)
   const dir = folderOf(registry, tenantId)
   const path = join(handoffDir(registry), `${opts.service}-${tenantId}-in-${process.pid}.db`)
   mkdirSync(handoffDir(registry), { recursive: true })
-  await Bun.write(`${path}.part`, opts.file)
+  if (opts.file instanceof Uint8Array) await Bun.write(`${path}.part`, opts.file)
+  else await Bun.write(`${path}.part`, new Response(opts.file))
   renameSync(`${path}.part`, path)
   try {
     const packed = new Database(path, { readonly: true, strict: true })

@@ -293,6 +293,12 @@ describe('analytics as two instances that each own half of the tenants', () => {
       expect(rowsOf(to.dataDir)).toBe(total)
       if (plan === 'pro')
         expect(existsSync(join(from.dataDir, 'tenants', t.id, 'analytics.db'))).toBe(false)
+      // The packed file was streamed to the new instance and removed once sent; nothing of it
+      // stays on either side.
+      for (const p of [from, to]) {
+        const dir = join(p.dataDir, 'run', 'handoff')
+        expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([])
+      }
     }
   }, 120_000)
 

@@ -62,17 +62,16 @@ export function handoffRoutes(ctx: ServiceContext<unknown>) {
         if (!packed) return new Response(null, { status: 204 })
         // Fenced and packed, nothing sent yet: the instance dies with the tenant fenced.
         faultPoint('handoff.after_pack')
-        try {
-          const bytes = await Bun.file(packed.path).arrayBuffer()
-          return new Response(bytes, {
-            headers: {
-              'content-type': 'application/vnd.sqlite3',
-              'x-mmp-rows': String(packed.rows),
-            },
-          })
-        } finally {
-          rmSync(packed.path, { force: true })
-        }
+        // Streamed from disk, so a large tenant is never held whole in memory; the file goes
+        // once it was read to the end or the caller went away.
+        const file = Bun.file(packed.path)
+        return new Response(streamThenRemove(packed.path), {
+          headers: {
+            'content-type': 'application/vnd.sqlite3',
+            'content-length': String(file.size),
+            'x-mmp-rows': String(packed.rows),
+          },
+        })
       },
       { body: t.Object({ tenant: t.String() }), ...hidden },
     )
@@ -83,22 +82,22 @@ export function handoffRoutes(ctx: ServiceContext<unknown>) {
         const ownership = partitioned()
         const tenantId = assertTenantId(body.tenant, 'tenant')
         ctx.registry.assertExists(tenantId)
-        const file = await ctx.client.call<ArrayBuffer | undefined>(ctx.name, HANDOFF_PATHS.pack, {
-          method: 'POST',
-          instance: body.from,
-          body: { tenant: tenantId },
-          token: actor.token,
-          from: request,
-          responseType: 'arrayBuffer',
-        })
-        const rows =
-          file && file.byteLength > 0
-            ? await unpackTenant(ctx.registry, {
-                service: ctx.name,
-                tenantId,
-                file: new Uint8Array(file),
-              })
-            : 0
+        const file = await ctx.client.call<ReadableStream<Uint8Array> | null>(
+          ctx.name,
+          HANDOFF_PATHS.pack,
+          {
+            method: 'POST',
+            instance: body.from,
+            body: { tenant: tenantId },
+            token: actor.token,
+            from: request,
+            responseType: 'stream',
+          },
+        )
+        // 204: the tenant has no rows there.
+        const rows = file
+          ? await unpackTenant(ctx.registry, { service: ctx.name, tenantId, file })
+          : 0
         // Owned here from now on, before the tenant's new instance reaches this part as an event.
         placeAt(tenantId, ownership.self)
         return { tenant: tenantId, rows }
@@ -153,4 +152,28 @@ function platformCaller(ctx: ServiceContext<unknown>, request: Request): boolean
     !request.headers.has('authorization') &&
     ctx.hop?.trusted(request.headers, PURPOSE_HEADER) === PLATFORM_SYNC
   )
+}
+
+/** A file's bytes as a stream, the file removed once they were all read or the reader left. */
+function streamThenRemove(path: string): ReadableStream<Uint8Array> {
+  const reader = Bun.file(path).stream().getReader()
+  const remove = () => rmSync(path, { force: true })
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read()
+        if (done) {
+          controller.close()
+          remove()
+        } else controller.enqueue(value)
+      } catch (err) {
+        remove()
+        controller.error(err)
+      }
+    },
+    async cancel() {
+      await reader.cancel().catch(() => {})
+      remove()
+    },
+  })
 }

@@ -189,7 +189,7 @@ export interface CallOptions {
   /** One instance of the service by its URL (a tenant moving between instances), not routed. */
   instance?: string | undefined
   /** How to read the answer: JSON (default) or the bytes of a file. */
-  responseType?: 'json' | 'arrayBuffer'
+  responseType?: 'json' | 'arrayBuffer' | 'stream'
 }
 
 function tenantOfCallOptions(path: string, opts: CallOptions): string | undefined {
