@@ -128,4 +128,19 @@ describe('a whole-history CSV export read by worker threads', () => {
     ).rejects.toThrow(/CSV export: .*unable to open/)
     expect(written).toEqual([])
   })
+
+  it('fails the export, never hangs, when the next slice cannot be cut', async () => {
+    const real = sliceCutter(scope.db.sqlite, 'tenant_id = ?', ['acme'], 700)
+    const first = real()!
+    let calls = 0
+    const cut = () => {
+      if (++calls > 1) throw new Error('database closed')
+      return real()
+    }
+    const controller = { write: () => 1, close() {} }
+    const rows = { where: 'tenant_id = ?', args: ['acme'], page: 100 }
+    await expect(writeSlices(controller as never, scope.db.path, rows, first, cut)).rejects.toThrow(
+      /CSV export: database closed/,
+    )
+  })
 })

@@ -131,8 +131,18 @@ export async function writeSlices(
   let wake: (() => void) | null = null
   let written = 0
   let pending: Slice | null = first
+  // Cutting reads this thread's connection (it may be closed under us, e.g. the tenant erased);
+  // a failure there, even in a worker's message handler, fails the export like a worker's does.
+  let failed: string | null = null
   const assign = (worker: Worker) => {
-    const slice = pending ?? cut()
+    let slice: Slice | null
+    try {
+      slice = pending ?? cut()
+    } catch (err) {
+      failed ??= (err as Error).message
+      wake?.()
+      return
+    }
     pending = null
     if (!slice) return
     const n = slices.length
@@ -166,7 +176,8 @@ export async function writeSlices(
     for (const worker of workers) assign(worker)
     while (written < slices.length) {
       const slice = slices[written]!
-      if (slice.error) throw new Error(`CSV export: ${slice.error}`)
+      const error = slice.error ?? failed
+      if (error) throw new Error(`CSV export: ${error}`)
       const chunk = slice.chunks.shift()
       if (chunk) {
         if (!(await sent(controller, chunk))) return
@@ -175,6 +186,8 @@ export async function writeSlices(
         for (let worker = idle.pop(); worker; worker = idle.pop()) assign(worker)
       } else await new Promise<void>((resolve) => (wake = resolve))
     }
+    // Every assigned slice is written; a slice that could not be cut must not end the file early.
+    if (failed) throw new Error(`CSV export: ${failed}`)
     controller.close()
   } finally {
     for (const worker of workers) worker.terminate()
