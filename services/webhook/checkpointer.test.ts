@@ -3,9 +3,9 @@ import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrations } from '../../schema/webhook/migrations.ts'
 import { type Db, openDatabase } from '../kernel/db.ts'
-import { createLogger } from '../kernel/log.ts'
+import { createLogger, type Logger } from '../kernel/log.ts'
 import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
-import { startCheckpointer } from './checkpointer.ts'
+import { failureLog, startCheckpointer } from './checkpointer.ts'
 import service from './index.ts'
 
 const log = createLogger('webhook-test')
@@ -99,5 +99,23 @@ describe('the WAL checkpointer', () => {
     await svc.stop?.()
     expect(threshold(db)).toBeGreaterThan(0)
     svcKit.cleanup()
+  })
+})
+
+describe('a checkpoint that keeps failing', () => {
+  it('is logged once, then once a minute with how many attempts failed meanwhile', () => {
+    const warnings: Array<Record<string, unknown>> = []
+    const log = { warn: (_: string, fields: Record<string, unknown>) => warnings.push(fields) }
+    let now = 1_000_000
+    const failures = failureLog(log as unknown as Logger, () => now)
+    // The thread tries every 20 ms: three seconds of a held lock.
+    for (let i = 0; i < 150; i++) {
+      failures.failed('database is locked')
+      now += 20
+    }
+    expect(warnings).toEqual([{ error: 'database is locked', failures: 1 }])
+    now += 60_000
+    failures.failed('database is locked')
+    expect(warnings.at(-1)).toEqual({ error: 'database is locked', failures: 150 })
   })
 })

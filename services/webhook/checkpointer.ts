@@ -136,6 +136,7 @@ export function startCheckpointer(
     threshold = null
   }
 
+  const failures = failureLog(log)
   url ??= URL.createObjectURL(new Blob([source], { type: 'application/javascript' }))
   // Unreferenced: the thread never keeps the process alive by itself.
   const worker = new Worker(url, { ref: false })
@@ -164,7 +165,7 @@ export function startCheckpointer(
         error: m.failed,
       })
     } else if (m.error) {
-      log.warn('webhook queue checkpoint failed; the next one retries', { error: m.error })
+      failures.failed(m.error)
     } else if (m.restarted !== undefined) {
       log.debug('webhook queue WAL past twice its cap: checkpointed', {
         frames: m.restarted,
@@ -190,6 +191,27 @@ export function startCheckpointer(
         void exited.then(() => clearTimeout(kill))
       }
       return exited
+    },
+  }
+}
+
+/** How often a checkpoint that keeps failing (a lock another process holds) is logged again. */
+const FAILURE_LOG_EVERY_MS = 60_000
+
+/**
+ * The thread tries every few ms: a failure that persists is logged once, then once a minute with
+ * how many attempts failed meanwhile, not on every attempt.
+ */
+export function failureLog(log: Logger, now: () => number = Date.now) {
+  let loggedAt = Number.NEGATIVE_INFINITY
+  let since = 0
+  return {
+    failed(error: string) {
+      since++
+      if (now() - loggedAt < FAILURE_LOG_EVERY_MS) return
+      log.warn('webhook queue checkpoint failed; the next one retries', { error, failures: since })
+      loggedAt = now()
+      since = 0
     },
   }
 }
