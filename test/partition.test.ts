@@ -351,4 +351,55 @@ describe('analytics as two instances that each own half of the tenants', () => {
     expect(transactionRows(from.dataDir, t.id, 'free')).toBe(0)
     expect(transactionRows(to.dataDir, t.id, 'free')).toBe(total)
   }, 120_000)
+
+  it('finishes at its next start a move the tenant service died in: the tenant is fenced nowhere', async () => {
+    // A Free tenant of the second instance, moving to the first.
+    const t = tenants.find((x) => x.plan === 'free' && x.owner === 1)!
+    const [to, from] = split.analytics
+    const before = t.amounts.length
+    // The main process (tenant service, gateway) dies once the new instance pulled the tenant,
+    // before the move is recorded: the old instance holds the tenant fenced.
+    expect(await split.main.stop()).toBe(0)
+    await split.main.restart({ MMP_ALLOW_FAULTS: '1', MMP_FAULT: 'tenant.handoff.after_pull' })
+    const failed = mmp('tenant', 'move', t.id, '--to', split.instances[0], '--json')
+    expect(failed.code).not.toBe(0)
+    expect(await split.main.exited()).toBe('SIGKILL')
+    expect(split.main.logs()).toContain('fault point tenant.handoff.after_pull reached')
+    await split.main.restart({ MMP_FAULT: '' })
+    await eventually(
+      () => split.main.logs().includes('a move between instances cut short was finished'),
+      30_000,
+      'the move finished at start',
+    )
+
+    // The tenant stays on its old instance and takes writes at once, not after the fence lapses.
+    const operator = api(split.main.gateway, await split.main.login())
+    const day = new Date(Date.now() - 3 * 86_400_000).toISOString()
+    const write = await operator.post('/api/v1/parser/transactions', {
+      tenant_id: t.id,
+      transactions: [
+        {
+          occurred_at: day,
+          amount: 9,
+          direction: 'in',
+          description: 'After the cut',
+          receipt_number: `CUT${t.id.replace('-', '').toUpperCase()}`,
+        },
+      ],
+    })
+    expect(write.status).toBe(200)
+    const summary = async () =>
+      (await operator.get(`/api/v1/analytics/summary?tenant_id=${t.id}`)).body?.total_transactions
+    await eventually(async () => (await summary()) === before + 1, 20_000, 'the write applied')
+    expect(transactionRows(from.dataDir, t.id, 'free')).toBe(before + 1)
+    // What the new instance pulled is gone from it.
+    expect(transactionRows(to.dataDir, t.id, 'free')).toBe(0)
+
+    // Run again, the move goes through.
+    const again = mmp('tenant', 'move', t.id, '--to', split.instances[0], '--json')
+    expect({ code: again.code, err: again.err }).toEqual({ code: 0, err: '' })
+    await eventually(async () => (await summary()) === before + 1, 20_000, 'read on the new one')
+    expect(transactionRows(to.dataDir, t.id, 'free')).toBe(before + 1)
+    expect(transactionRows(from.dataDir, t.id, 'free')).toBe(0)
+  }, 120_000)
 })

@@ -16,6 +16,7 @@ export const FAULT_POINTS = [
   'webhook.after_send',
   'tenant.move.after_copy',
   'handoff.after_pack',
+  'tenant.handoff.after_pull',
   'billing.cycle.after_invoice',
 ] as const
 export type FaultPoint = (typeof FAULT_POINTS)[number]

@@ -1,8 +1,10 @@
 import { type ServiceContext, type ServiceName, serviceNames } from '../kernel/context.ts'
 import { invalidField } from '../kernel/errors.ts'
+import { faultPoint } from '../kernel/faults.ts'
 import { HANDOFF_PATHS } from '../kernel/handoff-routes.ts'
 import type { Actor } from '../kernel/roles.ts'
 import { ownerOf } from '../kernel/tenant-owner.ts'
+import { finishHandoff, startHandoff } from './instance-journal.ts'
 import { instancesOf } from './profile.ts'
 import { saveRow, tenantInPath } from './store.ts'
 import { oneAtATime } from './upgrade.ts'
@@ -60,6 +62,8 @@ export async function moveTenantToInstance(
 
     const call = { token: actor.token, method: 'POST' as const }
     const since = new Date(Date.now() - REPLAY_MARGIN_MS).toISOString()
+    // Journalled: a tenant service that dies from here on finishes the move at its next start.
+    const journal = startHandoff(ctx, { tenantId: row.id, service, from, to })
     let rows: number
     try {
       const pulled = await ctx.client.call<{ rows: number }>(service, HANDOFF_PATHS.pull, {
@@ -70,12 +74,19 @@ export async function moveTenantToInstance(
       rows = pulled.rows
     } catch (err) {
       // Nothing switched: the old instance serves the tenant again and gets its events back.
-      await ctx.client
+      const released = await ctx.client
         .call(service, HANDOFF_PATHS.release, { ...call, instance: from, body: { tenant: row.id } })
-        .catch(() => {})
-      await replayEverywhere(ctx, actor, row.id, since)
+        .then(
+          () => true,
+          () => false,
+        )
+      await replayEverywhere(ctx, call, row.id, since)
+      // Not released: the next start asks again rather than leaving the tenant fenced.
+      if (released) finishHandoff(ctx, journal, 'failed')
       throw err
     }
+    // Pulled, not yet recorded: the tenant service dies with the tenant fenced on the old one.
+    faultPoint('tenant.handoff.after_pull')
     // Read again: a name or settings change made while the files were copied stays.
     const now = tenantInPath(ctx, actor, id)
     saveRow(
@@ -89,16 +100,20 @@ export async function moveTenantToInstance(
       instance: from,
       body: { tenant: row.id, to },
     })
-    const replayed = await replayEverywhere(ctx, actor, row.id, since)
+    const replayed = await replayEverywhere(ctx, call, row.id, since)
+    finishHandoff(ctx, journal, 'done')
     ctx.log.info('tenant moved to another instance', { ...base, rows, replayed })
     return { ...base, moved: true, rows, replayed }
   })
 }
 
-/** Asks every part to publish the tenant's events since `since` again; returns how many went. */
-async function replayEverywhere(
+/**
+ * Asks every part to publish the tenant's events since `since` again; returns how many went. As
+ * the operator (`token`) or, at start, as the platform (`headers`).
+ */
+export async function replayEverywhere(
   ctx: ServiceContext,
-  actor: Actor,
+  as: { token?: string; headers?: Record<string, string> },
   tenantId: string,
   since: string,
 ): Promise<number> {
@@ -108,7 +123,8 @@ async function replayEverywhere(
     try {
       const res = await ctx.client.call<{ republished: number }>(service, HANDOFF_PATHS.replay, {
         method: 'POST',
-        token: actor.token,
+        ...(as.token ? { token: as.token } : {}),
+        ...(as.headers ? { headers: as.headers } : {}),
         tenant: tenantId,
         body: { tenant: tenantId, since },
       })
