@@ -2,13 +2,13 @@ import { rmSync } from 'node:fs'
 import { Elysia, t } from 'elysia'
 import { packTenant, releaseTenant, unpackTenant } from '../../tenants/handoff.ts'
 import type { ServiceContext } from './context.ts'
-import { PURPOSE_HEADER } from './entitlements.ts'
 import { AppError } from './errors.ts'
 import { faultPoint } from './faults.ts'
 import { republish } from './republish.ts'
+import { platformCaller } from './request-guards.ts'
 import { assertCan } from './roles.ts'
 import { assertTenantId } from './tenant-id.ts'
-import { bearerToken, PLATFORM_SYNC } from './tokens.ts'
+import { bearerToken } from './tokens.ts'
 
 /**
  * The routes one part calls on another while a tenant moves between instances of a partitioned
@@ -142,17 +142,6 @@ export function handoffRoutes(ctx: ServiceContext<unknown>) {
         ...hidden,
       },
     )
-}
-
-/**
- * Another process of the platform asking as the platform (`platform-sync` under a valid hop
- * signature, no bearer token): a consumer whose broker session was lost asks for its topics again.
- */
-function platformCaller(ctx: ServiceContext<unknown>, request: Request): boolean {
-  return (
-    !request.headers.has('authorization') &&
-    ctx.hop?.trusted(request.headers, PURPOSE_HEADER) === PLATFORM_SYNC
-  )
 }
 
 /** A file's bytes as a stream, the file removed once they were all read or the reader left. */

@@ -20,14 +20,22 @@ export function platformReader(
   request: Request,
   action: Action,
 ): Actor | null {
-  if (
-    (action !== 'operator' && action !== 'read') ||
-    request.method !== 'GET' ||
-    request.headers.has('authorization')
-  )
-    return null
-  if (ctx.hop?.trusted(request.headers, PURPOSE_HEADER) !== PLATFORM_SYNC) return null
+  if ((action !== 'operator' && action !== 'read') || request.method !== 'GET') return null
+  if (!platformCaller(ctx, request)) return null
   return { userId: 'usr_mmp_process', tenantId: PLATFORM_TENANT, role: 'Admin', token: '' }
+}
+
+/**
+ * Another process of the platform asking as the platform: no bearer token, and the purpose
+ * `platform-sync` under a valid hop signature. The internal routes that accept it besides the
+ * operator (a replay for a consumer whose broker session was lost, a move finished at start)
+ * check it themselves.
+ */
+export function platformCaller(ctx: ServiceContext<unknown>, request: Request): boolean {
+  return (
+    !request.headers.has('authorization') &&
+    ctx.hop?.trusted(request.headers, PURPOSE_HEADER) === PLATFORM_SYNC
+  )
 }
 
 /**
