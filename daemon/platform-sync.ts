@@ -1,6 +1,5 @@
 import { PURPOSE_HEADER } from '../services/kernel/entitlements.ts'
 import type { ServiceClient } from '../services/kernel/http-client.ts'
-import type { Logger } from '../services/kernel/log.ts'
 import type { ServiceName } from '../services/kernel/service-names.ts'
 import { PLATFORM_SYNC } from '../services/kernel/tokens.ts'
 
@@ -21,30 +20,4 @@ export function platformRead<T>(
     headers: { [PURPOSE_HEADER]: PLATFORM_SYNC },
     ...(deadline ? { deadline } : {}),
   })
-}
-
-/**
- * Runs `work` until it succeeds, every half second while its owner comes up, saying `waiting` on
- * the first failure and every `logEvery`-th after it; gives up after `attempts`, or once stopped.
- */
-export async function retryUntilDone(
-  work: () => Promise<void>,
-  opts: {
-    waiting: string
-    log: Logger
-    logEvery: number
-    attempts?: number
-    stopped: () => boolean
-  },
-): Promise<void> {
-  for (let attempt = 1; !opts.stopped() && attempt <= (opts.attempts ?? Infinity); attempt++) {
-    try {
-      await work()
-      return
-    } catch (err) {
-      if (attempt === 1 || attempt % opts.logEvery === 0)
-        opts.log.info(opts.waiting, { attempt, error: (err as Error).message })
-      await Bun.sleep(500)
-    }
-  }
 }

@@ -12,6 +12,7 @@ import {
 import type { ServiceClient } from '../services/kernel/http-client.ts'
 import type { Logger } from '../services/kernel/log.ts'
 import { perKeyQueue } from '../services/kernel/per-key-queue.ts'
+import { retryUntilDone } from '../services/kernel/retry.ts'
 import { subscribe } from '../services/kernel/subscribe.ts'
 import { eraseTenantData, moveTenantData } from '../tenants/move.ts'
 import {
@@ -20,7 +21,7 @@ import {
   SHARED,
   type TenantRegistry,
 } from '../tenants/registry.ts'
-import { platformRead, retryUntilDone } from './platform-sync.ts'
+import { platformRead } from './platform-sync.ts'
 
 /** What a tenant looks like on `tenants.changed` and in the tenant service's list. */
 interface ProfileSource {

@@ -5,13 +5,14 @@ import { PURPOSE_HEADER } from '../services/kernel/entitlements.ts'
 import { AppError } from '../services/kernel/errors.ts'
 import type { ServiceClient } from '../services/kernel/http-client.ts'
 import type { Logger } from '../services/kernel/log.ts'
+import { retryUntilDone } from '../services/kernel/retry.ts'
 import { subscribe } from '../services/kernel/subscribe.ts'
 import {
   API_KEY_LOOKUP,
   type ApiKeyResolver,
   type TokenVerifier,
 } from '../services/kernel/tokens.ts'
-import { platformRead, retryUntilDone } from './platform-sync.ts'
+import { platformRead } from './platform-sync.ts'
 
 /** Events arrive checked by `subscribe`; the list loaded over HTTP is checked here. */
 const apply = (tokens: TokenVerifier, r: Partial<AuthRevokedEvent> | undefined) => {

@@ -5,9 +5,9 @@ import { PURPOSE_HEADER } from '../services/kernel/entitlements.ts'
 import { HANDOFF_PATHS } from '../services/kernel/handoff-routes.ts'
 import type { Discovery, ServiceClient } from '../services/kernel/http-client.ts'
 import type { Logger } from '../services/kernel/log.ts'
+import { retryUntilDone } from '../services/kernel/retry.ts'
 import { type ServiceName, serviceNames } from '../services/kernel/service-names.ts'
 import { PLATFORM_SYNC } from '../services/kernel/tokens.ts'
-import { retryUntilDone } from './platform-sync.ts'
 
 /** What this process last knew of one broker session (`<data dir>/broker-sessions/<client>.json`). */
 interface Mark {
@@ -99,8 +99,7 @@ export function keepSessions(opts: {
     let unanswered = 0
     await Promise.all(
       producers().map(async ({ service, url }) => {
-        let done = false
-        await retryUntilDone(
+        const done = await retryUntilDone(
           async () => {
             const r = await opts.client.call<{ republished: number }>(
               service,
@@ -113,7 +112,6 @@ export function keepSessions(opts: {
               },
             )
             republished += r.republished
-            done = true
           },
           {
             waiting: `waiting for ${service} to publish again what the broker lost`,

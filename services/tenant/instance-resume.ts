@@ -3,6 +3,7 @@ import { tenantMoves, tenants } from '../../schema/tenant/tables.ts'
 import type { ServiceContext, ServiceName } from '../kernel/context.ts'
 import { PURPOSE_HEADER } from '../kernel/entitlements.ts'
 import { HANDOFF_PATHS } from '../kernel/handoff-routes.ts'
+import { retryUntilDone } from '../kernel/retry.ts'
 import { PLATFORM_SYNC } from '../kernel/tokens.ts'
 import { finishHandoff, UNDER_WAY } from './instance-journal.ts'
 import { replayEverywhere } from './instance-move.ts'
@@ -36,11 +37,9 @@ export async function resumeHandoffs(
   for (const m of pending) {
     const from = JSON.parse(m.fromPlacement) as { service: ServiceName; instance: string }
     const to = JSON.parse(m.toPlacement) as { instance: string }
-    let attempt = 0
-    for (;;) {
-      if (opts.stopped()) return finished
-      try {
-        await oneAtATime(ctx, m.tenantId, async () => {
+    const done = await retryUntilDone(
+      () =>
+        oneAtATime(ctx, m.tenantId, async () => {
           const row = tenantDb(ctx)
             .orm.select()
             .from(tenants)
@@ -68,18 +67,18 @@ export async function resumeHandoffs(
             service: from.service,
             moved: switched,
           })
-        })
-        finished++
-        break
-      } catch (err) {
-        if (attempt++ % 30 === 0)
-          ctx.log.info('waiting for the old instance to finish a move between instances', {
-            tenant_id: m.tenantId,
-            error: (err as Error).message,
-          })
-        await Bun.sleep(opts.retryMs ?? 1000)
-      }
-    }
+        }),
+      {
+        waiting: 'waiting for the old instance to finish a move between instances',
+        log: ctx.log,
+        logEvery: 30,
+        stopped: opts.stopped,
+        everyMs: opts.retryMs ?? 1000,
+        fields: { tenant_id: m.tenantId },
+      },
+    )
+    if (!done) return finished
+    finished++
   }
   return finished
 }
