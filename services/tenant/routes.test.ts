@@ -155,48 +155,12 @@ describe('tenant service', () => {
     expect((await req('GET', '/api/v1/tenants/acme', operator)).body.name).toBe('Acme')
   })
 
-  it('moves a tenant to another instance keeping a change made while its files were copied', async () => {
-    await create({ id: 'acme', name: 'Acme' })
-    const instances = ['http://analytics-a.test', 'http://analytics-b.test']
-    const to = instances.find((i) => i !== ownerOf('acme', instances))!
-    let openPull = () => {}
-    const pulling = new Promise<void>((resolve) => {
-      openPull = resolve
-    })
-    let pullStarted = () => {}
-    const started = new Promise<void>((resolve) => {
-      pullStarted = resolve
-    })
-    const plain = client.call.bind(client)
-    kit.ctx.client = {
-      ...client,
-      instances: () => instances,
-      async call<T>(service: string, path: string, opts: CallOptions = {}): Promise<T> {
-        if (!path.startsWith('/internal/')) return plain<T>(service, path, opts)
-        client.calls.push({ service, path, opts })
-        if (path === HANDOFF_PATHS.pull) {
-          pullStarted()
-          await pulling
-        }
-        return { rows: 3, republished: 0 } as T
-      },
-    } as typeof kit.ctx.client
-    const move = req('POST', '/api/v1/tenants/acme/instances', operator, {
-      service: 'analytics',
-      instance: to,
-    })
-    await started
-    const admin = { tenantId: 'acme', role: 'Admin' as Role }
-    expect((await req('PATCH', '/api/v1/tenants/acme', admin, { name: 'Acme Two' })).status).toBe(
-      200,
-    )
-    openPull()
-    expect((await move).body).toMatchObject({ moved: true, to, rows: 3 })
-    const after = (await req('GET', '/api/v1/tenants/acme', admin)).body
-    expect(after).toMatchObject({ name: 'Acme Two', instances: { analytics: to } })
-  })
-
-  it('waits with a plan change until a move to another instance is done', async () => {
+  /**
+   * Starts moving acme to the analytics instance the hash does not pick, with the new instance's
+   * pull held until `openPull`; `order` records the pull and each billing plan change as they
+   * happen. Resolves once the pull was asked for.
+   */
+  const moveWithPullHeld = async () => {
     await create({ id: 'acme', name: 'Acme' })
     const instances = ['http://analytics-a.test', 'http://analytics-b.test']
     const to = instances.find((i) => i !== ownerOf('acme', instances))!
@@ -218,6 +182,7 @@ describe('tenant service', () => {
           if (path === '/api/v1/billing/subscriptions/upgrade') order.push('billing asked')
           return plain<T>(service, path, opts)
         }
+        client.calls.push({ service, path, opts })
         if (path === HANDOFF_PATHS.pull) {
           pullStarted()
           await pulling
@@ -231,6 +196,23 @@ describe('tenant service', () => {
       instance: to,
     })
     await started
+    return { to, move, order, openPull }
+  }
+
+  it('moves a tenant to another instance keeping a change made while its files were copied', async () => {
+    const { to, move, openPull } = await moveWithPullHeld()
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    expect((await req('PATCH', '/api/v1/tenants/acme', admin, { name: 'Acme Two' })).status).toBe(
+      200,
+    )
+    openPull()
+    expect((await move).body).toMatchObject({ moved: true, to, rows: 3 })
+    const after = (await req('GET', '/api/v1/tenants/acme', admin)).body
+    expect(after).toMatchObject({ name: 'Acme Two', instances: { analytics: to } })
+  })
+
+  it('waits with a plan change until a move to another instance is done', async () => {
+    const { to, move, order, openPull } = await moveWithPullHeld()
     const admin = { tenantId: 'acme', role: 'Admin' as Role }
     const upgrade = req('PUT', '/api/v1/tenants/acme/upgrade', admin, { plan: 'Pro' })
     // Queued behind the move: billing is not asked while the files are copied. (Twenty turns of
