@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { HOST_PARTS, type Hosts, startHosts } from './support/hosts.ts'
 import { expectAppliedOnce, startMixedLoad } from './support/load.ts'
-import { api, eventually } from './support/platform.ts'
-import { createTenants } from './support/tenants.ts'
+import { type api, eventually } from './support/platform.ts'
+import { createTenantAdmin } from './support/tenants.ts'
 import { startWebhookReceiver } from './support/webhook-receiver.ts'
 
 const SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD'
@@ -29,14 +29,7 @@ describe('every part on its own host, each killed in turn under load', () => {
     hosts = await startHosts()
     receiver = startWebhookReceiver(SECRET, hosts.hostIp)
     hookBase = await hosts.webhookTo(receiver.port)
-    await createTenants(hosts.gateway, await hosts.parts.get('gateway')!.login(), {
-      id: TENANT,
-      plan: 'pro',
-    })
-    const token = await hosts.parts
-      .get('gateway')!
-      .login(`owner@${TENANT}.test`, `${TENANT}-Owner-Passphrase-42`)
-    admin = api(hosts.gateway, token)
+    admin = await createTenantAdmin(hosts.parts.get('gateway')!, { id: TENANT, plan: 'pro' })
     await eventually(
       async () =>
         (

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { expectAppliedOnce, startMixedLoad } from './support/load.ts'
-import { api } from './support/platform.ts'
+import type { api } from './support/platform.ts'
 import { type SplitPlatform, startSplitPlatform } from './support/split.ts'
-import { createTenants } from './support/tenants.ts'
+import { createTenantAdmin } from './support/tenants.ts'
 
 /**
  * Issue 22, failure: under a mixed load (statement rows into the front process, STK pushes into
@@ -17,14 +17,7 @@ describe('a process killed and the broker restarted under load', () => {
   const TENANT = 'steady'
   beforeAll(async () => {
     split = await startSplitPlatform({ persistence: true })
-    await createTenants(split.front.gateway, await split.front.login(), {
-      id: TENANT,
-      plan: 'pro',
-    })
-    admin = api(
-      split.front.gateway,
-      await split.front.login(`owner@${TENANT}.test`, `${TENANT}-Owner-Passphrase-42`),
-    )
+    admin = await createTenantAdmin(split.front, { id: TENANT, plan: 'pro' })
   }, 60_000)
   afterAll(() => split.dispose())
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { api, eventually } from './support/platform.ts'
+import { type api, eventually } from './support/platform.ts'
 import { type SplitPlatform, startSplitPlatform } from './support/split.ts'
-import { createTenants } from './support/tenants.ts'
+import { createTenantAdmin } from './support/tenants.ts'
 
 /**
  * Issue 22, failure: a consumer away while its broker lost every session (mosquitto restarted
@@ -38,14 +38,7 @@ describe('a consumer whose broker session was lost while it was away', () => {
   beforeAll(async () => {
     // No persistence: a restart of the broker forgets every session and what it queued.
     split = await startSplitPlatform({ persistence: false })
-    await createTenants(split.front.gateway, await split.front.login(), {
-      id: TENANT,
-      plan: 'pro',
-    })
-    admin = api(
-      split.front.gateway,
-      await split.front.login(`owner@${TENANT}.test`, `${TENANT}-Owner-Passphrase-42`),
-    )
+    admin = await createTenantAdmin(split.front, { id: TENANT, plan: 'pro' })
   }, 60_000)
   afterAll(() => split.dispose())
 

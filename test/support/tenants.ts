@@ -1,4 +1,4 @@
-import { api } from './platform.ts'
+import { api, type TestPlatform } from './platform.ts'
 
 /**
  * Creates tenants through the gateway as the operator, as a client would: a tenant exists only
@@ -20,10 +20,33 @@ export async function createTenants(
       id: spec.id,
       name: spec.name ?? spec.id,
       plan: spec.plan ?? 'free',
-      admin_email: `owner@${spec.id}.test`,
-      admin_password: `${spec.id}-Owner-Passphrase-42`,
+      ...ownerOf(spec.id),
     })
     if (res.status !== 201 && res.status !== 409)
       throw new Error(`creating tenant ${spec.id}: ${res.status} ${JSON.stringify(res.body)}`)
   }
+}
+
+/** The first Admin `createTenants` gives a tenant. */
+function ownerOf(tenantId: string) {
+  return {
+    admin_email: `owner@${tenantId}.test`,
+    admin_password: `${tenantId}-Owner-Passphrase-42`,
+  }
+}
+
+/**
+ * Creates one tenant through the gateway as the operator and signs its first Admin in: a client
+ * for the tenant's own requests.
+ *
+ * @example
+ * const admin = await createTenantAdmin(p, { id: 'steady', plan: 'pro' })
+ */
+export async function createTenantAdmin(
+  p: Pick<TestPlatform, 'gateway' | 'login'>,
+  spec: { id: string; plan?: string },
+): Promise<ReturnType<typeof api>> {
+  await createTenants(p.gateway, await p.login(), spec)
+  const owner = ownerOf(spec.id)
+  return api(p.gateway, await p.login(owner.admin_email, owner.admin_password))
 }
