@@ -1,11 +1,11 @@
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import { migrationsOf } from '../daemon/migrations.ts'
 import { loadSecrets } from '../daemon/secrets.ts'
-import { serviceModules, synchronousOf } from '../daemon/services.ts'
+import { synchronousOf } from '../daemon/services.ts'
 import { createLogger, createMqttBus } from '../services/kernel/index.ts'
+import { republish } from '../services/kernel/republish.ts'
+import { serviceNames } from '../services/kernel/service-names.ts'
 import { createRegistry } from '../tenants/registry.ts'
 import { clientArgs, fail, operatorApi } from './client.ts'
 import { configArgs, configFromArgs, jsonArg, printJson, requireDataDir } from './shared.ts'
@@ -84,25 +84,8 @@ const events = defineCommand({
     })
     let count = 0
     try {
-      for (const service of Object.keys(serviceModules)) {
-        const files = registry.existingTenantDatabases(service)
-        const own = join(config.dataDir, 'platform', `${service}.db`)
-        const dbs = [
-          ...(existsSync(own) ? [registry.platform(service)] : []),
-          ...files.map((f) => registry.openPath(service, f, null)),
-        ]
-        for (const db of dbs) {
-          const rows = db.sqlite
-            .query<{ payload: string }, [string, string]>(
-              'SELECT payload FROM outbox WHERE topic = ? AND created_at >= ? ORDER BY seq',
-            )
-            .all(args.topic, since)
-          for (const row of rows) {
-            await bus.publish(args.topic, JSON.parse(row.payload))
-            count++
-          }
-        }
-      }
+      for (const name of serviceNames)
+        count += await republish({ registry, bus, name }, { since, topics: [args.topic] })
     } finally {
       registry.closeAll()
       await bus.close()

@@ -11,13 +11,17 @@ export interface RepublishAsk {
   topics?: readonly string[] | undefined
 }
 
+/** A part's outboxes and where to publish: a service's context, or the CLI's own. */
+export type Outboxes = Pick<ServiceContext<unknown>, 'registry' | 'bus' | 'name'>
+
 /**
  * Publishes again, in order, the events this part wrote since a time, from its outboxes (the
  * platform file and the tenants' files); consumers drop the ones they applied already (inbox).
- * Asked after a tenant moved between instances (one tenant) and by a consumer whose broker
- * session was lost while it was away (its topics, every tenant). Returns how many went.
+ * Asked after a tenant moved between instances (one tenant), by a consumer whose broker session
+ * was lost while it was away (its topics, every tenant) and by `mmp replay events`. Returns how
+ * many went.
  */
-export async function republish(ctx: ServiceContext<unknown>, ask: RepublishAsk): Promise<number> {
+export async function republish(ctx: Outboxes, ask: RepublishAsk): Promise<number> {
   const topics = ask.topics ? JSON.stringify(ask.topics) : null
   let n = 0
   for (const db of outboxesSince(ctx, ask)) {
@@ -44,7 +48,7 @@ export async function republish(ctx: ServiceContext<unknown>, ask: RepublishAsk)
  * (a file and its WAL untouched since then hold no newer event), so a part with many tenants
  * opens only the ones that were busy.
  */
-function outboxesSince(ctx: ServiceContext<unknown>, ask: RepublishAsk): Db[] {
+function outboxesSince(ctx: Outboxes, ask: RepublishAsk): Db[] {
   const out: Db[] = []
   if (existsSync(join(ctx.registry.dataDir, 'platform', `${ctx.name}.db`)))
     out.push(ctx.registry.platform(ctx.name))
