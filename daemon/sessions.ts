@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { EventBus } from '../services/kernel/bus.ts'
 import { PURPOSE_HEADER } from '../services/kernel/entitlements.ts'
@@ -8,6 +8,7 @@ import type { Logger } from '../services/kernel/log.ts'
 import { retryUntilDone } from '../services/kernel/retry.ts'
 import { type ServiceName, serviceNames } from '../services/kernel/service-names.ts'
 import { PLATFORM_SYNC } from '../services/kernel/tokens.ts'
+import { replaceJson } from '../tenants/json-file.ts'
 
 /** What this process last knew of one broker session (`<data dir>/broker-sessions/<client>.json`). */
 interface Mark {
@@ -72,8 +73,7 @@ export function keepSessions(opts: {
   const write = (clientId: string, mark: Mark) => {
     mkdirSync(dir, { recursive: true })
     const file = fileOf(clientId)
-    writeFileSync(`${file}.tmp`, JSON.stringify(mark))
-    renameSync(`${file}.tmp`, file)
+    replaceJson(file, mark)
   }
   const touch = () => {
     const now = new Date().toISOString()

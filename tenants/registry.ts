@@ -1,13 +1,4 @@
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import { TenantNotFound } from '../schema/errors.ts'
@@ -16,6 +7,7 @@ import { assertTenantId, PLATFORM_TENANT } from '../schema/tenant-id.ts'
 import type { Db, Migration } from './db.ts'
 import { openDatabase } from './db.ts'
 import { type ProfileGeneration, profileGeneration, type Stamp } from './generation.ts'
+import { replaceJson } from './json-file.ts'
 
 /**
  * Where a tenant's data lives (DESIGN §3): Free tenants share `tenants/_shared/<service>.db`, Pro
@@ -280,8 +272,7 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
       assertTenantId(tenantId)
       const file = placementFile(tenantId)
       mkdirSync(join(tenantsDir, tenantId), { recursive: true })
-      writeFileSync(`${file}.tmp`, JSON.stringify(placement))
-      renameSync(`${file}.tmp`, file)
+      replaceJson(file, placement)
       profiles.bump()
       placements.set(tenantId, { ...profiles.stamp(Date.now()), p: placement })
     },

@@ -1,12 +1,4 @@
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import {
@@ -15,6 +7,7 @@ import {
   type Metric,
 } from '../../schema/profiles.ts'
 import type { Counter, Stamp } from '../../tenants/generation.ts'
+import { replaceJson } from '../../tenants/json-file.ts'
 import type { TenantRegistry } from '../../tenants/registry.ts'
 import { AppError, Forbidden, LimitExceeded } from './errors.ts'
 
@@ -67,8 +60,7 @@ export function writeEntitlements(
   const dir = registry.tenantDir(tenantId)
   mkdirSync(dir, { recursive: true })
   const file = join(dir, 'entitlements.json')
-  writeFileSync(`${file}.tmp`, JSON.stringify(e))
-  renameSync(`${file}.tmp`, file)
+  replaceJson(file, e)
   const { entries, counter } = cacheOf(registry)
   counter.bump()
   entries.set(tenantId, { ...counter.stamp(Date.now()), e })
