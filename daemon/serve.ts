@@ -9,14 +9,14 @@ import { createLogger } from '../services/kernel/log.ts'
 import { createOwnership } from '../services/kernel/tenant-owner.ts'
 import { createTokenVerifier } from '../services/kernel/tokens.ts'
 import { createRegistry } from '../tenants/registry.ts'
-import { holdBackground, isDatabaseOf, outboxNotices, type WorkerRole } from './background.ts'
-import { startBackupSchedule } from './backup-schedule.ts'
+import { holdBackground, outboxNotices, type WorkerRole } from './background.ts'
+import { backgroundWork, type Running } from './background-work.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import { databaseCap, openFilesLimit } from './fd-limit.ts'
 import { listenGateway } from './gateway-part.ts'
 import { migrationsOf } from './migrations.ts'
-import { followProfiles, learnTenantsFrom } from './profiles.ts'
+import { learnTenantsFrom } from './profiles.ts'
 import { followRevocations, resolveApiKeysOverHttp } from './revocations.ts'
 import { initDataDir, loadSecrets, publicKeyFromAuth } from './secrets.ts'
 import { serviceModules, synchronousOf } from './services.ts'
@@ -32,13 +32,6 @@ export interface Platform {
   /** Stops accepting, finishes in-flight requests, flushes outboxes, closes everything. */
   stop(): Promise<void>
   urls: Record<string, string>
-}
-
-interface Running {
-  name: ServiceName
-  instance: ServiceInstance
-  relay: Relay
-  bus: EventBus
 }
 
 /**
@@ -278,53 +271,18 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
 
   // The background work: consumers, schedulers, relays and backups. One process runs it; of
   // several workers, the one holding the lease (daemon/lease.ts).
-  let backups: ReturnType<typeof startBackupSchedule> = null
-  let profileFeed: { stop(): void } | null = null
-  const startBackground = async () => {
-    // Without the tenant service here, this process keeps its own copy of the tenant profiles
-    // and entitlements (a no-op while the tenant service and billing share this data dir).
-    if (revocationBus && !wants('tenant'))
-      profileFeed = await followProfiles({
-        registry,
-        bus: revocationBus,
-        client,
-        services: names,
-        log,
-      })
-    // Consumers subscribe first: the relays below publish what a crash left unsent, and the
-    // broker keeps nothing for a subscriber that comes later.
-    for (const r of running) await r.instance.start?.()
-    // Every consumer is registered: the buses connect and take what their sessions queued.
-    for (const r of running) await r.bus.ready?.()
-    for (const r of running) r.relay.release()
-    // Every tenant database is opened once at start so its relay replays and drains it; one at a
-    // time, so the scan stays under the open-database cap however many tenants there are.
-    for (const r of running) {
-      registry.platform(r.name)
-      for (const path of registry.existingTenantDatabases(r.name)) {
-        try {
-          await r.relay.settled(registry.openPath(r.name, path, null))
-        } catch (err) {
-          log.warn('could not open a tenant database at start', {
-            service: r.name,
-            db: path,
-            error: (err as Error)?.message,
-          })
-        }
-      }
-    }
-    if (revocationBus)
-      await notices.follow(revocationBus, (service, path) => {
-        const r = running.find((x) => x.name === service)
-        if (!r || !isDatabaseOf(config.dataDir, service, path)) return
-        const db = registry.openPath(service, path, null)
-        r.relay.watch(db)
-        r.relay.nudge(db)
-      })
-    backups = startBackupSchedule(config, log, version)
-  }
-  const background = worker ? await holdBackground(config, log, worker, startBackground) : null
-  if (!worker) await startBackground()
+  const work = backgroundWork({
+    config,
+    log,
+    registry,
+    client,
+    running,
+    bus: revocationBus,
+    notices,
+    withTenant: wants('tenant'),
+  })
+  const background = worker ? await holdBackground(config, log, worker, work.start) : null
+  if (!worker) await work.start()
 
   // The payment service talks to the simulator on this host, so it comes along with payment too;
   // when another local process already serves that port, that one is used. It starts last: on
@@ -349,7 +307,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
     urls,
     async stop() {
       background?.stop()
-      await backups?.stop()
+      await work.stop()
       await Promise.all(servers.map((s) => s.stop(false)))
       await Promise.all(running.map((r) => r.instance.app.stop(false)))
       for (const r of running) await r.instance.stop?.()
@@ -358,7 +316,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       sessions.stop()
       await Promise.all(running.map((r) => r.bus.close().catch(() => {})))
       revocationFeed?.stop()
-      profileFeed?.stop()
+      work.close()
       await revocationBus?.close().catch(() => {})
       registry.closeAll()
       background?.close()
