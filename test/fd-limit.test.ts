@@ -107,7 +107,7 @@ describe('open files under a small ulimit', () => {
     console.log(`peak descriptors: ${peak.all} in all, ${peak.databases} on databases`)
     expect(peak.all).toBeLessThan(OPEN_FILES)
     // Three per database, plus the simulator's own file outside the registry and the webhook
-    // queue's checkpoint connection (its file and WAL; services/webhook/checkpointer.ts).
+    // queue's checkpoint connection (its file and WAL; services/kernel/checkpointer.ts).
     expect(peak.databases).toBeLessThanOrEqual(CAP * 3 + 3 + 2)
     expect(p.logs()).not.toContain('EMFILE')
   }, 60_000)

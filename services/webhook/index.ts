@@ -1,5 +1,5 @@
+import { type Checkpointer, startCheckpointer } from '../kernel/checkpointer.ts'
 import { defineService } from '../kernel/context.ts'
-import { type Checkpointer, startCheckpointer } from './checkpointer.ts'
 import { type WebhookSettings, webhookConfig } from './config.ts'
 import type { WebhookDeps } from './deps.ts'
 import { createDispatcher, type Dispatcher } from './dispatcher.ts'
@@ -40,7 +40,7 @@ export default defineService<WebhookSettings>({
     return {
       app: createWebhooksApp(ctx, deps),
       async start() {
-        checkpointer = startCheckpointer(deps.db, ctx.log)
+        checkpointer = startCheckpointer(deps.db, { name: 'the webhook queue', log: ctx.log })
         d.start()
         await subscribeSources(ctx.bus, deps, ctx.ownership)
       },
