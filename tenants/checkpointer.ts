@@ -180,26 +180,23 @@ export function startCheckpointer(
   if (db.path === ':memory:')
     return { running: false, ended: true, handOver() {}, stop: async () => {} }
   const state = new Int32Array(new SharedArrayBuffer(4))
-  /** The connection handed over, and the threshold it had. */
+  /** The connection handed over. */
   let conn: Database | null = null
-  let threshold = 1000
   let stopping = false
   /** The connection as it is, without reopening a released handle. */
   const live = () => (db.closed ? null : db.sqlite)
 
-  /** The connection's own checkpoints come back: no thread is checkpointing for it any more. */
+  /** The connection's own checkpoints come back, unless another thread still holds them. */
   const giveBack = () => {
-    if (conn && live() === conn) conn.run(`PRAGMA wal_autocheckpoint = ${threshold}`)
+    if (conn) release(conn, live() === conn)
     conn = null
   }
   const handOver = () => {
     if (stopping || Atomics.load(state, 0) !== READY) return giveBack()
     const now = live()
     if (!now || now === conn) return
-    threshold =
-      now.query<{ wal_autocheckpoint: number }, []>('PRAGMA wal_autocheckpoint').get()
-        ?.wal_autocheckpoint ?? 1000
-    now.run('PRAGMA wal_autocheckpoint = 0')
+    giveBack()
+    hold(now)
     conn = now
   }
 
@@ -266,6 +263,34 @@ export function startCheckpointer(
       return exited
     },
   }
+}
+
+/**
+ * Who holds each connection's automatic checkpoints, and the threshold it had before the first:
+ * two threads may checkpoint one file (the analytics consumer's, a tenant move's), and whichever
+ * ends first must neither give them back under the other nor leave them off for good.
+ */
+const holds = new WeakMap<Database, { count: number; threshold: number }>()
+
+function hold(conn: Database): void {
+  let h = holds.get(conn)
+  if (!h) {
+    const pages =
+      conn.query<{ wal_autocheckpoint: number }, []>('PRAGMA wal_autocheckpoint').get()
+        ?.wal_autocheckpoint ?? 0
+    // Off already (a bulk write holds them): SQLite's own threshold is what comes back.
+    h = { count: 0, threshold: pages > 0 ? pages : 1000 }
+    holds.set(conn, h)
+    conn.run('PRAGMA wal_autocheckpoint = 0')
+  }
+  h.count++
+}
+
+function release(conn: Database, open: boolean): void {
+  const h = holds.get(conn)
+  if (!h || --h.count > 0) return
+  holds.delete(conn)
+  if (open) conn.run(`PRAGMA wal_autocheckpoint = ${h.threshold}`)
 }
 
 /** How often a checkpoint that keeps failing (a lock another process holds) is logged again. */

@@ -132,6 +132,19 @@ describe('the WAL checkpointer', () => {
     db.close()
   })
 
+  it('keeps the checkpoints off while another thread still holds them, and gives them back after both', async () => {
+    const { db } = openLoaded('two.db')
+    const first = startCheckpointer(db, { name: 'first', everyMs: 5, idleMs: 60_000 })
+    await eventually(() => first.running, 5000, 'the first thread')
+    const second = startCheckpointer(db, { name: 'second', everyMs: 5, idleMs: 60_000 })
+    await eventually(() => second.running, 5000, 'the second thread')
+    await first.stop()
+    expect(threshold(db)).toBe(0)
+    await second.stop()
+    expect(threshold(db)).toBe(1000)
+    db.close()
+  })
+
   it('starts nothing for a database in memory', async () => {
     const db = openDatabase(':memory:', { migrations: [] })
     const checkpointer = startCheckpointer(db, { name: 'test' })
