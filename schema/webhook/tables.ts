@@ -57,8 +57,10 @@ export const webhookDeliveries = sqliteTable(
     updatedAt: text('updated_at').notNull(),
     deliveredAt: text('delivered_at'),
   },
+  // The endpoint index serves every queue query: the dispatcher's per-endpoint claims directly,
+  // and the queue-wide ones (pending endpoints, counts, purge, recovery) endpoint by endpoint
+  // (queue.ts QUEUED_ENDPOINTS). Each index is written again on every status change of a row.
   (t) => [
-    index('webhook_deliveries_due').on(t.status, t.nextAttemptAt, t.endpointId),
     index('webhook_deliveries_endpoint').on(t.endpointId, t.status, t.nextAttemptAt),
     index('webhook_deliveries_tenant').on(t.tenantId, t.id),
   ],

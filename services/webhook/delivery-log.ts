@@ -154,39 +154,45 @@ export function replayDelivery(deps: WebhookDeps, tenantId: string | null, id: s
   return getDelivery(deps, tenantId, id)
 }
 
-/** Replays every dead delivery of a tenant (null: all tenants) or one endpoint, whose endpoint is enabled. */
+/**
+ * Replays every dead delivery of a tenant (null: all tenants) or one endpoint, whose endpoint is
+ * enabled. Goes endpoint by endpoint through the endpoint index: dead rows are few among many.
+ */
 export function replayDead(
   deps: WebhookDeps,
   tenantId: string | null,
   endpointId?: string,
 ): { replayed: number } {
   const nowMs = deps.clock.nowMs()
-  const params: Array<string | number> = [nowMs, new Date(nowMs).toISOString()]
+  const now = new Date(nowMs).toISOString()
   let filter = ''
+  const params: string[] = []
   if (tenantId !== null) {
-    filter += ' AND d.tenant_id = ?'
+    filter += ' AND tenant_id = ?'
     params.push(tenantId)
   }
   if (endpointId) {
-    filter += ' AND d.endpoint_id = ?'
+    filter += ' AND id = ?'
     params.push(endpointId)
   }
-  const endpoints = deps.db.sqlite
-    .query<{ endpoint_id: string }, Array<string | number>>(
-      `SELECT DISTINCT d.endpoint_id FROM webhook_deliveries d WHERE d.status = 'dead'${filter}`,
-    )
-    .all(...params.slice(2))
-  const replayed = deps.db.write(
-    () =>
-      deps.db.sqlite
-        .query(
-          `UPDATE webhook_deliveries AS d SET status = 'pending', attempts = 0, next_attempt_at = ?,
-             updated_at = ?, delivered_at = NULL
-           WHERE d.status = 'dead'${filter} AND EXISTS (SELECT 1 FROM webhook_endpoints e
-             WHERE e.id = d.endpoint_id AND e.status = 'enabled')`,
-        )
-        .run(...params).changes,
+  const enabled = deps.db.sqlite.query<{ id: string }, string[]>(
+    `SELECT id FROM webhook_endpoints WHERE status = 'enabled'${filter}`,
   )
-  deps.notify.enqueued(endpoints.map((e) => e.endpoint_id))
+  const replay = deps.db.sqlite.query(
+    `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?,
+       updated_at = ?, delivered_at = NULL
+     WHERE endpoint_id = ? AND status = 'dead'${tenantId === null ? '' : ' AND tenant_id = ?'}`,
+  )
+  const touched: string[] = []
+  let replayed = 0
+  deps.db.write(() => {
+    for (const { id } of enabled.all(...params)) {
+      const args = tenantId === null ? [nowMs, now, id] : [nowMs, now, id, tenantId]
+      const n = replay.run(...args).changes
+      if (n) touched.push(id)
+      replayed += n
+    }
+  })
+  deps.notify.enqueued(touched)
   return { replayed }
 }

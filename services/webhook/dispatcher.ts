@@ -11,9 +11,8 @@ import {
   type ClaimedDelivery,
   claimDue,
   type DeliveryRow,
-  purgeDelivered,
-  recoverInFlight,
 } from './queue.ts'
+import { countQueue, pendingEndpoints, purgeDelivered, recoverInFlight } from './queue-wide.ts'
 
 type Send = (
   endpoint: EndpointRow,
@@ -65,9 +64,6 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     nextDue: deps.db.sqlite.query<{ at: number | null }, [string]>(
       "SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending'",
     ),
-    pendingEndpoints: deps.db.sqlite.query<{ endpoint_id: string }, []>(
-      "SELECT DISTINCT endpoint_id FROM webhook_deliveries WHERE status = 'pending'",
-    ),
     killEndpoint: deps.db.sqlite.query(
       "UPDATE webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ? WHERE endpoint_id = ? AND status = 'pending'",
     ),
@@ -76,9 +72,6 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
          previous_secret_expires_at AS previousSecretExpiresAt, version, rate_limit AS rateLimit,
          status, disabled_reason AS disabledReason, created_at AS createdAt, updated_at AS updatedAt
        FROM webhook_endpoints WHERE id = ?`,
-    ),
-    counts: deps.db.sqlite.query<{ status: string; n: number }, []>(
-      "SELECT status, COUNT(*) AS n FROM webhook_deliveries WHERE status IN ('pending', 'dead') GROUP BY status",
     ),
   }
 
@@ -309,9 +302,10 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
   const sweep = () => {
     if (deps.db.closed) return
     if (sweeps++ % 60 === 0) purgeDelivered(deps)
-    for (const { endpoint_id } of q.pendingEndpoints.all()) refreshDue(endpoint_id)
-    for (const { status, n } of q.counts.all())
-      (status === 'dead' ? deadGauge : pendingGauge).set(n)
+    for (const id of pendingEndpoints(deps)) refreshDue(id)
+    const { pending, dead } = countQueue(deps)
+    pendingGauge.set(pending)
+    deadGauge.set(dead)
     wake()
   }
   const safeSweep = () => {

@@ -6,7 +6,7 @@ import type { ServiceInstance } from '../kernel/context.ts'
 import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
 import type { WebhookSettings } from './config.ts'
 import service from './index.ts'
-import { purgeDelivered } from './queue.ts'
+import { purgeDelivered } from './queue-wide.ts'
 
 interface Received {
   path: string
