@@ -2,6 +2,7 @@ import { isInvoicePayment, type TopicEvent, topics } from '../../schema/events.t
 import type { ServiceContext } from '../kernel/context.ts'
 import { handleOnce } from '../kernel/events.ts'
 import { subscribe } from '../kernel/subscribe.ts'
+import { checkpointOffThread } from './checkpoints.ts'
 import { type ApplyResult, applyTransactions, toStored } from './ingest.ts'
 import type { StoredTransaction } from './stored.ts'
 import { timeZone } from './time.ts'
@@ -39,6 +40,7 @@ export function consumeTransactions(
     }
   }
   const db = ctx.registry.tenant('analytics', tenantId)
+  checkpointOffThread(ctx, db, rows.length)
   let result: ApplyResult | null = null
   handleOnce(db, CONSUMER, event.id, () => {
     result = applyTransactions(db, rows, ctx.clock.now().toISOString(), opts)

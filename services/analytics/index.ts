@@ -1,4 +1,5 @@
 import { defineService, type NoSettings } from '../kernel/context.ts'
+import { stopCheckpointers } from './checkpoints.ts'
 import { subscribeTransactions } from './events.ts'
 import { createAnalyticsApp } from './routes.ts'
 
@@ -7,5 +8,6 @@ export default defineService<NoSettings>({
   create: (ctx) => ({
     app: createAnalyticsApp(ctx),
     start: () => subscribeTransactions(ctx),
+    stop: () => stopCheckpointers(ctx),
   }),
 })
