@@ -35,7 +35,10 @@ export const webhookEndpoints = sqliteTable(
 
 /**
  * One message to one endpoint. `payload` is the exact body, fixed at enqueue so every attempt
- * and replay sends the same bytes. Status: pending → delivering → delivered | pending (retry) | dead.
+ * and replay sends the same bytes. Status: pending → delivered | pending (retry) | dead. An
+ * attempt in flight stays pending here (the dispatcher holds its claim in memory, see
+ * `webhookDispatcher`); `delivering` is only found in files written by earlier versions, and is
+ * turned back to pending when the dispatcher starts.
  */
 export const webhookDeliveries = sqliteTable(
   'webhook_deliveries',
@@ -81,3 +84,14 @@ export const webhookAttempts = sqliteTable(
   },
   (t) => [index('webhook_attempts_delivery').on(t.deliveryId, t.seq)],
 )
+
+/**
+ * The dispatcher working this queue: the one started last. Its claims live in its memory, so a
+ * second one on the same file would send what the first has in flight; starting takes the queue
+ * over, and a dispatcher claims nothing more once it sees another one has (one row, id 1).
+ */
+export const webhookDispatcher = sqliteTable('webhook_dispatcher', {
+  id: integer('id').primaryKey(),
+  owner: text('owner').notNull(),
+  startedAt: text('started_at').notNull(),
+})

@@ -181,4 +181,94 @@ describe('the dispatcher', () => {
     expect(attempts).toEqual([])
     second.close()
   })
+
+  it('hands the queue to a dispatcher started later on the file: the first claims nothing more', async () => {
+    const file = join(kit.dataDir, 'takeover.db')
+    const first = openDatabase(file, { migrations })
+    const second = openDatabase(file, { migrations })
+    seed(first, 1, 100)
+    const sent: Array<{ by: 'a' | 'b'; messageId: string }> = []
+    // The first dispatcher's receiver answers when the test says so; the second's at once.
+    const hanging: Array<() => void> = []
+    const answerAll = () => {
+      for (const answer of hanging.splice(0)) answer()
+    }
+    const a = createDispatcher(depsOf(first, 4), {
+      send: (_endpoint, delivery) => {
+        sent.push({ by: 'a', messageId: delivery.messageId })
+        return new Promise((resolve) => hanging.push(() => resolve(OK)))
+      },
+    })
+    a.start()
+    await eventually(() => sent.length === 4)
+    answerAll()
+    await eventually(() => sent.length === 8 && delivered(first).length === 4)
+    const committed = delivered(first)
+    const b = createDispatcher(depsOf(second, 4), {
+      send: async (_endpoint, delivery) => {
+        sent.push({ by: 'b', messageId: delivery.messageId })
+        return OK
+      },
+    })
+    b.start()
+    const atTakeover = sent.length
+    // The first one's attempts in flight end; its next turn records them and claims nothing.
+    answerAll()
+    await eventually(() => {
+      answerAll()
+      return delivered(second).length === 100
+    })
+    await a.stop()
+    await b.stop()
+    expect(sent.slice(atTakeover).filter((s) => s.by === 'a')).toEqual([])
+    expect(new Set(sent.map((s) => s.messageId)).size).toBe(100)
+    // Sent twice: at most what the first had in flight when the second took over, as after a
+    // crash; never one whose 2xx was committed.
+    expect(sent.length - 100).toBeLessThanOrEqual(4)
+    const byB = sent.filter((s) => s.by === 'b').map((s) => s.messageId.replace('msg_', 'del_'))
+    expect(byB.filter((id) => committed.includes(id))).toEqual([])
+    first.close()
+    second.close()
+  })
+
+  it('sends an attempt in flight once when its endpoint is disabled and enabled meanwhile', async () => {
+    const db = openDatabase(join(kit.dataDir, 'toggle.db'), { migrations })
+    seed(db, 1, 8)
+    const write = db.write.bind(db)
+    let transactions = 0
+    db.write = (fn) => {
+      transactions++
+      return write(fn)
+    }
+    const sent: string[] = []
+    const hanging: Array<() => void> = []
+    const dispatcher = createDispatcher(depsOf(db, 4), {
+      send: (_endpoint, delivery) => {
+        sent.push(delivery.messageId)
+        return new Promise((resolve) => hanging.push(() => resolve(OK)))
+      },
+    })
+    dispatcher.start()
+    await eventually(() => sent.length === 4)
+    const setStatus = (status: string) => {
+      db.sqlite.query('UPDATE webhook_endpoints SET status = ? WHERE id = ?').run(status, 'whe_0')
+      const before = transactions
+      dispatcher.endpointChanged('whe_0')
+      return eventually(() => transactions > before, 5000, `a turn after the endpoint is ${status}`)
+    }
+    await setStatus('disabled')
+    const dead = () =>
+      db.sqlite
+        .query<{ id: string }, []>("SELECT id FROM webhook_deliveries WHERE status = 'dead'")
+        .all()
+    // The four waiting ones end dead; the four in flight are left to their outcomes.
+    await eventually(() => dead().length === 4)
+    await setStatus('enabled')
+    for (const answer of hanging.splice(0)) answer()
+    await eventually(() => delivered(db).length === 4)
+    await dispatcher.stop()
+    expect(sent.length).toBe(4)
+    expect(delivered(db).sort()).toEqual(['del_0_0', 'del_0_1', 'del_0_2', 'del_0_3'])
+    db.close()
+  })
 })

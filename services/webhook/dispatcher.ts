@@ -1,17 +1,12 @@
 import { faultPoint } from '../kernel/faults.ts'
 import { attemptDelivery } from './attempt.ts'
+import { claimDue, holdsQueue, nextDueAfter, takeQueue } from './claims.ts'
 import type { WebhookDeps } from './deps.ts'
 import { type EndpointRow, signingKeys } from './endpoints.ts'
 import { burstOf, type Lane, newLane, tokensOf } from './lanes.ts'
 import { deadGauge, deliveriesTotal, inFlightGauge, pendingGauge } from './metrics.ts'
 import { type Answered, countFinished, type Finished, recordFinished } from './outcomes.ts'
-import {
-  type AttemptOutcome,
-  type AttemptResult,
-  type ClaimedDelivery,
-  claimDue,
-  type DeliveryRow,
-} from './queue.ts'
+import type { AttemptOutcome, AttemptResult, ClaimedDelivery, DeliveryRow } from './queue.ts'
 import { countQueue, pendingEndpoints, purgeDelivered, recoverInFlight } from './queue-wide.ts'
 
 type Send = (
@@ -22,12 +17,12 @@ type Send = (
 ) => Promise<AttemptOutcome>
 
 /**
- * The delivery worker. The queue lives in SQLite; memory only holds per-endpoint lanes (in-flight
- * count, token bucket, next due time) recomputed from indexed queries. Work goes in turns: one
+ * The delivery worker. The queue lives in SQLite; memory holds per-endpoint lanes (the claims in
+ * flight, token bucket, next due time) recomputed from indexed queries. Work goes in turns: one
  * write transaction per turn of the event loop commits every outcome and 2xx that arrived since
- * the last one and claims (marks `delivering`) the due deliveries of every lane with room; the
- * claimed requests start after that commit. After a crash only deliveries whose outcome was not
- * committed are sent again, and a committed 2xx never is.
+ * the last one and claims the due deliveries of every lane with room (in memory: a claim writes
+ * nothing, see claims.ts); the claimed requests start after that commit. After a crash only
+ * deliveries whose outcome was not committed are sent again, and a committed 2xx never is.
  */
 export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) {
   const lanes = new Map<string, Lane>()
@@ -35,6 +30,8 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
   const running = new Set<Promise<void>>()
   let totalInFlight = 0
   let stopped = true
+  /** This dispatcher's hold on the queue file (claims.ts `takeQueue`). */
+  let owner = ''
   let timer: ReturnType<typeof setTimeout> | null = null
   let timerAt = Number.POSITIVE_INFINITY
   let turnQueued = false
@@ -64,8 +61,10 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     nextDue: deps.db.sqlite.query<{ at: number | null }, [string]>(
       "SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending'",
     ),
+    // Not those in flight: their outcome, recorded when it comes, says how they ended.
     killEndpoint: deps.db.sqlite.query(
-      "UPDATE webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ? WHERE endpoint_id = ? AND status = 'pending'",
+      `UPDATE webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ?
+       WHERE endpoint_id = ? AND status = 'pending' AND rowid NOT IN (SELECT value FROM json_each(?))`,
     ),
     endpoint: deps.db.sqlite.query<EndpointRow & Record<string, unknown>, [string]>(
       `SELECT id, tenant_id AS tenantId, url, events, secret, previous_secret AS previousSecret,
@@ -97,7 +96,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
   const refreshDue = (id: string) => {
     const lane = laneOf(id)
     lane.nextDue = q.nextDue.get(id)?.at ?? null
-    if (lane.nextDue === null && lane.inFlight === 0) lanes.delete(id)
+    if (lane.nextDue === null && lane.inFlight.size === 0) lanes.delete(id)
   }
 
   /** Runs a turn at `at` (clock epoch ms) unless one is due earlier. */
@@ -134,14 +133,18 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     const endpoint = endpointOf(id)
     if (endpoint?.status !== 'enabled') {
       const reason = endpoint ? 'endpoint disabled' : 'endpoint deleted'
-      killed += q.killEndpoint.run(reason, new Date(nowMs).toISOString(), id).changes
-      lanes.delete(id)
+      const lane = lanes.get(id)
+      const inFlight = JSON.stringify([...(lane?.inFlight ?? [])])
+      killed += q.killEndpoint.run(reason, new Date(nowMs).toISOString(), id, inFlight).changes
+      // A lane with claims in flight stays until their outcomes come: they are its only record.
+      if (lane?.inFlight.size) lane.nextDue = null
+      else lanes.delete(id)
       return
     }
     const lane = laneOf(id)
     const rate = endpoint.rateLimit ?? deps.config.rateLimit
     const room = Math.min(
-      deps.config.maxInFlight - lane.inFlight,
+      deps.config.maxInFlight - lane.inFlight.size,
       deps.config.maxInFlightTotal - totalInFlight,
     )
     if (room <= 0) return
@@ -151,13 +154,16 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       return
     }
     const limit = Math.min(room, tokens)
-    const rows = claimDue(deps, id, nowMs, limit)
+    const rows = claimDue(deps, id, nowMs, limit, lane.inFlight)
     lane.tokens -= rows.length
-    lane.inFlight += rows.length
     totalInFlight += rows.length
-    for (const row of rows) out.push({ endpoint, lane, row })
-    // A full claim leaves the lane due; a short one means the due rows ran out.
-    if (rows.length < limit) refreshDue(id)
+    for (const row of rows) {
+      lane.inFlight.add(row.seq)
+      out.push({ endpoint, lane, row })
+    }
+    // A full claim leaves the lane due; a short one means the due rows ran out (the pending rows
+    // due by now are all in flight).
+    if (rows.length < limit) lane.nextDue = nextDueAfter(deps, id, nowMs)
   }
 
   const isDue = (lane: Lane, nowMs: number) => lane.nextDue !== null && lane.nextDue <= nowMs
@@ -165,6 +171,12 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
   /** Claims for every due lane (inside the turn's transaction). */
   const claimAll = (nowMs: number, out: Launch[]) => {
     for (const [id, lane] of lanes) if (isDue(lane, nowMs)) pump(id, nowMs, out)
+  }
+
+  /** Another dispatcher started on this file and took the queue over: claim nothing more. */
+  const yieldQueue = () => {
+    stopped = true
+    deps.log.warn('another webhook dispatcher took this queue over; this one stops claiming')
   }
 
   /** A turn for the earliest lane due later. */
@@ -203,8 +215,8 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
   /**
    * One turn, one transaction: the outcomes and 2xx answers that arrived since the last turn, then
    * the claims for every lane with room (in a savepoint, so a failed claim keeps the outcomes).
-   * If the commit fails, the outcomes stay uncommitted (their deliveries stay `delivering` and are
-   * sent again after a restart) and nothing claimed is started. Never throws: it runs from timers.
+   * If the commit fails, the outcomes stay uncommitted (their deliveries stay pending and are sent
+   * again) and nothing claimed is started. Never throws: it runs from timers.
    */
   const turn = () => {
     turnQueued = false
@@ -212,8 +224,8 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
     const marks = answered
     finished = []
     answered = []
-    for (const { endpoint, lane } of batch) {
-      lane.inFlight--
+    for (const { endpoint, lane, row } of batch) {
+      lane.inFlight.delete(row.seq)
       totalInFlight--
       if (!lanes.has(endpoint.id)) lanes.set(endpoint.id, lane)
     }
@@ -227,7 +239,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       // A savepoint: a claim that fails keeps the outcomes recorded before it.
       const claim = () => {
         try {
-          deps.db.write(() => claimAll(nowMs, launches))
+          deps.db.write(() => (holdsQueue(deps, owner) ? claimAll(nowMs, launches) : yieldQueue()))
           failures = 0
         } catch (err) {
           unclaim(launches)
@@ -261,8 +273,8 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
   }
 
   const unclaim = (launches: Launch[]) => {
-    for (const { lane } of launches) {
-      lane.inFlight--
+    for (const { lane, row } of launches) {
+      lane.inFlight.delete(row.seq)
       totalInFlight--
     }
     launches.length = 0
@@ -321,6 +333,7 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
   return {
     start() {
       stopped = false
+      owner = takeQueue(deps)
       const recovered = recoverInFlight(deps)
       if (recovered)
         deps.log.info('re-queued webhook deliveries that were in flight', { count: recovered })

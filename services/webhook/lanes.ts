@@ -7,8 +7,8 @@
 export const burstOf = (rate: number) => Math.max(1, Math.ceil(rate / 20))
 
 export interface Lane {
-  /** Claimed attempts whose outcome is not recorded yet. */
-  inFlight: number
+  /** Rowids of the claimed deliveries whose outcome is not committed yet (claims are not written). */
+  inFlight: Set<number>
   tokens: number
   refilledAt: number
   /** Epoch ms of the earliest pending delivery, or null when none is known. */
@@ -16,7 +16,12 @@ export interface Lane {
 }
 
 export function newLane(rate: number): Lane {
-  return { inFlight: 0, tokens: burstOf(rate), refilledAt: performance.now(), nextDue: null }
+  return {
+    inFlight: new Set(),
+    tokens: burstOf(rate),
+    refilledAt: performance.now(),
+    nextDue: null,
+  }
 }
 
 /** Whole tokens available now (the bucket refills continuously at `rate` per second). */

@@ -121,6 +121,12 @@ type AttemptedDelivery = Pick<DeliveryRow, 'id' | 'tenantId' | 'endpointId' | 'a
   seq: number
 }
 
+/** A claimed delivery: what an attempt needs, and where its row is (`seq`, the rowid). */
+export type ClaimedDelivery = Pick<
+  DeliveryRow,
+  'id' | 'tenantId' | 'endpointId' | 'messageId' | 'payload' | 'attempts' | 'nextAttemptAt'
+> & { seq: number }
+
 /**
  * Records attempts and decides what comes next, all in one transaction: delivered; retried per
  * the schedule; dead after the last attempt; dead with the endpoint disabled on 410 Gone.
@@ -182,40 +188,6 @@ export function recordAttempts(
       return { status, nextAttemptAt: next, disabled: gone }
     }),
   )
-}
-
-/** A claimed delivery: what an attempt needs, and where its row is (`seq`, the rowid). */
-export type ClaimedDelivery = Pick<
-  DeliveryRow,
-  'id' | 'tenantId' | 'endpointId' | 'messageId' | 'payload' | 'attempts' | 'nextAttemptAt'
-> & { seq: number }
-
-/**
- * One statement reads and marks the due rows. Ties on `next_attempt_at` go by rowid (insertion
- * order), which the endpoint index carries, so the oldest due rows come without a sort.
- */
-const CLAIM_SQL = `UPDATE webhook_deliveries SET status = 'delivering'
-  WHERE rowid IN (SELECT rowid FROM webhook_deliveries
-    WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
-    ORDER BY next_attempt_at, rowid LIMIT ?)
-  RETURNING rowid AS seq, id, tenant_id AS tenantId, endpoint_id AS endpointId,
-    message_id AS messageId, payload, attempts, next_attempt_at AS nextAttemptAt`
-
-/**
- * Claims up to `limit` due deliveries of one endpoint, oldest first. The write transaction (a
- * savepoint inside the caller's) holds the write lock across the select and the update, so two
- * claimers (two dispatchers on one file) never get the same delivery.
- */
-export function claimDue(
-  deps: WebhookDeps,
-  endpointId: string,
-  nowMs: number,
-  limit: number,
-): ClaimedDelivery[] {
-  const claim = deps.db.sqlite.query<ClaimedDelivery, [string, number, number]>(CLAIM_SQL)
-  // RETURNING gives rows in no particular order.
-  const rows = deps.db.write(() => claim.all(endpointId, nowMs, limit))
-  return rows.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.seq - b.seq)
 }
 
 /**
