@@ -56,7 +56,13 @@ export const dailyTotals = sqliteTable(
   (t) => [primaryKey({ columns: [t.tenantId, t.day, t.userId, t.direction, t.category] })],
 )
 
-/** Daily rollup by counterparty: customers and insights over a date range. */
+/**
+ * Daily rollup by counterparty: customers and insights over a date range. Keyed direction first,
+ * so the key is what insights reads (one direction's rows in day order: the table is WITHOUT
+ * ROWID, so the key's B-tree holds every column) and no second index is written per row; reads
+ * of both directions name them (`direction IN ('in', 'out')`) to seek by day in each. Day-clustered
+ * within a direction, so inserts stay local.
+ */
 export const dailyCounterparties = sqliteTable(
   'daily_counterparties',
   {
@@ -68,18 +74,7 @@ export const dailyCounterparties = sqliteTable(
     amountCents: integer('amount_cents').notNull(),
     lastSeen: text('last_seen').notNull(),
   },
-  (t) => [
-    primaryKey({ columns: [t.tenantId, t.day, t.counterpartyKey, t.direction] }),
-    // Covering, for insights' money in by counterparty over recent days: one direction's rows in
-    // day order without touching the table. Day-clustered like the key, so inserts stay local.
-    index('daily_counterparties_direction_day').on(
-      t.tenantId,
-      t.direction,
-      t.day,
-      t.counterpartyKey,
-      t.amountCents,
-    ),
-  ],
+  (t) => [primaryKey({ columns: [t.tenantId, t.direction, t.day, t.counterpartyKey] })],
 )
 
 /** One row per counterparty over all time: top customers and RFM without touching transactions. */

@@ -57,7 +57,8 @@ export function counterpartyTotals(scope: Scope): CounterpartyTotals[] {
   } else {
     const split = splitRange(scope.zone, range)
     if (!(split.fromDay && split.toDay && split.fromDay > split.toDay)) {
-      const where = ['tenant_id = ?']
+      // Both directions named: the rollup's key is (tenant, direction, day, counterparty).
+      const where = ['tenant_id = ?', "direction IN ('in', 'out')"]
       args.push(tenantId)
       if (split.fromDay) where.push('day >= ?') && args.push(split.fromDay)
       if (split.toDay) where.push('day <= ?') && args.push(split.toDay)
@@ -86,7 +87,7 @@ export function counterpartyTotals(scope: Scope): CounterpartyTotals[] {
 
 /**
  * Money in by counterparty over whole local days from `fromDay` (tenant-wide), from the daily
- * counterparty rollup through its (tenant, direction, day) covering index. A 90-day window of a
+ * counterparty rollup in its key's (tenant, direction, day) order. A 90-day window of a
  * busy tenant is ~100,000 rollup rows (25 ms to group), so the answer is kept until the database
  * changes (`untilChanged`).
  */

@@ -3,7 +3,9 @@ import fc from 'fast-check'
 import { migrations } from '../../schema/analytics/migrations.ts'
 import type { TransactionEvent } from '../../schema/events.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { counterpartyTotals } from './customers.ts'
 import { consumeTransactions } from './events.ts'
+import { timeZone } from './time.ts'
 
 const TABLES = [
   'transactions',
@@ -151,6 +153,53 @@ describe('the consumer insert path', () => {
           const b = batches[again % batches.length]!
           expect(consume(whole, b.rows.map(toEvent), b.raw, ids[again % ids.length])).toBeNull()
           expect(dump(whole)).toEqual(stored)
+        },
+      ),
+      { numRuns: 100 },
+    )
+  }, 30_000)
+
+  it('answers a counterparty read over any range from its rollups as the transactions in it do', () => {
+    const minute = (m: number) => Date.parse('2026-05-01T20:00:00Z') + m * 60_000
+    fc.assert(
+      fc.property(
+        fc.array(event, { minLength: 1, maxLength: 80 }),
+        fc.option(fc.integer({ min: -60, max: 3 * 24 * 60 + 60 }), { nil: null }),
+        fc.option(fc.integer({ min: -60, max: 3 * 24 * 60 + 60 }), { nil: null }),
+        (rows, from, to) => {
+          const tenantId = `range-${++seq}`
+          consume(tenantId, rows.map(toEvent), false)
+          const db = kit.registry.tenant('analytics', tenantId)
+          const zone = timeZone(kit.registry.placement(tenantId).timezone)
+          const range = {
+            fromMs: from === null ? null : minute(from),
+            toMs: to === null ? null : minute(to),
+          }
+          // Whole days from the daily rollup (both directions), the edges from the transactions.
+          const read = counterpartyTotals({ db, tenantId, userId: null, zone, range })
+            .map(({ key, count, total, in_cents, out_cents, last_seen }) => ({
+              key,
+              count,
+              total,
+              in_cents,
+              out_cents,
+              last_seen,
+            }))
+            .sort((a, b) => (a.key < b.key ? -1 : 1))
+          const iso = (ms: number | null, open: string) =>
+            ms === null ? open : new Date(ms).toISOString()
+          const expected = db.sqlite
+            .query(
+              `SELECT counterparty_key AS key, count(*) AS count, sum(amount_cents) AS total,
+                sum(CASE WHEN direction = 'in' THEN amount_cents ELSE 0 END) AS in_cents,
+                sum(CASE WHEN direction = 'out' THEN amount_cents ELSE 0 END) AS out_cents,
+                max(occurred_at) AS last_seen
+              FROM transactions WHERE tenant_id = ? AND counterparty_key IS NOT NULL
+                AND occurred_at >= ? AND occurred_at < ?
+              GROUP BY counterparty_key ORDER BY counterparty_key`,
+            )
+            .all(tenantId, iso(range.fromMs, ''), iso(range.toMs, '9'))
+          expect(read).toEqual(expected as typeof read)
         },
       ),
       { numRuns: 100 },

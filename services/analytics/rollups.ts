@@ -175,7 +175,7 @@ export function refreshCounterparty(db: Db, r: StoredTransaction): void {
          SELECT max(occurred_at) FROM transactions t WHERE t.tenant_id = ?1
            AND t.occurred_at >= ?4 AND t.occurred_at < ?5 AND t.local_day = ?3
            AND t.counterparty_key = ?2 AND t.direction = daily_counterparties.direction)
-       WHERE tenant_id = ?1 AND counterparty_key = ?2 AND day = ?3`,
+       WHERE tenant_id = ?1 AND direction IN ('in', 'out') AND day = ?3 AND counterparty_key = ?2`,
     )
     .run(
       r.tenant_id,
