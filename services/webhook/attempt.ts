@@ -1,6 +1,7 @@
 import type { AttemptOutcome } from './queue.ts'
 import { signedHeaders } from './signing.ts'
-import { checkDestination, type DestinationPolicy, isIpLiteral, type Resolver } from './ssrf.ts'
+import type { DestinationPolicy, Resolver } from './ssrf.ts'
+import { type Targets, targetsOf } from './targets.ts'
 
 const EXCERPT_BYTES = 1024
 const READ_LIMIT = 64 * 1024
@@ -22,46 +23,35 @@ export interface AttemptInput {
 }
 
 /**
- * One POST of a signed delivery. The destination is resolved and checked right now and the
- * request connects to that checked address (Host header and TLS server name keep the original
- * host), so a name re-pointed at an internal address after registration reaches nothing.
- * Redirects are never followed: a 3xx is a failed attempt.
+ * One POST of a signed delivery. The destination is resolved and checked at attempt time (a check
+ * serves the attempts of one second, targets.ts) and the request connects to that checked address
+ * (Host header and TLS server name keep the original host), so a name re-pointed at an internal
+ * address after registration reaches nothing. Redirects are never followed: a 3xx is a failed
+ * attempt.
  */
 export async function attemptDelivery(input: AttemptInput): Promise<AttemptOutcome> {
   const at = isoOf(input.nowMs)
   const started = performance.now()
-  const done = (o: Omit<AttemptOutcome, 'at' | 'latencyMs'>): AttemptOutcome => ({
+  const done = (
+    statusCode: number | null,
+    ok: boolean,
+    responseExcerpt: string | null,
+    error: string | null,
+  ): AttemptOutcome => ({
     at,
     latencyMs: Math.round(performance.now() - started),
-    ...o,
+    statusCode,
+    ok,
+    responseExcerpt,
+    error,
   })
-  let targets: URL[]
-  let host: string
-  let original: URL
+  let checked: Targets
   try {
-    const dest = await checkDestination(input.url, input.policy, { resolve: input.resolve })
-    host = dest.host
-    original = dest.url
-    if (isIpLiteral(host)) targets = [dest.url]
-    else {
-      // IPv4 first; the next checked address is tried only when one refuses the connection.
-      const ordered = [...dest.addresses].sort(
-        (a, b) => Number(a.includes(':')) - Number(b.includes(':')),
-      )
-      targets = ordered.slice(0, 4).map((address) => {
-        const u = new URL(dest.url)
-        u.hostname = address.includes(':') ? `[${address}]` : address
-        return u
-      })
-    }
+    checked = await targetsOf(input.url, input.policy, input.resolve)
   } catch (err) {
-    return done({
-      statusCode: null,
-      ok: false,
-      responseExcerpt: null,
-      error: `destination refused: ${(err as Error).message}`,
-    })
+    return done(null, false, null, `destination refused: ${(err as Error).message}`)
   }
+  const { original, host, urls: targets } = checked
   const timestamp = Math.floor(input.nowMs / 1000)
   const headers = signedHeaders(input.keys, input.messageId, timestamp, input.body)
   headers.host = original.host
@@ -91,22 +81,19 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptOutco
     const text = await readLimited(res).catch(() => '')
     const excerpt = text.length > EXCERPT_BYTES ? text.slice(0, EXCERPT_BYTES) : text
     const status = res.status
-    if (status >= 200 && status < 300)
-      return done({ statusCode: status, ok: true, responseExcerpt: excerpt, error: null })
+    if (status >= 200 && status < 300) return done(status, true, excerpt, null)
     const error =
       status >= 300 && status < 400
         ? `redirect to ${res.headers.get('location') ?? '(no location)'} not followed`
         : `the endpoint answered ${status}`
-    return done({ statusCode: status, ok: false, responseExcerpt: excerpt, error })
+    return done(status, false, excerpt, error)
   } catch (err) {
     const e = err as Error
     const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError'
-    return done({
-      statusCode: null,
-      ok: false,
-      responseExcerpt: null,
-      error: timedOut ? `no answer within ${input.timeoutMs} ms` : `request failed: ${e.message}`,
-    })
+    const error = timedOut
+      ? `no answer within ${input.timeoutMs} ms`
+      : `request failed: ${e.message}`
+    return done(null, false, null, error)
   }
 }
 
@@ -128,7 +115,6 @@ function isoOf(ms: number): string {
  * bytes would take. A chunked or compressed body could run past any length it declares.
  */
 async function readLimited(res: Response): Promise<string> {
-  if (!res.body) return ''
   const length = res.headers.get('content-length')
   if (
     length !== null &&
@@ -137,6 +123,8 @@ async function readLimited(res: Response): Promise<string> {
     (res.headers.get('content-encoding') ?? 'identity') === 'identity'
   )
     return (await res.text()).slice(0, READ_LIMIT)
+  // Asked only here: \`res.body\` makes a stream, which the whole read above does without.
+  if (!res.body) return ''
   const reader = res.body.getReader()
   const chunks: Uint8Array[] = []
   let size = 0
