@@ -6,8 +6,8 @@
  * so every table is read from the same snapshot. The thread runs at a lower priority (nice 10),
  * so on a busy machine the threads that serve requests get a core before it. It holds no lock
  * anyone waits for (a read snapshot, and a file only the move knows), so nothing waits on it in
- * turn. It is made from a source string, as
- * tenants/move-checkpoint.ts is, so the single executable needs no file of its own for it.
+ * turn. It is made from a source string, as the checkpointer (tenants/checkpointer.ts) is, so the
+ * single executable needs no file of its own for it.
  */
 
 export interface CopyJob {
