@@ -1,4 +1,7 @@
-/** Builds the single executable `dist/mmp`; migrations and assets are embedded by their imports. */
+/**
+ * Builds the single executable `dist/mmp`; migrations and assets are embedded by their imports,
+ * worker modules as entries of their own.
+ */
 import { join } from 'node:path'
 
 const root = join(import.meta.dir, '..')
@@ -10,6 +13,8 @@ const proc = Bun.spawnSync(
     '--minify-syntax',
     '--sourcemap=none',
     join(root, 'cmd/main.ts'),
+    // Worker threads made from a module, each bundled on its own at its path from the root.
+    join(root, 'services/parser/statement-worker.ts'),
     '--outfile',
     join(root, 'dist/mmp'),
   ],

@@ -92,7 +92,7 @@ export async function importStatement(
     result.rejected += errors.length
     for (const e of errors) if (result.errors.length < MAX_ERRORS) result.errors.push(e)
   }
-  let pending: Array<{ transaction: ParsedTransaction; ref: { row: number } }> = []
+  let pending: Array<{ transaction: ParsedTransaction; ref: { row: number }; id?: string }> = []
   const flush = () => {
     if (pending.length === 0) return
     const r = storeTransactions(ctx, db, {
@@ -119,8 +119,9 @@ export async function importStatement(
       onChunk: (c) => {
         result.skipped += c.skipped
         addErrors(c.errors)
-        for (let i = 0; i < c.transactions.length; i++) {
-          pending.push({ transaction: c.transactions[i]!, ref: { row: c.rows[i]! } })
+        const { transactions, rows, ids } = c
+        for (let i = 0; i < transactions.length; i++) {
+          pending.push({ transaction: transactions[i]!, ref: { row: rows[i]! }, id: ids?.[i] })
         }
         if (pending.length >= WRITE_BATCH) flush()
       },

@@ -1,7 +1,7 @@
 import { invalidField } from '../kernel/errors.ts'
-import { streamStatement } from './statement.ts'
 import { isPdf, readStatementPdf } from './statement-pdf.ts'
 import { EXPECTED_HEADER, type StatementChunk, type StatementRead } from './statement-row.ts'
+import { streamStatementOnThread } from './statement-thread.ts'
 
 export interface ReadOptions {
   timeZone: string
@@ -26,7 +26,7 @@ export async function readStatement(
   const read =
     format === 'pdf'
       ? await readStatementPdf(file, opts)
-      : await streamStatement(file.stream(), opts)
+      : await streamStatementOnThread(file, opts)
   if (!read.headerFound) {
     const found = read.found ? `found "${read.found}"` : 'found no table'
     throw invalidField(

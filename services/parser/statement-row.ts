@@ -13,6 +13,8 @@ export interface StatementChunk {
   transactions: ParsedTransaction[]
   /** Row numbers of `transactions`, same order (CSV: 1-based records; PDF: table rows). */
   rows: number[]
+  /** Transaction ids of `transactions`, same order, when made while reading (statement-worker.ts). */
+  ids?: string[]
   errors: RowError[]
   skipped: number
 }

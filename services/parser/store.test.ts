@@ -87,4 +87,35 @@ describe('storeTransactions', () => {
       .get()
     expect(r).toEqual({ amount: 5003, direction: 'out' })
   })
+
+  it('stores a row under the id it was given, and sends that id', async () => {
+    const db = kit.registry.tenant('parser', 'given')
+    const published = kit.bus.published.length
+    const id = 'txn_01a2071e3bb076a08394a452875fd1c6'
+    const result = storeTransactions(kit.ctx, db, {
+      tenantId: 'given',
+      userId: 'usr_1',
+      source: 'statement',
+      items: [
+        { transaction: row('GIVEN1', 1), ref: { row: 1 }, id },
+        { transaction: row('GIVEN2', 2), ref: { row: 2 } },
+      ],
+      checkLimit: false,
+    })
+    expect(result).toMatchObject({ accepted: 2 })
+    const ids = db.sqlite
+      .query<{ id: string }, []>(
+        "SELECT id FROM transactions WHERE tenant_id = 'given' ORDER BY receipt_number",
+      )
+      .all()
+      .map((r) => r.id)
+    expect(ids[0]).toBe(id)
+    expect(ids[1]).toMatch(/^txn_[0-9a-f]{32}$/)
+    await kit.ctx.relay.flush()
+    const sent = kit.bus.published
+      .slice(published)
+      .filter((e) => e.type === 'mobilemoney.transactions.raw')
+      .flatMap((e) => (e.data as { transactions: Array<{ transaction_id: string }> }).transactions)
+    expect(sent.map((t) => t.transaction_id)).toEqual(ids)
+  })
 })

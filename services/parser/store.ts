@@ -19,7 +19,12 @@ export interface StoreInput {
   userId: string
   source: Source
   importId?: string | null
-  items: Array<{ transaction: ParsedTransaction; ref: { row?: number; index?: number } }>
+  items: Array<{
+    transaction: ParsedTransaction
+    ref: { row?: number; index?: number }
+    /** The new row's id when made beforehand (a statement's reading thread); else made here. */
+    id?: string
+  }>
   /** Check the plan's transaction limit before committing (off when the caller checked). */
   checkLimit: boolean
   /** Demo rows (demo.ts): stored with source 'demo', neither checked nor metered. */
@@ -132,7 +137,7 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
       waiting.length = 0
       values.length = SHARED
     }
-    for (const { transaction: t, ref } of input.items) {
+    for (const { transaction: t, ref, id: madeId } of input.items) {
       let { amount, direction, counterpartyName, counterpartyPhone } = t
       if (t.reversalOf) {
         // A reversal moves the reversed amount back the other way, whatever the notice says.
@@ -154,7 +159,7 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         })
         continue
       }
-      const id = newId('txn')
+      const id = madeId ?? newId('txn')
       values.push(
         id,
         t.receiptNumber,

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'bun:test'
+import { streamStatement } from './statement.ts'
+import type { StatementChunk } from './statement-row.ts'
+import { streamStatementOnThread } from './statement-thread.ts'
+
+const HEADER = 'Receipt No.,Completion Time,Details,Transaction Status,Paid In,Withdrawn,Balance'
+/** Large enough to be read in many chunks. */
+const csv = [
+  'M-PESA STATEMENT',
+  HEADER,
+  ...Array.from({ length: 20_000 }, (_, i) =>
+    i % 997 === 5
+      ? `BAD${i},2024-01-05 08:00:00,"Funds received",Completed,"x",,`
+      : `RCP${String(i).padStart(7, '0')},2024-01-05 08:${String(i % 60).padStart(2, '0')}:00,"Funds received from 0712345678 - JOHN ${i}",${i % 500 === 7 ? 'Failed' : 'Completed'},"${i}.50",,"1,${String(i % 1000).padStart(3, '0')}.00"`,
+  ),
+].join('\n')
+const timeZone = 'Africa/Nairobi'
+
+describe('a CSV statement read on a thread of its own', () => {
+  it('hands on, in order, what reading it on this thread hands on', async () => {
+    const here: StatementChunk[] = []
+    const hereRead = await streamStatement(new Blob([csv]).stream(), {
+      timeZone,
+      onChunk: (c) => void here.push(c),
+    })
+    const there: StatementChunk[] = []
+    const thereRead = await streamStatementOnThread(new Blob([csv]), {
+      timeZone,
+      onChunk: (c) => void there.push(c),
+    })
+    expect(there.length).toBeGreaterThan(1)
+    expect(thereRead).toEqual(hereRead)
+    const all = (chunks: StatementChunk[]) => ({
+      transactions: chunks.flatMap((c) => c.transactions),
+      rows: chunks.flatMap((c) => c.rows),
+      errors: chunks.flatMap((c) => c.errors),
+      skipped: chunks.reduce((n, c) => n + c.skipped, 0),
+    })
+    expect(all(there)).toEqual(all(here))
+    expect(all(there).errors.length).toBeGreaterThan(0)
+    expect(all(there).skipped).toBeGreaterThan(0)
+  })
+
+  it('hands chunks on one at a time, each after the one before is done', async () => {
+    let inside = 0
+    let most = 0
+    let chunks = 0
+    await streamStatementOnThread(new Blob([csv]), {
+      timeZone,
+      onChunk: async () => {
+        most = Math.max(most, ++inside)
+        await Bun.sleep(1)
+        inside--
+        chunks++
+      },
+    })
+    expect(chunks).toBeGreaterThan(1)
+    expect(most).toBe(1)
+  })
+
+  it('fails with the error of a chunk that failed and hands nothing on after it', async () => {
+    let calls = 0
+    const read = streamStatementOnThread(new Blob([csv]), {
+      timeZone,
+      onChunk: () => {
+        if (++calls === 2) throw new Error('disk I/O error')
+      },
+    })
+    await expect(read).rejects.toThrow('disk I/O error')
+    expect(calls).toBe(2)
+  })
+
+  it('reads on this thread when the worker cannot start (a binary built without its entry)', async () => {
+    const here: StatementChunk[] = []
+    const read = await streamStatementOnThread(
+      new Blob([csv]),
+      { timeZone, onChunk: (c) => void here.push(c) },
+      './no-such-statement-worker.ts',
+    )
+    expect(read).toMatchObject({ headerFound: true, rows: 20_002 })
+    expect(here.flatMap((c) => c.rows)).toHaveLength(20_000 - 21 - 40)
+  })
+
+  it('finds no header in a file that has none', async () => {
+    const read = await streamStatementOnThread(new Blob(['a,b,c\n1,2,3']), {
+      timeZone,
+      onChunk: () => {},
+    })
+    expect(read).toEqual({ headerFound: false, rows: 2, found: 'a, b, c' })
+  })
+})

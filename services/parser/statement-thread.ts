@@ -1,0 +1,65 @@
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { unpackChunk } from './chunk-wire.ts'
+import { streamStatement } from './statement.ts'
+import type { StatementChunk, StatementRead } from './statement-row.ts'
+import type { FromWorker, ToWorker } from './statement-worker.ts'
+
+/**
+ * The worker's module: beside this one when run from source; in the single executable, where
+ * every module is bundled into one file at the embedded root, the build entry of its own
+ * (scripts/build.ts) by its path from that root.
+ */
+function workerSpecifier(): string {
+  const beside = new URL('./statement-worker.ts', import.meta.url)
+  return existsSync(fileURLToPath(beside)) ? beside.href : './services/parser/statement-worker.ts'
+}
+
+/**
+ * `streamStatement` on a thread of its own: a CSV statement is parsed there while this thread
+ * stores the chunks already read, in order, one `onChunk` at a time. A chunk is acknowledged
+ * once its `onChunk` is done, so the parser runs at most a few chunks ahead. An `onChunk` that
+ * fails ends the thread and the read with its error; nothing after it is handed on. A worker
+ * that cannot start (a binary built without its entry) leaves the file to this thread.
+ */
+export function streamStatementOnThread(
+  file: Blob,
+  opts: { timeZone: string; onChunk: (chunk: StatementChunk) => Promise<void> | void },
+  specifier = workerSpecifier(),
+): Promise<StatementRead> {
+  const worker = new Worker(specifier)
+  const send = (m: ToWorker) => worker.postMessage(m)
+  return new Promise<StatementRead>((resolve, reject) => {
+    let over = false
+    let heard = false
+    let queue = Promise.resolve()
+    const end = (err: unknown, read?: StatementRead) => {
+      if (over) return
+      over = true
+      worker.terminate()
+      if (read) resolve(read)
+      else reject(err)
+    }
+    worker.onmessage = (e: MessageEvent<FromWorker>) => {
+      heard = true
+      const m = e.data
+      if ('chunk' in m) {
+        queue = queue.then(async () => {
+          if (over) return
+          await opts.onChunk(unpackChunk(m.chunk))
+          send({ ack: true })
+        })
+        queue.catch((err) => end(err))
+      } else if ('done' in m) queue.then(() => end(null, m.done), end)
+      else end(new Error(m.error))
+    }
+    worker.onerror = (e) => {
+      e.preventDefault()
+      if (heard || over) return end(new Error(e.message))
+      over = true
+      worker.terminate()
+      streamStatement(file.stream(), opts).then(resolve, reject)
+    }
+    send({ file, timeZone: opts.timeZone })
+  })
+}
