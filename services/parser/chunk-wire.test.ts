@@ -40,8 +40,9 @@ describe('a statement chunk between threads', () => {
     expect('reversalOf' in got.transactions[0]!).toBe(false)
   })
 
-  it('keeps text that cannot be joined as it is, separator or empty string', () => {
-    for (const odd of [{ description: 'a\u001fb' }, { counterpartyName: '' }]) {
+  it('sends what the joined text or the numbers cannot carry as it is: separator, empty text, NaN', () => {
+    const odds = [{ description: 'a\u001fb' }, { counterpartyName: '' }, { balance: Number.NaN }]
+    for (const odd of odds) {
       const chunk: StatementChunk = {
         transactions: [row({}), row(odd)],
         rows: [1, 2],
