@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'bun:test'
+import { eventually } from '../kernel/testing.ts'
 import { streamStatement } from './statement.ts'
 import type { StatementChunk } from './statement-row.ts'
 import { streamStatementOnThread } from './statement-thread.ts'
+import type { FromWorker, ToWorker } from './statement-worker.ts'
 
 const HEADER = 'Receipt No.,Completion Time,Details,Transaction Status,Paid In,Withdrawn,Balance'
 /** Large enough to be read in many chunks. */
@@ -56,6 +58,26 @@ describe('a CSV statement read on a thread of its own', () => {
     })
     expect(chunks).toBeGreaterThan(1)
     expect(most).toBe(1)
+  })
+
+  it('reads no more than 4 chunks ahead of the ones acknowledged', async () => {
+    const worker = new Worker(new URL('./statement-worker.ts', import.meta.url))
+    const got: FromWorker[] = []
+    worker.onmessage = (e: MessageEvent<FromWorker>) => void got.push(e.data)
+    const send = (m: ToWorker) => worker.postMessage(m)
+    try {
+      send({ file: new Blob([csv]), timeZone })
+      await eventually(() => got.length >= 4, 10_000, 'four chunks')
+      expect(got.length).toBe(4)
+      for (let acked = 1; acked <= 2; acked++) {
+        send({ ack: true })
+        await eventually(() => got.length >= 4 + acked, 10_000, 'the next chunk')
+        expect(got.length).toBe(4 + acked)
+      }
+      expect(got.every((m) => 'chunk' in m)).toBe(true)
+    } finally {
+      worker.terminate()
+    }
   })
 
   it('fails with the error of a chunk that failed and hands nothing on after it', async () => {
