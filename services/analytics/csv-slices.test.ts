@@ -113,6 +113,49 @@ describe('a whole-history CSV export read by worker threads', () => {
     expect(new Set(parsed.data.map((r) => r.direction))).toEqual(new Set(['out']))
   })
 
+  it('gives each page buffer back once the HTTP sink has copied it', async () => {
+    const handed: Uint8Array[] = []
+    const copies: Uint8Array[] = []
+    // What Bun.serve hands a direct stream: a sink that copies each chunk it is given.
+    const controller = {
+      [Symbol.toStringTag]: 'ReadableHTTPResponseSinkController',
+      write: (d: Uint8Array) => {
+        handed.push(d)
+        copies.push(d.slice())
+        return d.byteLength
+      },
+      close() {},
+    }
+    const rows = { where: 'tenant_id = ?', args: ['acme'], page: 100 }
+    const cut = sliceCutter(scope.db.sqlite, rows.where, rows.args, 700)
+    await writeSlices(controller as never, scope.db.path, rows, cut()!, cut)
+    const oneThread = await new Response(exportCsv(scope, {}, { sliceRows: ROWS + 1 })).text()
+    expect(Buffer.concat(copies).toString()).toBe(oneThread.slice(oneThread.indexOf('\r\n') + 2))
+    expect(handed.length).toBeGreaterThan(5)
+    expect(handed.filter((d) => d.byteLength > 0)).toEqual([])
+  })
+
+  it('sends a slow HTTP client the bytes one thread writes', async () => {
+    const oneThread = await new Response(exportCsv(scope, {}, { sliceRows: ROWS + 1 })).text()
+    const server = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: () => new Response(exportCsv(scope, {}, { sliceRows: 700 })),
+    })
+    try {
+      const res = await fetch(`http://127.0.0.1:${server.port}/`)
+      const parts: Uint8Array[] = []
+      for await (const part of res.body!) {
+        parts.push(part)
+        // A reader slower than the export: the sink queues and the writer waits.
+        await new Promise((resolve) => setTimeout(resolve, 2))
+      }
+      expect(Buffer.concat(parts).toString()).toBe(oneThread)
+    } finally {
+      server.stop(true)
+    }
+  })
+
   it('fails the export, never hangs, when a thread cannot read its slice', async () => {
     const written: unknown[] = []
     const controller = { write: (d: unknown) => written.push(d) || 1, close() {} }

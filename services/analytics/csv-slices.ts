@@ -61,7 +61,7 @@ export interface SliceJob extends Slice {
 
 /** What a worker answers: a page's bytes, the end of the slice, or why it failed. */
 export type SliceReply =
-  | { n: number; bytes: Uint8Array }
+  | { n: number; bytes: Uint8Array<ArrayBuffer> }
   | { n: number; done: true }
   | { n: number; error: string }
 
@@ -126,7 +126,13 @@ export async function writeSlices(
   first: Slice,
   cut: () => Slice | null,
 ): Promise<void> {
-  const slices: Array<{ chunks: Uint8Array[]; done: boolean; error?: string; by?: Worker }> = []
+  const copying = copiesOnWrite(controller)
+  const slices: Array<{
+    chunks: Uint8Array<ArrayBuffer>[]
+    done: boolean
+    error?: string
+    by?: Worker
+  }> = []
   const idle: Worker[] = []
   let wake: (() => void) | null = null
   let written = 0
@@ -181,6 +187,7 @@ export async function writeSlices(
       const chunk = slice.chunks.shift()
       if (chunk) {
         if (!(await sent(controller, chunk))) return
+        if (copying) chunk.buffer.transfer(0)
       } else if (slice.done) {
         slices[written++] = { chunks: [], done: true }
         for (let worker = idle.pop(); worker; worker = idle.pop()) assign(worker)
@@ -192,6 +199,21 @@ export async function writeSlices(
   } finally {
     for (const worker of workers) worker.terminate()
   }
+}
+
+/**
+ * Bun's HTTP response sink copies what it is given, into the socket or a buffer of its own
+ * (HTTPServerWritable.write), so a written page's buffer can be given back at once instead of
+ * when this thread's collector next runs: of a million rows' 136 MB, 30-40 MB more waited in
+ * memory without it. Other readers of the stream (Response#text, app.handle in tests) keep the
+ * chunks they are given, so they get theirs untouched.
+ */
+function copiesOnWrite(controller: ReadableStreamDirectController): boolean {
+  const kind = Object.prototype.toString.call(controller)
+  return (
+    kind === '[object ReadableHTTPResponseSinkController]' ||
+    kind === '[object ReadableHTTPSResponseSinkController]'
+  )
 }
 
 /** Writes to a direct stream, waiting while the client is behind; false once it has gone. */

@@ -8,7 +8,12 @@ import { type TransactionFilters, VIEW_FIELDS, whereOf } from './transactions.ts
 
 export { neutraliseCell, unparsePage } from './csv.ts'
 
-const PAGE = 2000
+/**
+ * Rows a page. Small pages keep what a reader holds at once small: a worker's garbage between
+ * collections grows with the page (peak RSS of two workers +76 MB at 2,000 rows, +44 MB at 500),
+ * and the CPU per row is the same.
+ */
+const PAGE = 500
 /** Rows a slice of a whole-history export (csv-slices.ts); fewer rows stay on this thread. */
 const SLICE_ROWS = 50_000
 /**
