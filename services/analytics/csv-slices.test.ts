@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { readdirSync, readlinkSync } from 'node:fs'
 import Papa from 'papaparse'
 import { migrations } from '../../schema/analytics/migrations.ts'
 import type { TransactionEvent } from '../../schema/events.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
 import { sliceCutter, writeSlices } from './csv-slices.ts'
 import { consumeTransactions } from './events.ts'
 import { exportCsv } from './export.ts'
@@ -186,4 +187,30 @@ describe('a whole-history CSV export read by worker threads', () => {
       /CSV export: database closed/,
     )
   })
+
+  // Last: it closes the tenant's database for good, as erasing the tenant does.
+  it("lets an erased tenant's file go while the client waits, and fails the export", async () => {
+    const reader = exportCsv(scope, {}, { sliceRows: 700 }).getReader()
+    await reader.read()
+    kit.registry.closePath!(scope.db.path)
+    // The client reads no more: the threads finish their slices and close their connections.
+    await eventually(() => openFiles(scope.db.path).length === 0, 5000, 'no file left open')
+    const drain = async () => {
+      for (let r = await reader.read(); !r.done; r = await reader.read());
+    }
+    await expect(drain()).rejects.toThrow(/CSV export: .*closed/)
+  })
 })
+
+/** This process's open descriptors on the database file and its WAL and shared-memory files. */
+function openFiles(path: string): string[] {
+  return readdirSync('/proc/self/fd')
+    .map((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`)
+      } catch {
+        return ''
+      }
+    })
+    .filter((target) => target.startsWith(path))
+}

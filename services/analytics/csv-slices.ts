@@ -70,14 +70,14 @@ import { Database } from 'bun:sqlite'
 const { exportPage } = (${csvKit.toString()})()
 const SELECT = ${JSON.stringify(EXPORT_SELECT)}
 const encoder = new TextEncoder()
-let db = null
+// A connection a slice, closed when the slice is read: a thread between slices (waiting for a
+// slow client, say) holds no file open, so an erased tenant's file is let go.
 self.onmessage = (e) => {
   const job = e.data
+  let db = null
   try {
-    if (!db) {
-      db = new Database(job.path, { readonly: true })
-      db.run('PRAGMA busy_timeout = 5000')
-    }
+    db = new Database(job.path, { readonly: true })
+    db.run('PRAGMA busy_timeout = 5000')
     const lo = job.lo ? ' AND (occurred_at, id) > (?, ?)' : ''
     const hi = job.hi ? ' AND (occurred_at, id) <= (?, ?)' : ''
     const order = ' ORDER BY occurred_at DESC, id DESC LIMIT ?'
@@ -101,6 +101,12 @@ self.onmessage = (e) => {
     postMessage({ n: job.n, done: true })
   } catch (err) {
     postMessage({ n: job.n, error: String((err && err.message) || err) })
+  } finally {
+    try {
+      db?.close(true)
+    } catch {
+      db?.close(false)
+    }
   }
 }
 `
@@ -117,7 +123,8 @@ export function sliceWorker(): Worker {
 /**
  * Slices, `first` and then what `cut` gives, read by WORKERS threads and written here in order.
  * A thread that is done takes the next slice while fewer than WORKERS + 1 are unwritten, so
- * what waits in memory stays within a few slices however slowly the client reads.
+ * what waits in memory stays within a few slices however slowly the client reads. Once `gone`
+ * says the database was closed for good (the tenant erased), the export fails at its next page.
  */
 export async function writeSlices(
   controller: ReadableStreamDirectController,
@@ -125,6 +132,7 @@ export async function writeSlices(
   rows: { where: string; args: unknown[]; page: number },
   first: Slice,
   cut: () => Slice | null,
+  gone: () => boolean = () => false,
 ): Promise<void> {
   const copying = copiesOnWrite(controller)
   const slices: Array<{
@@ -182,7 +190,7 @@ export async function writeSlices(
     for (const worker of workers) assign(worker)
     while (written < slices.length) {
       const slice = slices[written]!
-      const error = slice.error ?? failed
+      const error = slice.error ?? failed ?? (gone() ? 'the database was closed' : null)
       if (error) throw new Error(`CSV export: ${error}`)
       const chunk = slice.chunks.shift()
       if (chunk) {

@@ -55,7 +55,9 @@ export function exportCsv(
       if (!cut || !first?.lo) return writePages(controller, scope, sql, args)
       threaded++
       try {
-        await writeSlices(controller, scope.db.path, { where: sql, args, page: PAGE }, first, cut)
+        const rows = { where: sql, args, page: PAGE }
+        // An erased tenant (its handle closed for good) fails the export at the next page.
+        await writeSlices(controller, scope.db.path, rows, first, cut, () => scope.db.gone)
       } finally {
         threaded--
       }
