@@ -116,6 +116,7 @@ export async function importStatement(
     await readStatement(input.file, {
       timeZone,
       password: input.password,
+      ids: true,
       onChunk: (c) => {
         result.skipped += c.skipped
         addErrors(c.errors)

@@ -8,6 +8,8 @@ export interface ReadOptions {
   /** Opens an encrypted PDF; a CSV ignores it. */
   password?: string
   onChunk: (chunk: StatementChunk) => Promise<void> | void
+  /** CSV: make each transaction's id while reading (`StatementChunk.ids`), for rows to store. */
+  ids?: boolean
   /** PDF only: called after each page, for progress. */
   onPage?: (page: number, pages: number) => void
 }

@@ -43,6 +43,26 @@ describe('a CSV statement read on a thread of its own', () => {
     expect(all(there).skipped).toBeGreaterThan(0)
   })
 
+  it("makes the rows' transaction ids when asked, and only then", async () => {
+    const ids: string[] = []
+    let without = 0
+    await streamStatementOnThread(new Blob([csv]), {
+      timeZone,
+      ids: true,
+      onChunk: (c) => void ids.push(...c.ids!),
+    })
+    await streamStatementOnThread(new Blob([csv]), {
+      timeZone,
+      onChunk: (c) => {
+        if (c.ids) without++
+      },
+    })
+    expect(ids.length).toBe(20_000 - 21 - 40)
+    expect(ids.every((id) => /^txn_[0-9a-f]{32}$/.test(id))).toBe(true)
+    expect(new Set(ids).size).toBe(ids.length)
+    expect(without).toBe(0)
+  })
+
   it('hands chunks on one at a time, each after the one before is done', async () => {
     let inside = 0
     let most = 0
@@ -66,7 +86,7 @@ describe('a CSV statement read on a thread of its own', () => {
     worker.onmessage = (e: MessageEvent<FromWorker>) => void got.push(e.data)
     const send = (m: ToWorker) => worker.postMessage(m)
     try {
-      send({ file: new Blob([csv]), timeZone })
+      send({ file: new Blob([csv]), timeZone, ids: false })
       await eventually(() => got.length >= 4, 10_000, 'four chunks')
       expect(got.length).toBe(4)
       for (let acked = 1; acked <= 2; acked++) {

@@ -24,7 +24,12 @@ function workerSpecifier(): string {
  */
 export function streamStatementOnThread(
   file: Blob,
-  opts: { timeZone: string; onChunk: (chunk: StatementChunk) => Promise<void> | void },
+  opts: {
+    timeZone: string
+    onChunk: (chunk: StatementChunk) => Promise<void> | void
+    /** Make each transaction's id on the thread too (`StatementChunk.ids`). */
+    ids?: boolean
+  },
   specifier = workerSpecifier(),
 ): Promise<StatementRead> {
   const worker = new Worker(specifier)
@@ -60,6 +65,6 @@ export function streamStatementOnThread(
       worker.terminate()
       streamStatement(file.stream(), opts).then(resolve, reject)
     }
-    send({ file, timeZone: opts.timeZone })
+    send({ file, timeZone: opts.timeZone, ids: opts.ids === true })
   })
 }

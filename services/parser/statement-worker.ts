@@ -9,7 +9,7 @@ import type { StatementRead } from './statement-row.ts'
  * chunks ahead of the thread that stores them, which acknowledges each one it has stored, so a
  * large file is never held whole in memory. A build entry of its own (scripts/build.ts).
  */
-export type ToWorker = { file: Blob; timeZone: string } | { ack: true }
+export type ToWorker = { file: Blob; timeZone: string; ids: boolean } | { ack: true }
 export type FromWorker = { chunk: WireChunk } | { done: StatementRead } | { error: string }
 
 /** Chunks posted and not yet acknowledged, at most. */
@@ -27,10 +27,10 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
     const go = waiting
     waiting = null
     go?.()
-  } else void read(m.file, m.timeZone)
+  } else void read(m.file, m.timeZone, m.ids)
 }
 
-async function read(file: Blob, timeZone: string): Promise<void> {
+async function read(file: Blob, timeZone: string, ids: boolean): Promise<void> {
   try {
     const done = await streamStatement(file.stream(), {
       timeZone,
@@ -38,7 +38,7 @@ async function read(file: Blob, timeZone: string): Promise<void> {
         if (credit === 0) await new Promise<void>((resolve) => (waiting = resolve))
         credit--
         // Ids are made here too: 0.3-0.6 µs a row the storing thread then does not spend.
-        chunk.ids = chunk.transactions.map(() => newId('txn'))
+        if (ids) chunk.ids = chunk.transactions.map(() => newId('txn'))
         post({ chunk: packChunk(chunk) })
       },
     })
