@@ -123,6 +123,18 @@ describe('a CSV statement read on a thread of its own', () => {
     expect(here.flatMap((c) => c.rows)).toHaveLength(20_000 - 21 - 40)
   })
 
+  it('fails, not waits, when its thread ends midway', async () => {
+    // One empty chunk, then the thread is gone.
+    const chunk = { fields: null, numbers: null, count: 0, withIds: false, errors: [], skipped: 0 }
+    const exits = URL.createObjectURL(
+      new Blob([
+        `self.onmessage = () => { postMessage({ chunk: ${JSON.stringify(chunk)} }); process.exit(0) }`,
+      ]),
+    )
+    const read = streamStatementOnThread(new Blob([csv]), { timeZone, onChunk: () => {} }, exits)
+    await expect(read).rejects.toThrow('the statement reading thread stopped')
+  })
+
   it('finds no header in a file that has none', async () => {
     const read = await streamStatementOnThread(new Blob(['a,b,c\n1,2,3']), {
       timeZone,

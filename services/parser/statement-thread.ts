@@ -58,6 +58,8 @@ export function streamStatementOnThread(
       } else if ('done' in m) queue.then(() => end(null, m.done), end)
       else end(new Error(m.error))
     }
+    // A worker that ends without a word (it cannot, short of a crash) must not leave the read waiting.
+    worker.addEventListener('close', () => end(new Error('the statement reading thread stopped')))
     worker.onerror = (e) => {
       e.preventDefault()
       if (heard || over) return end(new Error(e.message))
