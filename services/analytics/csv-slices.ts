@@ -67,9 +67,8 @@ export type SliceReply =
 
 const source = `
 import { Database } from 'bun:sqlite'
-const { exportPage } = (${csvKit.toString()})()
+const { exportPageBytes } = (${csvKit.toString()})()
 const SELECT = ${JSON.stringify(EXPORT_SELECT)}
-const encoder = new TextEncoder()
 // A connection a slice, closed when the slice is read: a thread between slices (waiting for a
 // slow client, say) holds no file open, so an erased tenant's file is let go.
 self.onmessage = (e) => {
@@ -94,7 +93,7 @@ self.onmessage = (e) => {
       if (rows.length === 0) break
       const last = rows[rows.length - 1]
       after = [last[1], last[0]]
-      const bytes = encoder.encode(exportPage(rows))
+      const bytes = exportPageBytes(rows)
       postMessage({ n: job.n, bytes }, [bytes.buffer])
       if (rows.length < job.page) break
     }

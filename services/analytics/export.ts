@@ -1,6 +1,6 @@
 import { jsPDF } from 'jspdf'
 import Papa from 'papaparse'
-import { EXPORT_SELECT, exportPage } from './csv.ts'
+import { EXPORT_SELECT, exportPageBytes } from './csv.ts'
 import { sent, sliceCutter, writeSlices } from './csv-slices.ts'
 import type { CustomerView } from './customers.ts'
 import type { Scope, Summary, TrendPoint } from './summary.ts'
@@ -90,7 +90,7 @@ async function writePages(
     if (rows.length === 0) break
     const last = rows[rows.length - 1]!
     after = [last[1] as string, last[0] as string]
-    if (!(await sent(controller, exportPage(rows)))) return
+    if (!(await sent(controller, exportPageBytes(rows)))) return
     if (rows.length < PAGE) break
     await new Promise((resolve) => setImmediate(resolve))
   }
