@@ -43,23 +43,33 @@ export function exportCsv(
     scope.range.toMs === null &&
     scope.db.path !== ':memory:' &&
     FILTERS.every((f) => filters[f] === undefined || filters[f] === '')
+  const write = async (controller: ReadableStreamDirectController) => {
+    if (!(await sent(controller, `${Papa.unparse([VIEW_FIELDS as never])}\r\n`))) return
+    const cut =
+      whole && threaded === 0
+        ? sliceCutter(scope.db.sqlite, sql, args, opts.sliceRows ?? SLICE_ROWS)
+        : null
+    const first = cut?.()
+    if (!cut || !first?.lo) return writePages(controller, scope, sql, args)
+    threaded++
+    try {
+      const rows = { where: sql, args, page: PAGE }
+      // An erased tenant (its handle closed for good) fails the export at the next page.
+      await writeSlices(controller, scope.db.path, rows, first, cut, () => scope.db.gone)
+    } finally {
+      threaded--
+    }
+  }
   const source = {
     type: 'direct',
+    // The statements prepared for the export live on the tenant's connection, which the
+    // registry's LRU may close between two pages to free descriptors: held, it stays open.
     async pull(controller: ReadableStreamDirectController) {
-      if (!(await sent(controller, `${Papa.unparse([VIEW_FIELDS as never])}\r\n`))) return
-      const cut =
-        whole && threaded === 0
-          ? sliceCutter(scope.db.sqlite, sql, args, opts.sliceRows ?? SLICE_ROWS)
-          : null
-      const first = cut?.()
-      if (!cut || !first?.lo) return writePages(controller, scope, sql, args)
-      threaded++
+      const release = scope.db.hold()
       try {
-        const rows = { where: sql, args, page: PAGE }
-        // An erased tenant (its handle closed for good) fails the export at the next page.
-        await writeSlices(controller, scope.db.path, rows, first, cut, () => scope.db.gone)
+        await write(controller)
       } finally {
-        threaded--
+        release()
       }
     },
   }
