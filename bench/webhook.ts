@@ -8,6 +8,7 @@
  * time. The durable run also prints the peak size of the queue's WAL file.
  */
 import { existsSync, statSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { topics } from '../schema/events.ts'
 import { migrations } from '../schema/webhook/migrations.ts'
@@ -159,6 +160,8 @@ let walPeak = 0
 const walSampler = setInterval(() => {
   walPeak = Math.max(walPeak, walSize())
 }, 10)
+// The machine's 1-minute load as the durable run starts: figures from a busy box are not comparable.
+const load = loadavg()[0]!.toFixed(2)
 const t1 = performance.now()
 const c1 = cpuUs()
 const p1 = processCpuUs()
@@ -204,7 +207,7 @@ const lat = Object.entries(s2.arrivals)
   .sort((a, b) => a - b)
 
 console.log(
-  `webhook deliveries: ${durableRate.toFixed(0)}/s durable (target ≥ 10000/s ${durableRate >= 10_000 ? '✓' : '✗'}) | reference no storage ${referenceRate.toFixed(0)}/s | ratio ${(durableRate / referenceRate).toFixed(2)}× | CPU per delivery: main thread ${durableCpu.toFixed(0)} µs vs ${referenceCpu.toFixed(0)} µs, all threads ${durableProcessCpu.toFixed(0)} µs vs ${referenceProcessCpu.toFixed(0)} µs | WAL peak ${(walPeak / 2 ** 20).toFixed(1)} MB | concurrency ${CONCURRENCY} | ${s1.unique} unique of ${s1.count}`,
+  `webhook deliveries: ${durableRate.toFixed(0)}/s durable (target ≥ 10000/s ${durableRate >= 10_000 ? '✓' : '✗'}) | reference no storage ${referenceRate.toFixed(0)}/s | ratio ${(durableRate / referenceRate).toFixed(2)}× | CPU per delivery: main thread ${durableCpu.toFixed(0)} µs vs ${referenceCpu.toFixed(0)} µs, all threads ${durableProcessCpu.toFixed(0)} µs vs ${referenceProcessCpu.toFixed(0)} µs | WAL peak ${(walPeak / 2 ** 20).toFixed(1)} MB | concurrency ${CONCURRENCY} | ${s1.unique} unique of ${s1.count} | load ${load}`,
 )
 console.log(
   `webhook event→delivery at ${RATE}/s: p50 ${percentile(lat, 50).toFixed(1)} ms, p99 ${percentile(lat, 99).toFixed(1)} ms (target ≤ 100 ms ${percentile(lat, 99) <= 100 ? '✓' : '✗'}), max ${lat[lat.length - 1]!.toFixed(1)} ms`,
