@@ -8,6 +8,7 @@ import { deadGauge, deliveriesTotal, inFlightGauge, pendingGauge } from './metri
 import { type Answered, countFinished, type Finished, recordFinished } from './outcomes.ts'
 import type { AttemptOutcome, AttemptResult, ClaimedDelivery, DeliveryRow } from './queue.ts'
 import { countQueue, pendingEndpoints, purgeDelivered, recoverInFlight } from './queue-wide.ts'
+import { watchOtherWriters } from './watch.ts'
 
 type Send = (
   endpoint: EndpointRow,
@@ -39,8 +40,6 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
   let answered: Answered[] = []
   let sweeper: ReturnType<typeof setInterval> | null = null
   let watcher: ReturnType<typeof setInterval> | null = null
-  /** The queue's data_version when last looked at: it moves when another process writes. */
-  let seenVersion = -1
 
   const send: Send =
     opts.send ??
@@ -343,22 +342,10 @@ export function createDispatcher(deps: WebhookDeps, opts: { send?: Send } = {}) 
       // Deliveries enqueued and endpoints changed by another process (a sibling worker serving a
       // trigger, a replay or an edit; the CLI) are seen within 200 ms rather than at the next
       // sweep.
-      watcher = setInterval(() => {
-        if (deps.db.closed) return
-        try {
-          const v = deps.db.sqlite
-            .query<{ data_version: number }, []>('PRAGMA data_version')
-            .get()!.data_version
-          if (v !== seenVersion && seenVersion !== -1) {
-            endpoints.clear()
-            safeSweep()
-          }
-          seenVersion = v
-        } catch {
-          // A file busy or released for a moment: the 5 s sweep still finds the work.
-        }
-      }, 200)
-      watcher.unref?.()
+      watcher = watchOtherWriters(deps.db, 200, () => {
+        endpoints.clear()
+        safeSweep()
+      })
     },
     /** New or replayed deliveries for these endpoints. */
     enqueued(endpointIds: Iterable<string>) {
