@@ -171,7 +171,20 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
         })
       // A worker connects on first use: a standby neither publishes nor subscribes, and the
       // stable client id (a persistent broker session) belongs to whoever runs the consumers.
-      const bus = worker ? lazyBus(connect) : await connect()
+      // What a standby is asked to publish (a moved tenant's events) goes on a connection of its
+      // own, which subscribes to nothing.
+      const bus = worker
+        ? lazyBus(connect, {
+            publisher: () =>
+              createMqttBus({
+                url: brokerUrl,
+                username: secrets.mqttUsername,
+                password: secrets.mqttPassword,
+                clientId: `${clientId}-w${worker.index}`,
+                log: slog,
+              }),
+          })
+        : await connect()
       sessions.keep(bus, clientId)
       // Held until every service of this process has subscribed (released below): a service's
       // databases open while it is built, and a replay then would reach no consumer yet.

@@ -181,4 +181,45 @@ describe('mmp serve --workers 2', () => {
     // And at Pro's rate: a worker still taking the tenant for Free would refuse some with 429.
     expect(created.map((r) => r.status)).toEqual(Array(N).fill(201))
   }, 60_000)
+
+  it('republishes a tenant’s events from whichever worker is asked, and loses none after', async () => {
+    const operator = await p.login()
+    const token = await p.login(owner('duka').email, owner('duka').password)
+    const admin = api(p.gateway, token)
+    const since = new Date(Date.now() - 600_000).toISOString()
+    // A new connection each time, so the kernel hands some to the standby worker. A standby that
+    // refused (503) left a moved tenant's events unreplayed; one that published on the service's
+    // own broker session took it, with its queued messages, from the worker that consumes.
+    const statuses: number[] = []
+    for (let i = 0; i < 12; i++) {
+      const res = await fetch(`${p.url('payment')}/internal/events/replay`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${operator}`,
+          'content-type': 'application/json',
+          connection: 'close',
+        },
+        body: JSON.stringify({ tenant: 'duka', since }),
+      })
+      statuses.push(res.status)
+      await res.arrayBuffer()
+    }
+    expect(statuses).toEqual(Array(12).fill(200))
+    const push = await admin.post('/api/v1/payments/stkpush', {
+      tenant_id: 'duka',
+      phone_number: '254712345000',
+      amount: 77,
+      account_reference: 'WORKERS',
+      transaction_desc: 'After replay',
+    })
+    expect(push.status).toBe(202)
+    await eventually(
+      async () =>
+        ((await admin.get('/api/v1/analytics/transactions')).body.data ?? []).some(
+          (t: { amount: number }) => t.amount === 77,
+        ),
+      15_000,
+      'the payment made after the replays',
+    )
+  }, 60_000)
 })

@@ -30,6 +30,11 @@ export interface EventBus {
   onSession?(fn: SessionListener): void
   /** Whether the connection to the broker is up right now. */
   isConnected?(): boolean
+  /**
+   * Whether a publish now goes out at once on a connection of its own, leaving the service's
+   * broker session alone (a standby worker's, lazyBus `publisher`).
+   */
+  publishesAside?(): boolean
   close(): Promise<void>
 }
 
@@ -231,11 +236,27 @@ export function createMemoryBus(log?: Logger): EventBus & { published: EventEnve
 }
 
 /**
- * A bus that connects on first use. A standby worker (`mmp serve --workers N`) neither publishes
- * nor subscribes until it takes over the background work, and its service's stable client id
- * must not take the broker session away from the worker that holds it meanwhile.
+ * A bus that connects on first use. A standby worker (`mmp serve --workers N`) neither subscribes
+ * nor relays until it takes over the background work, and its service's stable client id must
+ * not take the broker session away from the worker that holds it meanwhile: a session taken over
+ * hands its queued messages to a connection with no handler for them, which acknowledges them
+ * unhandled. What such a worker is asked to publish itself (a moved tenant's events, republished)
+ * goes, until `ready()`, through `publisher`: a connection of its own that subscribes to nothing.
  */
-export function lazyBus(connect: () => Promise<EventBus>): EventBus & { connected: boolean } {
+export function lazyBus(
+  connect: () => Promise<EventBus>,
+  opts: { publisher?: () => Promise<EventBus> } = {},
+): EventBus & { connected: boolean } {
+  let ready = false
+  let aside: Promise<EventBus> | null = null
+  const publisher = (make: () => Promise<EventBus>) => {
+    aside ??= make().catch((err) => {
+      aside = null
+      throw err
+    })
+    return aside
+  }
+  const publishesAside = () => !ready && opts.publisher !== undefined
   let bus: Promise<EventBus> | null = null
   /** Handed to the bus once it connects: asking for them must not connect it. */
   const reconnected: Array<() => void> = []
@@ -260,11 +281,14 @@ export function lazyBus(connect: () => Promise<EventBus>): EventBus & { connecte
     get connected() {
       return bus !== null
     },
-    publish: async (topic, event) => (await get()).publish(topic, event),
+    publish: async (topic, event) =>
+      (publishesAside() ? await publisher(opts.publisher!) : await get()).publish(topic, event),
+    publishesAside,
     subscribe: async (topic, handler) => (await get()).subscribe(topic, handler),
     // Called where the background work starts (a standby worker never calls it): a deferred
     // bus's publishes wait for it.
     ready: async () => {
+      ready = true
       await (await get()).ready?.()
     },
     onReconnect(fn) {
@@ -285,6 +309,7 @@ export function lazyBus(connect: () => Promise<EventBus>): EventBus & { connecte
     },
     isConnected: () => made?.isConnected?.() ?? false,
     async close() {
+      if (aside) await (await aside.catch(() => null))?.close()
       if (bus) await (await bus).close()
     },
   }

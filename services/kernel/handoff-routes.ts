@@ -124,8 +124,9 @@ export function handoffRoutes(ctx: ServiceContext<unknown>) {
       async ({ request, body }) => {
         if (!platformCaller(ctx, request)) await operator(request)
         // Publishing now would connect the broker session before this process's consumers
-        // subscribed (bus.ts `deferred`); the caller asks again.
-        if (ctx.relay.publishing?.() === false)
+        // subscribed (bus.ts `deferred`); the caller asks again. A standby worker publishes on a
+        // connection of its own (bus.ts lazyBus), so whichever worker is asked can answer.
+        if (ctx.relay.publishing?.() === false && !ctx.bus.publishesAside?.())
           throw new AppError('SERVICE_UNAVAILABLE', `${ctx.name} does not publish events yet`)
         const tenant = body.tenant === undefined ? undefined : assertTenantId(body.tenant, 'tenant')
         if (Number.isNaN(Date.parse(body.since)))
