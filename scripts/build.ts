@@ -1,6 +1,6 @@
 /**
- * Builds the single executable `dist/mmp`; migrations and assets are embedded by their imports,
- * worker modules as entries of their own.
+ * Builds the single executable `dist/mmp` (or the path given: `bun scripts/build.ts OUT`);
+ * migrations and assets are embedded by their imports, worker modules as entries of their own.
  */
 import { join } from 'node:path'
 
@@ -16,7 +16,7 @@ const proc = Bun.spawnSync(
     // Worker threads made from a module, each bundled on its own at its path from the root.
     join(root, 'services/parser/statement-worker.ts'),
     '--outfile',
-    join(root, 'dist/mmp'),
+    process.argv[2] ?? join(root, 'dist/mmp'),
   ],
   { cwd: root, stdout: 'inherit', stderr: 'inherit' },
 )

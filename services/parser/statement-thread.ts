@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { createLogger } from '../kernel/log.ts'
 import { unpackChunk } from './chunk-wire.ts'
 import { streamStatement } from './statement.ts'
 import type { StatementChunk, StatementRead } from './statement-row.ts'
@@ -14,6 +15,8 @@ function workerSpecifier(): string {
   const beside = new URL('./statement-worker.ts', import.meta.url)
   return existsSync(fileURLToPath(beside)) ? beside.href : './services/parser/statement-worker.ts'
 }
+
+const log = createLogger('parser')
 
 /**
  * `streamStatement` on a thread of its own: a CSV statement is parsed there while this thread
@@ -65,6 +68,9 @@ export function streamStatementOnThread(
       if (heard || over) return end(new Error(e.message))
       over = true
       worker.terminate()
+      log.warn('the statement reading thread could not start; parsing on this thread', {
+        error: e.message,
+      })
       streamStatement(file.stream(), opts).then(resolve, reject)
     }
     send({ file, timeZone: opts.timeZone, ids: opts.ids === true })
