@@ -62,7 +62,14 @@ describe('mmp serve --workers 2', () => {
           const body = await res.text()
           if (res.status === 200) admitted++
           else if (res.status === 429) refused++
-          else throw new Error(`unexpected ${res.status}: ${body}`)
+          else {
+            // What the platform logged of it (a storage error names SQLite's code and message).
+            const said = p
+              .logs()
+              .split('\n')
+              .filter((l) => /"level":"(warn|error)"/.test(l))
+            throw new Error(`unexpected ${res.status}: ${body}\n${said.slice(-8).join('\n')}`)
+          }
         }
       }),
     )
