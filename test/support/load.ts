@@ -9,8 +9,15 @@ export interface MixedLoad {
   /** Receipt numbers of the rows the platform acknowledged (200/201). */
   ackedReceipts: string[]
   payments: { sent: number; acked: string[]; refused: number }
-  /** Statuses of refused requests (no answer at all is 0), by the phase they were sent in. */
-  refusals: Map<string, Array<{ kind: 'row' | 'payment'; status: number }>>
+  /**
+   * Statuses of refused requests (no answer at all is 0) with their problem code, by the phase
+   * they were sent in, and the phase their answer came in (a part killed while a request was on
+   * its way refuses one sent before its phase began).
+   */
+  refusals: Map<
+    string,
+    Array<{ kind: 'row' | 'payment'; status: number; code?: string; answered: string }>
+  >
   /** Names the phase the next requests are counted under. */
   phase(name: string): void
   /** Waits until the load made the progress `ready` names (not a time), failing after 30 s. */
@@ -41,15 +48,26 @@ export function startMixedLoad(admin: Client, tenant: string): MixedLoad {
   const ackedReceipts: string[] = []
   const payments = { sent: 0, acked: [] as string[], refused: 0 }
   const refusals: MixedLoad['refusals'] = new Map()
-  const refuse = (kind: 'row' | 'payment', status: number) => {
-    const list = refusals.get(current) ?? []
-    list.push({ kind, status })
-    refusals.set(current, list)
+  /** Counted under the phase the request was sent in, with the one its answer came in. */
+  const refuse = (
+    phase: string,
+    kind: 'row' | 'payment',
+    res: { status: number; body: { code?: string } | null } | null,
+  ) => {
+    const list = refusals.get(phase) ?? []
+    list.push({
+      kind,
+      answered: current,
+      status: res?.status ?? 0,
+      ...(res?.body?.code ? { code: res.body.code } : {}),
+    })
+    refusals.set(phase, list)
   }
   const importRows = async () => {
     while (running) {
       const i = n++
       const receipt = `KL${String(i).padStart(8, '0')}`
+      const phase = current
       rows.sent++
       const res = await admin
         .post('/api/v1/parser/transactions', {
@@ -69,7 +87,7 @@ export function startMixedLoad(admin: Client, tenant: string): MixedLoad {
         ackedReceipts.push(receipt)
       } else {
         rows.refused++
-        refuse('row', res?.status ?? 0)
+        refuse(phase, 'row', res)
         // Nothing is listening: do not spin on refused connections.
         if (!res) await Bun.sleep(20)
       }
@@ -78,6 +96,7 @@ export function startMixedLoad(admin: Client, tenant: string): MixedLoad {
   const pushPayments = async () => {
     while (running) {
       const i = payments.sent++
+      const phase = current
       const res = await admin
         .post('/api/v1/payments/stkpush', {
           tenant_id: tenant,
@@ -90,7 +109,7 @@ export function startMixedLoad(admin: Client, tenant: string): MixedLoad {
       if (res?.status === 202) payments.acked.push(res.body.checkout_request_id)
       else {
         payments.refused++
-        refuse('payment', res?.status ?? 0)
+        refuse(phase, 'payment', res)
       }
       await Bun.sleep(50)
     }
