@@ -5,7 +5,7 @@ import type { ServiceContext, ServiceInstance, ServiceName } from '../services/k
 import { createRelay, type Relay } from '../services/kernel/events.ts'
 import { createHop } from '../services/kernel/hop.ts'
 import { createServiceClient, staticDiscovery } from '../services/kernel/http-client.ts'
-import { createLogger } from '../services/kernel/log.ts'
+import { createLogger, type Logger } from '../services/kernel/log.ts'
 import { createOwnership } from '../services/kernel/tenant-owner.ts'
 import { createTokenVerifier } from '../services/kernel/tokens.ts'
 import { createRegistry } from '../tenants/registry.ts'
@@ -72,6 +72,16 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
     })
   }
   const brokerUrl = externalBroker ?? `mqtt://127.0.0.1:${config.ports.broker}`
+  /** A connection to this platform's broker as `clientId`. */
+  const brokerBus = (clientId: string, log: Logger, deferred?: boolean) =>
+    createMqttBus({
+      url: brokerUrl,
+      username: secrets.mqttUsername,
+      password: secrets.mqttPassword,
+      clientId,
+      log,
+      deferred,
+    })
 
   const relays = new Map<string, Relay>()
   const replayMs = config.get<number>('outbox.replay_window_s') * 1000
@@ -159,31 +169,14 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
     names.map(async (name) => {
       const slog = createLogger(name)
       const clientId = `mmp-${name}-${config.ports[name]}`
-      const connect = () =>
-        createMqttBus({
-          url: brokerUrl,
-          username: secrets.mqttUsername,
-          password: secrets.mqttPassword,
-          clientId,
-          log: slog,
-          // Connected once the service's consumers are registered (below).
-          deferred: true,
-        })
+      // Connected once the service's consumers are registered (below).
+      const connect = () => brokerBus(clientId, slog, true)
       // A worker connects on first use: a standby neither publishes nor subscribes, and the
       // stable client id (a persistent broker session) belongs to whoever runs the consumers.
       // What a standby is asked to publish (a moved tenant's events) goes on a connection of its
       // own, which subscribes to nothing.
       const bus = worker
-        ? lazyBus(connect, {
-            publisher: () =>
-              createMqttBus({
-                url: brokerUrl,
-                username: secrets.mqttUsername,
-                password: secrets.mqttPassword,
-                clientId: `${clientId}-w${worker.index}`,
-                log: slog,
-              }),
-          })
+        ? lazyBus(connect, { publisher: () => brokerBus(`${clientId}-w${worker.index}`, slog) })
         : await connect()
       sessions.keep(bus, clientId)
       // Held until every service of this process has subscribed (released below): a service's
@@ -238,13 +231,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   const firstPart = names[0] ?? (wants('gateway') ? 'gateway' : null)
   if (firstPart) {
     const clientId = `mmp-tokens-${firstPart}-${config.ports[firstPart as keyof typeof config.ports]}${suffix}`
-    revocationBus = await createMqttBus({
-      url: brokerUrl,
-      username: secrets.mqttUsername,
-      password: secrets.mqttPassword,
-      clientId,
-      log,
-    })
+    revocationBus = await brokerBus(clientId, log)
     sessions.keep(revocationBus, clientId)
     revocationFeed = await followRevocations({
       tokens,
