@@ -12,9 +12,29 @@ import { startTestPlatform, type TestPlatform } from './support/platform.ts'
 const root = join(import.meta.dir, '..')
 const deploy = join(root, 'docs', 'deploy')
 const has = (tool: string) => Bun.which(tool) !== null || existsSync(`/usr/sbin/${tool}`)
-const run = (cmd: string[], env: Record<string, string> = {}) => {
-  const r = Bun.spawnSync(cmd, { env: { ...process.env, ...env } })
-  return { code: r.exitCode, out: r.stdout.toString() + r.stderr.toString() }
+/** Runs a tool to its end, or kills it after `seconds`; what it printed says which. */
+const run = async (cmd: string[], env: Record<string, string> = {}, seconds = 20) => {
+  const child = Bun.spawn(cmd, {
+    env: { ...process.env, ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const timer = setTimeout(() => child.kill('SIGKILL'), seconds * 1000)
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ])
+  clearTimeout(timer)
+  const killed = child.signalCode === 'SIGKILL' ? `\n(killed after ${seconds} s)` : ''
+  return { code, out: `${cmd[0]} exited ${code}: ${stdout}${stderr}${killed}` }
+}
+/** A port nothing listens on now: the kernel's pick for a listener that closes at once. */
+const freePort = () => {
+  const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = server.port
+  server.stop(true)
+  return port
 }
 
 describe('deployment files', () => {
@@ -30,23 +50,23 @@ describe('deployment files', () => {
     rmSync(scratch, { recursive: true, force: true })
   })
 
-  it('Caddyfile passes caddy validate', () => {
+  it('Caddyfile passes caddy validate', async () => {
     // Debian 12 packages caddy (scripts/test-peers.sh installs it).
     expect(has('caddy')).toBe(true)
-    const r = run(
+    const r = await run(
       ['caddy', 'validate', '--adapter', 'caddyfile', '--config', join(deploy, 'Caddyfile')],
       { HOME: scratch, XDG_DATA_HOME: scratch, XDG_CONFIG_HOME: scratch },
     )
     expect(r.out).toContain('Valid configuration')
     expect(r.code).toBe(0)
-  })
+  }, 30_000)
 
   /** nginx.conf with a throwaway certificate and ports of this test. */
-  const nginxConf = (https: number, http: number) => {
+  const nginxConf = async (https: number, http: number) => {
     const cert = join(scratch, 'cert.pem')
     const key = join(scratch, 'key.pem')
     if (!existsSync(cert)) {
-      const r = run([
+      const r = await run([
         'openssl',
         'req',
         '-x509',
@@ -62,7 +82,7 @@ describe('deployment files', () => {
         '-out',
         cert,
       ])
-      expect(r.code).toBe(0)
+      expect(r.out).toContain('openssl exited 0')
     }
     const text = readFileSync(join(deploy, 'nginx.conf'), 'utf8')
       .replace('/etc/letsencrypt/live/mmp.example.com/fullchain.pem', cert)
@@ -79,27 +99,40 @@ describe('deployment files', () => {
 
   it('nginx.conf passes nginx -t and proxies the gateway, hiding /metrics', async () => {
     expect(has('nginx')).toBe(true)
-    const https = 1443 + p.offset
-    const file = nginxConf(https, 1080 + p.offset)
-    const check = run(['nginx', '-t', '-e', 'stderr', '-p', scratch, '-c', file])
+    const https = freePort()
+    const file = await nginxConf(https, freePort())
+    const check = await run(['nginx', '-t', '-e', 'stderr', '-p', scratch, '-c', file])
     expect(check.out).toContain('test is successful')
     expect(check.code).toBe(0)
     const nginx = Bun.spawn(
       ['nginx', '-e', 'stderr', '-p', scratch, '-c', file, '-g', 'daemon off;'],
       { stdout: 'ignore', stderr: 'pipe' },
     )
+    const said = new Response(nginx.stderr).text()
     try {
       let health: { status: number; body: string } | null = null
-      for (let i = 0; i < 100 && !health; i++) {
-        const r = run(['curl', '-sk', '-w', '\\n%{http_code}', `https://127.0.0.1:${https}/health`])
+      for (let i = 0; i < 100 && !health && nginx.exitCode === null; i++) {
+        const r = await run([
+          'curl',
+          '-sk',
+          '-w',
+          '\\n%{http_code}',
+          `https://127.0.0.1:${https}/health`,
+        ])
         if (r.code === 0) {
-          const lines = r.out.trimEnd().split('\n')
+          const lines = r.out
+            .slice(r.out.indexOf(': ') + 2)
+            .trimEnd()
+            .split('\n')
           health = { status: Number(lines.pop()), body: lines.join('\n') }
         } else await Bun.sleep(50)
       }
-      expect(health?.status).toBe(200)
-      expect(JSON.parse(health!.body)).toMatchObject({ service: 'gateway' })
-      const metrics = run([
+      if (health?.status !== 200) {
+        nginx.kill('SIGQUIT')
+        throw new Error(`nginx answered ${JSON.stringify(health)}; it said: ${await said}`)
+      }
+      expect(JSON.parse(health.body)).toMatchObject({ service: 'gateway' })
+      const metrics = await run([
         'curl',
         '-sk',
         '-o',
@@ -108,7 +141,7 @@ describe('deployment files', () => {
         '%{http_code}',
         `https://127.0.0.1:${https}/metrics`,
       ])
-      expect(metrics.out).toBe('404')
+      expect(metrics.out).toBe('curl exited 0: 404')
       // The same path straight at the gateway, from this host, is the scrape target.
       expect((await fetch(`${p.gateway}/metrics`)).status).toBe(200)
     } finally {
@@ -117,7 +150,7 @@ describe('deployment files', () => {
     }
   }, 30_000)
 
-  it('mmp.service passes systemd-analyze verify', () => {
+  it('mmp.service passes systemd-analyze verify', async () => {
     if (!has('systemd-analyze')) {
       console.warn('systemd-analyze is not installed here: mmp.service not checked')
       return
@@ -131,16 +164,15 @@ describe('deployment files', () => {
       unit,
       readFileSync(join(deploy, 'mmp.service'), 'utf8').replace('/usr/local/bin/mmp', bin),
     )
-    const r = run(['systemd-analyze', 'verify', unit])
-    expect(r.out.trim()).toBe('')
-    expect(r.code).toBe(0)
+    const r = await run(['systemd-analyze', 'verify', unit])
+    expect(r.out.trim()).toBe('systemd-analyze exited 0:')
   })
 
-  it('prometheus.yml scrapes the gateway /metrics on this host', () => {
+  it('prometheus.yml scrapes the gateway /metrics on this host', async () => {
     const file = join(deploy, 'prometheus.yml')
     if (has('promtool')) {
-      const r = run(['promtool', 'check', 'config', file])
-      expect(r.code).toBe(0)
+      const r = await run(['promtool', 'check', 'config', file])
+      expect(r.out).toContain('promtool exited 0')
     }
     const config = Bun.YAML.parse(readFileSync(file, 'utf8')) as any
     expect(config.scrape_configs).toEqual([
