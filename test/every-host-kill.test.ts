@@ -10,6 +10,8 @@ const TENANT = 'steady'
 /** The parts a row's or a payment's request goes through: while one is down, those are refused. */
 const ON_ROW_PATH = new Set(['gateway', 'parser'])
 const ON_PAYMENT_PATH = new Set(['gateway', 'payment', 'simulator'])
+/** The gateway's breakers probe their upstream this long after they open (services/gateway). */
+const HALF_OPEN_MS = 5_000
 
 /**
  * DESIGN §12, failure, with every part on its own host (test/support/hosts.ts): under a mixed
@@ -54,6 +56,8 @@ describe('every part on its own host, each killed in turn under load', () => {
     const warmPayments = load.paymentsPast(3)
     await load.until('before', () => warm() && warmPayments())
     const servedWhileDown = new Map<string, number>()
+    /** When each part was started again. */
+    const backAt = new Map<string, number>()
     for (const part of ['auth', ...HOST_PARTS]) {
       const p = hosts.parts.get(part)!
       load.phase(`${part} down`)
@@ -63,6 +67,7 @@ describe('every part on its own host, each killed in turn under load', () => {
       await load.until(`${part} down`, load.sentPast(5))
       servedWhileDown.set(part, load.rows.acked - ackedAtKill)
       await p.restart()
+      backAt.set(part, Date.now())
       load.phase(`${part} back`)
       const rowsBack = load.rowsPast(10)
       const paymentsBack = load.paymentsPast(1)
@@ -85,10 +90,25 @@ describe('every part on its own host, each killed in turn under load', () => {
         part === 'gateway' && down ? [0, 502, 503, 504] : onPath || down ? [502, 503, 504] : []
       return allowed.includes(status)
     }
+    // A gateway breaker opened by a part's outage stays open until its probe, HALF_OPEN_MS after
+    // it opened: with several gateway workers (MMP_WORKERS), one worker's breaker may still be
+    // open after the rows through another let the test go on to the next part.
+    const breakerStillOpen = (r: { kind: 'row' | 'payment'; detail?: string; at: number }) => {
+      const part = /^(\w+) is failing; its circuit breaker is open$/.exec(r.detail ?? '')?.[1]
+      const back = part ? backAt.get(part) : undefined
+      return (
+        part !== undefined &&
+        (r.kind === 'row' ? ON_ROW_PATH : ON_PAYMENT_PATH).has(part) &&
+        back !== undefined &&
+        r.at - back <= HALF_OPEN_MS + 5_000
+      )
+    }
     for (const [phase, refused] of load.refusals) {
       for (const r of refused) {
         const allowed =
-          allowedIn(phase, r.kind, r.status) || allowedIn(r.answered, r.kind, r.status)
+          allowedIn(phase, r.kind, r.status) ||
+          allowedIn(r.answered, r.kind, r.status) ||
+          (r.status === 503 && breakerStillOpen(r))
         expect({ phase, ...r, allowed }).toMatchObject({ phase, allowed: true })
       }
     }

@@ -16,7 +16,15 @@ export interface MixedLoad {
    */
   refusals: Map<
     string,
-    Array<{ kind: 'row' | 'payment'; status: number; code?: string; answered: string }>
+    Array<{
+      kind: 'row' | 'payment'
+      status: number
+      code?: string
+      detail?: string
+      answered: string
+      /** When the answer came (ms since the epoch). */
+      at: number
+    }>
   >
   /** Names the phase the next requests are counted under. */
   phase(name: string): void
@@ -52,14 +60,16 @@ export function startMixedLoad(admin: Client, tenant: string): MixedLoad {
   const refuse = (
     phase: string,
     kind: 'row' | 'payment',
-    res: { status: number; body: { code?: string } | null } | null,
+    res: { status: number; body: { code?: string; detail?: string } | null } | null,
   ) => {
     const list = refusals.get(phase) ?? []
     list.push({
       kind,
       answered: current,
+      at: Date.now(),
       status: res?.status ?? 0,
       ...(res?.body?.code ? { code: res.body.code } : {}),
+      ...(res?.body?.detail ? { detail: res.body.detail } : {}),
     })
     refusals.set(phase, list)
   }
