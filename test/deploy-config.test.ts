@@ -12,22 +12,25 @@ import { startTestPlatform, type TestPlatform } from './support/platform.ts'
 const root = join(import.meta.dir, '..')
 const deploy = join(root, 'docs', 'deploy')
 const has = (tool: string) => Bun.which(tool) !== null || existsSync(`/usr/sbin/${tool}`)
-/** Runs a tool to its end, or kills it after `seconds`; what it printed says which. */
+/**
+ * Runs a tool to its end, or kills it after `seconds`. `out` says how it ended and what it
+ * printed, so a failed expectation on it shows why; `stdout` is its output alone.
+ */
 const run = async (cmd: string[], env: Record<string, string> = {}, seconds = 20) => {
   const child = Bun.spawn(cmd, {
     env: { ...process.env, ...env },
     stdout: 'pipe',
     stderr: 'pipe',
+    timeout: seconds * 1000,
+    killSignal: 'SIGKILL',
   })
-  const timer = setTimeout(() => child.kill('SIGKILL'), seconds * 1000)
   const [stdout, stderr, code] = await Promise.all([
     new Response(child.stdout).text(),
     new Response(child.stderr).text(),
     child.exited,
   ])
-  clearTimeout(timer)
   const killed = child.signalCode === 'SIGKILL' ? `\n(killed after ${seconds} s)` : ''
-  return { code, out: `${cmd[0]} exited ${code}: ${stdout}${stderr}${killed}` }
+  return { code, stdout, out: `${cmd[0]} exited ${code}: ${stdout}${stderr}${killed}` }
 }
 /** A port nothing listens on now: the kernel's pick for a listener that closes at once. */
 const freePort = () => {
@@ -120,10 +123,7 @@ describe('deployment files', () => {
           `https://127.0.0.1:${https}/health`,
         ])
         if (r.code === 0) {
-          const lines = r.out
-            .slice(r.out.indexOf(': ') + 2)
-            .trimEnd()
-            .split('\n')
+          const lines = r.stdout.trimEnd().split('\n')
           health = { status: Number(lines.pop()), body: lines.join('\n') }
         } else await Bun.sleep(50)
       }
