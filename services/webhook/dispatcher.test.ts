@@ -1,38 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { join } from 'node:path'
 import { migrations } from '../../schema/webhook/migrations.ts'
-import { createClock } from '../kernel/clock.ts'
 import { type Db, openDatabase } from '../kernel/db.ts'
-import { createLogger } from '../kernel/log.ts'
 import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
-import { webhookConfig } from './config.ts'
-import type { WebhookDeps } from './deps.ts'
 import { createDispatcher } from './dispatcher.ts'
-import type { AttemptOutcome } from './queue.ts'
+import { OK_OUTCOME, testDispatcherDeps } from './test-kit.ts'
 
-const OK: AttemptOutcome = {
-  at: '2026-01-01T00:00:00.000Z',
-  statusCode: 200,
-  latencyMs: 1,
-  responseExcerpt: 'ok',
-  error: null,
-  ok: true,
-}
-
-function depsOf(db: Db, maxInFlight: number): WebhookDeps {
-  const log = createLogger('webhook-test')
-  log.level = -999
-  const config = webhookConfig({
-    allowInsecure: true,
-    allowHosts: [],
-    retrySchedule: [0, 60_000],
-    timeoutMs: 1000,
-    rateLimit: 1_000_000,
-    maxInFlight,
-    secretKey: '',
-  })
-  return { db, config, clock: createClock(), log } as unknown as WebhookDeps
-}
+/** The dispatcher's deps over `db` with `maxInFlight` lanes: a failure is retried a minute on. */
+const depsOf = (db: Db, maxInFlight: number) =>
+  testDispatcherDeps(db, { maxInFlight, retrySchedule: [0, 60_000] })
 
 /** Endpoints `whe_0..n-1` of tenant `t`, each with `perEndpoint` deliveries due now. */
 function seed(db: Db, endpoints: number, perEndpoint: number) {
@@ -88,7 +64,7 @@ describe('the dispatcher', () => {
       send: async (_endpoint, delivery, _now, onAnswer) => {
         sent.push(delivery.messageId)
         onAnswer(200)
-        return OK
+        return OK_OUTCOME
       },
     })
     dispatcher.start()
@@ -111,7 +87,7 @@ describe('the dispatcher', () => {
     const dispatcher = createDispatcher(deps, {
       send: (_endpoint, _delivery, _now, onAnswer) => {
         onAnswer(204)
-        return new Promise((resolve) => finish.push(() => resolve(OK)))
+        return new Promise((resolve) => finish.push(() => resolve(OK_OUTCOME)))
       },
     })
     dispatcher.start()
@@ -142,12 +118,12 @@ describe('the dispatcher', () => {
       send: (_endpoint, _delivery, _now, onAnswer) => {
         if (++calls <= 10) {
           onAnswer(200)
-          return Promise.resolve(OK)
+          return Promise.resolve(OK_OUTCOME)
         }
         return new Promise((resolve) =>
           hanging.push(() => {
             onAnswer(200)
-            resolve(OK)
+            resolve(OK_OUTCOME)
           }),
         )
       },
@@ -165,7 +141,7 @@ describe('the dispatcher', () => {
     const after = createDispatcher(depsOf(second, 16), {
       send: async (_endpoint, delivery) => {
         resent.push(delivery.messageId)
-        return OK
+        return OK_OUTCOME
       },
     })
     after.start()
@@ -196,7 +172,7 @@ describe('the dispatcher', () => {
     const a = createDispatcher(depsOf(first, 4), {
       send: (_endpoint, delivery) => {
         sent.push({ by: 'a', messageId: delivery.messageId })
-        return new Promise((resolve) => hanging.push(() => resolve(OK)))
+        return new Promise((resolve) => hanging.push(() => resolve(OK_OUTCOME)))
       },
     })
     a.start()
@@ -207,7 +183,7 @@ describe('the dispatcher', () => {
     const b = createDispatcher(depsOf(second, 4), {
       send: async (_endpoint, delivery) => {
         sent.push({ by: 'b', messageId: delivery.messageId })
-        return OK
+        return OK_OUTCOME
       },
     })
     b.start()
@@ -245,7 +221,7 @@ describe('the dispatcher', () => {
     const dispatcher = createDispatcher(depsOf(db, 4), {
       send: (_endpoint, delivery) => {
         sent.push(delivery.messageId)
-        return new Promise((resolve) => hanging.push(() => resolve(OK)))
+        return new Promise((resolve) => hanging.push(() => resolve(OK_OUTCOME)))
       },
     })
     dispatcher.start()

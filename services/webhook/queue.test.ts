@@ -7,6 +7,7 @@ import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { claimDue } from './claims.ts'
 import type { WebhookDeps } from './deps.ts'
 import { enqueueEvents, recordAttempts } from './queue.ts'
+import { OK_OUTCOME } from './test-kit.ts'
 
 describe('the delivery queue', () => {
   let kit: TestKit
@@ -63,16 +64,8 @@ describe('the delivery queue', () => {
       insert.run('del_b', 'msg_b')
     })
     const [a, b] = claimDue(deps, 'ep_1', 1_000, 2)
-    const ok = {
-      at: '2026-01-01T00:00:00.000Z',
-      statusCode: 200,
-      latencyMs: 1,
-      responseExcerpt: 'ok',
-      error: null,
-      ok: true,
-    }
     // As after a restore from a copy that numbered the rows anew: a's rowid is now b's.
-    recordAttempts(deps, [{ delivery: { ...a!, seq: b!.seq }, outcome: ok }])
+    recordAttempts(deps, [{ delivery: { ...a!, seq: b!.seq }, outcome: OK_OUTCOME }])
     const status = db.sqlite.query<{ id: string; status: string }, []>(
       'SELECT id, status FROM webhook_deliveries ORDER BY id',
     )

@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { join } from 'node:path'
 import { migrations } from '../../schema/webhook/migrations.ts'
-import { createClock } from '../kernel/clock.ts'
 import { openDatabase } from '../kernel/db.ts'
-import { createLogger } from '../kernel/log.ts'
 import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
-import { webhookConfig } from './config.ts'
-import type { WebhookDeps } from './deps.ts'
 import { createDispatcher } from './dispatcher.ts'
+import { OK_OUTCOME, testDispatcherDeps } from './test-kit.ts'
 
 describe('a queue file of an earlier version', () => {
   let kit: TestKit
@@ -42,30 +39,12 @@ describe('a queue file of an earlier version', () => {
       .all()
       .map((r) => r.name)
     expect(indexes).toEqual(['webhook_deliveries_endpoint', 'webhook_deliveries_tenant'])
-    const log = createLogger('webhook-test')
-    log.level = -999
-    const config = webhookConfig({
-      allowInsecure: true,
-      allowHosts: [],
-      retrySchedule: [0],
-      timeoutMs: 1000,
-      rateLimit: 1_000_000,
-      maxInFlight: 4,
-      secretKey: '',
-    })
-    const deps = { db, config, clock: createClock(), log } as unknown as WebhookDeps
+    const deps = testDispatcherDeps(db, { maxInFlight: 4, retrySchedule: [0] })
     const sent: string[] = []
     const dispatcher = createDispatcher(deps, {
       send: async (_endpoint, d) => {
         sent.push(d.messageId)
-        return {
-          at: '2026-01-01T00:00:00.000Z',
-          statusCode: 200,
-          latencyMs: 1,
-          responseExcerpt: 'ok',
-          error: null,
-          ok: true,
-        }
+        return OK_OUTCOME
       },
     })
     dispatcher.start()
