@@ -34,8 +34,9 @@ const rand = () => {
   return seed / 0x7fffffff
 }
 const refRows: ReturnType<typeof toStored>[] = []
-let refCopyMs = 0
-const loadStarted = performance.now()
+// Only the consumer's own time counts: making up the rows and copying them for the reference
+// is not its work (a message reaches it parsed).
+let consumeMs = 0
 for (let done = 0; done < ROWS; done += 1000) {
   const batch: TransactionEvent[] = []
   for (let i = done; i < Math.min(ROWS, done + 1000); i++) {
@@ -61,12 +62,8 @@ for (let done = 0; done < ROWS; done += 1000) {
       rule_id: null,
     })
   }
-  if (refRows.length < 100_000) {
-    // The reference's copy of the rows is not the consumer's work: its time is taken off.
-    const c0 = performance.now()
-    refRows.push(...batch.map((t) => toStored(TENANT, zone, t)))
-    refCopyMs += performance.now() - c0
-  }
+  if (refRows.length < 100_000) refRows.push(...batch.map((t) => toStored(TENANT, zone, t)))
+  const c0 = performance.now()
   consumeTransactions(
     kit.ctx,
     {
@@ -79,8 +76,9 @@ for (let done = 0; done < ROWS; done += 1000) {
     },
     { onlyNew: false },
   )
+  consumeMs += performance.now() - c0
 }
-const loadSeconds = (performance.now() - loadStarted - refCopyMs) / 1000
+const loadSeconds = consumeMs / 1000
 // Reference: the same rows (the first 100k) into the same table and indexes in a scratch file with
 // a bare prepared bun:sqlite INSERT, 1000 a transaction: no inbox, ledger or rollups.
 {
