@@ -1,0 +1,301 @@
+import { and, asc, gt, isNull, lte } from 'drizzle-orm'
+import { outbox } from '../../schema/kernel.ts'
+import { createBulkGate } from './bulk.ts'
+import type { EventBus } from './bus.ts'
+import type { Db } from './db.ts'
+import { faultPoint } from './faults.ts'
+import type { Logger } from './log.ts'
+import { counter } from './metrics.ts'
+
+export interface Relay {
+  /** Starts relaying a database's outbox: drains what is unsent now and after each commit. */
+  watch(db: Db, opts?: { replaySinceMs?: number }): void
+  /** Resolves when the replay and drain started by `watch` for this database are done. */
+  settled(db: Db): Promise<void>
+  /** Publishes everything unsent in every watched database. */
+  flush(): Promise<void>
+  /**
+   * Lets a relay created `held` start publishing: the replays and drains its watches asked for
+   * run now. The daemon releases its relays once every service in the process has subscribed,
+   * because the broker keeps nothing for a subscriber that comes later.
+   */
+  release(): void
+  /** Drains a database now (another process said it wrote events there). */
+  nudge(db: Db): void
+  /**
+   * Whether this process publishes now: released, not stopped, not paused. A process still
+   * starting (its consumers not yet subscribed) or a standby worker does not.
+   */
+  publishing?(): boolean
+  /**
+   * Runs a bulk write (a statement import committing chunk after chunk) with the database's
+   * drains and WAL checkpoints held (bulk.ts), then drains once when it settles, failed or not,
+   * after the caller's response is on its way. A held drain still goes through every
+   * `bulkHoldMs`; `flush()` is never held.
+   *
+   * @example
+   * const result = await ctx.relay.bulk(db, () => importChunks(db, file))
+   */
+  bulk<T>(db: Db, write: () => Promise<T>): Promise<T>
+  stop(): Promise<void>
+}
+
+/**
+ * The outbox relay: publishes unsent rows in order and marks them sent once the broker acked.
+ * On first watch after a start it also republishes what was sent within `replaySinceMs`, because an
+ * embedded broker loses what it held when the process died; consumers' inboxes drop the repeats.
+ *
+ * Nothing here may end the process (DESIGN §15): a failed drain is logged and retried with a
+ * backoff per database (1 s doubling to `maxRetryMs`), and the poller survives a failing file.
+ * A database being drained is held, so the registry does not release it mid-batch; a released one
+ * is reopened by the retry.
+ */
+export function createRelay(opts: {
+  bus: EventBus
+  log: Logger
+  batchSize?: number
+  retryMs?: number
+  maxRetryMs?: number
+  paused?: boolean
+  /** Start held: watch and record, publish nothing until `release()`. */
+  held?: boolean
+  /**
+   * How often every watched database is checked for unsent rows, so events written by another
+   * process on the same file (a CLI command) go out too. 0 disables.
+   */
+  pollMs?: number
+  /**
+   * Called instead of publishing while the relay is held and a database has unsent events: a
+   * standby worker tells the worker that relays about its writes this way.
+   */
+  onHeld?: (db: Db) => void
+  /**
+   * After the broker connection comes back, republish what was sent this recently (a moment
+   * later, once consumers have subscribed again): a broker that restarted may have acknowledged
+   * messages it then lost. Consumers' inboxes drop the repeats. 0 disables.
+   */
+  replayAfterReconnectMs?: number
+  /** During a `bulk` write, a held drain goes through once this long passed since the last. */
+  bulkHoldMs?: number
+}): Relay {
+  /** One handle per file: a newer handle of the same file (after a release) replaces the old. */
+  const watched = new Map<string, Db>()
+  const running = new Map<Db, Promise<void>>()
+  const starting = new Map<Db, Promise<void>>()
+  const again = new Set<Db>()
+  const backoff = new Map<string, number>()
+  let stopped = false
+  let held = opts.held ?? false
+  /** Watches made while held: their replay window, run on release. */
+  const waiting = new Map<Db, number>()
+  const batch = opts.batchSize ?? 500
+  const retryMs = opts.retryMs ?? 1000
+  const maxRetryMs = opts.maxRetryMs ?? 30_000
+  const bulks = createBulkGate(opts.bulkHoldMs ?? 2000)
+
+  const drainOnce = async (db: Db): Promise<void> => {
+    while (!stopped && !db.gone) {
+      const rows = db.orm
+        .select({ seq: outbox.seq, topic: outbox.topic, payload: outbox.payload })
+        .from(outbox)
+        .where(isNull(outbox.sentAt))
+        .orderBy(asc(outbox.seq))
+        .limit(batch)
+        .all()
+      if (rows.length === 0) return
+      // Publish in order, then mark the published rows sent in one commit: on a FULL-synced
+      // money database one sync per event would cap the relay at the disk's sync rate. A crash
+      // in between republishes a few events, which consumers' inboxes drop.
+      let published = 0
+      try {
+        for (const row of rows) {
+          await opts.bus.publish(row.topic, JSON.parse(row.payload))
+          published++
+          eventsPublished.inc({ topic: row.topic })
+        }
+        faultPoint('relay.after_publish')
+      } finally {
+        if (published > 0 && !db.gone) {
+          const last = rows[published - 1]!.seq
+          db.orm
+            .update(outbox)
+            .set({ sentAt: new Date().toISOString() })
+            .where(and(isNull(outbox.sentAt), lte(outbox.seq, last)))
+            .run()
+        }
+      }
+    }
+  }
+
+  const retryLater = (db: Db, err: unknown) => {
+    const delay = Math.min(backoff.get(db.path) ?? retryMs, maxRetryMs)
+    backoff.set(db.path, delay * 2)
+    opts.log.warn('outbox relay failed; retrying', {
+      db: db.path,
+      retry_ms: delay,
+      error: (err as Error)?.message,
+    })
+    setTimeout(() => void drain(db), delay).unref?.()
+  }
+
+  const drain = (db: Db, force = false): Promise<void> => {
+    if (!force && !bulks.admits(db)) return Promise.resolve()
+    if (held && !stopped && !db.gone) opts.onHeld?.(db)
+    if (opts.paused || held || stopped || db.gone) return Promise.resolve()
+    const current = running.get(db)
+    if (current) {
+      again.add(db)
+      return current
+    }
+    const release = db.hold()
+    const p = (async () => {
+      try {
+        do {
+          again.delete(db)
+          await drainOnce(db)
+        } while (again.has(db))
+        backoff.delete(db.path)
+      } catch (err) {
+        retryLater(db, err)
+      } finally {
+        running.delete(db)
+        release()
+      }
+    })()
+    running.set(db, p)
+    return p
+  }
+
+  const replay = async (db: Db, sinceMs: number) => {
+    const release = db.hold()
+    try {
+      const since = new Date(Date.now() - sinceMs).toISOString()
+      const rows = db.orm
+        .select({ topic: outbox.topic, payload: outbox.payload })
+        .from(outbox)
+        .where(and(gt(outbox.sentAt, since)))
+        .orderBy(asc(outbox.seq))
+        .all()
+      for (const row of rows) await opts.bus.publish(row.topic, JSON.parse(row.payload))
+    } catch (err) {
+      opts.log.warn('outbox replay failed; consumers may miss what the broker lost', {
+        db: db.path,
+        error: (err as Error)?.message,
+      })
+    } finally {
+      release()
+    }
+  }
+
+  const poll = (prune: boolean) => {
+    for (const [path, db] of watched) {
+      if (db.gone) {
+        watched.delete(path)
+        continue
+      }
+      // A released handle is not reopened just to look: a commit or a retry reopens it.
+      if (db.closed || running.has(db) || backoff.has(path)) continue
+      try {
+        if (hasUnsent(db)) void drain(db)
+        if (prune) pruneDelivered(db)
+      } catch (err) {
+        opts.log.warn('outbox poll failed', { db: path, error: (err as Error)?.message })
+      }
+    }
+  }
+
+  const replayWindow = opts.replayAfterReconnectMs ?? 0
+  if (replayWindow > 0)
+    opts.bus.onReconnect?.(() => {
+      setTimeout(() => {
+        if (held || stopped || opts.paused) return
+        opts.log.info('republishing recent events after the broker connection came back', {
+          window_s: replayWindow / 1000,
+        })
+        const dbs = [...watched.values()].filter((db) => !db.gone && !db.closed)
+        void Promise.all(dbs.map((db) => replay(db, replayWindow).then(() => drain(db)))).then(() =>
+          opts.log.info('recent events republished after the broker connection came back'),
+        )
+      }, 2000).unref?.()
+    })
+
+  const pollMs = opts.pollMs ?? 1000
+  let lastPrune = 0
+  const poller =
+    pollMs > 0 && !opts.paused
+      ? setInterval(() => {
+          try {
+            const prune = Date.now() - lastPrune > PRUNE_EVERY_MS
+            if (prune) lastPrune = Date.now()
+            poll(prune)
+          } catch (err) {
+            opts.log.error('outbox poller failed', { error: (err as Error)?.message })
+          }
+        }, pollMs)
+      : null
+  ;(poller as { unref?: () => void } | null)?.unref?.()
+
+  const begin = (db: Db, since: number) => {
+    const start = (since > 0 ? replay(db, since) : Promise.resolve())
+      .then(() => drain(db))
+      .finally(() => starting.delete(db))
+    starting.set(db, start)
+  }
+
+  return {
+    watch(db, wopts) {
+      if (watched.get(db.path) === db) return
+      watched.set(db.path, db)
+      db.onEvents(() => void drain(db))
+      if (opts.paused) return
+      const since = wopts?.replaySinceMs ?? 0
+      if (held) {
+        waiting.set(db, Math.max(since, waiting.get(db) ?? 0))
+        return
+      }
+      begin(db, since)
+    },
+    release() {
+      if (!held) return
+      held = false
+      for (const [db, since] of waiting) if (!db.gone) begin(db, since)
+      waiting.clear()
+    },
+    nudge: (db) => void drain(db),
+    publishing: () => !held && !stopped && !opts.paused,
+    bulk: (db, write) => bulks.run(db, write, () => drain(watched.get(db.path) ?? db)),
+    settled: (db) => starting.get(db) ?? running.get(db) ?? Promise.resolve(),
+    async flush() {
+      await Promise.all(
+        [...watched.values()].filter((db) => !db.closed).map((db) => drain(db, true)),
+      )
+    },
+    async stop() {
+      stopped = true
+      if (poller) clearInterval(poller)
+      await Promise.all(running.values())
+    },
+  }
+}
+
+function hasUnsent(db: Db): boolean {
+  return !!db.sqlite.query('SELECT 1 FROM outbox WHERE sent_at IS NULL LIMIT 1').get()
+}
+
+const PRUNE_EVERY_MS = 3_600_000
+/** Sent events and handled-event records are kept this long, then deleted. */
+export const EVENT_RETENTION_MS = 30 * 86_400_000
+
+/**
+ * Deletes outbox rows sent and inbox records handled more than EVENT_RETENTION_MS ago, so the
+ * tables do not grow forever. Replays (`mmp replay events`) reach back as far as this.
+ */
+export function pruneDelivered(db: Db, now = Date.now()): void {
+  const before = new Date(now - EVENT_RETENTION_MS).toISOString()
+  db.sqlite.query('DELETE FROM outbox WHERE sent_at IS NOT NULL AND sent_at < ?').run(before)
+  db.sqlite.query('DELETE FROM inbox WHERE handled_at < ?').run(before)
+}
+
+const eventsPublished = counter('mmp_events_published_total', 'Events the outbox relay published', [
+  'topic',
+])
