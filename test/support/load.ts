@@ -192,17 +192,23 @@ export async function expectAppliedOnce(admin: Client, load: MixedLoad) {
     } while (cursor)
     return out
   }
+  // What the last look found missing, named in a failure.
+  let missing = 'no list read'
   await eventually(
     async () => {
       const list = await all()
       if (!list) return null
       const receipts = new Set(list.map((t) => t.receipt_number))
       const payments = list.filter((t) => t.source === 'payment').length
-      return load.ackedReceipts.every((r) => receipts.has(r)) && payments >= succeeded
+      const rows = load.ackedReceipts.filter((r) => !receipts.has(r))
+      missing = `${rows.length} of ${load.ackedReceipts.length} acknowledged rows (${rows.slice(0, 5).join(', ')}), ${payments} of ${succeeded} succeeded payments listed`
+      return rows.length === 0 && payments >= succeeded
     },
     60_000,
     'every acknowledged row and settled payment in analytics',
-  )
+  ).catch((err) => {
+    throw new Error(`${(err as Error).message}: missing ${missing}`)
+  })
   // The rollups count each transaction once too. A request whose answer was lost may still land
   // after the list was read: the summary is read first, then the list, until they agree (a
   // rollup counting a transaction twice never does).
