@@ -68,6 +68,8 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
   const tell = (present: boolean) => {
     for (const fn of sessions) fn(present, [...handlers.keys()])
   }
+  /** Set by close: a handler still failing then leaves its message unacknowledged. */
+  let closing = false
   const deliver = (packet: { topic: string; payload: string | Buffer }, done: () => void) => {
     const list = handlers.get(packet.topic)
     if (!list) return done()
@@ -78,10 +80,13 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
       opts.log.warn('dropped a message that is not JSON', { topic: packet.topic })
       return done()
     }
-    Promise.all(list.map((h) => runWithRetry(h, event, opts.log, packet.topic))).then(
-      () => done(),
-      () => done(),
-    )
+    // Acknowledged once every handler has applied it (or dropped it on purpose). One that still
+    // fails when the bus closes leaves it unacknowledged: the session hands it over again.
+    Promise.all(
+      list.map((h) => runWithRetry(h, event, opts.log, packet.topic, () => closing)),
+    ).then((applied) => {
+      if (applied.every(Boolean)) done()
+    })
   }
   let client: MqttClient | null = null
   const open = (): Promise<MqttClient> =>
@@ -175,22 +180,38 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
     },
     isConnected: () => client?.connected ?? false,
     async close() {
+      closing = true
       const c = client ?? (connecting ? await connecting.catch(() => null) : null)
       await c?.endAsync()
     },
   }
 }
 
+/** The longest pause between two attempts at a failing handler. */
+const MAX_RETRY_MS = 30_000
+/** A handler that keeps failing is logged at its 5th attempt, then once a minute. */
+const LOG_EVERY_MS = 60_000
+
+/**
+ * Runs a handler until it applies the event; whether it did. A failure is tried again, 100 ms
+ * doubling to 30 s apart, for as long as it takes: the event's outbox row is marked sent once the
+ * broker took it, so an event acknowledged unapplied would be lost (DESIGN §7). The consumer's
+ * later messages wait meanwhile, as a stalled queue does, and the log says why. Only an event of
+ * an erased tenant is dropped; `giveUp` (a bus closing) stops the attempts and leaves the event
+ * to the session (false).
+ */
 async function runWithRetry(
   handler: EventHandler,
   event: EventEnvelope,
   log: Logger,
   topic: string,
-): Promise<void> {
+  giveUp: (attempts: number) => boolean,
+): Promise<boolean> {
+  let loggedAt = 0
   for (let attempt = 1; ; attempt++) {
     try {
       await handler(event)
-      return
+      return true
     } catch (err) {
       // An event of an erased tenant has nothing left to apply to: dropped, not retried.
       if ((err as { code?: string }).code === 'TENANT_NOT_FOUND') {
@@ -199,17 +220,20 @@ async function runWithRetry(
           event_id: event.id,
           tenant_id: event.tenant_id,
         })
-        return
+        return true
       }
-      if (attempt >= 5) {
-        log.error('event handler failed; the event stays in the outbox for replay', {
+      if (attempt >= 5 && Date.now() - loggedAt >= LOG_EVERY_MS) {
+        loggedAt = Date.now()
+        log.error('event handler keeps failing; retrying, and later events wait', {
           topic,
           event_id: event.id,
+          attempts: attempt,
           error: (err as Error).message,
         })
-        return
       }
-      await Bun.sleep(50 * 2 ** attempt)
+      if (giveUp(attempt)) return false
+      await Bun.sleep(Math.min(MAX_RETRY_MS, 50 * 2 ** attempt))
+      if (giveUp(attempt)) return false
     }
   }
 }
@@ -224,7 +248,8 @@ export function createMemoryBus(log?: Logger): EventBus & { published: EventEnve
       published.push(event)
       const copy = JSON.parse(JSON.stringify(event)) as EventEnvelope
       for (const h of handlers.get(topic) ?? []) {
-        if (log) await runWithRetry(h, copy, log, topic)
+        // No session keeps it here: a test's handler gets 5 attempts.
+        if (log) await runWithRetry(h, copy, log, topic, (attempts) => attempts >= 5)
         else await h(copy)
       }
     },
