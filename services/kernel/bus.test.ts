@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'bun:test'
-import { createMemoryBus, type EventBus, lazyBus } from './bus.ts'
+import { createMemoryBus, type EventBus } from './bus.ts'
+import { lazyBus } from './lazy-bus.ts'
 
 describe('a bus that connects on first use', () => {
   it('stays unconnected while only reconnection handlers are registered, then hands them over', async () => {
