@@ -1,3 +1,5 @@
+import type { Kind } from '../../schema/vocabulary.ts'
+
 /** A transaction as the parser reads it from any source, before it is stored. Amounts in cents. */
 export interface ParsedTransaction {
   occurredAt: string
@@ -11,6 +13,13 @@ export interface ParsedTransaction {
   balance: number | null
   /** Receipt number of the transaction this one reverses. */
   reversalOf?: string
+  /** What the money movement is (schema/vocabulary.ts KINDS); derived from the row when absent. */
+  kind?: Kind
+  /**
+   * Which leg of its receipt this row is (DESIGN §16 "Legs"): '' the movement itself, 'charge' its
+   * transaction charge, 'loan' the overdraft drawn for it, 'repay' a repayment. Derived from `kind`.
+   */
+  leg?: string
 }
 
 export interface RowError {
