@@ -25,7 +25,7 @@ export interface WireChunk {
 }
 
 const SEP = '\u001f'
-const FIELDS = 8
+const FIELDS = 10
 
 /** Text that joins and splits back to itself. */
 const plain = (s: string | null | undefined) => s == null || (s !== '' && !s.includes(SEP))
@@ -52,6 +52,8 @@ export function packChunk(chunk: StatementChunk): WireChunk {
       !plain(t.receiptNumber) ||
       !plain(t.reversalOf) ||
       !plain(ids?.[i]) ||
+      !plain(t.kind) ||
+      (t.leg !== undefined && t.kind === undefined) ||
       Number.isNaN(t.amount) ||
       Number.isNaN(t.balance)
     ) {
@@ -77,6 +79,8 @@ export function packChunk(chunk: StatementChunk): WireChunk {
       t.receiptNumber ?? '',
       t.reversalOf ?? '',
       ids?.[i] ?? '',
+      t.kind ?? '',
+      t.leg ?? '',
     )
     numbers[i * 3] = rows[i]!
     numbers[i * 3 + 1] = t.amount ?? Number.NaN
@@ -113,6 +117,10 @@ export function unpackChunk(wire: WireChunk): StatementChunk {
       balance: numOf(n[k * 3 + 2]!),
     }
     if (f[i + 6] !== '') t.reversalOf = f[i + 6]!
+    if (f[i + 8] !== '') {
+      t.kind = f[i + 8] as ParsedTransaction['kind']
+      t.leg = f[i + 9]!
+    }
     transactions[k] = t
     if (ids) ids[k] = f[i + 7]!
   }

@@ -1,6 +1,8 @@
 import { parseAmountText } from '../kernel/money.ts'
+import { kindOf, legOf } from './kinds.ts'
 import { parseLocalTime } from './local-time.ts'
 import { counterpartyOf, type ParsedTransaction, type RowError } from './parsed.ts'
+import type { ProofVerdict } from './statement-proof.ts'
 
 /**
  * One row of an M-Pesa statement's detailed table, whatever file it came from (CSV or PDF): the
@@ -32,19 +34,47 @@ export interface StatementRead {
   rows: number
   /** The first header-like line of a file whose header we did not recognise. */
   found?: string
+  /** The layout recognised (layouts.ts), by id and in words. */
+  layout?: { id: string; name: string }
+  /** Rows of the detailed table read, and what became of each (kept = handed on to be stored). */
+  counts?: { read: number; kept: number; skipped: number; rejected: number }
+  /** Whether the kept rows reproduce the file's own totals and running balance. */
+  proof?: ProofVerdict
 }
 
 export const COLUMNS = {
-  receipt: ['receipt no.', 'receipt no', 'receipt'],
-  time: ['completion time', 'date', 'time'],
-  details: ['details', 'description'],
+  receipt: ['receipt no.', 'receipt no', 'receipt', 'receipt number', 'transaction id'],
+  time: ['completion time', 'date', 'time', 'completion date', 'transaction date'],
+  details: ['details', 'description', 'transaction details'],
   status: ['transaction status', 'status'],
-  paidIn: ['paid in', 'paid in (ksh)', 'credit'],
-  withdrawn: ['withdrawn', 'withdrawn (ksh)', 'paid out', 'debit'],
-  balance: ['balance', 'balance (ksh)'],
+  paidIn: ['paid in', 'paid in (ksh)', 'paid in (kes)', 'credit', 'money in'],
+  withdrawn: ['withdrawn', 'withdrawn (ksh)', 'withdrawn (kes)', 'paid out', 'debit', 'money out'],
+  balance: ['balance', 'balance (ksh)', 'balance (kes)'],
+  // Org-portal (M-PESA business) statements only.
+  initiationTime: ['initiation time'],
+  reasonType: ['reason type'],
+  otherParty: ['other party info'],
+  linkedId: ['linked transaction id'],
+  accountNo: ['a/c no.', 'a/c no', 'account no.', 'account no'],
 } as const
 export type Column = keyof typeof COLUMNS
 export type StatementCells = Record<Column, string>
+
+/** Cells of a row with every column empty, to fill in. */
+export const emptyCells = (): StatementCells => ({
+  receipt: '',
+  time: '',
+  details: '',
+  status: '',
+  paidIn: '',
+  withdrawn: '',
+  balance: '',
+  initiationTime: '',
+  reasonType: '',
+  otherParty: '',
+  linkedId: '',
+  accountNo: '',
+})
 
 /** The header an M-Pesa full statement's detailed table has, for messages. */
 export const EXPECTED_HEADER =
@@ -54,9 +84,18 @@ export const EXPECTED_HEADER =
 const NOT_DONE = /^(failed|cancelled|canceled|declined|pending|expired)$/i
 const RECEIPT = /^[A-Z0-9]{6,20}$/i
 
+/** A header label as compared: lower case, one space, no trailing colon or asterisk. */
+export const labelOf = (c: string) =>
+  c
+    .trim()
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .replace(/[:*]+$/, '')
+    .trim()
+
 /** Column positions of a header row (index of each label in `labels`), or null if it is not one. */
 export function headerOf(labels: string[]): Record<Column, number> | null {
-  const lower = labels.map((c) => c.trim().toLowerCase().replace(/\s+/g, ' '))
+  const lower = labels.map(labelOf)
   const at = (names: readonly string[]) => lower.findIndex((c) => names.includes(c))
   const map = Object.fromEntries(
     Object.entries(COLUMNS).map(([k, names]) => [k, at(names)]),
@@ -67,24 +106,33 @@ export function headerOf(labels: string[]): Record<Column, number> | null {
 }
 
 /**
- * A Details cell wrapped onto a row of its own (PDF-to-CSV converters and the PDF's own layout):
- * nothing but Details text, so it belongs to the transaction above it.
+ * A row of its own holding only the rest of a wrapped cell (PDF-to-CSV converters and the PDF's
+ * own layout): no receipt, no time, no amount, so it belongs to the transaction above it. Its text
+ * is mostly Details, sometimes the other wrapped text cells (Other Party Info, Reason Type).
  */
 export function isContinuation(cells: StatementCells): boolean {
   return (
-    cells.details !== '' &&
     !cells.receipt &&
     !cells.time &&
-    !cells.status &&
     !cells.paidIn &&
     !cells.withdrawn &&
-    !cells.balance
+    !cells.balance &&
+    (cells.details !== '' || cells.otherParty !== '' || cells.reasonType !== '')
   )
 }
 
-/** Appends a continuation row's Details to its transaction's, as one line of text. */
+/** Appends a continuation row's text cells to its transaction's, each as one line of text. */
 export function joinDetails(into: StatementCells, more: StatementCells): void {
-  into.details = `${into.details} ${more.details}`.replace(/\s+/g, ' ').trim()
+  const join = (a: string, b: string) => (b ? `${a} ${b}`.replace(/\s+/g, ' ').trim() : a)
+  into.details = join(into.details, more.details)
+  into.otherParty = join(into.otherParty, more.otherParty)
+  into.reasonType = join(into.reasonType, more.reasonType)
+  // A status wrapped as "Complete" / "d" in a narrow column.
+  if (
+    more.status &&
+    !/^(completed|failed|cancelled|canceled|declined|pending|expired)$/i.test(into.status)
+  )
+    into.status = `${into.status}${more.status}`
 }
 
 /**
@@ -124,60 +172,119 @@ export function cellCents(cell: string): number | null {
 
 const isDigit = (c: number) => c >= 48 && c <= 57
 
+/** What a row of the table came to, for the statement's proof (statement-proof.ts). */
+export type RowNote = (
+  row: number,
+  time: string,
+  ms: number,
+  inCents: number,
+  outCents: number,
+  balance: number,
+  done: boolean,
+) => void
+
+/** Dates a statement, an SMS or a payment may carry: from M-Pesa's first year to a day ahead. */
+export const EARLIEST = Date.UTC(2007, 0, 1)
+export const AHEAD_MS = 86_400_000
+
 /**
- * Reads one table row into `out`: a transaction, a skipped failed row, an error naming the field,
- * or nothing for blank lines, footers and repeated headers. True when it became a transaction.
+ * True when a row's cells read as a row of the detailed table (a receipt or a time), not as text
+ * that stands between tables (a summary line, a footer): those go to the layout's totals instead.
+ */
+export function isTableRow(cells: StatementCells): boolean {
+  return RECEIPT.test(cells.receipt) || TIME_LIKE.test(cells.time)
+}
+const TIME_LIKE = /^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}/
+
+/**
+ * Reads one table row into `out`: a transaction, a skipped row that moved no money (failed,
+ * cancelled), an error naming the field, or nothing for blank lines, footers and repeated
+ * headers. The row's money is noted for the proof whatever became of it. Returns what it was.
  */
 export function parseStatementRow(
   cells: StatementCells,
   row: number,
   timeZone: string,
   out: StatementChunk,
-): boolean {
+  note?: RowNote,
+  nowMs: number = Date.now(),
+): 'kept' | 'skipped' | 'rejected' | 'none' {
   const { receipt, details, paidIn, withdrawn } = cells
   // Blank lines, footers and disclaimers after the table carry no amount and no receipt.
-  if (!paidIn && !withdrawn && !RECEIPT.test(receipt)) return false
+  if (!paidIn && !withdrawn && !RECEIPT.test(receipt)) return 'none'
   // A header repeated on every page of a printed statement.
-  if (/^receipt/i.test(receipt)) return false
-  if (NOT_DONE.test(cells.status)) {
-    out.skipped++
-    return false
-  }
+  if (/^receipt/i.test(receipt)) return 'none'
   const fail = (field: string, message: string) => {
     out.errors.push({ row, field, message })
-    return false
+    return 'rejected' as const
   }
-  if (!RECEIPT.test(receipt))
-    return fail('Receipt No.', 'the receipt number is missing or malformed')
   const occurredAt = parseLocalTime(cells.time, timeZone)
-  if (!occurredAt) return fail('Completion Time', `'${cells.time}' is not a date and time`)
+  const ms = occurredAt ? Date.parse(occurredAt) : Number.NaN
   const inCents = cellCents(paidIn)
   const outCents = cellCents(withdrawn)
-  if ((paidIn && inCents === null) || (withdrawn && outCents === null)) {
-    return fail(
-      paidIn && inCents === null ? 'Paid In' : 'Withdrawn',
-      'the amount is not a number with at most 2 decimals',
-    )
-  }
+  const balance = cells.balance ? cellCents(cells.balance) : null
+  // The 2025 app export prints 0.00 in the column a row does not use; Withdrawn may be signed.
   const amountIn = Math.abs(inCents ?? 0)
   const amountOut = Math.abs(outCents ?? 0)
-  if (amountIn > 0 === amountOut > 0) {
-    return fail('Paid In', 'exactly one of Paid In and Withdrawn must be set')
+  const done = !NOT_DONE.test(cells.status.trim())
+  note?.(row, cells.time, ms, amountIn, amountOut, balance ?? Number.NaN, done)
+  if (!done) {
+    out.skipped++
+    return 'skipped'
   }
+  if (!RECEIPT.test(receipt))
+    return fail('Receipt No.', `the receipt number '${receipt}' is missing or malformed`)
+  if (!occurredAt) {
+    return fail(
+      'Completion Time',
+      cells.time ? `'${cells.time}' is not a date and time` : 'the completion time is missing',
+    )
+  }
+  if (ms < EARLIEST || ms > nowMs + AHEAD_MS) {
+    return fail('Completion Time', `'${cells.time}' is outside 2007 to tomorrow`)
+  }
+  if ((paidIn && inCents === null) || (withdrawn && outCents === null)) {
+    const field = paidIn && inCents === null ? 'Paid In' : 'Withdrawn'
+    return fail(field, `'${field === 'Paid In' ? paidIn : withdrawn}' is not an amount`)
+  }
+  if (amountIn > 0 === amountOut > 0) {
+    return fail(
+      'Paid In',
+      amountIn > 0
+        ? 'both Paid In and Withdrawn hold an amount'
+        : 'neither Paid In nor Withdrawn holds an amount',
+    )
+  }
+  const direction = amountIn > 0 ? 'in' : 'out'
+  const words = cells.reasonType ? `${details} ${cells.reasonType}` : details
+  const kind = kindOf(words, direction)
   const party = counterpartyOf(details)
   const reversal = /reversal of transaction\s+([A-Z0-9]{6,20})/i.exec(details)
   const t: ParsedTransaction = {
-    occurredAt,
+    occurredAt: occurredAt,
     amount: amountIn || amountOut,
-    direction: amountIn > 0 ? 'in' : 'out',
-    counterpartyName: party.name,
+    direction,
+    counterpartyName: party.name ?? otherPartyName(cells.otherParty),
     counterpartyPhone: party.phone,
-    description: details || (amountIn > 0 ? 'Paid in' : 'Withdrawn'),
+    description: details || cells.reasonType || (amountIn > 0 ? 'Paid in' : 'Withdrawn'),
     receiptNumber: receipt.toUpperCase(),
-    balance: cells.balance ? cellCents(cells.balance) : null,
+    balance,
+    kind,
+    leg: legOf(kind),
   }
   if (reversal) t.reversalOf = reversal[1]!.toUpperCase()
   out.transactions.push(t)
   out.rows.push(row)
-  return true
+  return 'kept'
+}
+
+/**
+ * An org statement's Other Party Info ("254722****108 - JOHN **** DOE", "600000 - ACME LTD"):
+ * the name part, masked as M-Pesa masks it.
+ */
+function otherPartyName(info: string): string | null {
+  if (!info) return null
+  const dash = info.indexOf(' - ')
+  const name = (dash >= 0 ? info.slice(dash + 3) : info).trim()
+  return name || null
 }

@@ -119,7 +119,7 @@ describe('a CSV statement read on a thread of its own', () => {
       { timeZone, onChunk: (c) => void here.push(c) },
       './no-such-statement-worker.ts',
     )
-    expect(read).toMatchObject({ headerFound: true, rows: 20_002 })
+    expect(read).toMatchObject({ headerFound: true, rows: 20_000 })
     expect(here.flatMap((c) => c.rows)).toHaveLength(20_000 - 21 - 40)
   })
 
@@ -140,6 +140,6 @@ describe('a CSV statement read on a thread of its own', () => {
       timeZone,
       onChunk: () => {},
     })
-    expect(read).toEqual({ headerFound: false, rows: 2, found: 'a, b, c' })
+    expect(read).toMatchObject({ headerFound: false, rows: 0, found: 'a, b, c' })
   })
 })
