@@ -1,0 +1,9 @@
+import { setDefaultTimeout } from 'bun:test'
+
+/**
+ * Loaded before every test file (bunfig.toml `[test] preload`). Bun 1.4.5 ignores `timeout` under
+ * `[test]` in bunfig.toml and keeps every test and hook at 5 s (DESIGN §13), which an end-to-end
+ * test that starts a platform exceeds on a busy machine. A test whose subject is time states its
+ * own budget against a reference; this is only the ceiling that ends a stuck one.
+ */
+setDefaultTimeout(60_000)
