@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Subprocess, spawn } from 'bun'
 import mqtt from 'mqtt'
+import { trackChild } from './children.ts'
 
 const candidates = ['/usr/sbin/mosquitto', '/usr/bin/mosquitto']
 
@@ -40,6 +41,7 @@ export async function startMosquitto(
   let proc: Subprocess | null = null
   const launch = () => {
     proc = spawn([bin, '-c', conf], { stdout: 'pipe', stderr: 'pipe' })
+    trackChild(proc, 'mosquitto')
     return proc
   }
   /**

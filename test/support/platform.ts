@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Subprocess, spawn } from 'bun'
 import { basePorts as ports } from '../../daemon/config.ts'
+import { trackChild } from './children.ts'
 
 const root = join(import.meta.dir, '..', '..')
 export const OPERATOR = { email: 'operator@mmp.test', password: 'operator-test-password' }
@@ -46,6 +47,11 @@ export interface PlatformOptions {
   wrap?: string[]
   /** The address its parts are reached at (its own network namespace); 127.0.0.1 by default. */
   host?: string
+  /**
+   * Resolve once the process is spawned instead of once every part answers `/health` (a test of
+   * start-up itself polls on its own).
+   */
+  noWait?: boolean
 }
 
 async function portFree(port: number): Promise<boolean> {
@@ -132,12 +138,14 @@ async function startOnce(opts: PlatformOptions = {}): Promise<TestPlatform> {
         stderr: 'pipe',
       },
     )
+    trackChild(proc, 'mmp serve')
     const pump = async (stream: ReadableStream<Uint8Array>) => {
       const dec = new TextDecoder()
       for await (const chunk of stream) out += dec.decode(chunk)
     }
     void pump(proc.stdout as ReadableStream<Uint8Array>)
     void pump(proc.stderr as ReadableStream<Uint8Array>)
+    if (opts.noWait) return
     const deadline = Date.now() + 20_000
     const healthParts = parts.filter(
       (p) => p !== 'broker' && !(p === 'simulator' && opts.env?.MMP_MPESA_BASE_URL),
