@@ -14,6 +14,7 @@ import type { TenantRegistry } from '../tenants/registry.ts'
 import { startDashboard } from '../web/serve.ts'
 import type { WorkerRole } from './background.ts'
 import type { Config } from './config.ts'
+import type { Readiness } from './readiness.ts'
 import { version } from './version.ts'
 
 /**
@@ -29,10 +30,12 @@ export async function listenGateway(opts: {
   tokens: TokenVerifier
   registry: TenantRegistry
   idleTimeout: number
+  /** What of this process is still starting: `/health` answers 503 naming it until then. */
+  readiness: Readiness
   /** Services of this process the gateway calls in-process. */
   local: Partial<Record<ServiceName, LocalService>>
 }): Promise<Array<{ stop(closeActive?: boolean): Promise<void> | void }>> {
-  const { config, format, worker, discovery, hop, tokens, registry, idleTimeout } = opts
+  const { config, format, worker, discovery, hop, tokens, registry, idleTimeout, readiness } = opts
   const json = format === 'auto' ? !process.stdout.isTTY : format === 'json'
   const quiet = ['silent', 'error', 'warn'].includes(config.get<string>('log.level'))
   const gateway = createGateway({
@@ -79,7 +82,8 @@ export async function listenGateway(opts: {
     reusePort: !!worker,
     // The dashboard (with its security headers) at `/`; everything else is the API.
     fetch: (request, srv) =>
-      dashboard.handles(request) ? dashboard.fetch(request) : gateway.fetch(request, srv),
+      readiness.answer('gateway', request) ??
+      (dashboard.handles(request) ? dashboard.fetch(request) : gateway.fetch(request, srv)),
     // The gateway refuses oversized bodies itself, by Content-Length or while streaming, with
     // a problem+json 413; Bun's own cap (a bare 413) is a backstop at twice the largest limit.
     maxRequestBodySize:

@@ -18,11 +18,12 @@ import { databaseCap, openFilesLimit } from './fd-limit.ts'
 import { listenGateway } from './gateway-part.ts'
 import { migrationsOf } from './migrations.ts'
 import { learnTenantsFrom } from './profiles.ts'
+import { createReadiness, followSupervisorReadiness } from './readiness.ts'
 import { followRevocations, resolveApiKeysOverHttp } from './revocations.ts'
 import { initDataDir, loadSecrets, publicKeyFromAuth } from './secrets.ts'
 import { serviceModules, synchronousOf } from './services.ts'
 import { keepSessions } from './sessions.ts'
-import { listenSimulator } from './simulator.ts'
+import { listenSimulator, simulatorWanted } from './simulator.ts'
 import { type SliceSource, sliceOf } from './slices.ts'
 import { armFaults, logStarted, startLogging } from './startup.ts'
 import { version } from './version.ts'
@@ -164,6 +165,17 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   const servers: Array<{ stop(closeActive?: boolean): Promise<void> | void }> = []
   const urls: Record<string, string> = {}
   const names = (Object.keys(serviceModules) as ServiceName[]).filter(wants)
+  // Every part's /health answers 503 naming what is still starting, until all of this process
+  // serves; a worker also waits for its supervisor's word that the others and the simulator do.
+  const simulator = worker ? null : simulatorWanted(config)
+  const readiness = createReadiness([
+    ...names,
+    ...(wants('gateway') ? ['gateway'] : []),
+    ...(worker ? [] : ['background']),
+    ...(worker ? ['workers'] : []),
+    ...((worker ? simulatorWanted(config) : simulator) ? ['simulator'] : []),
+  ])
+  if (worker) followSupervisorReadiness(readiness)
   const sessions = keepSessions({ dataDir: config.dataDir, discovery, client, local: names, log })
 
   await Promise.all(
@@ -209,6 +221,9 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
         checks: new Map([['broker', () => ({ status: 'ok' as const })]]),
       }
       const instance = await createService(name, shared, sliceSource)
+      ;(instance.app as unknown as Hookable).onRequest(
+        ({ request }) => readiness.answer(name, request) ?? undefined,
+      )
       instance.app.listen({
         port: config.ports[name],
         hostname: config.host,
@@ -222,6 +237,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       })
       urls[name] = `http://${config.host}:${config.ports[name]}`
       running.push({ name, instance, relay, bus })
+      readiness.done(name)
     }),
   )
 
@@ -255,6 +271,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
         tokens,
         registry,
         idleTimeout,
+        readiness,
         // Services of this process whose discovery is their own port are called in-process.
         local: Object.fromEntries(
           running
@@ -268,6 +285,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       })),
     )
     urls.gateway = gatewayUrl
+    readiness.done('gateway')
   }
 
   // The background work: consumers, schedulers, relays and backups. One process runs it; of
@@ -284,6 +302,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   })
   const background = worker ? await holdBackground(config, log, worker, work.start) : null
   if (!worker) await work.start()
+  readiness.done('background')
 
   // The payment service talks to the simulator on this host, so it comes along with payment too;
   // when another local process already serves that port, that one is used. It starts last: on
@@ -291,16 +310,16 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   // consumer already subscribed (the embedded broker keeps no messages for a late subscriber).
   // A worker never starts one: its supervisor runs the one simulator (SO_REUSEPORT would let
   // each worker bind its own, each knowing only the tokens it issued).
-  const simulatorImplied =
-    !worker && !wants('simulator') && wants('payment') && !config.get('mpesa.simulator_url')
-  if ((wants('simulator') || simulatorImplied) && !config.get('mpesa.base_url')) {
-    const sim = listenSimulator(config, log, simulatorImplied)
+  if (simulator) {
+    const sim = listenSimulator(config, log, simulator === 'implied')
     if (sim) {
       servers.push({ stop: async () => void (await sim.stop()) })
       urls.simulator = `http://${reachable(config.host)}:${config.ports.simulator}`
     }
+    readiness.done('simulator')
   }
 
+  // Only now: the line means what /health means, every part of this process serves.
   if (!worker) logStarted(config, log, urls.gateway, format)
   worker?.ready?.()
 
@@ -325,6 +344,11 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       log.info('mmp stopped')
     },
   }
+}
+
+/** An Elysia app's global request hook, which the ServiceInstance type does not name. */
+interface Hookable {
+  onRequest(hook: (c: { request: Request }) => Response | undefined): unknown
 }
 
 /** What every service's context holds alike; its name and settings slice are its own. */

@@ -43,3 +43,16 @@ export function listenSimulator(
     return null
   }
 }
+
+/**
+ * Whether this process runs the host's simulator: `own` when `--only` names it, `implied` when it
+ * comes along with payment (and another process may already serve it), null when payment talks to
+ * another simulator or to Daraja. Asked of the process that runs it, never of a worker (its
+ * supervisor runs the one simulator).
+ */
+export function simulatorWanted(config: Config): 'own' | 'implied' | null {
+  if (config.get('mpesa.base_url')) return null
+  if (config.only.includes('simulator')) return 'own'
+  if (config.only.includes('payment') && !config.get('mpesa.simulator_url')) return 'implied'
+  return null
+}

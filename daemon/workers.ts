@@ -4,9 +4,10 @@ import { AggregatorRegistry } from 'prom-client'
 import { metrics } from '../services/kernel/metrics.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
 import type { Config } from './config.ts'
+import { PLATFORM_READY } from './readiness.ts'
 import { initDataDir, loadSecrets } from './secrets.ts'
 import type { Platform, WorkerRole } from './serve.ts'
-import { listenSimulator } from './simulator.ts'
+import { listenSimulator, simulatorWanted } from './simulator.ts'
 import { logStarted, startLogging } from './startup.ts'
 
 /** How many workers `mmp serve` runs: the setting, or one per core when it is 0. */
@@ -46,6 +47,9 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
 
   const workers: Array<Subprocess | null> = new Array(count).fill(null)
   let stopping = false
+  // Set once every worker and the simulator serve; a worker started again after that is told
+  // as soon as it is ready itself, so its /health stops answering 503.
+  let platformReady = false
   const replies = new Map<string, (data: unknown) => void>()
   let asked = 0
   /** Every live worker's metrics summed (counters, histograms) or their maximum (gauges). */
@@ -78,8 +82,10 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
         serialization: 'json',
         ipc(message, child) {
           const m = message as WorkerMessage
-          if (m?.ready) ready()
-          else if (m?.collect)
+          if (m?.ready) {
+            if (platformReady) child.send({ [PLATFORM_READY]: true })
+            ready()
+          } else if (m?.collect)
             void aggregate().then((text) => child.send({ collected: m.collect, text }))
           else if (m?.metrics_reply) replies.get(m.metrics_reply)?.(m.data)
         },
@@ -101,11 +107,15 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
   await spawnWorker(0)
   await Promise.all(Array.from({ length: count - 1 }, (_, i) => spawnWorker(i + 1)))
 
-  const simulator =
-    (wants('simulator') || (wants('payment') && !config.get('mpesa.simulator_url'))) &&
-    !config.get('mpesa.base_url')
-      ? listenSimulator(config, log, !wants('simulator'))
-      : null
+  const wanted = simulatorWanted(config)
+  const simulator = wanted ? listenSimulator(config, log, wanted === 'implied') : null
+  // The workers' /health answer 503 until told; the line below says the same thing.
+  platformReady = true
+  for (const w of workers) {
+    try {
+      w?.send({ [PLATFORM_READY]: true })
+    } catch {} // a worker that just died is told when it is started again and says ready
+  }
   const gateway = wants('gateway') ? `http://127.0.0.1:${config.ports.gateway}` : undefined
   logStarted(config, log, gateway, format, count)
 

@@ -1,0 +1,62 @@
+import { version } from './version.ts'
+
+/**
+ * What of this process is not serving yet. Every part's `/health` answers 503 naming it until
+ * nothing is left (DESIGN §15: the gateway said 200 while the simulator was still 1.4 s away), so
+ * a script that waits for health can use any part at once.
+ *
+ * @example
+ * const readiness = createReadiness(['payment', 'gateway', 'simulator'])
+ * readiness.done('payment')
+ * readiness.answer('gateway', request) // 503 naming gateway and simulator; null once all are done
+ */
+export function createReadiness(parts: Iterable<string>) {
+  const waiting = new Set(parts)
+  return {
+    /** The parts not serving yet, in the order they were named. */
+    waiting: () => [...waiting],
+    done(...parts: string[]) {
+      for (const p of parts) waiting.delete(p)
+    },
+    /** A 503 for a `/health` request while something is not serving yet; otherwise null. */
+    answer(service: string, request: Request): Response | null {
+      if (waiting.size === 0 || !isHealth(request.url)) return null
+      const checks = Object.fromEntries(
+        [...waiting].map((p) => [p, { status: 'starting', detail: `${p} is not serving yet` }]),
+      )
+      return Response.json(
+        { service, version, status: 'starting', checks },
+        { status: 503, headers: { 'retry-after': '1', 'cache-control': 'no-store' } },
+      )
+    },
+  }
+}
+
+export type Readiness = ReturnType<typeof createReadiness>
+
+const isHealth = (url: string) => {
+  // Cheap before parsing: only a path ending in /health can be one.
+  if (!url.includes('/health')) return false
+  try {
+    return new URL(url).pathname === '/health'
+  } catch {
+    return false
+  }
+}
+
+/** The supervisor's word to its workers that every worker and the simulator are serving. */
+export const PLATFORM_READY = 'platform_ready'
+
+/**
+ * In a worker: what its supervisor starts after the workers (so this worker's `/health` waits for
+ * it), cleared when the supervisor says so over the IPC channel.
+ */
+export function followSupervisorReadiness(readiness: Readiness): void {
+  const onMessage = (message: unknown) => {
+    if ((message as Record<string, unknown> | null)?.[PLATFORM_READY]) {
+      readiness.done('workers', 'simulator')
+      process.off('message', onMessage)
+    }
+  }
+  process.on('message', onMessage)
+}
