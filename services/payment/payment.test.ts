@@ -55,13 +55,21 @@ describe('payment service with the simulator', () => {
     kit.cleanup()
   })
 
-  const push = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  /** A Manager of `tenantId`, for a test that needs payments of its own. */
+  const managerOf = async (tenantId: string) => ({
+    ...(await kit.authFor({ tenantId, role: 'Manager', userId: 'usr_ann' })),
+    'content-type': 'application/json',
+  })
+  const push = (
+    body: Record<string, unknown>,
+    headers: Record<string, string> = {},
+    who: Record<string, string> = auth,
+  ) =>
     app.handle(
       new Request(`${base}/api/v1/payments/stkpush`, {
         method: 'POST',
-        headers: { ...auth, ...headers },
+        headers: { ...who, ...headers },
         body: JSON.stringify({
-          tenant_id: 'acme',
           phone_number: '254712345678',
           amount: 10,
           account_reference: 'INV-1',
@@ -70,10 +78,17 @@ describe('payment service with the simulator', () => {
         }),
       }),
     )
-  const status = async (id: string) =>
-    (
-      await app.handle(new Request(`${base}/api/v1/payments/status/${id}`, { headers: auth }))
-    ).json()
+  const status = async (id: string, who: Record<string, string> = auth) =>
+    (await app.handle(new Request(`${base}/api/v1/payments/status/${id}`, { headers: who }))).json()
+  /** Pushes `n` payments for `who`'s tenant and waits until each has its final status. */
+  const settledPayments = async (n: number, who: Record<string, string>) => {
+    for (let i = 0; i < n; i++) {
+      const res = await push({}, {}, who)
+      expect(res.status).toBe(202)
+      const { checkout_request_id } = (await res.json()) as { checkout_request_id: string }
+      await waitFor(async () => (await status(checkout_request_id, who)).status === 'success')
+    }
+  }
 
   it('speaks the Daraja timestamp and password', () => {
     const at = new Date('2026-01-02T03:04:05Z')
@@ -96,7 +111,13 @@ describe('payment service with the simulator', () => {
     expect(final).toMatchObject({ status: 'success', result_code: 0, amount: 10 })
     expect(final.mpesa_receipt_number).toMatch(/^[A-Z0-9]{10}$/)
     await kit.ctx.relay.flush()
-    const events = kit.bus.published.filter((e) => e.type === 'mobilemoney.transactions.success')
+    // Other tests' payments publish on the same bus: this payment's events are those naming it.
+    const events = kit.bus.published.filter(
+      (e) =>
+        e.type === 'mobilemoney.transactions.success' &&
+        (e.data as { checkout_request_id?: string }).checkout_request_id ===
+          body.checkout_request_id,
+    )
     expect(events).toHaveLength(1)
     expect(events[0]!.data).toMatchObject({
       amount: 10,
@@ -178,15 +199,18 @@ describe('payment service with the simulator', () => {
   it('settles a lost callback by reconciliation', async () => {
     const res = await push({ phone_number: '254722229999' })
     const { checkout_request_id } = (await res.json()) as { checkout_request_id: string }
-    await Bun.sleep(50)
+    // The simulator sends callbacks in order: once a later push is settled by its own, the
+    // lost one would have arrived if it had been sent.
+    await settledPayments(1, auth)
     expect((await status(checkout_request_id)).status).toBe('pending')
     const report = await payments.reconcile({ olderThanS: 0 })
     expect(report.settled).toBeGreaterThanOrEqual(1)
     expect((await status(checkout_request_id)).status).toBe('success')
   })
 
-  it('keeps a verifiable audit chain that breaks when a row is edited', () => {
-    const path = kit.registry.pathOf('payment', 'acme')
+  it('keeps a verifiable audit chain that breaks when a row is edited', async () => {
+    await settledPayments(2, await managerOf('audit-co'))
+    const path = kit.registry.pathOf('payment', 'audit-co')
     const ok = verifyAuditFile(path)
     expect(ok.ok).toBe(true)
     expect(ok.rows).toBeGreaterThan(5)
@@ -214,9 +238,9 @@ describe('payment service with the simulator', () => {
   })
 
   it('lists recent payments with a cursor', async () => {
-    const first = await app.handle(
-      new Request(`${base}/api/v1/payments?limit=2`, { headers: auth }),
-    )
+    const who = await managerOf('cursor-co')
+    await settledPayments(3, who)
+    const first = await app.handle(new Request(`${base}/api/v1/payments?limit=2`, { headers: who }))
     expect(first.status).toBe(200)
     const page = (await first.json()) as {
       data: Array<{ id: string; checkout_request_id: string }>
@@ -228,7 +252,7 @@ describe('payment service with the simulator', () => {
     const second = (await (
       await app.handle(
         new Request(`${base}/api/v1/payments?limit=2&cursor=${page.next_cursor}`, {
-          headers: auth,
+          headers: who,
         }),
       )
     ).json()) as { data: Array<{ id: string }> }
