@@ -165,13 +165,20 @@ describe('webhook service', () => {
   })
 
   it('delivers a triggered event signed per Standard Webhooks', async () => {
-    const res = await call('POST', '/api/v1/webhooks/trigger', {
-      event: 'payment.success',
-      data: { transaction_id: 't1', amount: 12.5, phone_number: '254700000001' },
-    })
+    // A tenant of its own: the one endpoint it registers is the only one the trigger reaches.
+    await register('/signed', ['payment.success'], 'signed-co')
+    const res = await call(
+      'POST',
+      '/api/v1/webhooks/trigger',
+      {
+        event: 'payment.success',
+        data: { transaction_id: 't1', amount: 12.5, phone_number: '254700000001' },
+      },
+      'signed-co',
+    )
     expect(res.status).toBe(202)
     expect(res.body.deliveries).toHaveLength(1)
-    const got = await eventually(() => deliveriesTo('/ok').find((r) => r.body.includes('"t1"')))
+    const got = await eventually(() => deliveriesTo('/signed').find((r) => r.body.includes('"t1"')))
     const payload = new Webhook(SECRET).verify(got.body, got.headers) as Record<string, unknown>
     expect(payload).toMatchObject({
       event: 'payment.success',
@@ -183,6 +190,8 @@ describe('webhook service', () => {
       const l = await call(
         'GET',
         `/api/v1/webhooks/deliveries?event=payment.success&status=delivered`,
+        undefined,
+        'signed-co',
       )
       return l.body.data.find((d: { id: string }) => d.id === res.body.deliveries[0])
     })
@@ -284,8 +293,16 @@ describe('webhook service', () => {
     }
     await kit.bus.publish(topics.transactionsCategorized, event)
     await kit.bus.publish(topics.transactionsCategorized, event)
-    await eventually(() => deliveriesTo('/tenant-b').length === 2)
-    await Bun.sleep(100)
+    // The memory bus returns once the consumer has queued what it will deliver, so the queue
+    // itself shows nothing more is coming: two deliveries for beta, none for acme.
+    const queued = async (endpoint: string, tenant: string) =>
+      (await call('GET', `/api/v1/webhooks/deliveries?endpoint_id=${endpoint}`, undefined, tenant))
+        .body.data as Array<{ status: string }>
+    expect(await queued(b.body.id, 'beta')).toHaveLength(2)
+    expect(await queued(a.body.id, 'acme')).toHaveLength(0)
+    await eventually(async () =>
+      (await queued(b.body.id, 'beta')).every((d) => d.status === 'delivered'),
+    )
     expect(deliveriesTo('/tenant-b')).toHaveLength(2)
     expect(deliveriesTo('/tenant-a')).toHaveLength(0)
     expect(JSON.parse(deliveriesTo('/tenant-b')[0]!.body)).toMatchObject({
@@ -324,23 +341,22 @@ describe('webhook service', () => {
   })
 
   it('purges delivered deliveries past the retention and keeps dead ones', async () => {
+    // A tenant of its own with one delivered and one dead delivery to tell apart.
+    const tenant = 'purge-co'
+    const ok = await register('/purge-ok', ['payment.success'], tenant)
+    const down = await register('/down', ['payment.failed'], tenant)
+    for (const event of ['payment.success', 'payment.failed'])
+      await call('POST', '/api/v1/webhooks/trigger', { event, data: {} }, tenant)
+    const listed = async (status: string) =>
+      (await call('GET', `/api/v1/webhooks/deliveries?status=${status}`, undefined, tenant)).body
+        .data as unknown[]
+    await eventually(async () => (await listed('delivered')).length === 1, 10_000, 'a delivery')
+    await eventually(async () => (await listed('dead')).length === 1, 10_000, 'a dead delivery')
     const deps = { db: kit.registry.platform('webhook'), clock: kit.ctx.clock } as never
-    const settled = async () => {
-      for (const status of ['pending', 'delivering'])
-        if ((await call('GET', `/api/v1/webhooks/deliveries?status=${status}`)).body.data.length)
-          return false
-      return true
-    }
-    await eventually(settled)
-    const before = (await call('GET', '/api/v1/webhooks/deliveries?status=delivered')).body.data
-    expect(before.length).toBeGreaterThan(0)
-    const dead = (await call('GET', '/api/v1/webhooks/deliveries?status=dead')).body.data.length
-    expect(purgeDelivered(deps, -60_000)).toBeGreaterThanOrEqual(before.length)
-    expect(
-      (await call('GET', '/api/v1/webhooks/deliveries?status=delivered')).body.data,
-    ).toHaveLength(0)
-    expect((await call('GET', '/api/v1/webhooks/deliveries?status=dead')).body.data).toHaveLength(
-      dead,
-    )
+    expect(purgeDelivered(deps, -60_000)).toBeGreaterThanOrEqual(1)
+    expect(await listed('delivered')).toHaveLength(0)
+    expect(await listed('dead')).toHaveLength(1)
+    await call('DELETE', `/api/v1/webhooks/${ok.body.id}`, undefined, tenant)
+    await call('DELETE', `/api/v1/webhooks/${down.body.id}`, undefined, tenant)
   })
 })
