@@ -3,7 +3,7 @@ import { basename } from 'node:path'
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import { toMajor } from '../services/kernel/index.ts'
-import { isPdf, readStatement } from '../services/parser/public.ts'
+import { isPdf, readStatement, statementAnswer } from '../services/parser/public.ts'
 import { type CliApi, clientArgs, fail, operatorApi } from './client.ts'
 import { configArgs, configFromArgs, jsonArg, printJson } from './shared.ts'
 
@@ -121,8 +121,9 @@ export default defineCommand({
       rows = []
       bar.update(done, `accepted ${totals.accepted}`)
     }
+    let read: Awaited<ReturnType<typeof readStatement>>
     try {
-      await readStatement(file, {
+      read = await readStatement(file, {
         timeZone: args.timezone,
         password: args.password,
         onPage: (page, pages) => {
@@ -147,6 +148,8 @@ export default defineCommand({
               description: t.description,
               receipt_number: t.receiptNumber,
               balance: t.balance === null ? null : toMajor(t.balance),
+              ...(t.kind ? { kind: t.kind } : {}),
+              ...(t.leg !== undefined ? { leg: t.leg } : {}),
             })
             rows.push(c.rows[i]!)
             if (!pdf) done = c.rows[i]!
@@ -163,17 +166,43 @@ export default defineCommand({
     await flush()
     bar.update(total)
     bar.done()
+    const statement = statementAnswer(read)
+    // Every row of the file is in one counter: read = accepted + duplicates + rejected + skipped.
+    const problem =
+      totals.rejected > 0
+        ? `${totals.rejected} of ${statement.read} rows were rejected`
+        : statement.proof.verdict === 'does_not_add_up'
+          ? (statement.proof.finding ?? 'the statement does not add up')
+          : null
     if (args.json) {
-      printJson({ tenant_id: args.tenant, ...totals })
-      // A script learns from the exit code that some rows did not make it.
-      if (totals.rejected > 0) process.exitCode = 1
-      return
+      printJson({ tenant_id: args.tenant, ...totals, ...statement })
+    } else {
+      for (const e of totals.errors)
+        consola.warn(`row ${e.row ?? e.index}: ${e.field ? `${e.field}: ` : ''}${e.message}`)
+      // The summary is the command's output: plain stdout, whatever consola's level.
+      console.log(
+        `${args.tenant}: ${statement.layout_name}, ${statement.read} rows read: ${totals.accepted} accepted, ${totals.duplicates} duplicates, ${totals.rejected} rejected, ${totals.skipped} skipped (moved no money)`,
+      )
+      console.log(proofLine(statement.proof))
     }
-    for (const e of totals.errors)
-      consola.warn(`row ${e.row ?? e.index}: ${e.field ? `${e.field}: ` : ''}${e.message}`)
-    // The summary is the command's output: plain stdout, whatever consola's level.
-    console.log(
-      `${args.tenant}: ${totals.accepted} accepted, ${totals.duplicates} duplicates, ${totals.rejected} rejected, ${totals.skipped} failed rows skipped`,
-    )
+    // A script learns from the exit code that the import is not the whole statement.
+    if (problem) {
+      process.stderr.write(`mmp import: ${problem}\n`)
+      process.exitCode = 1
+    }
   },
 })
+
+/** The proof in one line: whether the rows reproduce the file's totals and balance. */
+function proofLine(p: ReturnType<typeof statementAnswer>['proof']): string {
+  if (p.verdict === 'proven') {
+    const what = [
+      p.totals.match ? "the statement's totals" : null,
+      p.balance.chains ? 'its running balance' : null,
+    ].filter(Boolean)
+    return `proof: the rows read reproduce ${what.join(' and ')}`
+  }
+  if (p.verdict === 'unchecked')
+    return 'proof: the statement states no totals and has no balance column to check against'
+  return `proof: ${p.finding ?? 'the statement does not add up'}`
+}

@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import { Entitlements } from './profiles.ts'
 import { TENANT_ID_PATTERN } from './tenant-id.ts'
+import { KINDS } from './vocabulary.ts'
 
 /**
  * The only cross-service contract: broker topic names and their payload schemas (DESIGN §7).
@@ -99,6 +100,14 @@ export const TransactionEvent = t.Object({
   ),
   /** Set by the parser on statement rows: the import they came in. */
   import_id: t.Optional(t.Nullable(t.String())),
+  /** What the money movement is (schema/vocabulary.ts KINDS); absent on older events. */
+  kind: t.Optional(t.UnionEnum(KINDS)),
+  /**
+   * Which leg of its receipt this is (DESIGN §16 "Legs"): absent or '' the movement itself,
+   * 'charge' its transaction charge, 'loan' the overdraft drawn for it, 'repay' a repayment.
+   * Reports of one receipt join per leg (`ledgerKey`).
+   */
+  leg: t.Optional(t.String()),
   /**
    * Set by the categorizer on categorized transactions with a receipt number: every channel that
    * reported this receipt (one ledger, README "One ledger"). `transaction_id` stays the first
@@ -109,6 +118,14 @@ export const TransactionEvent = t.Object({
   matched: t.Optional(t.Boolean()),
 })
 export type TransactionEvent = typeof TransactionEvent.static
+
+/**
+ * The key reports of one ledger entry share (DESIGN §16): the receipt for the movement itself,
+ * the receipt and its leg for the rows that share the receipt (its charge, a Fuliza draw…).
+ */
+export function ledgerKey(receipt: string, leg: string | null | undefined): string {
+  return leg ? `${receipt}/${leg}` : receipt
+}
 
 /**
  * `mobilemoney.transactions.raw` (parser) and `mobilemoney.transactions.categorized` (categorizer)
@@ -191,6 +208,17 @@ export const StatementProcessedEvent = t.Object({
   rejected: t.Integer(),
   /** Of `duplicates`, rows matching a transaction another channel reported first. */
   matched: t.Optional(t.Integer()),
+  /** Rows of the statement's table read (accepted + duplicates + rejected + skipped). */
+  read: t.Optional(t.Integer()),
+  skipped: t.Optional(t.Integer()),
+  /**
+   * Whether the kept rows reproduce the file's own totals and running balance (DESIGN §16), and
+   * the owner's sentence where they do not. A statement that does not add up is never healthy.
+   */
+  verdict: t.Optional(
+    t.Union([t.Literal('proven'), t.Literal('does_not_add_up'), t.Literal('unchecked')]),
+  ),
+  finding: t.Optional(t.Nullable(t.String())),
 })
 export type StatementProcessedEvent = typeof StatementProcessedEvent.static
 

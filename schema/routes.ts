@@ -120,6 +120,7 @@ const declared: Array<[Method, string, Facts?]> = [
 
   ['POST', '/api/v1/parser/sms', { create: true }],
   ['POST', '/api/v1/parser/transactions', { create: true }],
+  ['GET', '/api/v1/statements'],
   ['POST', '/api/v1/statements', { body: 'upload', budget: 'bulk', create: true }],
 
   ['GET', '/api/v1/payments'],

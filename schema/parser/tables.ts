@@ -4,7 +4,8 @@ export { idempotentRequests, inbox, outbox } from '../kernel.ts'
 
 /**
  * Transactions the parser accepted, whatever door they came through (API, SMS, statement).
- * A receipt number is unique per tenant: that is the duplicate check (DESIGN §11). Amounts in cents.
+ * A receipt number and its leg are unique per tenant: that is the duplicate check (DESIGN §11,
+ * §16 "Legs": a payment and its charge share a receipt and are two rows). Amounts in cents.
  */
 export const transactions = sqliteTable(
   'transactions',
@@ -23,11 +24,15 @@ export const transactions = sqliteTable(
     userId: text('user_id'),
     importId: text('import_id'),
     createdAt: text('created_at').notNull(),
+    /** Which leg of its receipt ('' the movement itself; 'charge', 'loan', 'repay'…). */
+    leg: text('leg').notNull().default(''),
+    /** schema/vocabulary.ts KINDS; null on rows stored before kinds. */
+    kind: text('kind'),
   },
   // Only the receipt index: the parser reads its rows by receipt (duplicates, reversals, the
   // ledger) and by id (the plan's count), never by time, and every index costs each import row.
   // WITHOUT ROWID (migration 0004, beyond drizzle-kit): the rows live in the id's B-tree.
-  (t) => [uniqueIndex('transactions_receipt').on(t.tenantId, t.receiptNumber)],
+  (t) => [uniqueIndex('transactions_receipt_leg').on(t.tenantId, t.receiptNumber, t.leg)],
 )
 
 /** One statement upload and what came of it. */
@@ -43,6 +48,12 @@ export const imports = sqliteTable(
     skipped: integer('skipped').notNull(),
     userId: text('user_id'),
     createdAt: text('created_at').notNull(),
+    /** Rows of the detailed table read: accepted + duplicates + rejected + skipped. */
+    read: integer('read'),
+    /** The layout recognised (services/parser/layouts.ts). */
+    layout: text('layout'),
+    /** The statement's proof as the import answered it (JSON), its finding included. */
+    proof: text('proof'),
   },
   (t) => [index('imports_tenant').on(t.tenantId, t.createdAt)],
 )

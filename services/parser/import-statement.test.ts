@@ -176,6 +176,12 @@ describe('a statement import', () => {
       balance,
       source: 'statement',
       user_id: userId,
+      kind:
+        receipt === 'RCPA000004'
+          ? 'reversal'
+          : fields.direction === 'in'
+            ? 'customer_payment'
+            : 'supplier_payment',
       import_id: body.import_id,
       ...(matched ? { matched } : {}),
     })

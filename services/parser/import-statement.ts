@@ -7,6 +7,7 @@ import { emitEvent } from '../kernel/events.ts'
 import { newId } from '../kernel/ids.ts'
 import { DEFAULT_TIMEZONE } from '../kernel/time-zone.ts'
 import type { ParsedTransaction, RowError } from './parsed.ts'
+import { type StatementProofAnswer, statementAnswer } from './proof-answer.ts'
 import { readStatement } from './read-statement.ts'
 import { acceptedSince, storeTransactions } from './store.ts'
 
@@ -17,12 +18,17 @@ export const MAX_ERRORS = 1000
 
 export interface ImportResult {
   import_id: string
+  /** Rows of the statement's table read: accepted + duplicates + rejected + skipped. */
+  read: number
   accepted: number
   duplicates: number
   matched: number
   rejected: number
   skipped: number
   errors: RowError[]
+  layout: string
+  layout_name: string
+  proof: StatementProofAnswer
 }
 
 export function timeZoneOf(ctx: ServiceContext, tenantId: string): string {
@@ -43,6 +49,8 @@ export async function importStatement(
     file: Blob
     fileName: string | null
     password?: string
+    /** Aborted when the client goes away or its deadline passes: reading stops. */
+    signal?: AbortSignal
   },
 ): Promise<ImportResult> {
   const { tenantId } = input
@@ -59,15 +67,18 @@ export async function importStatement(
   const limit = readEntitlements(ctx.registry, tenantId)?.limits.transactions
   if (typeof limit === 'number') {
     // A finite plan: count the new rows first so a statement is refused whole, not cut midway.
-    const known = db.sqlite.query<{ x: number }, [string, string]>(
-      'SELECT 1 AS x FROM transactions WHERE tenant_id = ? AND receipt_number = ?',
+    const known = db.sqlite.query<{ x: number }, [string, string, string]>(
+      'SELECT 1 AS x FROM transactions WHERE tenant_id = ? AND receipt_number = ? AND leg = ?',
     )
     let fresh = 0
     await readStatement(input.file, {
       timeZone,
       password: input.password,
+      now: ctx.clock.now().getTime(),
+      signal: input.signal,
       onChunk: (c) => {
-        for (const t of c.transactions) if (!known.get(tenantId, t.receiptNumber!)) fresh++
+        for (const t of c.transactions)
+          if (!known.get(tenantId, t.receiptNumber!, t.leg ?? '')) fresh++
       },
     })
     assertEntitled(ctx.registry, tenantId, {
@@ -87,6 +98,7 @@ export async function importStatement(
     rejected: 0,
     skipped: 0,
     errors: [],
+    ...statementAnswer({ headerFound: true, rows: 0 }),
   }
   const addErrors = (errors: RowError[]) => {
     result.rejected += errors.length
@@ -113,9 +125,11 @@ export async function importStatement(
   // Every chunk commits with its events; the relay publishes them once, after the import,
   // instead of waking at each commit while the import still writes (kernel/bulk.ts).
   await ctx.relay.bulk(db, async () => {
-    await readStatement(input.file, {
+    const read = await readStatement(input.file, {
       timeZone,
       password: input.password,
+      now: ctx.clock.now().getTime(),
+      signal: input.signal,
       ids: true,
       onChunk: (c) => {
         result.skipped += c.skipped
@@ -128,6 +142,7 @@ export async function importStatement(
       },
     })
     flush()
+    Object.assign(result, statementAnswer(read))
     db.write((orm) => {
       orm
         .insert(imports)
@@ -141,6 +156,9 @@ export async function importStatement(
           skipped: result.skipped,
           userId: input.userId,
           createdAt: ctx.clock.now().toISOString(),
+          read: result.read,
+          layout: result.layout,
+          proof: JSON.stringify(result.proof),
         })
         .run()
       emitEvent(
@@ -155,6 +173,10 @@ export async function importStatement(
             duplicates: result.duplicates,
             matched: result.matched,
             rejected: result.rejected,
+            read: result.read,
+            skipped: result.skipped,
+            verdict: result.proof.verdict,
+            finding: result.proof.finding,
           },
         },
         ctx.clock,

@@ -15,7 +15,7 @@ export interface IngestResult {
   errors: RowError[]
 }
 
-type Item = { transaction: ParsedTransaction; ref: { index: number } }
+type Item = { transaction: ParsedTransaction; ref: { index: number }; derived?: boolean }
 
 function store(
   ctx: ServiceContext,
@@ -57,13 +57,28 @@ export function ingestTransactions(
 ): IngestResult {
   const items: Item[] = []
   const errors: RowError[] = []
+  const now = ctx.clock.now().getTime()
   input.rows.forEach((row, index) => {
-    const r = readJsonRow(row, index)
+    const r = readJsonRow(row, index, now)
     if (r.ok) items.push({ transaction: r.transaction, ref: { index } })
     else errors.push(r.error)
   })
   const { tenantId, userId, source, demo } = input
   return store(ctx, { tenantId, userId, source, demo: demo === true }, items, errors, 0)
+}
+
+/** The charge a message states, as the 'charge' leg of the message's receipt. */
+function chargeLeg(t: ParsedTransaction, cents: number): ParsedTransaction {
+  return {
+    ...t,
+    amount: cents,
+    direction: 'out',
+    description: `Transaction cost: ${t.description}`,
+    balance: null,
+    kind: 'charge',
+    leg: 'charge',
+    reversalOf: undefined,
+  }
 }
 
 /** `POST /parser/sms`: M-Pesa confirmation messages; failure notices are skipped. */
@@ -78,8 +93,17 @@ export function ingestSms(
   let skipped = 0
   input.messages.forEach((text, index) => {
     const r = parseSms(text, timeZone, now)
-    if (r.ok) items.push({ transaction: r.transaction, ref: { index } })
-    else if (r.skipped) skipped++
+    if (r.ok) {
+      items.push({ transaction: r.transaction, ref: { index } })
+      // The transaction cost the message states is a leg of its receipt of its own (DESIGN §16).
+      if (r.charge) {
+        items.push({
+          transaction: chargeLeg(r.transaction, r.charge),
+          ref: { index },
+          derived: true,
+        })
+      }
+    } else if (r.skipped) skipped++
     else errors.push({ index, message: r.message })
   })
   const { tenantId, userId } = input

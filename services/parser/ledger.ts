@@ -1,4 +1,11 @@
-import { isInvoicePayment, type TopicEvent, topics } from '../../schema/events.ts'
+import {
+  isInvoicePayment,
+  ledgerKey,
+  type TopicEvent,
+  type TransactionEvent,
+  topics,
+} from '../../schema/events.ts'
+import type { Kind } from '../../schema/vocabulary.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import { emitEvent, handleOnce } from '../kernel/events.ts'
@@ -9,10 +16,12 @@ export const CONSUMER = 'parser'
 
 const REPORT = `INSERT OR IGNORE INTO receipt_reports (tenant_id, receipt_number, source)
   VALUES (?, ?, ?)`
-const OWNER = 'SELECT id, source FROM transactions WHERE tenant_id = ? AND receipt_number = ?'
+const OWNER = `SELECT id, source FROM transactions
+  WHERE tenant_id = ? AND receipt_number = ? AND leg = ?`
 const INSERT_PAYMENT = `INSERT OR IGNORE INTO transactions (tenant_id, id, receipt_number,
   occurred_at, amount, direction, counterparty_name, counterparty_phone, description, balance,
-  source, user_id, import_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'payment', ?, NULL, ?)`
+  kind, source, user_id, import_id, created_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'payment', ?, NULL, ?)`
 
 /** Notes that `source` reported `receipt`; true when it had not before. */
 function recordReport(db: Db, tenantId: string, receipt: string, source: string): boolean {
@@ -30,12 +39,13 @@ export function matchReport(
   tenantId: string,
   receipt: string,
   source: string,
+  leg = '',
 ): string | null {
   const owner = db.sqlite
-    .query<{ id: string; source: string }, [string, string]>(OWNER)
-    .get(tenantId, receipt)
+    .query<{ id: string; source: string }, [string, string, string]>(OWNER)
+    .get(tenantId, receipt, leg)
   if (!owner || owner.source === source) return null
-  return recordReport(db, tenantId, receipt, source) ? owner.id : null
+  return recordReport(db, tenantId, ledgerKey(receipt, leg), source) ? owner.id : null
 }
 
 /**
@@ -68,6 +78,7 @@ export function recordPayment(
         t.counterparty_phone ?? null,
         t.description,
         t.balance == null ? null : centsOf(t.balance),
+        t.kind ?? paymentKind(t),
         t.user_id ?? null,
         ctx.clock.now().toISOString(),
       )
@@ -81,6 +92,12 @@ export function recordPayment(
       ctx.clock,
     )
   })
+}
+
+/** The kind of a payment the payment service reported, from its channel and direction. */
+export function paymentKind(t: TransactionEvent): Kind {
+  if (t.channel === 'reversal') return 'reversal'
+  return t.direction === 'in' ? 'customer_payment' : 'supplier_payment'
 }
 
 export async function subscribeLedger(ctx: ServiceContext): Promise<void> {

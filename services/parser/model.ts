@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { StatementProof } from './proof-answer.ts'
 
 const tenantId = t.Optional(
   t.String({
@@ -22,7 +23,7 @@ export const TransactionsBody = t.Object({
   transactions: t.Array(
     t.Record(t.String(), t.Unknown(), {
       description:
-        '{occurred_at, amount, direction: "in"|"out", counterparty_name?, counterparty_phone?, description, receipt_number?, balance?}',
+        '{occurred_at, amount, direction: "in"|"out", counterparty_name?, counterparty_phone?, description, receipt_number?, balance?, kind?, leg?}: kind one of the ledger kinds (derived from the description when absent); leg the part of its receipt (\'\' the movement, charge, loan, repay), derived from kind',
     }),
     { minItems: 1, maxItems: 5000 },
   ),
@@ -48,8 +49,42 @@ export const IngestResult = t.Object({
       'of duplicates, rows whose receipt another channel (a payment, SMS, statement or API row) reported first: they enrich that transaction and add none',
   }),
   rejected: t.Integer(),
-  skipped: t.Integer({ description: 'failed transactions that moved no money' }),
+  skipped: t.Integer({
+    description: 'rows that moved no money (failed, cancelled) and messages that are not money',
+  }),
   errors: t.Array(RowError),
 })
 
-export const StatementResult = t.Composite([t.Object({ import_id: t.String() }), IngestResult])
+const StatementFacts = t.Object({
+  read: t.Integer({
+    description:
+      "rows of the statement's table read; always accepted + duplicates + rejected + skipped",
+  }),
+  layout: t.String({
+    description: 'the statement layout recognised (personal, app-2025, org-portal, table)',
+  }),
+  layout_name: t.String(),
+  proof: StatementProof,
+})
+
+export const StatementResult = t.Composite([
+  t.Object({ import_id: t.String() }),
+  IngestResult,
+  StatementFacts,
+])
+
+/** One statement import as listed: its counts, layout and proof. */
+export const StatementImport = t.Object({
+  import_id: t.String(),
+  file_name: t.Nullable(t.String()),
+  created_at: t.String(),
+  read: t.Nullable(t.Integer()),
+  accepted: t.Integer(),
+  duplicates: t.Integer(),
+  rejected: t.Integer(),
+  skipped: t.Integer(),
+  layout: t.Nullable(t.String()),
+  proof: t.Nullable(StatementProof),
+})
+
+export const StatementImports = t.Object({ data: t.Array(StatementImport) })

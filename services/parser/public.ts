@@ -4,5 +4,6 @@
  * service's internals.
  */
 export { fitDemo, generateDemo } from './demo.ts'
+export { statementAnswer } from './proof-answer.ts'
 export { readStatement } from './read-statement.ts'
 export { isPdf } from './statement-pdf.ts'

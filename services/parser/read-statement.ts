@@ -5,6 +5,10 @@ import { streamStatementOnThread } from './statement-thread.ts'
 
 export interface ReadOptions {
   timeZone: string
+  /** The clock's now (ms): rows dated more than a day after it are refused. */
+  now?: number
+  /** Stops reading when aborted (the client went away, its deadline passed). */
+  signal?: AbortSignal
   /** Opens an encrypted PDF; a CSV ignores it. */
   password?: string
   onChunk: (chunk: StatementChunk) => Promise<void> | void

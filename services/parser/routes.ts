@@ -5,8 +5,15 @@ import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
 import { isDemoBatch } from './demo.ts'
 import { importStatement } from './import-statement.ts'
+import { listImports } from './imports.ts'
 import { ingestSms, ingestTransactions } from './ingest.ts'
-import { IngestResult, SmsBody, StatementResult, TransactionsBody } from './model.ts'
+import {
+  IngestResult,
+  SmsBody,
+  StatementImports,
+  StatementResult,
+  TransactionsBody,
+} from './model.ts'
 import { spoolUpload } from './upload.ts'
 
 /** A statement streams to disk under its route's limit (schema/routes.ts, the upload class). */
@@ -57,6 +64,25 @@ export function createParserApp(ctx: ServiceContext) {
         detail: { summary: 'Add transactions from M-Pesa confirmation messages', ...secured },
       },
     )
+    .get(
+      '/api/v1/statements',
+      ({ query, actor }) => ({
+        data: listImports(ctx, tenantFor(actor, query.tenant_id), query.limit ?? 20),
+      }),
+      {
+        auth: 'read',
+        query: t.Object({
+          tenant_id: t.Optional(t.String()),
+          limit: t.Optional(t.Integer({ minimum: 1, maximum: 100 })),
+        }),
+        response: { 200: StatementImports },
+        detail: {
+          summary:
+            'Statements imported, newest first: rows read and kept, the layout, and whether each adds up (its proof and finding)',
+          ...secured,
+        },
+      },
+    )
     .post(
       '/api/v1/statements',
       async ({ request, query, actor, set }) => {
@@ -68,6 +94,7 @@ export function createParserApp(ctx: ServiceContext) {
             file: Bun.file(upload.path),
             fileName: upload.fileName,
             password: upload.fields.password,
+            signal: request.signal,
           })
           set.status = 201
           return result

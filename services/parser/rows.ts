@@ -1,8 +1,11 @@
+import { KINDS, type Kind } from '../../schema/vocabulary.ts'
 import type { AppError } from '../kernel/errors.ts'
 import { toMinor } from '../kernel/money.ts'
 import { normalisePhone, type ParsedTransaction, type RowError } from './parsed.ts'
+import { AHEAD_MS, EARLIEST } from './statement-row.ts'
 
 const RECEIPT = /^[A-Za-z0-9-]{4,40}$/
+const LEG = /^[a-z0-9_~]{0,40}$/
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v.trim() : null)
 
@@ -13,6 +16,7 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? 
 export function readJsonRow(
   row: Record<string, unknown>,
   index: number,
+  nowMs: number = Date.now(),
 ): { ok: true; transaction: ParsedTransaction } | { ok: false; error: RowError } {
   const bad = (field: string, message: string) => ({
     ok: false as const,
@@ -20,6 +24,8 @@ export function readJsonRow(
   })
   const at = typeof row.occurred_at === 'string' ? Date.parse(row.occurred_at) : Number.NaN
   if (Number.isNaN(at)) return bad('occurred_at', 'must be an ISO 8601 date-time')
+  if (at < EARLIEST || at > nowMs + AHEAD_MS)
+    return bad('occurred_at', 'must be between 2007 and a day from now')
   let amount: number
   try {
     amount = toMinor(row.amount, 'amount')
@@ -57,9 +63,23 @@ export function readJsonRow(
       return bad('balance', (err as AppError).errors?.[0]?.message ?? 'must be a number')
     }
   }
+  let kind: Kind | undefined
+  if (row.kind != null) {
+    if (!(KINDS as readonly unknown[]).includes(row.kind))
+      return bad('kind', `must be one of ${KINDS.join(', ')}`)
+    kind = row.kind as Kind
+  }
+  let leg: string | undefined
+  if (row.leg != null) {
+    if (typeof row.leg !== 'string' || !LEG.test(row.leg))
+      return bad('leg', 'must be up to 40 letters, digits, ~ or _')
+    leg = row.leg
+  }
   return {
     ok: true,
     transaction: {
+      ...(kind ? { kind } : {}),
+      ...(leg !== undefined ? { leg } : {}),
       occurredAt: new Date(at).toISOString(),
       amount,
       direction: row.direction,

@@ -29,6 +29,9 @@ export function streamStatementOnThread(
   file: Blob,
   opts: {
     timeZone: string
+    now?: number
+    /** Ends the thread and the read when aborted. */
+    signal?: AbortSignal
     onChunk: (chunk: StatementChunk) => Promise<void> | void
     /** Make each transaction's id on the thread too (`StatementChunk.ids`). */
     ids?: boolean
@@ -73,6 +76,9 @@ export function streamStatementOnThread(
       })
       streamStatement(file.stream(), opts).then(resolve, reject)
     }
-    send({ file, timeZone: opts.timeZone, ids: opts.ids === true })
+    const abort = () => end(opts.signal?.reason ?? new Error('the statement import was stopped'))
+    if (opts.signal?.aborted) return abort()
+    opts.signal?.addEventListener('abort', abort, { once: true })
+    send({ file, timeZone: opts.timeZone, ids: opts.ids === true, now: opts.now })
   })
 }

@@ -9,7 +9,7 @@ import type { StatementRead } from './statement-row.ts'
  * chunks ahead of the thread that stores them, which acknowledges each one it has stored, so a
  * large file is never held whole in memory. A build entry of its own (scripts/build.ts).
  */
-export type ToWorker = { file: Blob; timeZone: string; ids: boolean } | { ack: true }
+export type ToWorker = { file: Blob; timeZone: string; ids: boolean; now?: number } | { ack: true }
 export type FromWorker = { chunk: WireChunk } | { done: StatementRead } | { error: string }
 
 /** Chunks posted and not yet acknowledged, at most. */
@@ -27,13 +27,14 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
     const go = waiting
     waiting = null
     go?.()
-  } else void read(m.file, m.timeZone, m.ids)
+  } else void read(m.file, m.timeZone, m.ids, m.now)
 }
 
-async function read(file: Blob, timeZone: string, ids: boolean): Promise<void> {
+async function read(file: Blob, timeZone: string, ids: boolean, now?: number): Promise<void> {
   try {
     const done = await streamStatement(file.stream(), {
       timeZone,
+      now,
       onChunk: async (chunk) => {
         if (credit === 0) await new Promise<void>((resolve) => (waiting = resolve))
         credit--

@@ -10,9 +10,13 @@ beforeAll(async () => {
 })
 afterAll(() => kit.cleanup())
 
-const row = (receipt: string | null, cents: number): ParsedTransaction => ({
+/** A receipt's amount: every report of one receipt says the same movement. */
+const amountOf = (receipt: string | null, cents: number) =>
+  receipt ? 100 + ([...receipt].reduce((n, c) => n * 31 + c.charCodeAt(0), 7) % 100_000) : cents
+
+const row = (receipt: string | null, cents: number, byReceipt = false): ParsedTransaction => ({
   occurredAt: new Date(Date.UTC(2025, 0, 1) + cents * 1000).toISOString(),
-  amount: cents,
+  amount: byReceipt ? amountOf(receipt, cents) : cents,
   direction: 'in',
   counterpartyName: null,
   counterpartyPhone: null,
@@ -37,7 +41,7 @@ describe('storeTransactions', () => {
       store(
         'mix',
         'sms',
-        [...Array(40)].map((_, i) => row(`OLD${i}`, i + 1)),
+        [...Array(40)].map((_, i) => row(`OLD${i}`, i + 1, true)),
       ).accepted,
     ).toBe(40)
     const rows: ParsedTransaction[] = []
@@ -46,7 +50,7 @@ describe('storeTransactions', () => {
     for (let i = 0; i < 173; i++) {
       const receipt =
         i % 3 === 0 ? `OLD${(i / 3) % 40}` : i % 7 === 0 ? `NEW${i % 5}` : i % 11 ? `NEW${i}` : null
-      rows.push(row(receipt, 1000 + i))
+      rows.push(row(receipt, 1000 + i, true))
       // The first report of a receipt is new, or matched when another channel stored it; a
       // receipt this batch had already reported is a plain duplicate and sends nothing.
       if (receipt !== null && seen.has(receipt)) continue
@@ -117,5 +121,61 @@ describe('storeTransactions', () => {
       .filter((e) => e.type === 'mobilemoney.transactions.raw')
       .flatMap((e) => (e.data as { transactions: Array<{ transaction_id: string }> }).transactions)
     expect(sent.map((t) => t.transaction_id)).toEqual(ids)
+  })
+})
+
+describe('the legs of one receipt (DESIGN §16)', () => {
+  const leg = (
+    receipt: string,
+    cents: number,
+    direction: 'in' | 'out',
+    description: string,
+  ): ParsedTransaction => ({
+    occurredAt: '2025-03-01T10:00:00.000Z',
+    amount: cents,
+    direction,
+    counterpartyName: null,
+    counterpartyPhone: null,
+    description,
+    receiptNumber: receipt,
+    balance: null,
+  })
+  const fuliza = [
+    leg('SCL1AB2CD3', 150_000, 'out', 'Pay Bill Online Fuliza M-Pesa to 888880 - KPLC PREPAID'),
+    leg('SCL1AB2CD3', 120_000, 'in', 'OverDraft of Credit Party'),
+    leg('SCL1AB2CD3', 2_300, 'out', 'Pay Bill Charge'),
+    leg('SCL1AB2CD3', 30_000, 'out', 'OD Loan Repayment to 232323 - M-PESA Overdraw'),
+    leg('SCL1AB2CD3', 90_000, 'out', 'OD Loan Repayment to 232323 - M-PESA Overdraw'),
+  ]
+
+  it('keeps a payment, its charge, the overdraft drawn and both repayments under one receipt', () => {
+    expect(store('legs', 'statement', fuliza)).toMatchObject({ accepted: 5, duplicates: 0 })
+    const kinds = kit.registry
+      .tenant('parser', 'legs')
+      .sqlite.query<{ kind: string; leg: string }, []>(
+        "SELECT kind, leg FROM transactions WHERE tenant_id = 'legs' ORDER BY amount",
+      )
+      .all()
+    expect(kinds.map((k) => k.kind)).toEqual([
+      'charge',
+      'loan_repaid',
+      'loan_repaid',
+      'loan_drawn',
+      'supplier_payment',
+    ])
+    expect(new Set(kinds.map((k) => k.leg)).size).toBe(5)
+  })
+
+  it('takes the same statement again as duplicates only', () => {
+    expect(store('legs', 'statement', fuliza)).toMatchObject({ accepted: 0, duplicates: 5 })
+  })
+
+  it("joins another channel's report of the payment leg and keeps the charge apart", () => {
+    expect(store('legs2', 'sms', [fuliza[0]!])).toMatchObject({ accepted: 1 })
+    expect(store('legs2', 'statement', fuliza.slice(0, 3))).toMatchObject({
+      accepted: 2,
+      duplicates: 1,
+      matched: 1,
+    })
   })
 })

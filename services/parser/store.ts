@@ -6,6 +6,7 @@ import { emitEvent } from '../kernel/events.ts'
 import { newId } from '../kernel/ids.ts'
 import { toMajor } from '../kernel/money.ts'
 import { DEMO_SOURCE } from './demo.ts'
+import { kindOf, legOf } from './kinds.ts'
 import { matchReport } from './ledger.ts'
 import type { ParsedTransaction, RowError } from './parsed.ts'
 
@@ -24,6 +25,11 @@ export interface StoreInput {
     ref: { row?: number; index?: number }
     /** The new row's id when made beforehand (a statement's reading thread); else made here. */
     id?: string
+    /**
+     * A leg the reader derived from its report rather than read as a row of its own (the charge
+     * an SMS states): stored and sent like any row, counted in `legs`, not in accepted/duplicates.
+     */
+    derived?: boolean
   }>
   /** Check the plan's transaction limit before committing (off when the caller checked). */
   checkLimit: boolean
@@ -38,17 +44,19 @@ export interface StoreResult {
   matched: number
   rejected: number
   errors: RowError[]
+  /** Derived legs stored (see `derived`). */
+  legs?: number
 }
 
 const COLUMNS = `tenant_id, id, receipt_number, occurred_at, amount, direction, counterparty_name,
-  counterparty_phone, description, balance, source, user_id, import_id, created_at`
+  counterparty_phone, description, balance, leg, kind, source, user_id, import_id, created_at`
 /**
  * What every row of one call shares (tenant_id, source, user_id, import_id, created_at) is bound
  * once a statement as ?1 to ?5, and each row pushes and binds only its own PER_ROW values after
  * them: 455 values for 50 rows instead of 700 (100,000 rows went in 6 to 28 % faster).
  */
 const SHARED = 5
-const PER_ROW = 9
+const PER_ROW = 11
 const rowAt = (k: number) => {
   const own = Array.from({ length: PER_ROW }, (_, i) => `?${SHARED + 1 + k * PER_ROW + i}`)
   return `(?1, ${own.join(', ')}, ?2, ?3, ?4, ?5)`
@@ -66,7 +74,10 @@ const INSERT_CHUNK = `INSERT OR IGNORE INTO transactions (${COLUMNS}) VALUES ${A
 const EXISTS = 'SELECT 1 AS x FROM transactions WHERE id = ?'
 
 const ORIGINAL = `SELECT amount, direction, counterparty_name, counterparty_phone FROM transactions
-  WHERE tenant_id = ? AND receipt_number = ?`
+  WHERE tenant_id = ? AND receipt_number = ? AND leg = ''`
+/** The row that holds a receipt's leg, to tell a report of it from another leg of the same kind. */
+const LEG = `SELECT amount, direction FROM transactions
+  WHERE tenant_id = ? AND receipt_number = ? AND leg = ?`
 
 interface Original {
   amount: number
@@ -92,7 +103,16 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
     const events: TransactionEvent[] = []
     // Rows wait here until CHUNK of them go in with one statement; a row the insert ignored (its
     // receipt was stored already) is then a duplicate, in the order the rows came.
-    const waiting: Array<{ event: TransactionEvent; receipt: string | null }> = []
+    const waiting: Array<{
+      event: TransactionEvent
+      receipt: string | null
+      own: unknown[]
+      derived: boolean
+    }> = []
+    const legHolder = db.sqlite.query<
+      { amount: number; direction: string },
+      [string, string, string]
+    >(LEG)
     const shared = [
       input.tenantId,
       input.demo ? DEMO_SOURCE : input.source,
@@ -101,16 +121,38 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
       now,
     ]
     const values: unknown[] = [...shared]
-    const settle = (event: TransactionEvent, receipt: string | null, inserted: boolean) => {
+    const settle = (
+      event: TransactionEvent,
+      receipt: string | null,
+      inserted: boolean,
+      own: unknown[],
+      derived: boolean,
+    ) => {
+      if (!inserted && receipt) {
+        // The receipt's leg is held already. By the same movement (amount and direction): a
+        // report of it. By another: a further leg of the same kind under one receipt (two
+        // repayments, say), kept under a leg that names its amount and direction.
+        const leg = event.leg ?? ''
+        const held = legHolder.get(input.tenantId, receipt, leg)
+        const cents = own[3] as number
+        if (held && (held.amount !== cents || held.direction !== event.direction)) {
+          const other = `${leg}~${event.direction}${cents}`
+          own[9] = other
+          event = { ...event, leg: other }
+          inserted = insert.run([...shared, ...own] as never).changes === 1
+        }
+      }
       if (inserted) {
-        result.accepted++
+        if (derived) result.legs = (result.legs ?? 0) + 1
+        else result.accepted++
         events.push(event)
         return
       }
+      if (derived) return
       result.duplicates++
       // Another channel's receipt: no new transaction, but what this report adds (a statement's
       // balance and Details) goes out under that transaction's id, unmetered.
-      const owner = matchReport(db, input.tenantId, receipt!, input.source)
+      const owner = matchReport(db, input.tenantId, receipt!, input.source, event.leg ?? '')
       if (owner) {
         result.matched++
         events.push({ ...event, transaction_id: owner, matched: true })
@@ -125,19 +167,19 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         // Ids are new, so a row of this chunk that is in the table now is one it inserted.
         const exists = changes === 0 || changes === n ? null : db.sqlite.query(EXISTS)
         for (const w of waiting) {
-          settle(w.event, w.receipt, exists ? !!exists.get(w.event.transaction_id) : changes === n)
+          const inserted = exists ? !!exists.get(w.event.transaction_id) : changes === n
+          settle(w.event, w.receipt, inserted, w.own, w.derived)
         }
       } else {
-        for (let i = 0; i < n; i++) {
-          const own = values.slice(SHARED + i * PER_ROW, SHARED + (i + 1) * PER_ROW)
-          const changes = insert.run([...shared, ...own] as never).changes
-          settle(waiting[i]!.event, waiting[i]!.receipt, changes === 1)
+        for (const w of waiting) {
+          const changes = insert.run([...shared, ...w.own] as never).changes
+          settle(w.event, w.receipt, changes === 1, w.own, w.derived)
         }
       }
       waiting.length = 0
       values.length = SHARED
     }
-    for (const { transaction: t, ref, id: madeId } of input.items) {
+    for (const { transaction: t, ref, id: madeId, derived } of input.items) {
       let { amount, direction, counterpartyName, counterpartyPhone } = t
       if (t.reversalOf) {
         // A reversal moves the reversed amount back the other way, whatever the notice says.
@@ -160,7 +202,9 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         continue
       }
       const id = madeId ?? newId('txn')
-      values.push(
+      const kind = t.kind ?? kindOf(t.reversalOf ? 'reversal' : t.description, direction)
+      const leg = t.leg ?? legOf(kind)
+      const own = [
         id,
         t.receiptNumber,
         t.occurredAt,
@@ -170,7 +214,10 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         counterpartyPhone,
         t.description,
         t.balance,
-      )
+        leg,
+        kind,
+      ]
+      for (const v of own) values.push(v)
       const event: TransactionEvent = {
         transaction_id: id,
         occurred_at: t.occurredAt,
@@ -183,9 +230,11 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
         balance: t.balance === null ? null : toMajor(t.balance),
         source: input.source,
         user_id: input.userId,
+        kind,
       }
+      if (leg) event.leg = leg
       if (input.importId) event.import_id = input.importId
-      waiting.push({ event, receipt: t.receiptNumber })
+      waiting.push({ event, receipt: t.receiptNumber, own, derived: derived === true })
       if (waiting.length === CHUNK) write()
     }
     write()
