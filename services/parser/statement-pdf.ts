@@ -1,27 +1,12 @@
 import { AppError, invalidField } from '../kernel/errors.ts'
-import {
-  cellsOf,
-  linesOf,
-  lineText,
-  PAGE_FURNITURE,
-  type TableColumns,
-  type TextPiece,
-  tableColumnsOf,
-} from './pdf-lines.ts'
-import {
-  isContinuation,
-  joinDetails,
-  newChunk,
-  parseStatementRow,
-  type StatementCells,
-  type StatementChunk,
-  type StatementRead,
-} from './statement-row.ts'
+import { checkPdfStructure, DEFAULT_PDF_LIMITS, type PdfLimits, pdfRefused } from './pdf-limits.ts'
+import { findHeader, type Line, linesOf, type TextPiece } from './pdf-lines.ts'
+import { PdfRows } from './pdf-rows.ts'
+import { StatementReader } from './statement-reader.ts'
+import { newChunk, type StatementChunk, type StatementRead } from './statement-row.ts'
 
 /** Pages read looking for the detailed table's header before the file is refused. */
 const MAX_PAGES_BEFORE_TABLE = 3
-/** A wrapped Details line sits within this many line heights below the line above it. */
-const WRAP_GAP = 2.2
 
 type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs')
 let pdfjs: Promise<PdfJs> | null = null
@@ -46,10 +31,10 @@ export async function isPdf(file: Blob): Promise<boolean> {
   return head.includes('%PDF-')
 }
 
-async function openPdf(file: Blob, password: string | undefined) {
+async function openPdf(data: Uint8Array, password: string | undefined) {
   const { getDocument } = await loadPdfJs()
   const task = getDocument({
-    data: new Uint8Array(await file.arrayBuffer()),
+    data,
     password: password || undefined,
     // An upload is untrusted: no fonts installed, no system fonts looked up.
     disableFontFace: true,
@@ -88,92 +73,89 @@ const piecesOf = (items: unknown[]): TextPiece[] =>
       size: Math.hypot(i.transform![2]!, i.transform![3]!) || 1,
     }))
 
+export interface PdfReadOptions {
+  timeZone: string
+  password?: string
+  /** The reader's idea of now (ms), for the dates-ahead check; tests move it. */
+  now?: number
+  onChunk: (chunk: StatementChunk) => Promise<void> | void
+  onPage?: (page: number, pages: number) => void
+  /** Pages, objects and nesting (pdf-limits.ts); time and memory are the thread's to bound. */
+  limits?: Partial<PdfLimits>
+}
+
 /**
- * Reads Safaricom's M-PESA statement PDF page by page: only one page's text is held at a time and
- * `onChunk` (awaited) gets each page's rows. The preamble (customer, period, summary table) comes
- * before the detailed table's header and is ignored; pages that repeat the header or carry page
- * numbers and footers are read past. A line with only Details text right below a row continues
- * that row's Details. Rows then go through the same rules as a CSV statement's.
+ * Reads an M-PESA statement PDF page by page through the statement reader (statement-reader.ts):
+ * only one page's text is held at a time and `onChunk` (awaited) gets each page's rows. Lines
+ * above the detailed table's header (the preamble, the SUMMARY table) are the reader's text, for
+ * the layout and its totals; the header's geometry gives the columns (pdf-lines.ts), and rows are
+ * rebuilt from the lines below it, wrapped text and page breaks included (pdf-rows.ts). Refuses a
+ * file past its limits (pdf-limits.ts) with a 422 naming the limit.
  */
-export async function readStatementPdf(
-  file: Blob,
-  opts: {
-    timeZone: string
-    password?: string
-    onChunk: (chunk: StatementChunk) => Promise<void> | void
-    onPage?: (page: number, pages: number) => void
-  },
-): Promise<StatementRead> {
-  const { task, doc } = await openPdf(file, opts.password)
-  let table: TableColumns | null = null
-  let held: { cells: StatementCells; row: number; y: number; size: number; page: number } | null =
-    null
-  let rows = 0
-  let found: string | undefined
+export async function readStatementPdf(file: Blob, opts: PdfReadOptions): Promise<StatementRead> {
+  const limits = { ...DEFAULT_PDF_LIMITS, ...opts.limits }
+  const data = new Uint8Array(await file.arrayBuffer())
+  checkPdfStructure(data, limits)
+  const { task, doc } = await openPdf(data, opts.password)
+  const reader = new StatementReader({ timeZone: opts.timeZone, now: opts.now })
+  let rows: PdfRows | null = null
   let anyText = false
-  const release = (out: StatementChunk) => {
-    if (held) parseStatementRow(held.cells, held.row, opts.timeZone, out)
-    held = null
-  }
   try {
-    for (let n = 1; n <= doc.numPages; n++) {
-      const page = await doc.getPage(n)
-      const lines = linesOf(piecesOf((await page.getTextContent()).items))
-      page.cleanup()
+    const pages = doc.numPages
+    if (pages > limits.maxPages) {
+      throw pdfRefused(
+        'pages',
+        `the PDF has ${pages} pages, more than the ${limits.maxPages} a statement may have`,
+        limits.maxPages,
+      )
+    }
+    for (let n = 1; n <= pages; n++) {
+      const lines = await pageLines(doc, n)
       anyText ||= lines.length > 0
       const out = newChunk()
-      // A page that repeats the header starts its table below it; what is above is page header.
-      let headerAt = -1
-      for (let i = 0; i < lines.length && headerAt < 0; i++) {
-        const columns = tableColumnsOf(lines[i]!)
-        if (columns) {
-          headerAt = i
-          table ??= columns
-        }
-      }
-      if (!table) {
-        found ??= lines
-          .find((l) => l.pieces.length >= 3)
-          ?.pieces.map((p) => p.text.trim())
-          .join(', ')
-        // A statement's table starts on its first page, below the summary: a long document
-        // without one by the third page is not a statement and is not read to its end.
-        if (n >= MAX_PAGES_BEFORE_TABLE) break
-        opts.onPage?.(n, doc.numPages)
-        continue
-      }
-      let afterHeader = headerAt >= 0
-      for (const line of lines.slice(Math.max(0, headerAt + 1))) {
-        // Page numbers, footers and disclaimers are passed over without ending the held row: a
-        // row's Details may still continue below the next page's header.
-        const cells = PAGE_FURNITURE.test(lineText(line)) ? null : cellsOf(line, table)
-        if (!cells) continue
-        // Wrapped Details: right below its row, or the first lines under a repeated header when
-        // a row's text ran over the page break.
-        const near =
-          held &&
-          ((held.page === n && held.y - line.y <= WRAP_GAP * Math.max(held.size, line.size)) ||
-            (held.page !== n && afterHeader))
-        if (held && near && isContinuation(cells)) {
-          joinDetails(held.cells, cells)
-          held.y = line.y
-          held.page = n
+      const header = findHeader(lines)
+      if (!rows) {
+        const before = header ? lines.slice(0, header.first) : lines
+        for (const l of before) reader.text(l.pieces.map((p) => p.text))
+        if (!header) {
+          // A statement's table starts on its first pages, below the summary: a long document
+          // without one by the third page is not a statement and is not read to its end.
+          opts.onPage?.(n, pages)
+          if (n >= MAX_PAGES_BEFORE_TABLE) break
           continue
         }
-        afterHeader = false
-        release(out)
-        if (isContinuation(cells)) continue
-        held = { cells, row: ++rows, y: line.y, size: line.size, page: n }
+        reader.header(header.labels)
+        rows = new PdfRows(reader, header.table)
       }
+      // A page that repeats the header starts its table below it; what is above is page header.
+      rows.page(header ? lines.slice(header.last + 1) : lines, out)
       await opts.onChunk(out)
-      opts.onPage?.(n, doc.numPages)
+      opts.onPage?.(n, pages)
     }
     const out = newChunk()
-    release(out)
+    rows?.emit(out)
+    reader.flush(out)
     await opts.onChunk(out)
   } finally {
     await task.destroy().catch(() => {})
   }
-  if (!table && !anyText) found = '(no text: a scanned or photographed statement cannot be read)'
-  return { headerFound: table !== null, rows, ...(found ? { found } : {}) }
+  const read = reader.finish()
+  if (!read.headerFound && !anyText) {
+    return { ...read, found: '(no text: a scanned or photographed statement cannot be read)' }
+  }
+  return read
+}
+
+type PdfDoc = Awaited<ReturnType<typeof openPdf>>['doc']
+
+/** One page's text as lines; a page pdf.js cannot build (a loop in the page tree) refuses the file. */
+async function pageLines(doc: PdfDoc, n: number): Promise<Line[]> {
+  try {
+    const page = await doc.getPage(n)
+    const lines = linesOf(piecesOf((await page.getTextContent()).items))
+    page.cleanup()
+    return lines
+  } catch (err) {
+    throw pdfRefused('structure', `page ${n} of the PDF cannot be read (${(err as Error).message})`)
+  }
 }

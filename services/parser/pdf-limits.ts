@@ -1,0 +1,124 @@
+import { AppError } from '../kernel/errors.ts'
+
+/**
+ * What reading one statement PDF may cost (issue 32 item 7). A real statement is a few hundred
+ * pages at most, a few thousand objects, shallow dictionaries; a file past these is refused with
+ * a 422 naming the limit, before or while it is read, never by running the service out of memory
+ * or time. Pages and structure are checked on the reading thread; time and memory by the thread
+ * that started it (pdf-thread.ts), which ends the reading thread when either runs out.
+ */
+export interface PdfLimits {
+  /** Pages of the document. */
+  maxPages: number
+  /** Indirect objects in the file (`n 0 obj`), counted before pdf.js parses it. */
+  maxObjects: number
+  /** Arrays and dictionaries inside each other. */
+  maxNesting: number
+  /** Wall-clock time for the whole read, in ms. */
+  timeoutMs: number
+  /** Memory the process may grow by while the PDF is read (inflated streams), in bytes. */
+  maxMemoryBytes: number
+}
+
+export const DEFAULT_PDF_LIMITS: PdfLimits = {
+  maxPages: 2000,
+  maxObjects: 500_000,
+  maxNesting: 100,
+  timeoutMs: 60_000,
+  maxMemoryBytes: 512 * 1024 * 1024,
+}
+
+export type PdfLimit = 'pages' | 'objects' | 'nesting' | 'time' | 'memory' | 'structure'
+
+/**
+ * A PDF refused for a limit: a 422 whose detail and `limit` name it. VALIDATION_FAILED, since
+ * problem codes are declared in schema/errors.ts; the field is `file`.
+ */
+export function pdfRefused(limit: PdfLimit, message: string, max?: number): AppError {
+  return new AppError('VALIDATION_FAILED', `file: ${message}`, {
+    errors: [{ field: 'file', message }],
+    extra: { limit, ...(max === undefined ? {} : { max }) },
+  })
+}
+
+const LT = 60
+const GT = 62
+const LB = 91
+const RB = 93
+const PAREN = 40
+const PERCENT = 37
+
+/**
+ * Counts a PDF's objects and the depth of its arrays and dictionaries from its bytes, without
+ * parsing it: literal strings, comments and stream contents are passed over (streams by their
+ * `endstream`). pdf.js parses nested objects by recursion and keeps every object it meets, so a
+ * file past either limit is refused here, in one pass of the bytes, before pdf.js sees it.
+ * Compressed object streams hide their objects from this count; the page and memory limits
+ * still hold for those.
+ */
+export function checkPdfStructure(bytes: Uint8Array, limits: PdfLimits): void {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  let depth = 0
+  let deepest = 0
+  let objects = 0
+  const n = buf.length
+  for (let i = 0; i < n; i++) {
+    const c = buf[i]!
+    if (c === LB || (c === LT && buf[i + 1] === LT)) {
+      if (c === LT) i++
+      if (++depth > deepest) {
+        deepest = depth
+        if (deepest > limits.maxNesting) {
+          throw pdfRefused(
+            'nesting',
+            `the PDF nests arrays or dictionaries more than ${limits.maxNesting} deep`,
+            limits.maxNesting,
+          )
+        }
+      }
+    } else if (c === RB || (c === GT && buf[i + 1] === GT)) {
+      if (c === GT) i++
+      if (depth > 0) depth--
+    } else if (c === LT) {
+      const end = buf.indexOf(GT, i + 1)
+      i = end < 0 ? n : end
+    } else if (c === PAREN) {
+      i = stringEnd(buf, i)
+    } else if (c === PERCENT) {
+      while (i < n && buf[i] !== 10 && buf[i] !== 13) i++
+    } else if (c === 0x73 /* s */ && isWord(buf, i, 'stream')) {
+      const end = buf.indexOf('endstream', i + 6)
+      i = end < 0 ? n : end + 8
+    } else if (c === 0x6f /* o */ && isWord(buf, i, 'obj')) {
+      if (++objects > limits.maxObjects) {
+        throw pdfRefused(
+          'objects',
+          `the PDF has more than ${limits.maxObjects} objects`,
+          limits.maxObjects,
+        )
+      }
+    }
+  }
+}
+
+/** The index of the `)` closing the literal string opened at `i` (nested, escaped). */
+function stringEnd(buf: Buffer, i: number): number {
+  let open = 0
+  for (; i < buf.length; i++) {
+    const c = buf[i]
+    if (c === 92) i++
+    else if (c === PAREN) open++
+    else if (c === 41 && --open === 0) return i
+  }
+  return i
+}
+
+const DELIM = new Set([32, 10, 13, 9, 12, 0, 40, 41, 60, 62, 91, 93, 47, 37, 123, 125])
+
+/** `word` at `i`, standing alone (a keyword, not part of a name like /Objstm or endstream). */
+function isWord(buf: Buffer, i: number, word: string): boolean {
+  if (i > 0 && !DELIM.has(buf[i - 1]!)) return false
+  for (let k = 0; k < word.length; k++) if (buf[i + k] !== word.charCodeAt(k)) return false
+  const after = buf[i + word.length]
+  return after === undefined || DELIM.has(after)
+}
