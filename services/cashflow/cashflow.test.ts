@@ -52,6 +52,46 @@ async function call(
   return { status: res.status, body: (await res.json()) as any }
 }
 
+/*
+ * Tenants several tests read, each made by one function any of them calls first. The event ids
+ * are fixed, so a second call is a redelivery the consumer ignores: every test sets up what it
+ * needs and passes alone or in any order.
+ */
+
+/** 30 days before 2026-01-01: 1,000 in and 1,500 out per day; the closing balance 50,000. */
+async function seedBurner() {
+  const list: TransactionEvent[] = []
+  for (let d = 0; d < 30; d++) {
+    const day = new Date(Date.UTC(2025, 11, 3 + d, 6)).toISOString()
+    list.push(txn({ occurred_at: day, amount: 1000, direction: 'in' }))
+    list.push(
+      txn({
+        occurred_at: day,
+        amount: 1500,
+        direction: 'out',
+        category: 'rent',
+        balance: d === 29 ? 50_000 : 60_000 - d,
+      }),
+    )
+  }
+  await publish('burner', list, 'evt_seed_burner')
+}
+
+/** One inflow two days before the test clock's today: not burning, too short to forecast. */
+const seedEarner = () =>
+  publish(
+    'earner',
+    [txn({ occurred_at: '2025-12-30T06:00:00Z', amount: 500, balance: 900 })],
+    'evt_seed_earner',
+  )
+
+/** A synthetic business's year (test/cashflow-fixtures.ts) ending the day before today. */
+async function seedShop() {
+  const biz = syntheticBusiness({ start: '2025-01-01', days: 365, idPrefix: 'txn_rec' })
+  for (let i = 0; i < biz.transactions.length; i += 1000)
+    await publish('shop-rec', biz.transactions.slice(i, i + 1000), `evt_seed_shop_${i}`)
+}
+
 /** Days from 2025-01-01 as an ISO instant at 09:00 Nairobi. */
 const at = (dayIndex: number) => new Date(Date.UTC(2025, 0, 1 + dayIndex, 6, 0, 0)).toISOString()
 
@@ -97,22 +137,7 @@ describe('cashflow ingest and daily series', () => {
 
 describe('summary', () => {
   it('computes burn rate, runway and liquidity from hand-checked numbers', async () => {
-    // 30 days before 2026-01-01: 1,000 in and 1,500 out per day; the closing balance 50,000.
-    const list: TransactionEvent[] = []
-    for (let d = 0; d < 30; d++) {
-      const day = new Date(Date.UTC(2025, 11, 3 + d, 6)).toISOString()
-      list.push(txn({ occurred_at: day, amount: 1000, direction: 'in' }))
-      list.push(
-        txn({
-          occurred_at: day,
-          amount: 1500,
-          direction: 'out',
-          category: 'rent',
-          balance: d === 29 ? 50_000 : 60_000 - d,
-        }),
-      )
-    }
-    await publish('burner', list)
+    await seedBurner()
     const res = await call('burner', 'GET', '/api/v1/cashflow/summary/burner')
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({
@@ -134,9 +159,7 @@ describe('summary', () => {
   })
 
   it('answers null runway when the tenant is not burning', async () => {
-    await publish('earner', [
-      txn({ occurred_at: '2025-12-30T06:00:00Z', amount: 500, balance: 900 }),
-    ])
+    await seedEarner()
     const res = await call('earner', 'GET', '/api/v1/cashflow/summary/earner?days=7')
     expect(res.body).toMatchObject({ burn_rate: 0, runway_days: null, balance: 900, inflow: 500 })
   })
@@ -214,10 +237,7 @@ describe('analyze', () => {
   })
 
   it('finds rent, salaries and the weekly supplier as recurring payments', async () => {
-    const biz = syntheticBusiness({ start: '2025-01-01', days: 365, idPrefix: 'txn_rec' })
-    for (let i = 0; i < biz.transactions.length; i += 1000) {
-      await publish('shop-rec', biz.transactions.slice(i, i + 1000))
-    }
+    await seedShop()
     const res = await call('shop-rec', 'POST', '/api/v1/cashflow/analyze', {})
     expect(res.status).toBe(200)
     const recurring = res.body.recurring as Array<Record<string, unknown>>
@@ -243,6 +263,7 @@ describe('analyze', () => {
 
 describe('forecast', () => {
   it('beats seasonal naive on the held-out last 28 days of a synthetic year', async () => {
+    await seedShop()
     const res = await call('shop-rec', 'GET', '/api/v1/cashflow/forecast?horizon=30')
     expect(res.status).toBe(200)
     expect(res.body.model).toBe('holt_winters_additive_damped')
@@ -262,6 +283,8 @@ describe('forecast', () => {
   })
 
   it('refuses a horizon outside 1..365 and says when history is too short', async () => {
+    await seedShop()
+    await seedEarner()
     expect((await call('shop-rec', 'GET', '/api/v1/cashflow/forecast?horizon=0')).status).toBe(422)
     expect((await call('shop-rec', 'GET', '/api/v1/cashflow/forecast?horizon=366')).status).toBe(
       422,
@@ -387,6 +410,7 @@ describe('access and validation', () => {
   })
 
   it('lets the platform operator read any tenant and a Viewer read its own', async () => {
+    await seedBurner()
     const op = await call('platform', 'GET', '/api/v1/cashflow/summary/burner')
     expect(op.status).toBe(200)
     expect(op.body.balance).toBe(50_000)
@@ -401,6 +425,7 @@ describe('access and validation', () => {
   })
 
   it('takes an explicit summary window and refuses malformed parameters', async () => {
+    await seedBurner()
     const res = await call(
       'burner',
       'GET',
