@@ -25,6 +25,8 @@ export type ErrorCode =
   | 'FEATURE_DISABLED'
   | 'STATEMENT_PASSWORD_REQUIRED'
   | 'STATEMENT_PASSWORD_INCORRECT'
+  | 'STATEMENT_TOO_LARGE'
+  | 'STATEMENT_UNREADABLE'
   | 'PAYLOAD_TOO_LARGE'
   | 'URI_TOO_LONG'
   | 'RATE_LIMITED'
@@ -55,6 +57,10 @@ export const statusOf: Record<ErrorCode, number> = {
   FEATURE_DISABLED: 402,
   STATEMENT_PASSWORD_REQUIRED: 422,
   STATEMENT_PASSWORD_INCORRECT: 422,
+  /** A statement file past a reading limit (pages, rows, unpacked bytes, nesting, time). */
+  STATEMENT_TOO_LARGE: 422,
+  /** A file that is not a statement mmp can read (a photo, a damaged or hostile file). */
+  STATEMENT_UNREADABLE: 422,
   PAYLOAD_TOO_LARGE: 413,
   URI_TOO_LONG: 414,
   RATE_LIMITED: 429,

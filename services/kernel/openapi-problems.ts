@@ -65,6 +65,8 @@ export const sharedComponents = {
             'VALIDATION_FAILED',
             'STATEMENT_PASSWORD_REQUIRED',
             'STATEMENT_PASSWORD_INCORRECT',
+            'STATEMENT_TOO_LARGE',
+            'STATEMENT_UNREADABLE',
           ],
         },
         errors: { type: 'array', items: { $ref: '#/components/schemas/FieldError' } },

@@ -212,6 +212,8 @@ export function parseStatementRow(
   const { receipt, details, paidIn, withdrawn } = cells
   // Blank lines, footers and disclaimers after the table carry no amount and no receipt.
   if (!paidIn && !withdrawn && !RECEIPT.test(receipt)) return 'none'
+  // A code alone on its line (the statement's verification code under the table).
+  if (!paidIn && !withdrawn && !cells.time && !details && !cells.balance) return 'none'
   // A header repeated on every page of a printed statement.
   if (/^receipt/i.test(receipt)) return 'none'
   const fail = (field: string, message: string) => {
