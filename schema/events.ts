@@ -1,7 +1,7 @@
 import { t } from 'elysia'
 import { Entitlements } from './profiles.ts'
 import { TENANT_ID_PATTERN } from './tenant-id.ts'
-import { KINDS } from './vocabulary.ts'
+import { KINDS, type Kind } from './vocabulary.ts'
 
 /**
  * The only cross-service contract: broker topic names and their payload schemas (DESIGN §7).
@@ -125,6 +125,15 @@ export type TransactionEvent = typeof TransactionEvent.static
  */
 export function ledgerKey(receipt: string, leg: string | null | undefined): string {
   return leg ? `${receipt}/${leg}` : receipt
+}
+
+/**
+ * The kind of a report that states none: a payment from the payment service (its channel and
+ * direction say it) or an event published before kinds existed. A kind the parser read wins.
+ */
+export function paymentKind(t: Pick<TransactionEvent, 'channel' | 'direction'>): Kind {
+  if (t.channel === 'reversal') return 'reversal'
+  return t.direction === 'in' ? 'customer_payment' : 'supplier_payment'
 }
 
 /**
