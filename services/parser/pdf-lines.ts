@@ -214,6 +214,13 @@ export const PAGE_FURNITURE = new RegExp(
   'i',
 )
 
+/**
+ * The first line of a page's footer block (the disclaimer, the statement verification code and
+ * the code itself on a line of its own, which reads like a receipt): it and every line below it
+ * on the page are furniture.
+ */
+export const FOOTER_START = /^(disclaimer\b|statement verification code|for self-help)/i
+
 export const lineText = (line: Line) =>
   line.pieces
     .map((p) => p.text.trim())

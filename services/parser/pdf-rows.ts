@@ -1,4 +1,11 @@
-import { cellsOf, type Line, lineText, PAGE_FURNITURE, type TableColumns } from './pdf-lines.ts'
+import {
+  cellsOf,
+  FOOTER_START,
+  type Line,
+  lineText,
+  PAGE_FURNITURE,
+  type TableColumns,
+} from './pdf-lines.ts'
 import type { StatementReader } from './statement-reader.ts'
 import { emptyCells, type StatementCells, type StatementChunk } from './statement-row.ts'
 
@@ -87,6 +94,7 @@ export class PdfRows {
     const items: Item[] = []
     for (const line of lines) {
       const text = lineText(line)
+      if (FOOTER_START.test(text)) break
       if (PAGE_FURNITURE.test(text)) continue
       const cells = cellsOf(line, this.table)
       if (!cells) {
