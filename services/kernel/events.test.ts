@@ -108,10 +108,14 @@ describe('outbox and relay', () => {
   it('keeps events in the outbox while paused and sends them when a relay watches again', async () => {
     const db = tempDb()
     const bus = createMemoryBus()
-    createRelay({ bus, log, paused: true }).watch(db)
+    const paused = createRelay({ bus, log, paused: true })
+    paused.watch(db)
     db.write(() => emitEvent(db, { topic: 't.a', tenantId: 'acme', data: { n: 1 } }))
-    await Bun.sleep(5)
+    // A flush is a whole pass over the outbox: once it returned, a relay that publishes would have.
+    await paused.flush()
     expect(bus.published).toHaveLength(0)
+    const unsent = 'SELECT count(*) AS n FROM outbox WHERE sent_at IS NULL'
+    expect(db.sqlite.query<{ n: number }, []>(unsent).get()?.n).toBe(1)
     const relay = createRelay({ bus, log })
     relay.watch(db)
     await relay.flush()
