@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { api, eventually, type TestPlatform } from './support/platform.ts'
 import { type SplitPlatform, startSplitPlatform } from './support/split.ts'
+import { budgetMs, referenceMs } from './support/timing.ts'
 
 /**
  * Removing a user or logging out kills the access token at once everywhere: on the gateway, on
@@ -66,17 +67,24 @@ describe('access-token revocation across processes', () => {
       `token statuses ${JSON.stringify(want)}`,
     )
 
+  /**
+   * A second on an idle machine; on a busy one, a few times what asking every process takes right
+   * now. Either way far below the token's lifetime (15 min), which is what a revocation that did
+   * not travel would take to show.
+   */
+  const revocationBudget = async (token: string) =>
+    budgetMs({ floor: 1000, reference: await referenceMs(() => statuses(token), 3), factor: 10 })
+
   it('answers 401 for a removed user’s token within a second, everywhere', async () => {
     const v = await viewer('v1@revoke.test')
     const other = await viewer('v2@revoke.test')
     expect(await statuses(v.session.access_token)).toEqual(live)
     expect(await statuses(other.session.access_token)).toEqual(live)
+    const budget = await revocationBudget(other.session.access_token)
 
     const removed = await api(front.gateway, admin).delete(`/api/v1/tenants/revoke/users/${v.id}`)
     expect(removed.status).toBe(204)
-    const started = Date.now()
-    await within(1000, v.session.access_token, dead)
-    expect(Date.now() - started).toBeLessThan(1000)
+    await within(budget, v.session.access_token, dead)
     const problem = await api(front.gateway, v.session.access_token).get('/api/v1/auth/me')
     expect(problem.body).toMatchObject({ status: 401, code: 'UNAUTHENTICATED' })
     // Another user of the tenant keeps working.
@@ -87,11 +95,12 @@ describe('access-token revocation across processes', () => {
     const v = await viewer('v3@revoke.test')
     const other = await viewer('v4@revoke.test')
     expect(await statuses(v.session.access_token)).toEqual(live)
+    const budget = await revocationBudget(other.session.access_token)
     const out = await api(front.gateway).post('/api/v1/auth/logout', {
       refresh_token: v.session.refresh_token,
     })
     expect(out.status).toBe(204)
-    await within(1000, v.session.access_token, dead)
+    await within(budget, v.session.access_token, dead)
     expect(await statuses(other.session.access_token)).toEqual(live)
 
     // Logging in again right away gives a working token.
