@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { AppError } from '../kernel/errors.ts'
 import { createLogger } from '../kernel/log.ts'
 import { unpackChunk } from './chunk-wire.ts'
-import { streamStatement } from './statement.ts'
 import type { StatementChunk, StatementRead } from './statement-row.ts'
 import type { FromWorker, ToWorker } from './statement-worker.ts'
+import { readFile } from './statement-worker-read.ts'
 
 /**
  * The worker's module: beside this one when run from source; in the single executable, where
@@ -32,6 +33,8 @@ export function streamStatementOnThread(
     now?: number
     /** Ends the thread and the read when aborted. */
     signal?: AbortSignal
+    /** The file is a spreadsheet (spreadsheet.ts), not CSV text. */
+    sheet?: boolean
     onChunk: (chunk: StatementChunk) => Promise<void> | void
     /** Make each transaction's id on the thread too (`StatementChunk.ids`). */
     ids?: boolean
@@ -62,7 +65,7 @@ export function streamStatementOnThread(
         })
         queue.catch((err) => end(err))
       } else if ('done' in m) queue.then(() => end(null, m.done), end)
-      else end(new Error(m.error))
+      else end(m.code ? new AppError(m.code, m.error, { errors: m.errors }) : new Error(m.error))
     }
     // A worker that ends without a word (it cannot, short of a crash) must not leave the read waiting.
     worker.addEventListener('close', () => end(new Error('the statement reading thread stopped')))
@@ -74,11 +77,17 @@ export function streamStatementOnThread(
       log.warn('the statement reading thread could not start; parsing on this thread', {
         error: e.message,
       })
-      streamStatement(file.stream(), opts).then(resolve, reject)
+      readFile(file, opts).then(resolve, reject)
     }
     const abort = () => end(opts.signal?.reason ?? new Error('the statement import was stopped'))
     if (opts.signal?.aborted) return abort()
     opts.signal?.addEventListener('abort', abort, { once: true })
-    send({ file, timeZone: opts.timeZone, ids: opts.ids === true, now: opts.now })
+    send({
+      file,
+      timeZone: opts.timeZone,
+      ids: opts.ids === true,
+      now: opts.now,
+      sheet: opts.sheet === true,
+    })
   })
 }

@@ -1,7 +1,8 @@
+import type { AppError, ErrorCode, FieldError } from '../kernel/errors.ts'
 import { newId } from '../kernel/ids.ts'
 import { packChunk, type WireChunk } from './chunk-wire.ts'
-import { streamStatement } from './statement.ts'
 import type { StatementRead } from './statement-row.ts'
+import { readFile } from './statement-worker-read.ts'
 
 /**
  * The thread a CSV statement is parsed on (statement-thread.ts starts it): it streams the file
@@ -9,8 +10,14 @@ import type { StatementRead } from './statement-row.ts'
  * chunks ahead of the thread that stores them, which acknowledges each one it has stored, so a
  * large file is never held whole in memory. A build entry of its own (scripts/build.ts).
  */
-export type ToWorker = { file: Blob; timeZone: string; ids: boolean; now?: number } | { ack: true }
-export type FromWorker = { chunk: WireChunk } | { done: StatementRead } | { error: string }
+export type ToWorker =
+  | { file: Blob; timeZone: string; ids: boolean; now?: number; sheet?: boolean }
+  | { ack: true }
+/** An error carries its kernel code and field errors across, so a refusal stays a 422. */
+export type FromWorker =
+  | { chunk: WireChunk }
+  | { done: StatementRead }
+  | { error: string; code?: ErrorCode; errors?: FieldError[] }
 
 /** Chunks posted and not yet acknowledged, at most. */
 const AHEAD = 4
@@ -27,14 +34,21 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
     const go = waiting
     waiting = null
     go?.()
-  } else void read(m.file, m.timeZone, m.ids, m.now)
+  } else void read(m.file, m.timeZone, m.ids, m.now, m.sheet === true)
 }
 
-async function read(file: Blob, timeZone: string, ids: boolean, now?: number): Promise<void> {
+async function read(
+  file: Blob,
+  timeZone: string,
+  ids: boolean,
+  now: number | undefined,
+  sheet: boolean,
+): Promise<void> {
   try {
-    const done = await streamStatement(file.stream(), {
+    const done = await readFile(file, {
       timeZone,
       now,
+      sheet,
       onChunk: async (chunk) => {
         if (credit === 0) await new Promise<void>((resolve) => (waiting = resolve))
         credit--
@@ -45,6 +59,11 @@ async function read(file: Blob, timeZone: string, ids: boolean, now?: number): P
     })
     post({ done })
   } catch (err) {
-    post({ error: String((err as Error)?.message ?? err) })
+    const e = err as Partial<AppError>
+    post({
+      error: String((err as Error)?.message ?? err),
+      ...(e?.code ? { code: e.code } : {}),
+      ...(e?.errors ? { errors: e.errors } : {}),
+    })
   }
 }
