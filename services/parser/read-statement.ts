@@ -1,6 +1,7 @@
 import { AppError, invalidField } from '../kernel/errors.ts'
 import { spreadsheetFormat } from './spreadsheet.ts'
-import { isPdf, readStatementPdf } from './statement-pdf.ts'
+import { readStatementPdfOnThread } from './pdf-thread.ts'
+import { isPdf } from './statement-pdf.ts'
 import { EXPECTED_HEADER, type StatementChunk, type StatementRead } from './statement-row.ts'
 import { streamStatementOnThread } from './statement-thread.ts'
 
@@ -34,7 +35,7 @@ export async function readStatement(
   if (format === 'csv') await refuseBinary(file)
   const read =
     format === 'pdf'
-      ? await readStatementPdf(file, opts)
+      ? await readStatementPdfOnThread(file, opts)
       : await streamStatementOnThread(file, { ...opts, sheet: format === 'spreadsheet' })
   if (!read.headerFound) {
     const found = read.found ? `found "${read.found}"` : 'found no table'
