@@ -31,11 +31,12 @@ export const DEFAULT_PDF_LIMITS: PdfLimits = {
 export type PdfLimit = 'pages' | 'objects' | 'nesting' | 'time' | 'memory' | 'structure'
 
 /**
- * A PDF refused for a limit: a 422 whose detail and `limit` name it. VALIDATION_FAILED, since
- * problem codes are declared in schema/errors.ts; the field is `file`.
+ * A PDF refused for a limit: a 422 STATEMENT_TOO_LARGE whose detail and `limit` name it, or
+ * STATEMENT_UNREADABLE for a structure pdf.js cannot walk (a loop in the page tree).
  */
 export function pdfRefused(limit: PdfLimit, message: string, max?: number): AppError {
-  return new AppError('VALIDATION_FAILED', `file: ${message}`, {
+  const code = limit === 'structure' ? 'STATEMENT_UNREADABLE' : 'STATEMENT_TOO_LARGE'
+  return new AppError(code, `file: ${message}`, {
     errors: [{ field: 'file', message }],
     extra: { limit, ...(max === undefined ? {} : { max }) },
   })
