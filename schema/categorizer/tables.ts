@@ -65,8 +65,11 @@ export const learned = sqliteTable(
 )
 
 /**
- * One ledger (README "One ledger"): the transaction a receipt number belongs to. The first report
- * of a receipt, whatever its channel, names the transaction; later reports enrich it.
+ * One ledger (README "One ledger"): the transaction a ledger entry belongs to. `receipt_number`
+ * holds the entry's `ledgerKey` (schema/events.ts): the bare receipt for the movement itself (so
+ * rows written before legs existed are already right), `receipt/leg` for its charge, loan drawn
+ * or repayment. The first report of an entry, whatever its channel, names the transaction; later
+ * reports enrich it.
  */
 export const receipts = sqliteTable(
   'receipts',

@@ -1,6 +1,11 @@
 import { and, eq } from 'drizzle-orm'
 import { categorized, learned } from '../../schema/categorizer/tables.ts'
-import { isInvoicePayment, type TransactionEvent, topics } from '../../schema/events.ts'
+import {
+  isInvoicePayment,
+  paymentKind,
+  type TransactionEvent,
+  topics,
+} from '../../schema/events.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import { NotFound } from '../kernel/errors.ts'
@@ -50,8 +55,10 @@ export async function subscribeCategorizer(ctx: ServiceContext, states: TenantSt
 /**
  * Categorizes consumed transactions once per event id: stores each with its category and emits
  * the categorized batch in the same transaction. A transaction a user already overrode keeps its
- * category when it arrives again. A receipt another channel reported first is not a new
- * transaction: it is merged into that one and published under its id (ledger.ts).
+ * category when it arrives again. A ledger entry (receipt and leg) another channel reported first
+ * is not a new transaction: it is merged into that one and published under its id (ledger.ts).
+ * Every published transaction has a kind: the one a report stated, else a payment's by its
+ * channel and direction; the kind bounds its category (kinds.ts).
  */
 export function consumeTransactions(
   ctx: ServiceContext,
@@ -68,7 +75,10 @@ export function consumeTransactions(
     const out: TransactionEvent[] = []
     for (const report of transactions) {
       const t = resolveReport(db, tenantId, report)
-      const r = categorizer.categorize(t)
+      // The payload keeps the kinds reports stated, so a statement's kind can still win over a
+      // payment's default; what goes out always has one.
+      const kind = t.kind ?? paymentKind(t)
+      const r = categorizer.categorize(t.kind ? t : { ...t, kind })
       upsert.run(
         tenantId,
         t.transaction_id,
@@ -85,6 +95,7 @@ export function consumeTransactions(
       )
       out.push({
         ...t,
+        kind,
         category: r.category,
         category_confidence: r.confidence,
         category_source: r.source,
@@ -117,6 +128,7 @@ export function overrideCategory(
   const now = ctx.clock.now().toISOString()
   const updated: TransactionEvent = {
     ...original,
+    kind: original.kind ?? paymentKind(original),
     category,
     category_confidence: 1,
     category_source: 'override',

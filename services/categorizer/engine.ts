@@ -1,5 +1,7 @@
+import type { Kind } from '../../schema/vocabulary.ts'
 import type { NaiveBayes } from './bayes.ts'
 import type { Rule } from './default-rules.ts'
+import { applyKind } from './kinds.ts'
 import { compileSafeRegex } from './regex-safety.ts'
 import { type Category, counterpartyKey, keyOfNormalised, lessonKey, normalise } from './text.ts'
 
@@ -10,6 +12,8 @@ export interface CategorizeInput {
   direction?: 'in' | 'out' | null
   counterparty_name?: string | null
   counterparty_phone?: string | null
+  /** What the entry is (a charge, a Fuliza draw…): it bounds the category (kinds.ts). */
+  kind?: Kind | null
 }
 
 export type ResultSource = 'rule' | 'override' | 'ml' | 'default'
@@ -147,47 +151,63 @@ export class Categorizer {
   /**
    * Decides a category: this transaction's override, then what overrides taught (same
    * counterparty, then same description), then the best rule, then the tenant's model when it is
-   * sure enough, else Other.
+   * sure enough, else Other. The entry's kind then bounds it (kinds.ts): a loan drawn is never
+   * Revenue, and a charge is Other unless the owner's rule or lessons say otherwise. This
+   * transaction's own override is the owner's word on it and stands as given.
    */
   categorize(t: CategorizeInput): CategorizeResult {
+    const own = t.transaction_id ? this.learned?.byTransaction.get(t.transaction_id) : undefined
+    if (own) return { category: own, confidence: 1, source: 'override', rule_id: null }
+    if (!t.kind) return this.decide(t).result
+    const { result, ownWord } = this.decide(t)
+    return applyKind(result, t.kind, ownWord)
+  }
+
+  /** The category before the kind bounds it, and whether the owner's rule or lessons gave it. */
+  private decide(t: CategorizeInput): { result: CategorizeResult; ownWord: boolean } {
     const desc = normalise(t.description)
     const cp = t.counterparty_name ? normalise(t.counterparty_name) : ''
     const l = this.learned
     if (l) {
-      const own = t.transaction_id ? l.byTransaction.get(t.transaction_id) : undefined
-      if (own) return { category: own, confidence: 1, source: 'override', rule_id: null }
       const directions = t.direction ? [t.direction] : (['out', 'in'] as const)
       const cpKey = cp || counterpartyKey(null, t.counterparty_phone)
       const descKey = l.byDescription.size ? keyOfNormalised(desc) : ''
       for (const d of directions) {
         const byCp =
           cpKey && l.byCounterparty.size ? l.byCounterparty.get(lessonKey(d, cpKey)) : undefined
-        if (byCp) return { category: byCp, confidence: 0.95, source: 'override', rule_id: null }
+        if (byCp) return { result: lesson(byCp, 0.95), ownWord: true }
         const byDesc = descKey ? l.byDescription.get(lessonKey(d, descKey)) : undefined
-        if (byDesc) return { category: byDesc, confidence: 0.9, source: 'override', rule_id: null }
+        if (byDesc) return { result: lesson(byDesc, 0.9), ownWord: true }
       }
     }
     const rule = this.bestRule(t, desc, cp)
-    if (rule)
-      return {
+    if (rule) {
+      const result: CategorizeResult = {
         category: rule.category,
         confidence: rule.confidence,
         source: 'rule',
         rule_id: rule.id,
       }
+      return { result, ownWord: !rule.builtin }
+    }
     if (this.model) {
       const p = this.model.predict(t)
       if (p && p.confidence >= ML_THRESHOLD) {
-        return {
+        const result: CategorizeResult = {
           category: p.category,
           confidence: Math.round(p.confidence * 100) / 100,
           source: 'ml',
           rule_id: null,
         }
+        return { result, ownWord: false }
       }
     }
-    return DEFAULT
+    return { result: DEFAULT, ownWord: false }
   }
+}
+
+function lesson(category: Category, confidence: number): CategorizeResult {
+  return { category, confidence, source: 'override', rule_id: null }
 }
 
 function fits(

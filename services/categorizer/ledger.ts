@@ -1,4 +1,4 @@
-import type { ReceiptReport, TransactionEvent } from '../../schema/events.ts'
+import { ledgerKey, type ReceiptReport, type TransactionEvent } from '../../schema/events.ts'
 import type { Db } from '../kernel/db.ts'
 
 /** What one channel said about a receipt. */
@@ -16,22 +16,28 @@ export function reportOf(t: TransactionEvent): ReceiptReport {
 }
 
 /**
- * A later report of the same receipt enriches the first and never replaces what the first said
- * about the money (amount, direction, time: a disagreement is the reconciliation view's to show).
- * The statement is the provider's own record: its Details text and running balance win. One
- * report per source is kept, the latest.
+ * A later report of the same ledger entry (receipt and leg) enriches the first and never replaces
+ * what the first said about the money (amount, direction, time: a disagreement is the
+ * reconciliation view's to show). The statement is the provider's own record: its Details text,
+ * running balance and kind win. A kind any report stated is kept (a payment states none; its
+ * default is given when it is published, consume.ts). One report per source is kept, the latest.
  */
 export function mergeReports(first: TransactionEvent, later: TransactionEvent): TransactionEvent {
   const reports = (first.reports ?? [reportOf(first)]).filter((r) => r.source !== later.source)
   reports.push(reportOf(later))
+  const leg = first.leg || later.leg
   if (later.transaction_id === first.transaction_id && later.source === first.source) {
     // The same report again (or corrected by its own channel): as before the ledger, it wins.
     const { matched: _, ...again } = later
-    return { ...again, reports }
+    const kind = later.kind ?? first.kind
+    return { ...again, ...(kind ? { kind } : {}), ...(leg ? { leg } : {}), reports }
   }
   const statement = later.source === 'statement'
+  const kind = (statement ? later.kind : undefined) ?? first.kind ?? later.kind
   return {
     ...first,
+    ...(kind ? { kind } : {}),
+    ...(leg ? { leg } : {}),
     description: statement ? later.description : first.description,
     counterparty_name: first.counterparty_name ?? later.counterparty_name ?? null,
     counterparty_phone: first.counterparty_phone ?? later.counterparty_phone ?? null,
@@ -61,17 +67,20 @@ const OWNER = 'SELECT transaction_id AS id FROM receipts WHERE tenant_id = ? AND
 const PAYLOAD = 'SELECT payload FROM categorized WHERE tenant_id = ? AND id = ?'
 
 /**
- * The transaction a consumed report belongs to: the first report of its receipt names it (claimed
- * in the receipts table inside the caller's write transaction, so two channels reporting the same
- * receipt at once still make one), and the stored transaction absorbs this report. A transaction
- * without a receipt number is its own.
+ * The transaction a consumed report belongs to: the first report of its ledger entry names it
+ * (claimed in the receipts table inside the caller's write transaction, so two channels reporting
+ * the same entry at once still make one), and the stored transaction absorbs this report. An
+ * entry is a receipt and its leg (`ledgerKey`, DESIGN §16): a payment's charge or the Fuliza draw
+ * under its receipt is an entry of its own, while an STK payment and its statement row (leg '')
+ * are one. A transaction without a receipt number is its own.
  */
 export function resolveReport(db: Db, tenantId: string, t: TransactionEvent): TransactionEvent {
   const receipt = t.receipt_number?.trim()
   if (!receipt) return t
-  db.sqlite.query(CLAIM).run(tenantId, receipt, t.transaction_id)
+  const key = ledgerKey(receipt, t.leg)
+  db.sqlite.query(CLAIM).run(tenantId, key, t.transaction_id)
   const owner =
-    db.sqlite.query<{ id: string }, [string, string]>(OWNER).get(tenantId, receipt)?.id ??
+    db.sqlite.query<{ id: string }, [string, string]>(OWNER).get(tenantId, key)?.id ??
     t.transaction_id
   const stored = db.sqlite
     .query<{ payload: string }, [string, string]>(PAYLOAD)
