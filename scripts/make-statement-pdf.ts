@@ -49,6 +49,8 @@ export interface MadeStatement {
   totals: { paidIn: number; paidOut: number; opening: number; closing: number }
   /** Rows left out of the detailed table (`omit`), newest first, though the totals count them. */
   omitted: StatementRow[]
+  /** Receipts of rows whose Details ran over a page break, and of receipts whose rows did. */
+  acrossPages: { details: string[]; receipts: string[] }
 }
 
 export interface StatementOptions {
@@ -500,6 +502,8 @@ function layout(
   let y = header(doc, style, style.preamble(doc, pageTop(doc, style), rows, opts.totals, opts.end))
   let page = 1
   let used = 0
+  const across = { details: [] as string[], receipts: [] as string[] }
+  const pageOf = new Map<string, number>()
   const newPage = () => {
     doc.addPage()
     page++
@@ -520,6 +524,9 @@ function layout(
     }
     used++
     if (opts.omit.has(i)) continue
+    const seen = pageOf.get(r.receipt)
+    if (seen !== undefined && seen !== page) across.receipts.push(r.receipt)
+    pageOf.set(r.receipt, page)
     const anchorY = opts.middle ? y + ((details.length - 1) * LEADING) / 2 : y
     for (const c of style.columns) {
       if (c.key === 'details') continue
@@ -538,6 +545,7 @@ function layout(
       if (y > BOTTOM) {
         // The rest of this row's Details, under the next page's header.
         newPage()
+        across.details.push(r.receipt)
       }
       doc.text(l, dx.x, y)
       y += LEADING
@@ -548,7 +556,7 @@ function layout(
     doc.setPage(p)
     style.footer(doc, p, page)
   }
-  return { doc, used, pages: page }
+  return { doc, used, pages: page, across }
 }
 
 /** A synthetic statement PDF of `pages` full pages, encrypted when a password is given. */
@@ -578,7 +586,7 @@ export async function makeStatementPdf(opts: StatementOptions = {}): Promise<Mad
   const fit = layout(all, { ...settings, totals: totalsOf(all) })
   const laid = all.slice(0, fit.used)
   const totals = totalsOf(laid)
-  const { doc, pages: made } = layout(laid, { ...settings, totals }, rc4)
+  const { doc, pages: made, across } = layout(laid, { ...settings, totals }, rc4)
   let bytes: Uint8Array = new Uint8Array(doc.output('arraybuffer'))
   if (opts.password && opts.encrypt !== 'jspdf') bytes = await qpdfEncrypt(bytes, opts.password)
   return {
@@ -588,6 +596,7 @@ export async function makeStatementPdf(opts: StatementOptions = {}): Promise<Mad
     layout: layoutId,
     totals,
     omitted: laid.filter((_, i) => settings.omit.has(i)),
+    acrossPages: across,
   }
 }
 
