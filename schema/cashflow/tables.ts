@@ -5,7 +5,8 @@ export { idempotentRequests, inbox, outbox } from '../kernel.ts'
 /**
  * One row per transaction the cashflow service has seen, so a later categorized message for the
  * same transaction (a category override) can move its amount between categories. Amounts in cents;
- * `day` is the transaction's date in the tenant's time zone.
+ * `day` is the transaction's date in the tenant's time zone; `kind` the event's (schema/vocabulary.ts
+ * KINDS), null for an older event that carried none.
  */
 export const cashflowTransactions = sqliteTable(
   'cashflow_transactions',
@@ -19,6 +20,7 @@ export const cashflowTransactions = sqliteTable(
     amount: integer('amount').notNull(),
     balance: integer('balance'),
     counterparty: text('counterparty'),
+    kind: text('kind'),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
@@ -26,18 +28,22 @@ export const cashflowTransactions = sqliteTable(
   ],
 )
 
-/** The per-tenant daily series by category (cents), kept up to date on every ingest. */
+/**
+ * The per-tenant daily series by category and kind (cents), kept up to date on every ingest.
+ * `kind` '' holds older events without a kind: money in counts as revenue, money out as expense.
+ */
 export const cashflowDaily = sqliteTable(
   'cashflow_daily',
   {
     tenantId: text('tenant_id').notNull(),
     day: text('day').notNull(),
     category: text('category').notNull(),
+    kind: text('kind').notNull().default(''),
     inflow: integer('inflow').notNull(),
     outflow: integer('outflow').notNull(),
     count: integer('count').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.tenantId, t.day, t.category] })],
+  (t) => [primaryKey({ columns: [t.tenantId, t.day, t.category, t.kind] })],
 )
 
 /**
@@ -52,5 +58,20 @@ export const cashflowState = sqliteTable('cashflow_state', {
   lowBalanceThreshold: integer('low_balance_threshold'),
   balanceBelow: integer('balance_below').notNull().default(0),
   forecastBelow: integer('forecast_below').notNull().default(0),
+  updatedAt: text('updated_at').notNull(),
+})
+
+/**
+ * The latest statement import's proof per tenant (`mobilemoney.statements.processed`): a statement
+ * that does not add up keeps the tenant's health from being called healthy (DESIGN §16).
+ */
+export const cashflowDataQuality = sqliteTable('cashflow_data_quality', {
+  tenantId: text('tenant_id').primaryKey(),
+  importId: text('import_id').notNull(),
+  fileName: text('file_name'),
+  verdict: text('verdict').notNull(),
+  finding: text('finding'),
+  /** The event's occurred_at: a redelivered older import never replaces a newer one. */
+  processedAt: text('processed_at').notNull(),
   updatedAt: text('updated_at').notNull(),
 })

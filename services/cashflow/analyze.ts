@@ -2,8 +2,15 @@ import type { Db } from '../kernel/db.ts'
 import { round2, toMajor } from '../kernel/money.ts'
 import { addDays, dayNumber, WEEKDAYS, weekdayOf } from './days.ts'
 import { detectRecurring, type RecurringPayment } from './recurring.ts'
-import { type DailySeries, loadCategoryDays, loadDailySeries, netOf } from './series.ts'
+import {
+  type DailySeries,
+  loadBalanceLines,
+  loadCategoryDays,
+  loadDailySeries,
+  netOf,
+} from './series.ts'
 import { fTestPValue, type LinearFit, linearTrend } from './stats.ts'
+import { type FlowLine, lineOf } from './summary.ts'
 
 export interface AnalyzeOptions {
   significance: number
@@ -205,7 +212,10 @@ export interface Analysis {
   from: string
   to: string
   days: number
+  /** Operating flows: money earned and spent. */
   totals: { inflow: number; outflow: number; net: number }
+  financing: FlowLine
+  transfers: FlowLine
   trend: { daily: Trend; weekly: Trend; monthly: Trend }
   seasonality: {
     day_of_week: ReturnType<typeof seasonality> & {
@@ -217,7 +227,10 @@ export interface Analysis {
   recurring: RecurringPayment[]
 }
 
-/** Trends, seasonality, category drivers and recurring payments over `from`..`to`. */
+/**
+ * Trends, seasonality, category drivers and recurring payments of the operating flows over
+ * `from`..`to`; loans and transfers as their own lines.
+ */
 export function analyzeCashflow(
   db: Db,
   tenantId: string,
@@ -245,12 +258,15 @@ export function analyzeCashflow(
   )
   const inflow = series.inflow.reduce((s, v) => s + v, 0)
   const outflow = series.outflow.reduce((s, v) => s + v, 0)
+  const lines = loadBalanceLines(db, tenantId, from, to)
   return {
     tenant_id: tenantId,
     from,
     to,
     days: series.days.length,
     totals: { inflow: toMajor(inflow), outflow: toMajor(outflow), net: toMajor(inflow - outflow) },
+    financing: lineOf(lines.financing),
+    transfers: lineOf(lines.transfers),
     trend: {
       daily,
       weekly: trendOf('week', weeks(series), options.significance, true),

@@ -1,7 +1,7 @@
 import { isInvoicePayment, type topics } from '../../schema/events.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { subscribe } from '../kernel/subscribe.ts'
-import { ingestBatch, recordReportedBalance, SERVICE } from './service.ts'
+import { ingestBatch, recordReportedBalance, recordStatement, SERVICE } from './service.ts'
 
 /**
  * Consumes categorized batches into the tenant's daily series. The kernel drops a malformed
@@ -32,5 +32,18 @@ export async function subscribeReportedBalance(
       event.data.balance,
       event.data.reported_at,
     )
+  })
+}
+
+/**
+ * Each statement import's proof (`mobilemoney.statements.processed`): the latest per tenant is
+ * the summary's `data_quality`, and one that does not add up is never called healthy.
+ */
+export async function subscribeStatementsProcessed(
+  ctx: ServiceContext,
+  topic: typeof topics.statementsProcessed,
+): Promise<void> {
+  await subscribe(ctx, SERVICE, topic, (event) => {
+    recordStatement(ctx, event.tenant_id, event.id, event.data, event.occurred_at)
   })
 }

@@ -1,6 +1,10 @@
 import { topics } from '../../schema/events.ts'
 import { defineService, type NoSettings } from '../kernel/context.ts'
-import { subscribeCategorized, subscribeReportedBalance } from './events.ts'
+import {
+  subscribeCategorized,
+  subscribeReportedBalance,
+  subscribeStatementsProcessed,
+} from './events.ts'
 import { createCashflowApp } from './routes.ts'
 
 export default defineService<NoSettings>({
@@ -10,6 +14,7 @@ export default defineService<NoSettings>({
     async start() {
       await subscribeCategorized(ctx, topics.transactionsCategorized)
       await subscribeReportedBalance(ctx, topics.balanceReported)
+      await subscribeStatementsProcessed(ctx, topics.statementsProcessed)
     },
   }),
 })

@@ -1,13 +1,19 @@
 import type { TransactionEvent } from '../../schema/events.ts'
 import type { Db } from '../kernel/db.ts'
 import { dayIn } from './days.ts'
+import { kindOfTransaction } from './kinds.ts'
 
 interface StoredTransaction {
   day: string
   direction: string
   category: string
+  kind: string
   amount: number
 }
+
+/** The sane window of DESIGN §16: no movement before 2007 (M-Pesa's launch) or over a day ahead. */
+export const SANE_FIRST_MS = Date.UTC(2007, 0, 1)
+const DAY_MS = 86_400_000
 
 const cents = (value: number) => Math.round(value * 100)
 
@@ -26,35 +32,42 @@ export function applyTransactions(
 ): void {
   const sqlite = db.sqlite
   const find = sqlite.query<StoredTransaction, [string, string]>(
-    'SELECT day, direction, category, amount FROM cashflow_transactions WHERE tenant_id = ? AND id = ?',
+    `SELECT day, direction, category, coalesce(kind, '') AS kind, amount FROM cashflow_transactions
+     WHERE tenant_id = ? AND id = ?`,
   )
   const upsertTxn = sqlite.query(
     `INSERT INTO cashflow_transactions
-       (tenant_id, id, day, occurred_at, direction, category, amount, balance, counterparty)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       (tenant_id, id, day, occurred_at, direction, category, amount, balance, counterparty, kind)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (tenant_id, id) DO UPDATE SET day = excluded.day,
        occurred_at = excluded.occurred_at, direction = excluded.direction,
        category = excluded.category, amount = excluded.amount,
        balance = coalesce(excluded.balance, balance),
-       counterparty = coalesce(excluded.counterparty, counterparty)`,
+       counterparty = coalesce(excluded.counterparty, counterparty), kind = excluded.kind`,
   )
   const addDaily = sqlite.query(
-    `INSERT INTO cashflow_daily (tenant_id, day, category, inflow, outflow, count)
-     VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT (tenant_id, day, category) DO UPDATE SET inflow = inflow + excluded.inflow,
+    `INSERT INTO cashflow_daily (tenant_id, day, category, kind, inflow, outflow, count)
+     VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (tenant_id, day, category, kind) DO UPDATE SET inflow = inflow + excluded.inflow,
        outflow = outflow + excluded.outflow, count = count + excluded.count`,
   )
   const dropEmpty = sqlite.query(
-    'DELETE FROM cashflow_daily WHERE tenant_id = ? AND day = ? AND category = ? AND count <= 0',
+    `DELETE FROM cashflow_daily
+     WHERE tenant_id = ? AND day = ? AND category = ? AND kind = ? AND count <= 0`,
   )
 
   let latest: { at: string; ms: number; balance: number } | null = null
+  const latestSaneMs = now.getTime() + DAY_MS
   for (const txn of transactions) {
     const occurredMs = Date.parse(txn.occurred_at)
     if (!Number.isFinite(occurredMs) || !Number.isFinite(txn.amount)) continue
+    // The doors refuse these; one that slipped through would stretch every series and forecast
+    // over decades (two rows dated 1970 and 2099 once made each forecast take 0.8 s).
+    if (occurredMs < SANE_FIRST_MS || occurredMs > latestSaneMs) continue
     const amount = Math.abs(cents(txn.amount))
     const direction = txn.direction === 'in' ? 'in' : 'out'
     const category = txn.category?.trim() || 'uncategorized'
+    const kind = kindOfTransaction(txn)
     const day = dayIn(timeZone, new Date(occurredMs))
     const previous = find.get(tenantId, txn.transaction_id)
     const changed =
@@ -62,16 +75,17 @@ export function applyTransactions(
       previous.day !== day ||
       previous.direction !== direction ||
       previous.category !== category ||
+      previous.kind !== kind ||
       previous.amount !== amount
     if (previous && changed) {
       const inflow = previous.direction === 'in' ? -previous.amount : 0
       const outflow = previous.direction === 'out' ? -previous.amount : 0
-      addDaily.run(tenantId, previous.day, previous.category, inflow, outflow, -1)
-      dropEmpty.run(tenantId, previous.day, previous.category)
+      addDaily.run(tenantId, previous.day, previous.category, previous.kind, inflow, outflow, -1)
+      dropEmpty.run(tenantId, previous.day, previous.category, previous.kind)
     }
     if (changed) {
       const inflow = direction === 'in' ? amount : 0
-      addDaily.run(tenantId, day, category, inflow, direction === 'out' ? amount : 0, 1)
+      addDaily.run(tenantId, day, category, kind, inflow, direction === 'out' ? amount : 0, 1)
     }
     const balance = txn.balance == null || !Number.isFinite(txn.balance) ? null : cents(txn.balance)
     const counterparty = counterpartyKey(txn)
@@ -85,6 +99,7 @@ export function applyTransactions(
       amount,
       balance,
       counterparty,
+      kind || null,
     )
     if (balance !== null && (!latest || occurredMs >= latest.ms)) {
       latest = { at: new Date(occurredMs).toISOString(), ms: occurredMs, balance }

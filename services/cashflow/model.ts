@@ -28,6 +28,35 @@ export const SummaryQuery = t.Object({
 
 export const Reason = t.Object({ code: t.String(), message: t.String(), impact: t.Number() })
 
+const KindFlow = t.Object({
+  label: t.String({ description: "the kind in the owner's words" }),
+  inflow: Money,
+  outflow: Money,
+  net: Money,
+  count: t.Integer(),
+})
+
+/** A line of money that is neither earned nor spent: it moves the balance, not health or burn. */
+export const FlowLine = t.Object({
+  inflow: Money,
+  outflow: Money,
+  net: Money,
+  kinds: t.Record(t.String(), KindFlow, {
+    description: 'per kind (schema vocabulary KINDS) that occurred in the window',
+  }),
+})
+
+export const DataQuality = t.Object(
+  {
+    verdict: t.Union([t.Literal('proven'), t.Literal('does_not_add_up'), t.Literal('unchecked')]),
+    finding: t.Nullable(t.String({ description: 'where the statement does not add up' })),
+    import_id: t.String(),
+    file_name: t.Nullable(t.String()),
+    processed_at: t.String(),
+  },
+  { description: 'the latest statement import: whether its rows reproduce its totals and balance' },
+)
+
 export const SummaryResponse = t.Object({
   tenant_id: t.String(),
   from: Day,
@@ -36,18 +65,49 @@ export const SummaryResponse = t.Object({
     description: 'the day the figures are as of: the last day with data when older than today',
   }),
   days: t.Integer(),
-  inflow: Money,
-  outflow: Money,
-  net: Money,
+  inflow: t.Number({ description: 'money earned: revenue kinds (customer payments)' }),
+  outflow: t.Number({
+    description: 'money spent: expense kinds (suppliers, bills, charges, airtime)',
+  }),
+  net: t.Number({ description: 'operating net: inflow - outflow' }),
+  financing: t.Object(FlowLine.properties, {
+    description: 'loans drawn and repaid (Fuliza, overdraft): move the balance, not health or burn',
+  }),
+  transfers: t.Object(FlowLine.properties, {
+    description: 'savings, own transfers, cash at an agent, settlement to the bank, reversals',
+  }),
+  total: t.Object(
+    { inflow: Money, outflow: Money, net: Money },
+    { description: 'every movement, operating and not: what the balance follows' },
+  ),
+  loan_reliance: t.Nullable(
+    t.Number({ description: 'loans drawn / operating inflow; null when nothing was drawn' }),
+  ),
   balance: NullableMoney,
   balance_at: t.Nullable(t.String()),
-  burn_rate: t.Number({ description: 'average daily net outflow over the last 30 days' }),
-  burn_rate_90: t.Number({ description: 'average daily net outflow over the last 90 days' }),
+  burn_rate: t.Number({ description: 'average daily operating deficit over the last 30 days' }),
+  burn_rate_90: t.Number({ description: 'average daily operating deficit over the last 90 days' }),
   runway_days: t.Nullable(t.Number({ description: 'balance / burn_rate; null when not burning' })),
-  liquidity_ratio: t.Nullable(t.Number({ description: 'inflow / outflow over the window' })),
+  liquidity_ratio: t.Nullable(
+    t.Number({ description: 'operating inflow / outflow over the window' }),
+  ),
   low_balance_threshold: NullableMoney,
   health_score: t.Integer({ minimum: 0, maximum: 100 }),
+  health_status: t.Union(
+    [
+      t.Literal('healthy'),
+      t.Literal('watch'),
+      t.Literal('at_risk'),
+      t.Literal('unproven'),
+      t.Literal('no_data'),
+    ],
+    {
+      description:
+        "'healthy' only with a score of 80+ and no deficit, no reliance on loans and a latest statement that adds up; 'unproven' when it does not add up",
+    },
+  ),
   reasons: t.Array(Reason),
+  data_quality: t.Nullable(DataQuality),
 })
 
 export const DailyQuery = t.Object({
@@ -67,6 +127,9 @@ export const DailyResponse = t.Object({
       outflow: Money,
       net: Money,
       categories: t.Record(t.String(), t.Object({ inflow: Money, outflow: Money, net: Money })),
+      balance_moves: t.Record(t.String(), t.Object({ inflow: Money, outflow: Money, net: Money }), {
+        description: 'movements that are neither earned nor spent, by kind (loans, savings…)',
+      }),
     }),
   ),
 })
@@ -214,7 +277,12 @@ export const AnalyzeResponse = t.Object({
   from: Day,
   to: Day,
   days: t.Integer(),
-  totals: t.Object({ inflow: Money, outflow: Money, net: Money }),
+  totals: t.Object(
+    { inflow: Money, outflow: Money, net: Money },
+    { description: 'operating flows: money earned and spent' },
+  ),
+  financing: FlowLine,
+  transfers: FlowLine,
   trend: t.Object({ daily: Trend, weekly: Trend, monthly: Trend }),
   seasonality: t.Object({
     day_of_week: t.Object({

@@ -1,6 +1,7 @@
 import type { Db } from '../kernel/db.ts'
 import { toMajor } from '../kernel/money.ts'
 import { dayFromNumber, dayNumber } from './days.ts'
+import { OPERATING_SQL } from './kinds.ts'
 import { mean, median, stdDev } from './stats.ts'
 
 export interface RecurringPayment {
@@ -50,6 +51,7 @@ const MIN_REGULARITY = 0.75
 const MAX_AMOUNT_VARIATION = 0.2
 const MIN_OCCURRENCES = 3
 
+/** Operating transactions only: a weekly Fuliza repayment is not a bill the business pays. */
 export function loadTransactionRows(
   db: Db,
   tenantId: string,
@@ -59,7 +61,8 @@ export function loadTransactionRows(
   return db.sqlite
     .query<TransactionRow, [string, string, string]>(
       `SELECT day, direction, category, amount, counterparty FROM cashflow_transactions
-       WHERE tenant_id = ? AND day BETWEEN ? AND ? AND counterparty IS NOT NULL`,
+       WHERE tenant_id = ? AND day BETWEEN ? AND ? AND counterparty IS NOT NULL
+       AND ${OPERATING_SQL}`,
     )
     .all(tenantId, from, to)
 }

@@ -1,6 +1,14 @@
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import { DEFAULT_TIMEZONE, dayFromNumber, dayIn, dayNumber } from './days.ts'
+import { GROUP_OF, OPERATING_SQL } from './kinds.ts'
+
+/**
+ * Which movements a series counts: `operating` what was earned and spent (the default: health,
+ * burn, runway, trends and forecasts), `all` every movement, the one the balance follows.
+ */
+export type Scope = 'operating' | 'all'
+const scopeSql = (scope: Scope) => (scope === 'operating' ? ` AND ${OPERATING_SQL}` : '')
 
 /** A zero-filled daily series in cents, one entry per calendar day from `from` to `to`. */
 export interface DailySeries {
@@ -26,17 +34,27 @@ export function todayOf(ctx: ServiceContext, tenantId: string): string {
   return dayIn(timeZoneOf(ctx, tenantId), ctx.clock.now())
 }
 
-/** First and last day with any transaction, or null for a tenant without data. */
+/**
+ * First and last day with any transaction, or null for a tenant without data. Days before 2007
+ * (stored before the doors refused them) are not part of any series.
+ */
 export function seriesBounds(db: Db, tenantId: string): { first: string; last: string } | null {
   const row = db.sqlite
     .query<{ first: string | null; last: string | null }, [string]>(
-      'SELECT min(day) AS first, max(day) AS last FROM cashflow_daily WHERE tenant_id = ?',
+      `SELECT min(day) AS first, max(day) AS last FROM cashflow_daily
+       WHERE tenant_id = ? AND day >= '2007-01-01'`,
     )
     .get(tenantId)
   return row?.first && row.last ? { first: row.first, last: row.last } : null
 }
 
-export function loadDailySeries(db: Db, tenantId: string, from: string, to: string): DailySeries {
+export function loadDailySeries(
+  db: Db,
+  tenantId: string,
+  from: string,
+  to: string,
+  scope: Scope = 'operating',
+): DailySeries {
   const start = dayNumber(from)
   const length = Math.max(0, dayNumber(to) - start + 1)
   const days = new Array<string>(length)
@@ -46,7 +64,7 @@ export function loadDailySeries(db: Db, tenantId: string, from: string, to: stri
   const rows = db.sqlite
     .query<{ day: string; inflow: number; outflow: number }, [string, string, string]>(
       `SELECT day, sum(inflow) AS inflow, sum(outflow) AS outflow FROM cashflow_daily
-       WHERE tenant_id = ? AND day BETWEEN ? AND ? GROUP BY day`,
+       WHERE tenant_id = ? AND day BETWEEN ? AND ?${scopeSql(scope)} GROUP BY day`,
     )
     .all(tenantId, from, to)
   for (const r of rows) {
@@ -59,6 +77,7 @@ export function loadDailySeries(db: Db, tenantId: string, from: string, to: stri
   return { from, to, days, inflow, outflow }
 }
 
+/** Operating flows by day and category. */
 export function loadCategoryDays(
   db: Db,
   tenantId: string,
@@ -67,10 +86,61 @@ export function loadCategoryDays(
 ): CategoryDay[] {
   return db.sqlite
     .query<CategoryDay, [string, string, string]>(
-      `SELECT day, category, inflow, outflow FROM cashflow_daily
-       WHERE tenant_id = ? AND day BETWEEN ? AND ? ORDER BY day, category`,
+      `SELECT day, category, sum(inflow) AS inflow, sum(outflow) AS outflow FROM cashflow_daily
+       WHERE tenant_id = ? AND day BETWEEN ? AND ? AND ${OPERATING_SQL}
+       GROUP BY day, category ORDER BY day, category`,
     )
     .all(tenantId, from, to)
+}
+
+export interface KindDay {
+  day: string
+  kind: string
+  inflow: number
+  outflow: number
+  count: number
+}
+
+/** Movements that are neither earned nor spent (loans, savings, transfers…) by day and kind. */
+export function loadBalanceKindDays(db: Db, tenantId: string, from: string, to: string): KindDay[] {
+  return db.sqlite
+    .query<KindDay, [string, string, string]>(
+      `SELECT day, kind, sum(inflow) AS inflow, sum(outflow) AS outflow, sum(count) AS count
+       FROM cashflow_daily WHERE tenant_id = ? AND day BETWEEN ? AND ? AND NOT (${OPERATING_SQL})
+       GROUP BY day, kind ORDER BY day, kind`,
+    )
+    .all(tenantId, from, to)
+}
+
+/** Totals of one line (financing or transfers), each kind on it and all of them, in cents. */
+export interface KindTotals {
+  inflow: number
+  outflow: number
+  kinds: Record<string, { inflow: number; outflow: number; count: number }>
+}
+
+/** The balance-only movements of `from`..`to` on their lines: financing and transfers. */
+export function loadBalanceLines(
+  db: Db,
+  tenantId: string,
+  from: string,
+  to: string,
+): Record<'financing' | 'transfers', KindTotals> {
+  const lines = {
+    financing: { inflow: 0, outflow: 0, kinds: {} } as KindTotals,
+    transfers: { inflow: 0, outflow: 0, kinds: {} } as KindTotals,
+  }
+  for (const row of loadBalanceKindDays(db, tenantId, from, to)) {
+    const line = lines[GROUP_OF[row.kind as keyof typeof GROUP_OF] ?? 'transfers']
+    const k = line.kinds[row.kind] ?? { inflow: 0, outflow: 0, count: 0 }
+    line.kinds[row.kind] = k
+    k.inflow += row.inflow
+    k.outflow += row.outflow
+    k.count += row.count
+    line.inflow += row.inflow
+    line.outflow += row.outflow
+  }
+  return lines
 }
 
 export function netOf(series: DailySeries): number[] {

@@ -1,14 +1,21 @@
-import type { TransactionEvent } from '../../schema/events.ts'
+import type { StatementProcessedEvent, TransactionEvent } from '../../schema/events.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { invalidField } from '../kernel/errors.ts'
 import { handleOnce } from '../kernel/events.ts'
 import { centsOf, toMajor, toMinor } from '../kernel/money.ts'
 import { evaluateLowBalance, readState, setThreshold } from './alerts.ts'
 import { type AnalyzeOptions, analyzeCashflow } from './analyze.ts'
+import { readDataQuality, recordStatementProof } from './data-quality.ts'
 import { addDays, daysBetween, isDay } from './days.ts'
 import { forecastCashflow } from './forecast.ts'
 import { applyTransactions, recordBalance } from './ingest.ts'
-import { loadCategoryDays, seriesBounds, timeZoneOf, todayOf } from './series.ts'
+import {
+  loadBalanceKindDays,
+  loadCategoryDays,
+  seriesBounds,
+  timeZoneOf,
+  todayOf,
+} from './series.ts'
 import { summarizeCashflow } from './summary.ts'
 
 export const SERVICE = 'cashflow'
@@ -65,6 +72,20 @@ export function recordReportedBalance(
   })
 }
 
+/** Keeps the latest statement import's proof for the tenant, once per event. */
+export function recordStatement(
+  ctx: ServiceContext,
+  tenantId: string,
+  eventId: string,
+  statement: StatementProcessedEvent,
+  occurredAt: string,
+): boolean {
+  const db = dbOf(ctx, tenantId)
+  return handleOnce(db, `${SERVICE}.statements`, eventId, () => {
+    recordStatementProof(db, tenantId, statement, occurredAt, ctx.clock.now())
+  })
+}
+
 export function getSummary(
   ctx: ServiceContext,
   tenantId: string,
@@ -85,7 +106,13 @@ export function getSummary(
     checkRange(from, to)
     days = daysBetween(from, to) + 1
   }
-  return summarizeCashflow(db, tenantId, to, days, readState(db, tenantId), bounds !== null)
+  return summarizeCashflow(db, tenantId, {
+    to,
+    days,
+    state: readState(db, tenantId),
+    first: bounds?.first ?? null,
+    dataQuality: readDataQuality(db, tenantId),
+  })
 }
 
 export function getDaily(
@@ -96,8 +123,20 @@ export function getDaily(
   const to = dayParam(query.to, 'to') ?? todayOf(ctx, tenantId)
   const from = dayParam(query.from, 'from') ?? addDays(to, -29)
   checkRange(from, to)
-  const byDay = new Map<string, Record<string, { inflow: number; outflow: number; net: number }>>()
-  for (const row of loadCategoryDays(dbOf(ctx, tenantId), tenantId, from, to)) {
+  const db = dbOf(ctx, tenantId)
+  type Flow = { inflow: number; outflow: number; net: number }
+  const byDay = new Map<string, Record<string, Flow>>()
+  const movesByDay = new Map<string, Record<string, Flow>>()
+  for (const row of loadBalanceKindDays(db, tenantId, from, to)) {
+    const moves = movesByDay.get(row.day) ?? {}
+    moves[row.kind] = {
+      inflow: toMajor(row.inflow),
+      outflow: toMajor(row.outflow),
+      net: toMajor(row.inflow - row.outflow),
+    }
+    movesByDay.set(row.day, moves)
+  }
+  for (const row of loadCategoryDays(db, tenantId, from, to)) {
     const categories = byDay.get(row.day) ?? {}
     categories[row.category] = {
       inflow: toMajor(row.inflow),
@@ -121,6 +160,7 @@ export function getDaily(
       outflow: toMajor(outflow),
       net: toMajor(inflow - outflow),
       categories,
+      balance_moves: movesByDay.get(day) ?? {},
     })
   }
   return { tenant_id: tenantId, from, to, data }
