@@ -100,6 +100,24 @@ describe('the emailed M-PESA statement PDF on a running platform', () => {
     }
   }, 60_000)
 
+  it('imports an unencrypted 2025 app statement with Fuliza groups and charges, every row kept', async () => {
+    const app = await makeStatementPdf({
+      layout: 'app-2025',
+      pages: 3,
+      legs: true,
+      receiptPrefix: 'SF',
+      breakRows: true,
+    })
+    const res = await upload(new Blob([app.bytes as Uint8Array<ArrayBuffer>]), 'app.pdf')
+    expect(res.status).toBe(201)
+    expect(res.body).toMatchObject({
+      accepted: completed(app).length,
+      duplicates: 0,
+      rejected: 0,
+      skipped: app.rows.length - completed(app).length,
+    })
+  }, 60_000)
+
   it('accepts nothing new when the same PDF comes again', async () => {
     const res = await upload(new Blob([statement.bytes as Uint8Array<ArrayBuffer>]), 'again.pdf', {
       password: PASSWORD,
@@ -154,10 +172,11 @@ describe('the emailed M-PESA statement PDF on a running platform', () => {
     const ok = await cli(p, ['import', file, '--tenant', 'clipdf', '--password', PASSWORD])
     expect(ok.code).toBe(0)
     expect(ok.stdout).toContain(
-      `clipdf: ${done} accepted, 0 duplicates, 0 rejected, ${other.rows.length - done} failed rows skipped`,
+      `clipdf: M-PESA personal statement, ${other.rows.length} rows read: ${done} accepted, 0 duplicates, 0 rejected, ${other.rows.length - done} skipped`,
     )
+    expect(ok.stdout).toContain("reproduce the statement's totals and its running balance")
     const again = await cli(p, ['import', file, '--tenant', 'clipdf', '--password', PASSWORD])
-    expect(again.stdout).toContain(`clipdf: 0 accepted, ${done} duplicates`)
+    expect(again.stdout).toContain(`: 0 accepted, ${done} duplicates`)
     const missing = await cli(p, ['import', file, '--tenant', 'clipdf'])
     expect(missing.code).toBe(1)
     expect(missing.output).toContain('password-protected')
