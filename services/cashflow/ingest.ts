@@ -1,5 +1,6 @@
 import type { TransactionEvent } from '../../schema/events.ts'
 import type { Db } from '../kernel/db.ts'
+import { type BalanceRow, closingBalance } from './closing-balance.ts'
 import { dayIn } from './days.ts'
 import { kindOfTransaction } from './kinds.ts'
 
@@ -56,7 +57,7 @@ export function applyTransactions(
      WHERE tenant_id = ? AND day = ? AND category = ? AND kind = ? AND count <= 0`,
   )
 
-  let latest: { at: string; ms: number; balance: number } | null = null
+  const balances: BalanceRow[] = []
   const latestSaneMs = now.getTime() + DAY_MS
   for (const txn of transactions) {
     const occurredMs = Date.parse(txn.occurred_at)
@@ -101,11 +102,21 @@ export function applyTransactions(
       counterparty,
       kind || null,
     )
-    if (balance !== null && (!latest || occurredMs >= latest.ms)) {
-      latest = { at: new Date(occurredMs).toISOString(), ms: occurredMs, balance }
-    }
+    if (balance !== null)
+      balances.push({ ms: occurredMs, move: direction === 'in' ? amount : -amount, balance })
   }
-  if (latest) recordBalance(db, tenantId, latest.balance, latest.at, now)
+  if (balances.length === 0) return
+  const known = sqlite
+    .query<{ balance: number | null; balance_at: string | null }, [string]>(
+      'SELECT balance, balance_at FROM cashflow_state WHERE tenant_id = ?',
+    )
+    .get(tenantId)
+  const before =
+    known?.balance != null && known.balance_at
+      ? { ms: Date.parse(known.balance_at), balance: known.balance }
+      : null
+  const latest = closingBalance(balances, before)
+  if (latest) recordBalance(db, tenantId, latest.balance, new Date(latest.ms).toISOString(), now)
 }
 
 /** Keeps the balance of the latest transaction that carried one (later occurred_at wins). */

@@ -274,6 +274,37 @@ describe('a Fuliza-heavy month', () => {
   })
 })
 
+describe('the balance after a Fuliza group', () => {
+  it('ends on the booked last row of a same-second group, whatever order it arrives in', async () => {
+    const noon = at(5, 12)
+    const group = [
+      txn('g_draw', { occurred_at: noon, amount: 1420, kind: 'loan_drawn', balance: 1420 }),
+      txn('g_pay', {
+        occurred_at: noon,
+        amount: 1400,
+        direction: 'out',
+        kind: 'supplier_payment',
+        balance: 20,
+      }),
+      txn('g_fee', { occurred_at: noon, amount: 20, direction: 'out', kind: 'charge', balance: 0 }),
+    ]
+    const morning = txn('g_sale', {
+      occurred_at: at(5, 8),
+      amount: 500,
+      kind: 'customer_payment',
+      balance: 0,
+    })
+    // Opening and closing are both 0.00: only the balance before the group tells the end.
+    await publish('group-a', 'evt_group_a', [morning, ...group])
+    await publish('group-b', 'evt_group_b', [morning, ...[...group].reverse()])
+    await publish('group-c', 'evt_group_c', [group[2]!, group[0]!, morning, group[1]!])
+    for (const tenant of ['group-a', 'group-b', 'group-c']) {
+      const { body } = await get(tenant, `/api/v1/cashflow/summary/${tenant}`)
+      expect({ tenant, balance: body.balance }).toEqual({ tenant, balance: 0 })
+    }
+  })
+})
+
 describe('health', () => {
   it('is healthy for a business that earns more than it spends, borrows nothing and adds up', async () => {
     await seedEarner('earner-ok')
