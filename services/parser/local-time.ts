@@ -114,6 +114,24 @@ export function parseLocalTime(text: string, timeZone: string): string | null {
     if (Math.min(year, month, day, hour, minute, second) >= 0)
       return localToUtc(timeZone, year, month, day, hour, minute, second)
   }
+  // DD-MM-YYYY HH:MM:SS, as the org portal writes it: as fast a path as the ISO one above.
+  if (
+    s.length === 19 &&
+    s[2] === '-' &&
+    s[5] === '-' &&
+    s[10] === ' ' &&
+    s[13] === ':' &&
+    s[16] === ':'
+  ) {
+    const day = digitsAt(s, 0, 2)
+    const month = digitsAt(s, 3, 2)
+    const year = digitsAt(s, 6, 4)
+    const hour = digitsAt(s, 11, 2)
+    const minute = digitsAt(s, 14, 2)
+    const second = digitsAt(s, 17, 2)
+    if (Math.min(year, month, day, hour, minute, second) >= 0)
+      return localToUtc(timeZone, year, month, day, hour, minute, second)
+  }
   let m = ISO_LOCAL.exec(s)
   if (m) {
     return localToUtc(timeZone, +m[1]!, +m[2]!, +m[3]!, +(m[4] ?? 0), +(m[5] ?? 0), +(m[6] ?? 0))
