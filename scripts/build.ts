@@ -15,6 +15,7 @@ const proc = Bun.spawnSync(
     join(root, 'cmd/main.ts'),
     // Worker threads made from a module, each bundled on its own at its path from the root.
     join(root, 'services/parser/statement-worker.ts'),
+    join(root, 'services/parser/pdf-worker.ts'),
     '--outfile',
     process.argv[2] ?? join(root, 'dist/mmp'),
   ],
