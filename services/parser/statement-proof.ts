@@ -169,9 +169,14 @@ export class StatementProof {
       }
       const before = bal[prev]!
       const net = group.reduce((s, i) => s + move[i]!, 0)
-      // The group ends on the balance one of its rows prints: the last in booking order.
+      // The group ends on the balance one of its rows prints: the last in booking order. Its
+      // rows must chain among themselves in some order, so a balance that only happens to equal
+      // the group's end does not hide a gap.
       const target = before + net
-      const hit = known.find((i) => bal[i] === target)
+      const hit =
+        known.length === group.length && group.length <= 8
+          ? chainEnd(group, before, bal, move)
+          : known.find((i) => bal[i] === target)
       if (hit === undefined) {
         // A single row: an exact expectation; a group: compare against its last printed row.
         const i = known.at(-1)!
@@ -223,4 +228,31 @@ function totalsMatch(
 
 function stripUndefined(t: FileTotals): FileTotals {
   return Object.fromEntries(Object.entries(t).filter(([, v]) => v !== undefined)) as FileTotals
+}
+
+/**
+ * The row a same-second group ends on when its rows chain from `before` in some order (each
+ * balance the one before plus the row's move), or undefined when no order chains.
+ */
+function chainEnd(
+  group: number[],
+  before: number,
+  bal: number[],
+  move: number[],
+): number | undefined {
+  const used = new Array<boolean>(group.length).fill(false)
+  const walk = (at: number, left: number): number | undefined => {
+    for (let k = 0; k < group.length; k++) {
+      if (used[k]) continue
+      const i = group[k]!
+      if (bal[i] !== at + move[i]!) continue
+      if (left === 1) return i
+      used[k] = true
+      const end = walk(bal[i]!, left - 1)
+      used[k] = false
+      if (end !== undefined) return end
+    }
+    return undefined
+  }
+  return walk(before, group.length)
 }
