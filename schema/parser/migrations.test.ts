@@ -4,7 +4,7 @@ import { applyMigrations } from '../../tenants/db.ts'
 import { migrations } from './migrations.ts'
 
 describe('parser migrations', () => {
-  it('move the transactions WITHOUT ROWID with every row, the receipt still unique per tenant', () => {
+  it('move the transactions WITHOUT ROWID with every row, a receipt and its leg unique per tenant', () => {
     const db = new Database(':memory:')
     const lean = migrations.findIndex((m) => m.tag === '0004_lean_transactions')
     applyMigrations(db, migrations.slice(0, lean))
@@ -19,7 +19,10 @@ describe('parser migrations', () => {
     const before = db.query('SELECT * FROM transactions ORDER BY id').all()
 
     applyMigrations(db, migrations)
-    expect(db.query('SELECT * FROM transactions ORDER BY id').all()).toEqual(before)
+    // Every row kept, as the movement itself ('' leg) of its receipt, its kind unknown (0005).
+    expect(db.query('SELECT * FROM transactions ORDER BY id').all()).toEqual(
+      before.map((r) => ({ ...(r as object), leg: '', kind: null })),
+    )
     const sql = (name: string) =>
       db.query<{ sql: string }, [string]>('SELECT sql FROM sqlite_master WHERE name = ?').get(name)
         ?.sql
@@ -27,5 +30,15 @@ describe('parser migrations', () => {
     expect(sql('transactions_tenant_time')).toBeUndefined()
     expect(() => row('txn_3', 'RA1')).toThrow()
     expect(() => row('txn_1', 'RA3')).toThrow()
+    // A second leg of a stored receipt is a row of its own (DESIGN §16 "Legs").
+    db.run(
+      `INSERT INTO transactions (tenant_id, id, receipt_number, occurred_at, amount, direction,
+        description, source, created_at, leg, kind) VALUES ('t', 'txn_4', 'RA1',
+        '2026-01-01T00:00:00.000Z', 10, 'out', 'Pay Bill Charge', 'statement', '2026-01-01',
+        'charge', 'charge')`,
+    )
+    expect(
+      db.query("SELECT count(*) AS n FROM transactions WHERE receipt_number = 'RA1'").get(),
+    ).toEqual({ n: 2 })
   })
 })
