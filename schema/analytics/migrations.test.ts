@@ -73,3 +73,43 @@ describe('analytics migrations', () => {
     expect(() => cp('2026-01-01', 'tel:254700000001', 'in', 1)).toThrow()
   })
 })
+
+describe('analytics migration 0009_kinds', () => {
+  it('gives rows from before kinds a payment kind by direction, splitting each day in and out', () => {
+    const db = new Database(':memory:')
+    const kinds = migrations.findIndex((m) => m.tag === '0009_kinds')
+    applyMigrations(db, migrations.slice(0, kinds))
+    db.run(`INSERT INTO transactions (tenant_id, id, occurred_at, local_day, amount_cents, direction,
+      description, source, updated_at) VALUES
+      ('t', 'a', '2026-01-01T08:00:00.000Z', '2026-01-01', 300, 'in', 'x', 'api', ''),
+      ('t', 'b', '2026-01-01T09:00:00.000Z', '2026-01-01', 200, 'out', 'x', 'api', '')`)
+    db.run(`INSERT INTO daily_totals VALUES ('t', '2026-01-01', '', 'in', 'Revenue', 1, 300),
+      ('t', '2026-01-01', '', 'out', 'Rent', 1, 200)`)
+    db.run(`INSERT INTO daily_summaries VALUES ('t', '2026-01-01', '', 1, 300, 1, 200)`)
+
+    applyMigrations(db, migrations.slice(0, kinds + 1))
+    expect(db.query('SELECT id, kind, leg FROM transactions ORDER BY id').all()).toEqual([
+      { id: 'a', kind: 'customer_payment', leg: '' },
+      { id: 'b', kind: 'supplier_payment', leg: '' },
+    ])
+    expect(
+      db
+        .query(
+          'SELECT kind, in_count, in_cents, out_count, out_cents FROM daily_summaries ORDER BY kind',
+        )
+        .all(),
+    ).toEqual([
+      { kind: 'customer_payment', in_count: 1, in_cents: 300, out_count: 0, out_cents: 0 },
+      { kind: 'supplier_payment', in_count: 0, in_cents: 0, out_count: 1, out_cents: 200 },
+    ])
+    expect(db.query('SELECT category, kind FROM daily_totals ORDER BY category').all()).toEqual([
+      { category: 'Rent', kind: 'supplier_payment' },
+      { category: 'Revenue', kind: 'customer_payment' },
+    ])
+    const schema = (name: string) =>
+      db.query<{ sql: string }, [string]>('SELECT sql FROM sqlite_master WHERE name = ?').get(name)
+        ?.sql
+    for (const t of ['daily_totals', 'daily_summaries'])
+      expect(schema(t)).toContain('WITHOUT ROWID')
+  })
+})

@@ -9,6 +9,7 @@ import m5 from './migrations/0005_ledger.sql' with { type: 'text' }
 import m6 from './migrations/0006_insights_index.sql' with { type: 'text' }
 import m7 from './migrations/0007_lean_rollups.sql' with { type: 'text' }
 import m8 from './migrations/0008_lean_daily_counterparties.sql' with { type: 'text' }
+import m9 from './migrations/0009_kinds.sql' with { type: 'text' }
 
 export const migrations: Migration[] = [
   { tag: '0000_init', sql: m0 },
@@ -20,4 +21,5 @@ export const migrations: Migration[] = [
   { tag: '0006_insights_index', sql: m6 },
   { tag: '0007_lean_rollups', sql: m7 },
   { tag: '0008_lean_daily_counterparties', sql: m8 },
+  { tag: '0009_kinds', sql: m9 },
 ]

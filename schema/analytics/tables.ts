@@ -6,6 +6,8 @@ export { idempotentRequests, inbox, outbox } from '../kernel.ts'
  * Every transaction the analytics service has seen, per tenant and user. Money in cents.
  * `occurred_at` is ISO 8601 UTC with milliseconds so text order is time order; `local_day` is the
  * day in the tenant's time zone; `counterparty_key` groups a counterparty (phone digits, else name).
+ * `kind` is what the entry is (schema/vocabulary.ts KINDS; rows from before kinds were given a
+ * payment's kind by direction) and `leg` which leg of its receipt it is ('' the movement itself).
  */
 export const transactions = sqliteTable(
   'transactions',
@@ -29,6 +31,8 @@ export const transactions = sqliteTable(
     ruleId: text('rule_id'),
     source: text('source').notNull(),
     updatedAt: text('updated_at').notNull(),
+    kind: text('kind'),
+    leg: text('leg').notNull().default(''),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
@@ -39,8 +43,10 @@ export const transactions = sqliteTable(
 )
 
 /**
- * Daily rollup by (tenant, local day, user, direction, category): what summary and trends read, so
- * they cost O(days). `user_id` is '' for transactions without a user. Rows at zero are deleted.
+ * Daily rollup by (tenant, local day, user, direction, category, kind): what the category
+ * breakdowns and insights read, so they cost O(days). `user_id` is '' for transactions without a
+ * user. The kind tells a Fuliza repayment filed under Other from money spent. Rows at zero are
+ * deleted.
  */
 export const dailyTotals = sqliteTable(
   'daily_totals',
@@ -52,8 +58,9 @@ export const dailyTotals = sqliteTable(
     category: text('category').notNull(),
     txCount: integer('tx_count').notNull(),
     amountCents: integer('amount_cents').notNull(),
+    kind: text('kind').notNull().default(''),
   },
-  (t) => [primaryKey({ columns: [t.tenantId, t.day, t.userId, t.direction, t.category] })],
+  (t) => [primaryKey({ columns: [t.tenantId, t.day, t.userId, t.direction, t.category, t.kind] })],
 )
 
 /**
@@ -98,8 +105,9 @@ export const counterparties = sqliteTable(
 )
 
 /**
- * Daily rollup by (tenant, local day, user) with money in and out: the summary and trends read
- * only this (days × users rows), never the per-category cells.
+ * Daily rollup by (tenant, local day, user, kind) with money in and out: the summary and trends
+ * read only this (days × users × kinds rows), never the per-category cells; revenue, expenses and
+ * the breakdown by kind come from its kinds.
  */
 export const dailySummaries = sqliteTable(
   'daily_summaries',
@@ -111,13 +119,17 @@ export const dailySummaries = sqliteTable(
     inCents: integer('in_cents').notNull(),
     outCount: integer('out_count').notNull(),
     outCents: integer('out_cents').notNull(),
+    kind: text('kind').notNull().default(''),
   },
-  (t) => [primaryKey({ columns: [t.tenantId, t.day, t.userId] })],
+  (t) => [primaryKey({ columns: [t.tenantId, t.day, t.userId, t.kind] })],
 )
 
 /**
- * One ledger (README "One ledger"): what each channel reported of a receipt (the categorizer's
- * `reports`, or a raw row's own), and which transaction holds the receipt here. Reconciliation
+ * One ledger (README "One ledger"): what each channel reported of a ledger entry (the
+ * categorizer's `reports`, or a raw row's own), and which transaction holds the entry here.
+ * `receipt_number` holds the entry's `ledgerKey` (schema/events.ts): the bare receipt for the
+ * movement itself (as every row written before legs), `receipt/leg` for a charge, a loan drawn
+ * or a repayment under the same receipt. Reconciliation
  * reads it; ingest asks it whether a receipt is already held, so a second channel's copy never
  * becomes a second transaction. Money in cents.
  */

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import Papa from 'papaparse'
 import { migrations } from '../../schema/analytics/migrations.ts'
-import { type EventEnvelope, type TransactionEvent, topics } from '../../schema/events.ts'
+import {
+  type EventEnvelope,
+  paymentKind,
+  type TransactionEvent,
+  topics,
+} from '../../schema/events.ts'
+import { KIND_ROLE, KINDS } from '../../schema/vocabulary.ts'
 import { newId } from '../kernel/ids.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { subscribeTransactions } from './events.ts'
@@ -31,9 +37,14 @@ function txn(over: Partial<TransactionEvent> = {}): TransactionEvent {
     category_confidence: 0.9,
     category_source: 'rule',
     rule_id: null,
+    // Every few rows money that is neither revenue nor expense, or a charge.
+    ...(seq % 5 === 0 ? { kind: seq % 3 === 0 ? SPENT[seq % 4]! : MOVED[seq % 4]! } : {}),
     ...over,
   }
 }
+
+const SPENT = ['charge', 'loan_repaid', 'savings_out', 'airtime'] as const
+const MOVED = ['loan_drawn', 'savings_in', 'cash_deposit', 'own_transfer'] as const
 
 function envelope(tenantId: string, transactions: TransactionEvent[]): EventEnvelope {
   return {
@@ -51,6 +62,24 @@ function reference(rows: TransactionEvent[]) {
   const cents = (r: TransactionEvent) => Math.round(r.amount * 100)
   const inC = rows.filter((r) => r.direction === 'in').reduce((s, r) => s + cents(r), 0)
   const outC = rows.filter((r) => r.direction === 'out').reduce((s, r) => s + cents(r), 0)
+  const byKind: Record<string, { count: number; amount_in: number; amount_out: number }> = {}
+  for (const k of KINDS) byKind[k] = { count: 0, amount_in: 0, amount_out: 0 }
+  let revenue = 0
+  let expenses = 0
+  for (const r of rows) {
+    const kind = r.kind ?? paymentKind(r)
+    const line = byKind[kind]!
+    const signed = r.direction === 'in' ? cents(r) : -cents(r)
+    line.count++
+    if (r.direction === 'in') line.amount_in += cents(r)
+    else line.amount_out += cents(r)
+    if (KIND_ROLE[kind] === 'revenue') revenue += signed
+    if (KIND_ROLE[kind] === 'expense') expenses -= signed
+  }
+  for (const line of Object.values(byKind)) {
+    line.amount_in /= 100
+    line.amount_out /= 100
+  }
   return {
     total_transactions: rows.length,
     total_amount: (inC + outC) / 100,
@@ -58,7 +87,11 @@ function reference(rows: TransactionEvent[]) {
     active_days: new Set(rows.map((r) => localDay(r.occurred_at))).size,
     total_in: inC / 100,
     total_out: outC / 100,
-    net: (inC - outC) / 100,
+    revenue: revenue / 100,
+    expenses: expenses / 100,
+    net: (revenue - expenses) / 100,
+    balance_change: (inC - outC) / 100,
+    by_kind: byKind,
   }
 }
 
@@ -271,7 +304,8 @@ describe('analytics service', () => {
     expect(body.data.length).toBe(3)
     const byPhone = new Map<string, number>()
     for (const r of rows.values()) {
-      if (r.direction !== 'in') continue
+      // A loan drawn or savings withdrawn is money in, but not from a customer.
+      if (r.direction !== 'in' || (r.kind ?? 'customer_payment') !== 'customer_payment') continue
       byPhone.set(
         r.counterparty_phone!,
         (byPhone.get(r.counterparty_phone!) ?? 0) + Math.round(r.amount * 100),

@@ -170,4 +170,4 @@ export const { neutraliseCell, unparsePage, exportPage, exportPageBytes } = csvK
 /** The read-back fields (DESIGN §11) in VIEW_FIELDS order; `id` and `occurred_at` lead (keyset). */
 export const EXPORT_SELECT = `SELECT id, occurred_at, amount_cents, direction, counterparty_name,
   counterparty_phone, description, receipt_number, balance_cents, category, category_confidence,
-  category_source, source, user_id FROM transactions INDEXED BY transactions_time`
+  category_source, source, user_id, kind, leg FROM transactions INDEXED BY transactions_time`

@@ -116,7 +116,7 @@ describe('customers and insights tell the truth', () => {
     expect(week.title).not.toContain('down')
     expect(week.numbers.change_pct).toBeGreaterThanOrEqual(0)
     expect(week.message).toMatch(
-      /^You took in KES \d{1,3}(,\d{3})*\.\d{2} in the 7 days to 30 Mar 2026, /,
+      /^Customers paid you KES \d{1,3}(,\d{3})*\.\d{2} in the 7 days to 30 Mar 2026, /,
     )
     for (const i of body.data) {
       expect(i.message).not.toMatch(/\d{4}-\d{2}-\d{2}|KES \d{4,}|_/)

@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { toMajor } from '../kernel/money.ts'
+import { TRADING_SQL } from './stored.ts'
 import type { Scope } from './summary.ts'
 import { splitRange } from './time.ts'
 
@@ -17,7 +18,9 @@ export interface CounterpartyTotals {
 }
 
 /**
- * Every counterparty's totals for a scope. Without a range or user, one read of the
+ * Every counterparty's totals for a scope: customers and suppliers only, the counterparties of
+ * customer and supplier payments (an agent, Fuliza, M-Shwari or the owner's bank never is; the
+ * rollups hold only those, `isTradingParty`). Without a range or user, one read of the
  * `counterparties` rollup; with a range, the daily counterparty rollup plus partial edge days;
  * `scope=me` reads the caller's transactions (the rollups are per tenant, not per user).
  */
@@ -40,7 +43,7 @@ export function counterpartyTotals(scope: Scope): CounterpartyTotals[] {
   const parts: string[] = []
   const args: unknown[] = []
   const txnPart = (fromIso: string | null, toIso: string | null) => {
-    const where = ['tenant_id = ?', 'counterparty_key IS NOT NULL']
+    const where = ['tenant_id = ?', 'counterparty_key IS NOT NULL', TRADING_SQL]
     args.push(tenantId)
     if (fromIso) where.push('occurred_at >= ?') && args.push(fromIso)
     if (toIso) where.push('occurred_at < ?') && args.push(toIso)
@@ -142,7 +145,12 @@ export function activeSince(db: Scope['db'], tenantId: string, sinceIso: string)
  * counterparty, so this reads the rows through the time index (a report, not a dashboard read).
  */
 function categoryTotals(scope: Scope, category: string): CounterpartyTotals[] {
-  const where = ['t.tenant_id = ?', 't.counterparty_key IS NOT NULL', 't.category = ?']
+  const where = [
+    't.tenant_id = ?',
+    't.counterparty_key IS NOT NULL',
+    `t.${TRADING_SQL}`,
+    't.category = ?',
+  ]
   const args: (string | number)[] = [scope.tenantId, category]
   const { fromMs, toMs } = scope.range
   if (fromMs !== null) where.push('t.occurred_at >= ?') && args.push(new Date(fromMs).toISOString())

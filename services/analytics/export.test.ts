@@ -219,7 +219,14 @@ describe('the PDF report', () => {
           active_days: 22,
           total_in: 1_000_000,
           total_out: 234_567.5,
-          net: 765_432.5,
+          revenue: 900_000,
+          expenses: 200_000,
+          net: 700_000,
+          balance_change: 765_432.5,
+          by_kind: {
+            customer_payment: { count: 1000, amount_in: 900_000, amount_out: 0 },
+            loan_drawn: { count: 10, amount_in: 100_000, amount_out: 0 },
+          },
         },
         customers: [customer({})],
         months: [{ period: '2026-11', total_in: 1_000_000, total_out: 234_567.5 } as never],
@@ -231,6 +238,9 @@ describe('the PDF report', () => {
     const text = report({ direction: 'in' })
     expect(text).toContain('Money in: KES 1,000,000.00')
     expect(text).toContain('Money out: KES 234,567.50')
+    expect(text).toContain('Revenue: KES 900,000.00')
+    expect(text).toContain('Net \\(revenue - expenses\\): KES 700,000.00')
+    expect(text).toContain('Loan drawn \\(Fuliza, overdraft\\): KES 100,000.00 / KES 0.00')
     expect(text).toContain('(KES 1,234.00)')
     expect(text).toContain('(22 Nov 2026)')
     expect(text).toContain('Generated: 23 Nov 2026')

@@ -1,5 +1,6 @@
 import { jsPDF } from 'jspdf'
 import Papa from 'papaparse'
+import { KIND_LABELS, KINDS } from '../../schema/vocabulary.ts'
 import { EXPORT_SELECT, exportPageBytes } from './csv.ts'
 import { sent, sliceCutter, writeSlices } from './csv-slices.ts'
 import type { CustomerView } from './customers.ts'
@@ -21,7 +22,16 @@ const SLICE_ROWS = 50_000
  * keep two cores busy; another meanwhile is read here, page by page, as a filtered one is.
  */
 let threaded = 0
-const FILTERS = ['direction', 'category', 'min_amount', 'max_amount', 'phone', 'q'] as const
+const FILTERS = [
+  'direction',
+  'kind',
+  'leg',
+  'category',
+  'min_amount',
+  'max_amount',
+  'phone',
+  'q',
+] as const
 
 /**
  * The filtered transactions as CSV, streamed page by page, so memory stays at a few pages
@@ -123,6 +133,8 @@ export interface ReportInput {
 
 export interface ReportFilters {
   direction?: 'in' | 'out' | undefined
+  kind?: string | undefined
+  leg?: string | undefined
   category?: string | undefined
   scope?: 'me' | 'tenant' | undefined
   min_amount?: number | undefined
@@ -154,12 +166,14 @@ export function filterLines(input: Pick<ReportInput, 'from' | 'to' | 'filters'>)
       ? `Direction: ${f.direction === 'in' ? 'money in' : 'money out'}`
       : 'Direction: in and out',
     f.category ? `Category: ${f.category}` : 'Category: all',
+    ...(f.kind ? [`Kind: ${KIND_LABELS[f.kind as keyof typeof KIND_LABELS] ?? f.kind}`] : []),
     f.scope === 'me' ? 'Transactions: mine only' : 'Transactions: the whole business',
   ]
   const csvOnly = [
     f.min_amount !== undefined ? `amount from ${money(f.min_amount)}` : null,
     f.max_amount !== undefined ? `amount up to ${money(f.max_amount)}` : null,
     f.phone ? `phone ${f.phone}` : null,
+    f.leg !== undefined ? `leg "${f.leg}"` : null,
     f.q ? `text "${f.q}"` : null,
   ].filter((x): x is string => x !== null)
   return [
@@ -192,14 +206,18 @@ export function exportPdf(input: ReportInput): ArrayBuffer {
     ['Transactions', s.total_transactions.toLocaleString('en-KE')],
     ['Money in', money(s.total_in)],
     ['Money out', money(s.total_out)],
-    ['Net', money(s.net)],
+    ['Revenue', money(s.revenue)],
+    ['Expenses', money(s.expenses)],
+    ['Net (revenue - expenses)', money(s.net)],
     ['Average transaction', money(s.average_transaction)],
     ['Active days', s.active_days.toLocaleString('en-KE')],
   ]
+  const top = y
   for (const [label, value] of lines) {
     y += 16
     doc.text(`${label}: ${value}`, left, y)
   }
+  y = Math.max(y, drawKinds(doc, s, left + 270, top))
 
   y += 30
   doc.setFont('helvetica', 'bold').setFontSize(13)
@@ -240,6 +258,32 @@ export function exportPdf(input: ReportInput): ArrayBuffer {
   y += 34
   drawMonthlyChart(doc, input.months.slice(-12), left, y, 500, 220)
   return doc.output('arraybuffer')
+}
+
+/**
+ * The summary's breakdown by kind beside it, one line a kind with money (loans, savings, own
+ * transfers, cash, charges each on its own line); answers the y it reached.
+ */
+function drawKinds(doc: jsPDF, s: Summary, x: number, y: number): number {
+  doc.setFont('helvetica', 'bold').setFontSize(11)
+  doc.text('By kind (in / out)', x, y)
+  doc.setFont('helvetica', 'normal').setFontSize(9)
+  let any = false
+  for (const kind of KINDS) {
+    const k = s.by_kind[kind]
+    if (!k || k.count === 0) continue
+    any = true
+    y += 13
+    doc.text(`${KIND_LABELS[kind]}: ${money(k.amount_in)} / ${money(k.amount_out)}`, x, y, {
+      maxWidth: 240,
+    })
+  }
+  if (!any) {
+    y += 13
+    doc.text('No transactions.', x, y)
+  }
+  doc.setFontSize(11)
+  return y
 }
 
 function drawMonthlyChart(

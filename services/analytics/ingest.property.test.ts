@@ -36,6 +36,9 @@ const event = fc.record({
   user: fc.option(fc.constantFrom('usr_a', 'usr_b'), { nil: null }),
   category: fc.option(fc.constantFrom('Revenue', 'Rent', 'Transport'), { nil: undefined }),
   balance: fc.option(fc.integer({ min: -10_000, max: 10_000 }), { nil: null }),
+  // A receipt's legs (its charge, a Fuliza draw) are entries of their own; kinds pick parties.
+  kind: fc.option(fc.constantFrom('customer_payment', 'charge', 'loan_drawn'), { nil: undefined }),
+  leg: fc.option(fc.constantFrom('', 'charge', 'loan'), { nil: undefined }),
 })
 type Drawn = typeof event extends fc.Arbitrary<infer T> ? T : never
 
@@ -55,6 +58,8 @@ function toEvent(d: Drawn): TransactionEvent {
     user_id: d.user,
     ...(d.channel ? { channel: d.channel } : {}),
     ...(d.category ? { category: d.category, category_confidence: 0.75 } : {}),
+    ...(d.kind ? { kind: d.kind } : {}),
+    ...(d.leg !== undefined ? { leg: d.leg } : {}),
   }
   // The categorizer lists every channel's report of a receipt.
   if (e.receipt_number && d.otherReport)
@@ -195,6 +200,7 @@ describe('the consumer insert path', () => {
                 sum(CASE WHEN direction = 'out' THEN amount_cents ELSE 0 END) AS out_cents,
                 max(occurred_at) AS last_seen
               FROM transactions WHERE tenant_id = ? AND counterparty_key IS NOT NULL
+                AND kind IN ('customer_payment', 'supplier_payment')
                 AND occurred_at >= ? AND occurred_at < ?
               GROUP BY counterparty_key ORDER BY counterparty_key`,
             )

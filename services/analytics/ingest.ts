@@ -1,4 +1,4 @@
-import type { ReceiptReport, TransactionEvent } from '../../schema/events.ts'
+import { paymentKind, type ReceiptReport, type TransactionEvent } from '../../schema/events.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMinor } from '../kernel/money.ts'
 import {
@@ -14,7 +14,7 @@ import { CHUNK, insertedAll, insertMany } from './many-rows.ts'
 import type { PendingRollups } from './pending-rollups.ts'
 import { pendingRollups } from './pending-rollups.ts'
 import { addToRollups, moveCategory, refreshCounterparty } from './rollups.ts'
-import { counterpartyKey, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
+import { counterpartyKey, entryKey, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
 import { type TimeZone, toIsoInstant } from './time.ts'
 
 /**
@@ -44,6 +44,9 @@ export function toStored(tenantId: string, zone: TimeZone, e: TransactionEvent):
     category_source: e.category_source ?? null,
     rule_id: e.rule_id ?? null,
     source: e.source ?? 'api',
+    // A payment (or an older event) states no kind: its channel and direction say it.
+    kind: e.kind ?? paymentKind(e),
+    leg: e.leg ?? '',
     reports: e.reports ?? (e.receipt_number ? [reportOf(e)] : undefined),
   }
 }
@@ -105,6 +108,8 @@ const COLUMNS = [
   'category_source',
   'rule_id',
   'source',
+  'kind',
+  'leg',
 ] as const
 
 const INSERT_HEAD = `INSERT OR IGNORE INTO transactions (${COLUMNS.join(', ')}, updated_at)`
@@ -142,8 +147,8 @@ export interface ApplyResult {
  * Applies stored rows to one tenant database: a new transaction id is inserted, a known one is an
  * update (a category override): the row changes and the rollups move from the old values to the new
  * ones. Call inside a write transaction (handleOnce) so rows and rollups commit together.
- * `onlyNew` skips known ids (raw transactions never overwrite categorized ones). A receipt another
- * transaction holds is never inserted twice (ledger.ts).
+ * `onlyNew` skips known ids (raw transactions never overwrite categorized ones). A ledger entry
+ * (receipt and leg) another transaction holds is never inserted twice (ledger.ts).
  */
 export function applyTransactions(
   db: Db,
@@ -157,13 +162,16 @@ export function applyTransactions(
   // and written once per rollup row. Anything else flushes the sums first (pending-rollups.ts).
   const pending = pendingRollups(db)
   const tenantId = rows[0]?.tenant_id
-  const receipts: string[] = []
-  for (const row of rows) if (row.receipt_number) receipts.push(row.receipt_number)
-  const holders = tenantId ? holdersOf(db, tenantId, receipts) : new Map<string, string | null>()
-  // A receipt twice in the batch: its second row reads the holder the first one left.
-  const repeated = receipts.length > holders.size
-  const own = (row: StoredTransaction) => {
-    const holder = row.receipt_number ? holders.get(row.receipt_number) : null
+  // One ledger entry per receipt and leg (DESIGN §16): a payment's charge is held apart from it.
+  const keys: Array<string | null> = rows.map(entryKey)
+  const held: string[] = []
+  for (const key of keys) if (key) held.push(key)
+  const holders = tenantId ? holdersOf(db, tenantId, held) : new Map<string, string | null>()
+  // An entry twice in the batch: its second row reads the holder the first one left.
+  const repeated = held.length > holders.size
+  const own = (row: StoredTransaction, i: number) => {
+    const key = keys[i]
+    const holder = key ? holders.get(key) : null
     return row.tenant_id === tenantId && (holder === null || holder === row.id)
   }
   if (!repeated && rows.every(own)) {
@@ -171,14 +179,14 @@ export function applyTransactions(
     pending.flush()
     return result
   }
-  for (const row of rows) {
-    const receipt = row.receipt_number
-    if (receipt) {
-      // One ledger: a receipt held by another transaction is that transaction. A raw copy only
+  for (const [i, row] of rows.entries()) {
+    const key = keys[i]
+    if (key) {
+      // One ledger: an entry held by another transaction is that transaction. A raw copy only
       // adds its report; the categorizer's id wins over a raw copy stored before it (a race).
-      const known = row.tenant_id === tenantId ? holders.get(receipt) : undefined
-      const holder = known === undefined ? holderOf(db, row.tenant_id, receipt) : known
-      if (repeated) holders.delete(receipt)
+      const known = row.tenant_id === tenantId ? holders.get(key) : undefined
+      const holder = known === undefined ? holderOf(db, row.tenant_id, key) : known
+      if (repeated) holders.delete(key)
       if (holder !== null && holder !== row.id) {
         if (opts.onlyNew) {
           recordReports(db, row, holder)
@@ -265,7 +273,8 @@ function update(
     old.direction === row.direction &&
     old.amount_cents === row.amount_cents &&
     old.counterparty_key === row.counterparty_key &&
-    old.occurred_at === row.occurred_at
+    old.occurred_at === row.occurred_at &&
+    old.kind === row.kind
   if (sameCell) {
     if ((old.category ?? UNCATEGORIZED) !== (row.category ?? UNCATEGORIZED)) {
       moveCategory(db, old, row)
@@ -279,7 +288,8 @@ function update(
     old.counterparty_key !== row.counterparty_key ||
     old.local_day !== row.local_day ||
     old.occurred_at !== row.occurred_at ||
-    old.direction !== row.direction
+    old.direction !== row.direction ||
+    old.kind !== row.kind
   if (cpMoved) {
     refreshCounterparty(db, old)
     refreshCounterparty(db, row)
@@ -313,6 +323,8 @@ function rowValues(r: StoredTransaction, now: string): unknown[] {
     r.category_source,
     r.rule_id,
     r.source,
+    r.kind,
+    r.leg,
     now,
   ]
 }

@@ -1,5 +1,6 @@
 import { toMajor } from '../kernel/money.ts'
 import { activeSince, counterpartyTotals, moneyInSince, segmentSizes } from './customers.ts'
+import { roleOf } from './stored.ts'
 import { type DayCell, readCells, type Scope } from './summary.ts'
 import { addDays } from './time.ts'
 
@@ -73,18 +74,23 @@ function insightsUpTo(scope: Scope, today: string, nowMs: number, advanced: bool
       { byCategory: true },
     )
   const recent = cellsFor(addDays(today, -89), today)
-  const sumIn = (cells: DayCell[], from: string, to: string) =>
-    cells
-      .filter((c) => c.direction === 'in' && c.day >= from && c.day <= to)
-      .reduce((s, c) => s + c.cents, 0)
+  // Revenue as the summary counts it: customer payments, never a loan drawn or savings withdrawn.
+  const revenueOf = (cells: DayCell[], from: string, to: string) => {
+    let cents = 0
+    for (const c of cells) {
+      if (c.day < from || c.day > to || roleOf(c.kind) !== 'revenue') continue
+      cents += c.direction === 'in' ? c.cents : -c.cents
+    }
+    return cents
+  }
   const out: Insight[] = []
 
   for (const [type, label, days] of [
     ['revenue_change_wow', 'week', 7],
     ['revenue_change_mom', 'month', 30],
   ] as const) {
-    const current = sumIn(recent, addDays(today, 1 - days), today)
-    const previous = sumIn(recent, addDays(today, 1 - 2 * days), addDays(today, -days))
+    const current = revenueOf(recent, addDays(today, 1 - days), today)
+    const previous = revenueOf(recent, addDays(today, 1 - 2 * days), addDays(today, -days))
     // Nothing in either window says nothing: no insight rather than "up" from 0 to 0.
     if (current === 0 && previous === 0) continue
     const change = current - previous
@@ -99,8 +105,8 @@ function insightsUpTo(scope: Scope, today: string, nowMs: number, advanced: bool
             : `Revenue ${change > 0 ? 'up' : 'down'} ${label} over ${label}`,
       message:
         changePct === null
-          ? `You took in ${money(current)} ${ending(days)}; there is nothing to compare it with before that.`
-          : `You took in ${money(current)} ${ending(days)}, ${pctText(Math.abs(changePct))} ${change >= 0 ? 'more' : 'less'} than the ${days} days before (${money(previous)}).`,
+          ? `Customers paid you ${money(current)} ${ending(days)}; there is nothing to compare it with before that.`
+          : `Customers paid you ${money(current)} ${ending(days)}, ${pctText(Math.abs(changePct))} ${change >= 0 ? 'more' : 'less'} than the ${days} days before (${money(previous)}).`,
       numbers: {
         period_days: days,
         current: toMajor(current),
@@ -161,10 +167,12 @@ function insightsUpTo(scope: Scope, today: string, nowMs: number, advanced: bool
     })
   }
 
+  // Spending by category: money out that was spent (supplier and bill payments, charges,
+  // airtime), never a loan repaid, savings put away or a transfer to the owner's own account.
   const from30 = addDays(today, -29)
   const expenses = new Map<string, number>()
   for (const c of recent) {
-    if (c.direction === 'out' && c.day >= from30) {
+    if (c.direction === 'out' && c.day >= from30 && roleOf(c.kind) === 'expense') {
       expenses.set(c.category, (expenses.get(c.category) ?? 0) + c.cents)
     }
   }
@@ -177,7 +185,7 @@ function insightsUpTo(scope: Scope, today: string, nowMs: number, advanced: bool
       message: `${top[0]![0]} took ${pctText(pct(top[0]![1], totalOut))} of your spending ${ending(30)} (${money(top[0]![1])} of ${money(totalOut)}).`,
       numbers: {
         period_days: 30,
-        total_out: toMajor(totalOut),
+        total_expenses: toMajor(totalOut),
         categories: top.map(([category, cents]) => ({
           category,
           amount: toMajor(cents),

@@ -1,7 +1,7 @@
 import type { Db } from '../kernel/db.ts'
 import { centsOf } from '../kernel/money.ts'
 import { addToRollups, refreshCounterparty } from './rollups.ts'
-import type { StoredTransaction } from './stored.ts'
+import { entryKey, type StoredTransaction } from './stored.ts'
 
 const HOLDER = `SELECT transaction_id AS id FROM receipt_reports
   WHERE tenant_id = ? AND receipt_number = ? LIMIT 1`
@@ -17,41 +17,42 @@ const UPSERT = `${UPSERT_HEAD} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${UPSERT_TA
 const MOVE = `UPDATE receipt_reports SET transaction_id = ?
   WHERE tenant_id = ? AND receipt_number = ? AND transaction_id != ?`
 
-/** The transaction that holds a receipt in this database, or null. */
-export function holderOf(db: Db, tenantId: string, receipt: string): string | null {
-  return (
-    db.sqlite.query<{ id: string }, [string, string]>(HOLDER).get(tenantId, receipt)?.id ?? null
-  )
+/**
+ * The transaction that holds a ledger entry in this database, or null. `key` is the entry's
+ * `ledgerKey` (receipt, or receipt/leg): what receipt_reports.receipt_number holds.
+ */
+export function holderOf(db: Db, tenantId: string, key: string): string | null {
+  return db.sqlite.query<{ id: string }, [string, string]>(HOLDER).get(tenantId, key)?.id ?? null
 }
 
 const HOLDERS = `SELECT receipt_number AS receipt, transaction_id AS id FROM receipt_reports
   WHERE tenant_id = ? AND receipt_number IN (SELECT value FROM json_each(?))`
 
 /**
- * `holderOf` for many receipts in one query (a batch's): receipt → holder, null when none holds it.
+ * `holderOf` for many entries in one query (a batch's): key → holder, null when none holds it.
  * The first report in key order answers, as `holderOf`'s LIMIT 1 does.
  */
 export function holdersOf(
   db: Db,
   tenantId: string,
-  receipts: readonly string[],
+  keys: readonly string[],
 ): Map<string, string | null> {
   const out = new Map<string, string | null>()
-  if (receipts.length === 0) return out
+  if (keys.length === 0) return out
   const found = db.sqlite
     .query<{ receipt: string; id: string }, [string, string]>(HOLDERS)
-    .all(tenantId, JSON.stringify(receipts))
+    .all(tenantId, JSON.stringify(keys))
   for (const r of found) if (!out.has(r.receipt)) out.set(r.receipt, r.id)
-  for (const r of receipts) if (!out.has(r)) out.set(r, null)
+  for (const k of keys) if (!out.has(k)) out.set(k, null)
   return out
 }
 
 /**
- * Keeps what each channel reported of the row's receipt, all under the transaction `holder`;
- * `moved` when the receipt changed hands (a raw copy dropped), so its older reports follow.
+ * Keeps what each channel reported of the row's ledger entry, all under the transaction `holder`;
+ * `moved` when the entry changed hands (a raw copy dropped), so its older reports follow.
  */
 export function recordReports(db: Db, row: StoredTransaction, holder: string, moved = false): void {
-  const receipt = row.receipt_number
+  const receipt = entryKey(row)
   if (!receipt) return
   const values: unknown[] = []
   reportValues(row, holder, values)
@@ -62,9 +63,9 @@ export function recordReports(db: Db, row: StoredTransaction, holder: string, mo
   if (moved) db.sqlite.query(MOVE).run(holder, row.tenant_id, receipt, holder)
 }
 
-/** Appends the UPSERT values (10 a report) of the row's receipt reports, held by `holder`. */
+/** Appends the UPSERT values (10 a report) of the row's entry's reports, held by `holder`. */
 export function reportValues(row: StoredTransaction, holder: string, out: unknown[]): void {
-  const receipt = row.receipt_number
+  const receipt = entryKey(row)
   if (!receipt) return
   for (const r of row.reports ?? []) {
     out.push(

@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { KINDS } from '../../schema/vocabulary.ts'
 import { listOf } from '../kernel/lists.ts'
 
 const Direction = t.Union([t.Literal('in'), t.Literal('out')])
@@ -20,9 +21,24 @@ export const ScopeQuery = {
   ),
 }
 
+const Kind = t.UnionEnum(KINDS, {
+  description: 'what the entry is (DESIGN §16): customer_payment, charge, loan_drawn…',
+})
+
 export const FilterQuery = {
   ...ScopeQuery,
   direction: t.Optional(Direction),
+  // A string checked by the list (as category is): Elysia gives an optional query UnionEnum its
+  // first value as a default, which would filter every list to customer payments.
+  kind: t.Optional(
+    t.String({ maxLength: 40, description: `one of: ${KINDS.join(', ')} (DESIGN §16)` }),
+  ),
+  leg: t.Optional(
+    t.String({
+      maxLength: 40,
+      description: "leg of its receipt: '' the movement itself, charge, loan, repay…",
+    }),
+  ),
   category: t.Optional(t.String({ maxLength: 100 })),
   min_amount: t.Optional(t.Numeric({ minimum: 0 })),
   max_amount: t.Optional(t.Numeric({ minimum: 0 })),
@@ -32,6 +48,8 @@ export const FilterQuery = {
 
 export const Limit = t.Optional(t.Numeric({ minimum: 1, maximum: 500, multipleOf: 1, default: 50 }))
 
+const KindLine = t.Object({ count: t.Integer(), amount_in: Money, amount_out: Money })
+
 export const SummaryResponse = t.Object({
   total_transactions: t.Integer(),
   total_amount: Money,
@@ -39,7 +57,17 @@ export const SummaryResponse = t.Object({
   active_days: t.Integer(),
   total_in: Money,
   total_out: Money,
-  net: Money,
+  revenue: t.Number({ description: 'customer payments: money earned (never a loan or savings)' }),
+  expenses: t.Number({
+    description: 'supplier and bill payments, charges, airtime: money spent (never a repayment)',
+  }),
+  net: t.Number({ description: 'revenue − expenses' }),
+  balance_change: t.Number({
+    description: 'total_in − total_out: what the balance moved, every kind included',
+  }),
+  by_kind: t.Record(t.String(), KindLine, {
+    description: 'every kind, each its own line: loans, savings, own transfers, cash, charges…',
+  }),
 })
 
 export const Transaction = t.Object(
@@ -58,6 +86,10 @@ export const Transaction = t.Object(
     category_source: t.Nullable(t.String()),
     source: t.String(),
     user_id: t.Nullable(t.String()),
+    kind: t.Nullable(Kind),
+    leg: t.String({
+      description: "'' the movement itself; charge, loan, repay… under its receipt",
+    }),
   },
   { title: 'Transaction' },
 )
@@ -116,7 +148,9 @@ export const TrendResponse = t.Object({
       transactions: t.Integer(),
       total_in: Money,
       total_out: Money,
-      net: Money,
+      revenue: Money,
+      expenses: Money,
+      net: t.Number({ description: 'revenue − expenses' }),
     }),
   ),
 })
@@ -139,6 +173,7 @@ export const SegmentList = t.Object({
 
 const ReconciliationItem = t.Object({
   receipt_number: t.String(),
+  leg: t.String({ description: "the receipt's leg: '' the movement itself, charge, loan…" }),
   transaction_id: t.String({ description: 'the ledger transaction holding the receipt' }),
   source: t.String({ description: 'payment, sms, api or statement' }),
   channel: t.Nullable(t.String({ description: 'stk, b2c, c2b or reversal for payments' })),

@@ -1,6 +1,6 @@
 import type { Db } from '../kernel/db.ts'
 import { statementsOf } from './rollups.ts'
-import { normalizePhone, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
+import { isTradingParty, normalizePhone, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
 
 /**
  * The rollup increments of a batch's new transactions, summed in memory and written once per
@@ -91,7 +91,8 @@ export function pendingRollups(db: Db): PendingRollups {
       const user = r.user_id ?? ''
       const cents = r.amount_cents
       const isIn = r.direction === 'in'
-      const dayKey = r.tenant_id + SEP + r.local_day + SEP + user
+      const kind = r.kind ?? ''
+      const dayKey = r.tenant_id + SEP + r.local_day + SEP + user + SEP + kind
       const day = days.get(dayKey)
       if (day) {
         if (isIn) {
@@ -117,7 +118,7 @@ export function pendingRollups(db: Db): PendingRollups {
         cell.cents += cents
       } else cells.set(cellKey, { row: r, count: 1, cents, lastSeen: r.occurred_at })
       const key = r.counterparty_key
-      if (!key) return
+      if (!key || !isTradingParty(r.kind)) return
       const dpKey = r.tenant_id + SEP + r.local_day + SEP + key + SEP + r.direction
       const dp = dayParties.get(dpKey)
       if (dp) {
@@ -165,6 +166,7 @@ export function pendingRollups(db: Db): PendingRollups {
           r.tenant_id,
           r.local_day,
           r.user_id ?? '',
+          r.kind ?? '',
           d.inCount,
           d.inCents,
           d.outCount,
@@ -179,6 +181,7 @@ export function pendingRollups(db: Db): PendingRollups {
           r.user_id ?? '',
           r.direction,
           r.category ?? UNCATEGORIZED,
+          r.kind ?? '',
           c.count,
           c.cents,
         )

@@ -20,8 +20,20 @@ interface Report {
 const signed = (r: { amount_cents: number; direction: string }) =>
   r.direction === 'in' ? r.amount_cents : -r.amount_cents
 
-const itemOf = (r: Report) => ({
-  receipt_number: r.receipt_number,
+/**
+ * receipt_reports holds each entry's `ledgerKey` (receipt, or receipt/leg): an item names the
+ * receipt and its leg apart, as the transactions list does.
+ */
+const itemOf = (r: Report) => {
+  const slash = r.receipt_number.lastIndexOf('/')
+  return slash < 0
+    ? itemWith(r, r.receipt_number, '')
+    : itemWith(r, r.receipt_number.slice(0, slash), r.receipt_number.slice(slash + 1))
+}
+
+const itemWith = (r: Report, receipt: string, leg: string) => ({
+  receipt_number: receipt,
+  leg,
   transaction_id: r.transaction_id,
   source: r.source,
   channel: r.channel,

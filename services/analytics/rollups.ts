@@ -1,17 +1,27 @@
 import type { Db } from '../kernel/db.ts'
-import { normalizePhone, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
+import {
+  isTradingParty,
+  normalizePhone,
+  type StoredTransaction,
+  TRADING_SQL,
+  UNCATEGORIZED,
+} from './stored.ts'
 
 /**
  * The rollups beside the transactions table, moved by one transaction at a time: +1 when it is
- * inserted, −1 then +1 when it changes. Rows that fall to zero are deleted.
+ * inserted, −1 then +1 when it changes. Rows that fall to zero are deleted. The day and category
+ * rollups hold every kind (the balance counts everything; revenue and expenses pick their kinds);
+ * the counterparty rollups hold only customers and suppliers (`isTradingParty`).
  */
 const DAILY_SQL = `INSERT INTO daily_totals
-  (tenant_id, day, user_id, direction, category, tx_count, amount_cents) VALUES (?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (tenant_id, day, user_id, direction, category) DO UPDATE SET
+  (tenant_id, day, user_id, direction, category, kind, tx_count, amount_cents)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (tenant_id, day, user_id, direction, category, kind) DO UPDATE SET
   tx_count = tx_count + excluded.tx_count, amount_cents = amount_cents + excluded.amount_cents`
 const DAY_SQL = `INSERT INTO daily_summaries
-  (tenant_id, day, user_id, in_count, in_cents, out_count, out_cents) VALUES (?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (tenant_id, day, user_id) DO UPDATE SET
+  (tenant_id, day, user_id, kind, in_count, in_cents, out_count, out_cents)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (tenant_id, day, user_id, kind) DO UPDATE SET
   in_count = in_count + excluded.in_count, in_cents = in_cents + excluded.in_cents,
   out_count = out_count + excluded.out_count, out_cents = out_cents + excluded.out_cents`
 const DAILY_CP_SQL = `INSERT INTO daily_counterparties
@@ -56,6 +66,7 @@ export function addToRollups(db: Db, r: StoredTransaction, sign: 1 | -1): void {
     r.tenant_id,
     r.local_day,
     r.user_id ?? '',
+    r.kind ?? '',
     isIn ? sign : 0,
     isIn ? cents : 0,
     isIn ? 0 : sign,
@@ -67,10 +78,11 @@ export function addToRollups(db: Db, r: StoredTransaction, sign: 1 | -1): void {
     r.user_id ?? '',
     r.direction,
     r.category ?? UNCATEGORIZED,
+    r.kind ?? '',
     sign,
     cents,
   )
-  if (!r.counterparty_key) {
+  if (!r.counterparty_key || !isTradingParty(r.kind)) {
     if (sign < 0) pruneDaily(db, r)
     return
   }
@@ -111,13 +123,14 @@ export function moveCategory(db: Db, old: StoredTransaction, row: StoredTransact
       r.user_id ?? '',
       r.direction,
       r.category ?? UNCATEGORIZED,
+      r.kind ?? '',
       sign,
       sign * r.amount_cents,
     )
   cell(old, -1)
   db.sqlite
     .query(
-      'DELETE FROM daily_totals WHERE tenant_id = ? AND day = ? AND user_id = ? AND direction = ? AND category = ? AND tx_count <= 0',
+      'DELETE FROM daily_totals WHERE tenant_id = ? AND day = ? AND user_id = ? AND direction = ? AND category = ? AND kind = ? AND tx_count <= 0',
     )
     .run(
       old.tenant_id,
@@ -125,6 +138,7 @@ export function moveCategory(db: Db, old: StoredTransaction, row: StoredTransact
       old.user_id ?? '',
       old.direction,
       old.category ?? UNCATEGORIZED,
+      old.kind ?? '',
     )
   cell(row, 1)
 }
@@ -133,15 +147,22 @@ export function moveCategory(db: Db, old: StoredTransaction, row: StoredTransact
 function pruneDaily(db: Db, r: StoredTransaction): void {
   db.sqlite
     .query(
-      'DELETE FROM daily_summaries WHERE tenant_id = ? AND day = ? AND user_id = ? AND in_count + out_count <= 0',
+      'DELETE FROM daily_summaries WHERE tenant_id = ? AND day = ? AND user_id = ? AND kind = ? AND in_count + out_count <= 0',
     )
-    .run(r.tenant_id, r.local_day, r.user_id ?? '')
+    .run(r.tenant_id, r.local_day, r.user_id ?? '', r.kind ?? '')
   db.sqlite
     .query(
-      'DELETE FROM daily_totals WHERE tenant_id = ? AND day = ? AND user_id = ? AND direction = ? AND category = ? AND tx_count <= 0',
+      'DELETE FROM daily_totals WHERE tenant_id = ? AND day = ? AND user_id = ? AND direction = ? AND category = ? AND kind = ? AND tx_count <= 0',
     )
-    .run(r.tenant_id, r.local_day, r.user_id ?? '', r.direction, r.category ?? UNCATEGORIZED)
-  if (!r.counterparty_key) return
+    .run(
+      r.tenant_id,
+      r.local_day,
+      r.user_id ?? '',
+      r.direction,
+      r.category ?? UNCATEGORIZED,
+      r.kind ?? '',
+    )
+  if (!r.counterparty_key || !isTradingParty(r.kind)) return
   db.sqlite
     .query(
       'DELETE FROM daily_counterparties WHERE tenant_id = ? AND day = ? AND counterparty_key = ? AND direction = ? AND tx_count <= 0',
@@ -158,13 +179,15 @@ function pruneDaily(db: Db, r: StoredTransaction): void {
  * lies within a day of the instant); the all-time first/last scans that counterparty's rows.
  */
 export function refreshCounterparty(db: Db, r: StoredTransaction): void {
-  if (!r.counterparty_key) return
+  if (!r.counterparty_key || !isTradingParty(r.kind)) return
   const sqlite = db.sqlite
   sqlite
     .query(
       `UPDATE counterparties SET
-        first_seen = (SELECT min(occurred_at) FROM transactions WHERE tenant_id = ?1 AND counterparty_key = ?2),
-        last_seen = (SELECT max(occurred_at) FROM transactions WHERE tenant_id = ?1 AND counterparty_key = ?2)
+        first_seen = (SELECT min(occurred_at) FROM transactions
+          WHERE tenant_id = ?1 AND counterparty_key = ?2 AND ${TRADING_SQL}),
+        last_seen = (SELECT max(occurred_at) FROM transactions
+          WHERE tenant_id = ?1 AND counterparty_key = ?2 AND ${TRADING_SQL})
        WHERE tenant_id = ?1 AND key = ?2`,
     )
     .run(r.tenant_id, r.counterparty_key)
@@ -174,7 +197,8 @@ export function refreshCounterparty(db: Db, r: StoredTransaction): void {
       `UPDATE daily_counterparties SET last_seen = (
          SELECT max(occurred_at) FROM transactions t WHERE t.tenant_id = ?1
            AND t.occurred_at >= ?4 AND t.occurred_at < ?5 AND t.local_day = ?3
-           AND t.counterparty_key = ?2 AND t.direction = daily_counterparties.direction)
+           AND t.counterparty_key = ?2 AND t.direction = daily_counterparties.direction
+           AND t.${TRADING_SQL})
        WHERE tenant_id = ?1 AND direction IN ('in', 'out') AND day = ?3 AND counterparty_key = ?2`,
     )
     .run(

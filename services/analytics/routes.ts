@@ -21,6 +21,7 @@ import {
   TrendResponse,
 } from './model.ts'
 import { reconcileStatement } from './reconciliation.ts'
+import { isTradingParty } from './stored.ts'
 import { readCells, type Scope, summarize, summaryOf, trendOf } from './summary.ts'
 import { parseRange, timeZone } from './time.ts'
 import { getTransaction, listTransactions } from './transactions.ts'
@@ -170,7 +171,7 @@ export function createAnalyticsApp(ctx: ServiceContext) {
           interval: t.Optional(t.Union([t.Literal('day'), t.Literal('week'), t.Literal('month')])),
         }),
         response: { 200: TrendResponse },
-        detail: secured('Money in and out per day, ISO week or month'),
+        detail: secured('Money in and out, revenue, expenses and net per day, ISO week or month'),
       },
     )
     .get(
@@ -211,9 +212,12 @@ export function createAnalyticsApp(ctx: ServiceContext) {
         const cells = readCells(scope, { byCategory: !!query.category }).filter(
           (c) =>
             (!query.direction || c.direction === query.direction) &&
+            (!query.kind || c.kind === query.kind) &&
             (!query.category || c.category === query.category),
         )
         const withRfm = advanced(scope.tenantId)
+        // Customers and suppliers are the counterparties of customer and supplier payments only.
+        const parties = !query.kind || isTradingParty(query.kind)
         const pdf = exportPdf({
           tenantId: scope.tenantId,
           generatedAt: ctx.clock.now().toISOString(),
@@ -221,13 +225,15 @@ export function createAnalyticsApp(ctx: ServiceContext) {
           to: query.to,
           filters: query,
           summary: summarize(cells),
-          customers: topCustomers(scope, {
-            limit: 10,
-            direction: query.direction,
-            category: query.category,
-            withRfm,
-            nowMs: ctx.clock.nowMs(),
-          }),
+          customers: parties
+            ? topCustomers(scope, {
+                limit: 10,
+                direction: query.direction,
+                category: query.category,
+                withRfm,
+                nowMs: ctx.clock.nowMs(),
+              })
+            : [],
           withSegments: withRfm,
           months: trendOf(cells, 'month'),
         })

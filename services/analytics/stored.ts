@@ -1,4 +1,5 @@
-import type { ReceiptReport } from '../../schema/events.ts'
+import { ledgerKey, type ReceiptReport } from '../../schema/events.ts'
+import { KIND_ROLE, type Kind } from '../../schema/vocabulary.ts'
 
 /** Rollup key for a transaction without a category. */
 export const UNCATEGORIZED = 'Uncategorized'
@@ -23,7 +24,11 @@ export interface StoredTransaction {
   category_source: string | null
   rule_id: string | null
   source: string
-  /** Every channel's report of its receipt (not a column: receipt_reports, ledger.ts). */
+  /** What the entry is (schema/vocabulary.ts KINDS); null only on a row read before migration. */
+  kind: string | null
+  /** Which leg of its receipt: '' the movement itself, 'charge', 'loan', 'repay'… */
+  leg: string
+  /** Every channel's report of its entry (not a column: receipt_reports, ledger.ts). */
   reports?: readonly ReceiptReport[]
 }
 
@@ -43,3 +48,25 @@ export function counterpartyKey(name: string | null | undefined, phone: string |
   const folded = name?.trim().toLowerCase().replace(/\s+/g, ' ')
   return folded ? `name:${folded}` : null
 }
+
+/** The ledger entry a stored row holds (`ledgerKey`), or null without a receipt. */
+export function entryKey(r: Pick<StoredTransaction, 'receipt_number' | 'leg'>): string | null {
+  return r.receipt_number ? ledgerKey(r.receipt_number, r.leg) : null
+}
+
+/** What a kind counts as (KIND_ROLE); an unknown or missing one counts as the balance only. */
+export function roleOf(kind: string | null): 'revenue' | 'expense' | 'balance' {
+  return (kind !== null && KIND_ROLE[kind as Kind]) || 'balance'
+}
+
+/**
+ * Whether the row's counterparty is a customer or a supplier: only the people paid by or paying
+ * the business (customer and supplier payments). Agents, lenders, M-Shwari, Fuliza, the bank and
+ * the owner's own accounts never are, so the counterparty rollups leave them out.
+ */
+export function isTradingParty(kind: string | null): boolean {
+  return kind === 'customer_payment' || kind === 'supplier_payment'
+}
+
+/** `isTradingParty` in SQL, for reads of the rows themselves (edge days, scope=me). */
+export const TRADING_SQL = "kind IN ('customer_payment', 'supplier_payment')"

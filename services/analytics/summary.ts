@@ -1,5 +1,7 @@
 import type { Db } from '../kernel/db.ts'
 import { toMajor } from '../kernel/money.ts'
+import { addToKind, type Figures, figuresOf, type KindTotals } from './figures.ts'
+import { roleOf } from './stored.ts'
 import { type DaySplit, type Range, splitRange, type TimeZone, weekOf } from './time.ts'
 
 /** Who and when a read covers: the tenant, optionally one user (`scope=me`), and a range. */
@@ -11,11 +13,12 @@ export interface Scope {
   range: Range
 }
 
-/** One rollup cell: a local day, direction and category with its count and cents. */
+/** One rollup cell: a local day, direction, category and kind with its count and cents. */
 export interface DayCell {
   day: string
   direction: 'in' | 'out'
   category: string
+  kind: string
   count: number
   cents: number
 }
@@ -42,20 +45,21 @@ function dayWhere(scope: Scope, split: DaySplit) {
 
 const emptySplit = (s: DaySplit) => !!(s.fromDay && s.toDay && s.fromDay > s.toDay)
 
-/** Whole days from the (day, user) rollup: two cells a day, category '*'. */
+/** Whole days from the (day, user, kind) rollup: two cells a day and kind, category '*'. */
 function readDays(scope: Scope, split: DaySplit): DayCell[] {
   if (emptySplit(split)) return []
   const { sql, args } = dayWhere(scope, split)
   const rows = scope.db.sqlite
     .query(
-      `SELECT day, sum(in_count) AS ic, sum(in_cents) AS ia, sum(out_count) AS oc, sum(out_cents) AS oa
-       FROM daily_summaries WHERE ${sql} GROUP BY day`,
+      `SELECT day, kind, sum(in_count) AS ic, sum(in_cents) AS ia, sum(out_count) AS oc,
+         sum(out_cents) AS oa
+       FROM daily_summaries WHERE ${sql} GROUP BY day, kind`,
     )
-    .values(...args) as Array<[string, number, number, number, number]>
+    .values(...args) as Array<[string, string, number, number, number, number]>
   const cells: DayCell[] = []
-  for (const [day, ic, ia, oc, oa] of rows) {
-    if (ic > 0) cells.push({ day, direction: 'in', category: '*', count: ic, cents: ia })
-    if (oc > 0) cells.push({ day, direction: 'out', category: '*', count: oc, cents: oa })
+  for (const [day, kind, ic, ia, oc, oa] of rows) {
+    if (ic > 0) cells.push({ day, direction: 'in', category: '*', kind, count: ic, cents: ia })
+    if (oc > 0) cells.push({ day, direction: 'out', category: '*', kind, count: oc, cents: oa })
   }
   return cells
 }
@@ -65,8 +69,8 @@ function readCategoryDays(scope: Scope, split: DaySplit): DayCell[] {
   const { sql, args } = dayWhere(scope, split)
   return scope.db.sqlite
     .query(
-      `SELECT day, direction, category, sum(tx_count) AS count, sum(amount_cents) AS cents
-       FROM daily_totals WHERE ${sql} GROUP BY day, direction, category`,
+      `SELECT day, direction, category, kind, sum(tx_count) AS count, sum(amount_cents) AS cents
+       FROM daily_totals WHERE ${sql} GROUP BY day, direction, category, kind`,
     )
     .all(...args) as DayCell[]
 }
@@ -82,76 +86,89 @@ function readEdge(scope: Scope, edge: { fromMs: number; toMs: number }): DayCell
   return scope.db.sqlite
     .query(
       `SELECT local_day AS day, direction, coalesce(category, 'Uncategorized') AS category,
-         count(*) AS count, sum(amount_cents) AS cents
+         coalesce(kind, '') AS kind, count(*) AS count, sum(amount_cents) AS cents
        FROM transactions WHERE tenant_id = ? AND occurred_at >= ? AND occurred_at < ? ${mine}
-       GROUP BY local_day, direction, coalesce(category, 'Uncategorized')`,
+       GROUP BY local_day, direction, coalesce(category, 'Uncategorized'), coalesce(kind, '')`,
     )
     .all(...args) as DayCell[]
 }
 
-export interface Summary {
+/**
+ * SPEC's four figures, money in and out, and what the money was (figures.ts): `revenue`,
+ * `expenses`, `net` (revenue − expenses), `balance_change` (in − out) and `by_kind`.
+ */
+export interface Summary extends Figures {
   total_transactions: number
   total_amount: number
   average_transaction: number
   active_days: number
   total_in: number
   total_out: number
-  net: number
 }
 
 /**
- * The summary of a scope: whole days aggregated inside SQLite over the (day, user) rollup, one
- * row back; partial edge days added from the time index. Edge days never repeat a whole day.
+ * The summary of a scope: whole days aggregated inside SQLite over the (day, user, kind) rollup,
+ * one row a kind back; partial edge days added from the time index. Edge days never repeat a
+ * whole day.
  */
 export function summaryOf(scope: Scope): Summary {
   const split = splitRange(scope.zone, scope.range)
-  let totals: Totals = { count: 0, inCents: 0, outCents: 0, days: 0 }
+  const totals: Totals = { kinds: new Map(), days: 0 }
   if (!emptySplit(split)) {
     const { sql, args } = dayWhere(scope, split)
-    const [ic, ia, oc, oa, days] = scope.db.sqlite
+    const sqlite = scope.db.sqlite
+    const rows = sqlite
       .query(
-        `SELECT sum(in_count), sum(in_cents), sum(out_count), sum(out_cents), count(DISTINCT day)
-         FROM daily_summaries WHERE ${sql}`,
+        `SELECT kind, sum(in_count), sum(in_cents), sum(out_count), sum(out_cents)
+         FROM daily_summaries WHERE ${sql} GROUP BY kind`,
       )
-      .values(...args)[0] as Array<number | null>
-    totals = { count: (ic ?? 0) + (oc ?? 0), inCents: ia ?? 0, outCents: oa ?? 0, days: days ?? 0 }
+      .values(...args) as Array<[string, number, number, number, number]>
+    for (const [kind, ic, ia, oc, oa] of rows) {
+      addToKind(totals.kinds, kind, 'in', ic, ia)
+      addToKind(totals.kinds, kind, 'out', oc, oa)
+    }
+    const days = sqlite
+      .query(`SELECT count(DISTINCT day) FROM daily_summaries WHERE ${sql}`)
+      .values(...args)[0]?.[0] as number | null
+    totals.days = days ?? 0
   }
   if (split.edges.length === 0) return summaryFrom(totals)
-  const edge = totalsOf(split.edges.flatMap((e) => readEdge(scope, e)))
-  return summaryFrom({
-    count: totals.count + edge.count,
-    inCents: totals.inCents + edge.inCents,
-    outCents: totals.outCents + edge.outCents,
-    days: totals.days + edge.days,
-  })
+  const edges = split.edges.flatMap((e) => readEdge(scope, e))
+  addCells(totals, edges)
+  return summaryFrom(totals)
 }
 
 interface Totals {
-  count: number
-  inCents: number
-  outCents: number
+  kinds: KindTotals
   days: number
 }
 
-function totalsOf(cells: readonly DayCell[]): Totals {
-  const t: Totals = { count: 0, inCents: 0, outCents: 0, days: 0 }
+/** Adds cells to the totals; their days are days the totals did not count. */
+function addCells(t: Totals, cells: readonly DayCell[]): void {
   const days = new Set<string>()
   for (const c of cells) {
     if (c.count <= 0) continue
-    t.count += c.count
-    if (c.direction === 'in') t.inCents += c.cents
-    else t.outCents += c.cents
+    addToKind(t.kinds, c.kind, c.direction, c.count, c.cents)
     days.add(c.day)
   }
-  t.days = days.size
-  return t
+  t.days += days.size
 }
 
 export function summarize(cells: readonly DayCell[]): Summary {
-  return summaryFrom(totalsOf(cells))
+  const totals: Totals = { kinds: new Map(), days: 0 }
+  addCells(totals, cells)
+  return summaryFrom(totals)
 }
 
-function summaryFrom({ count, inCents, outCents, days }: Totals): Summary {
+function summaryFrom({ kinds, days }: Totals): Summary {
+  let count = 0
+  let inCents = 0
+  let outCents = 0
+  for (const k of kinds.values()) {
+    count += k.inCount + k.outCount
+    inCents += k.inCents
+    outCents += k.outCents
+  }
   const total = inCents + outCents
   return {
     total_transactions: count,
@@ -160,24 +177,36 @@ function summaryFrom({ count, inCents, outCents, days }: Totals): Summary {
     active_days: days,
     total_in: toMajor(inCents),
     total_out: toMajor(outCents),
-    net: toMajor(inCents - outCents),
+    ...figuresOf(kinds),
   }
 }
 
 export type Interval = 'day' | 'week' | 'month'
 
+/** A period's money in and out, and its revenue, expenses and net as the summary counts them. */
 export interface TrendPoint {
   period: string
   start: string
   transactions: number
   total_in: number
   total_out: number
+  revenue: number
+  expenses: number
   net: number
+}
+
+interface Bucket {
+  start: string
+  count: number
+  inC: number
+  outC: number
+  revenue: number
+  expenses: number
 }
 
 /** Buckets rollup cells by day, ISO week (Monday) or calendar month, oldest first. */
 export function trendOf(cells: readonly DayCell[], interval: Interval): TrendPoint[] {
-  const buckets = new Map<string, { start: string; count: number; inC: number; outC: number }>()
+  const buckets = new Map<string, Bucket>()
   for (const c of cells) {
     if (c.count <= 0) continue
     const start =
@@ -185,12 +214,16 @@ export function trendOf(cells: readonly DayCell[], interval: Interval): TrendPoi
     const period = interval === 'month' ? c.day.slice(0, 7) : start
     let b = buckets.get(period)
     if (!b) {
-      b = { start, count: 0, inC: 0, outC: 0 }
+      b = { start, count: 0, inC: 0, outC: 0, revenue: 0, expenses: 0 }
       buckets.set(period, b)
     }
     b.count += c.count
+    const signed = c.direction === 'in' ? c.cents : -c.cents
     if (c.direction === 'in') b.inC += c.cents
     else b.outC += c.cents
+    const role = roleOf(c.kind)
+    if (role === 'revenue') b.revenue += signed
+    else if (role === 'expense') b.expenses -= signed
   }
   return [...buckets.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -200,6 +233,8 @@ export function trendOf(cells: readonly DayCell[], interval: Interval): TrendPoi
       transactions: b.count,
       total_in: toMajor(b.inC),
       total_out: toMajor(b.outC),
-      net: toMajor(b.inC - b.outC),
+      revenue: toMajor(b.revenue),
+      expenses: toMajor(b.expenses),
+      net: toMajor(b.revenue - b.expenses),
     }))
 }

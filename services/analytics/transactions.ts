@@ -1,4 +1,4 @@
-import { CATEGORIES } from '../../schema/vocabulary.ts'
+import { CATEGORIES, KINDS, type Kind } from '../../schema/vocabulary.ts'
 import { invalidField, NotFound } from '../kernel/errors.ts'
 import { toMajor, toMinor } from '../kernel/money.ts'
 import { normalizePhone, type StoredTransaction } from './stored.ts'
@@ -7,6 +7,8 @@ import type { Scope } from './summary.ts'
 /** Filters of the transactions list and the export (query strings, validated here). */
 export interface TransactionFilters {
   direction?: 'in' | 'out' | undefined
+  kind?: string | undefined
+  leg?: string | undefined
   category?: string | undefined
   min_amount?: number | undefined
   max_amount?: number | undefined
@@ -30,6 +32,8 @@ export interface TransactionView {
   category_source: string | null
   source: string
   user_id: string | null
+  kind: Kind | null
+  leg: string
 }
 
 export const VIEW_FIELDS = [
@@ -47,6 +51,8 @@ export const VIEW_FIELDS = [
   'category_source',
   'source',
   'user_id',
+  'kind',
+  'leg',
 ] as const
 
 export function toView(r: StoredTransaction): TransactionView {
@@ -65,6 +71,8 @@ export function toView(r: StoredTransaction): TransactionView {
     category_source: r.category_source,
     source: r.source,
     user_id: r.user_id,
+    kind: r.kind as Kind | null,
+    leg: r.leg,
   }
 }
 
@@ -99,6 +107,12 @@ export function whereOf(scope: Scope, f: TransactionFilters): { sql: string; arg
   if (scope.range.toMs !== null) add('occurred_at < ?', new Date(scope.range.toMs).toISOString())
   if (scope.userId !== null) add('user_id = ?', scope.userId)
   if (f.direction) add('direction = ?', f.direction)
+  if (f.kind) {
+    if (!(KINDS as readonly string[]).includes(f.kind))
+      throw invalidField('kind', `must be one of: ${KINDS.join(', ')}`)
+    add('kind = ?', f.kind)
+  }
+  if (f.leg !== undefined) add('leg = ?', f.leg)
   if (f.category) {
     // An unknown value would match nothing and read as "no transactions": say what is allowed.
     if (!(CATEGORIES as readonly string[]).includes(f.category))
