@@ -305,6 +305,89 @@ describe('dashboard journeys in Chromium', () => {
     )
   }, 60_000)
 
+  it('shows where a statement does not add up on the import page and the overview, never as healthy', async () => {
+    // Four rows whose printed balance jumps by 54,272 between 16:10 and 19:40 (rows deleted).
+    const nairobiDay = (daysAgo: number) =>
+      new Date(Date.now() + 3 * 3_600_000 - daysAgo * 86_400_000).toISOString().slice(0, 10)
+    const [d1, d2] = [nairobiDay(3), nairobiDay(2)]
+    const csv = [
+      'M-PESA STATEMENT',
+      'Customer Name:,SOKO SHOP',
+      '',
+      'Receipt No.,Completion Time,Details,Transaction Status,Paid In,Withdrawn,Balance',
+      `QBRK000004,${d2} 10:00:00,Merchant Payment to 123456 - SHELL KAREN,Completed,,"-1,000.00","65,772.00"`,
+      `QBRK000003,${d1} 19:40:05,Funds received from - 2547******111 ANN WANJIKU,Completed,"2,000.00",,"66,772.00"`,
+      `QBRK000002,${d1} 16:10:22,Pay Bill Online to 888880 - KPLC PREPAID Acc. 123,Completed,,-500.00,"10,500.00"`,
+      `QBRK000001,${d1} 09:00:00,Funds received from - 2547******222 PAUL OTIENO,Completed,"1,000.00",,"11,000.00"`,
+      '',
+    ].join('\n')
+    await page.goto(`${origin}/#/import`)
+    await page.locator('#import-form input[type=file]').setInputFiles({
+      name: 'broken.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(csv),
+    })
+    await page.getByRole('button', { name: 'Import' }).click()
+    const proof = page.locator('#import-proof[data-verdict="does_not_add_up"]')
+    await proof.waitFor()
+    expect(await page.locator('[data-figure="Rows read"] dd').textContent()).toBe('4')
+    const proofText = ((await proof.textContent()) ?? '').replace(/\s+/g, ' ')
+    expect(proofText).toContain('Does not add up')
+    expect(proofText).toContain('Layout: M-PESA personal statement')
+    expect(proofText).toMatch(/missing KES 54,272\.00 of money in between .*16:10 and .*19:40/)
+    const breakRow = page.locator('#proof-breaks tbody tr').first()
+    expect(((await breakRow.textContent()) ?? '').replace(/\s+/g, ' ')).toMatch(
+      /16:10 and 19:40.*KES 54,272\.00 in/,
+    )
+    // The past imports list the statement with where it is missing money, and the earlier ones.
+    const listed = page.locator('#imports-table tr', { hasText: 'broken.csv' })
+    await listed.waitFor()
+    expect((await listed.textContent()) ?? '').toContain(
+      'is missing KES 54,272 of money in between',
+    )
+    // The demo statement imported before keeps every 5th row with the full demo's balances: its
+    // chain breaks too, and the list says so.
+    expect(await page.locator('#imports-table tbody tr').count()).toBeGreaterThanOrEqual(2)
+    expect(
+      await page.locator('#imports-table [data-verdict="does_not_add_up"]').count(),
+    ).toBeGreaterThanOrEqual(2)
+    await shot('import-broken-1366')
+    await page.setViewportSize({ width: 390, height: 844 })
+    await shot('import-broken-390')
+    await page.setViewportSize({ width: 1366, height: 900 })
+
+    // The overview warns in the owner's words and never calls the business healthy.
+    const owner = api(p.gateway, await p.login(OWNER.email, OWNER.password))
+    await eventually(
+      async () => {
+        const r = await owner.get('/api/v1/cashflow/summary/soko-mjinga')
+        return r.body?.data_quality?.verdict === 'does_not_add_up' ? true : undefined
+      },
+      20_000,
+      'cashflow to keep the finding',
+    )
+    await page.goto(`${origin}/#/overview`)
+    const warning = page.locator('#data-warnings')
+    await warning.waitFor()
+    expect(((await warning.textContent()) ?? '').replace(/\s+/g, ' ')).toMatch(
+      /broken\.csv” is missing KES 54,272 of money in between \d{1,2} [A-Z][a-z]{2} \d{4} 16:10 and 19:40/,
+    )
+    const health = page.locator('#cashflow-health [data-status]')
+    await health.waitFor()
+    expect(await health.getAttribute('data-status')).not.toBe('healthy')
+    expect((await health.textContent()) ?? '').not.toContain('Healthy')
+    expect(
+      (await page
+        .locator('#health-reasons li[data-code="STATEMENT_DOES_NOT_ADD_UP"]')
+        .textContent()) ?? '',
+    ).toContain('KES 54,272.00')
+    await page.locator('#cashflow-lines [data-line="loans"]').waitFor()
+    await shot('overview-broken-1366')
+    await page.setViewportSize({ width: 390, height: 844 })
+    await shot('overview-broken-390')
+    await page.setViewportSize({ width: 1366, height: 900 })
+  }, 60_000)
+
   it('keeps every element inside its card on every page at 390 and 1366 px', async () => {
     for (const size of SIZES) {
       await page.setViewportSize({ width: size.width, height: size.height })

@@ -1,23 +1,28 @@
 import { scoped, upload } from '../api.ts'
-import { h, num, section, showError, table } from '../ui.ts'
+import { h, num, section, showError, skeleton, table } from '../ui.ts'
+import { importsTable, proofBlock, type StatementImport } from './statement-proof.ts'
 
-interface ImportResult {
-  import_id: string
-  accepted: number
-  duplicates: number
-  rejected: number
-  skipped: number
+interface ImportResult extends StatementImport {
   errors: { row?: number; index?: number; field?: string; message: string }[]
 }
 
 /**
  * Statement upload: an M-Pesa statement as CSV or PDF (with the PDF's password), its upload
- * progress, then what the import did with every row.
+ * progress, then what the import did with every row and whether the statement adds up; below,
+ * the past imports with their proof.
  */
 export async function importView(root: HTMLElement): Promise<void> {
   const bar = h('progress', { max: 100, value: 0, hidden: true, 'aria-label': 'Upload progress' })
   const status = h('p', { role: 'status', id: 'import-status' })
   const result = h('div', { id: 'import-result' })
+  const past = h('div', { id: 'past-imports' }, skeleton())
+  const showPast = () =>
+    importsTable()
+      .then((t) => past.replaceChildren(t))
+      .catch((err) => {
+        past.replaceChildren()
+        showError(err)
+      })
   const file = h('input', {
     name: 'file',
     type: 'file',
@@ -56,8 +61,12 @@ export async function importView(root: HTMLElement): Promise<void> {
         if (total) bar.setAttribute('value', String(Math.round((sent / total) * 100)))
         if (sent === total) status.textContent = 'Reading the statement…'
       })
-      status.textContent = `Imported: ${num(r.accepted)} new transactions.`
+      status.textContent =
+        r.proof?.verdict === 'does_not_add_up'
+          ? `Imported ${num(r.accepted)} new transactions, but the statement does not add up.`
+          : `Imported: ${num(r.accepted)} new transactions.`
       result.replaceChildren(resultOf(r))
+      void showPast()
     } catch (err) {
       status.textContent = 'The import failed.'
       showError(err)
@@ -78,31 +87,16 @@ export async function importView(root: HTMLElement): Promise<void> {
       status,
       result,
     ),
+    section('Past imports', past),
   )
+  await showPast()
 }
 
 function resultOf(r: ImportResult): HTMLElement {
-  const figures = h(
-    'dl',
-    { class: 'figures' },
-    [
-      ['Added', r.accepted],
-      ['Already there', r.duplicates],
-      ['Skipped (not transactions)', r.skipped],
-      ['Rejected', r.rejected],
-    ].map(([label, n]) =>
-      h(
-        'div',
-        { 'data-figure': String(label) },
-        h('dt', {}, String(label)),
-        h('dd', {}, num(Number(n))),
-      ),
-    ),
-  )
   return h(
     'div',
     {},
-    figures,
+    proofBlock(r),
     r.errors.length
       ? table(
           ['Row', 'Field', 'Why it was rejected'],

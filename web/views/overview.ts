@@ -13,6 +13,7 @@ import {
   skeleton,
   table,
 } from '../ui.ts'
+import { type StatementImport, unprovenImports, warningCards } from './statement-proof.ts'
 
 const isoDay = (d: Date) => d.toISOString().slice(0, 10)
 
@@ -25,8 +26,23 @@ interface Summary {
   total_out: number
   net: number
 }
+interface FlowLine {
+  inflow: number
+  outflow: number
+  net: number
+  kinds: Record<string, { label: string; inflow: number; outflow: number; net: number }>
+}
+type HealthStatus = 'healthy' | 'watch' | 'at_risk' | 'unproven' | 'no_data'
 interface CashSummary {
   as_of: string
+  days: number
+  inflow: number
+  outflow: number
+  net: number
+  financing: FlowLine
+  transfers: FlowLine
+  health_status: HealthStatus
+  data_quality: { verdict: string; finding: string | null } | null
   balance: number | null
   balance_at: string | null
   burn_rate: number
@@ -60,6 +76,65 @@ interface Insight {
   title: string
   message: string
   numbers: Record<string, unknown>
+}
+
+const STATUS_WORDS: Record<HealthStatus, string> = {
+  healthy: 'Healthy',
+  watch: 'Needs watching',
+  at_risk: 'At risk',
+  unproven: 'Not proven: a statement does not add up',
+  no_data: 'No data yet',
+}
+
+/**
+ * Cashflow in the owner's words: what was earned and spent (the only money health counts), then
+ * loans and savings and transfers on their own lines, each kind that occurred.
+ */
+function flowCards(c: CashSummary): HTMLElement[] {
+  const drawn = c.financing.kinds.loan_drawn?.inflow ?? 0
+  const repaid = c.financing.kinds.loan_repaid?.outflow ?? 0
+  const period = `${num(c.days)} days to ${day(c.as_of)}`
+  const line = (key: string, title: string, value: string, hint: string) => {
+    const el = card(title, value, hint)
+    el.dataset.line = key
+    return el
+  }
+  return [
+    line('earned', 'Earned', money(c.inflow), `customer payments, ${period}`),
+    line('spent', 'Spent', money(c.outflow), 'suppliers, bills, charges, airtime'),
+    line(
+      'operating-net',
+      'Earned less spent',
+      money(c.net),
+      c.net < 0 ? 'a deficit: more spent than earned' : 'loans and transfers not counted',
+    ),
+    line('loans', 'Loans (Fuliza, overdraft)', `${money(drawn)} drawn`, `${money(repaid)} repaid`),
+    line(
+      'transfers',
+      'Savings and transfers',
+      money(c.transfers.net),
+      `in ${money(c.transfers.inflow)} · out ${money(c.transfers.outflow)}`,
+    ),
+  ]
+}
+
+/** Every kind of money that is neither earned nor spent, one row each. */
+function balanceMovesTable(c: CashSummary): HTMLElement | null {
+  const rows = [
+    ...Object.entries(c.financing.kinds).map(([k, v]) => ['Loans', k, v] as const),
+    ...Object.entries(c.transfers.kinds).map(([k, v]) => ['Transfers', k, v] as const),
+  ]
+  if (!rows.length) return null
+  return table(
+    ['Line', 'Kind', 'In', 'Out'],
+    rows.map(([group, _, v]) => [
+      group,
+      v.label,
+      h('span', { class: 'money' }, money(v.inflow)),
+      h('span', { class: 'money' }, money(v.outflow)),
+    ]),
+    { id: 'balance-moves' },
+  )
 }
 
 /** Segment names as people say them. */
@@ -141,14 +216,19 @@ export async function overviewView(root: HTMLElement, tenantId: string): Promise
   const chartNote = h('div', { id: 'forecast-note' })
   const health = h('div', { class: 'cards', id: 'cashflow-health' }, skeletonCards(5))
   const reasons = h('ul', { class: 'reasons', id: 'health-reasons' })
+  const flows = h('div', { class: 'cards', id: 'cashflow-lines' })
+  const moves = h('div', { id: 'balance-moves-box' })
+  const warnings = h('div', { id: 'data-warnings-box' })
   const customers = h('div', { id: 'top-customers' }, skeleton())
   const suppliers = h('div', { id: 'top-suppliers' }, skeleton())
   const insights = h('div', { id: 'insights' }, skeleton())
   root.append(
+    warnings,
     asOf,
     section('Summary', cards),
-    section('Money in and out each day, and the next 30 days', chartNote, chartBox),
+    section('Earned and spent each day, and the next 30 days', chartNote, chartBox),
     section('Cashflow health', health, reasons),
+    section('Earned, spent, borrowed and moved', flows, moves),
     h(
       'div',
       { class: 'two' },
@@ -158,16 +238,31 @@ export async function overviewView(root: HTMLElement, tenantId: string): Promise
     section('Insights', insights),
   )
 
-  const from = isoDay(new Date(Date.now() - 89 * 86_400_000))
-  const [summary, daily, forecast, cash, top, paid, ins] = await Promise.allSettled([
+  const cashP = api.get<CashSummary>(`/api/v1/cashflow/summary/${encodeURIComponent(tenantId)}`)
+  // The chart ends on the last day with data (the summary's as_of), not today: a statement that
+  // ended weeks ago is not weeks of nothing.
+  const dailyP = cashP
+    .catch(() => null)
+    .then((c) => {
+      const to = c?.as_of ?? isoDay(new Date(Date.now() + 3 * 3600_000))
+      const from = isoDay(new Date(Date.parse(`${to}T12:00:00Z`) - 89 * 86_400_000))
+      return api.get<{ data: DailyPoint[] }>(scoped(`/api/v1/cashflow/daily?from=${from}&to=${to}`))
+    })
+  const [summary, daily, forecast, cash, top, paid, ins, unproven] = await Promise.allSettled([
     api.get<Summary>(scoped('/api/v1/analytics/summary')),
-    api.get<{ data: DailyPoint[] }>(scoped(`/api/v1/cashflow/daily?from=${from}`)),
+    dailyP,
     api.get<Forecast>(scoped('/api/v1/cashflow/forecast?horizon=30')),
-    api.get<CashSummary>(`/api/v1/cashflow/summary/${encodeURIComponent(tenantId)}`),
+    cashP,
     api.get<{ data: Customer[] }>(scoped('/api/v1/analytics/customers?direction=in&limit=10')),
     api.get<{ data: Customer[] }>(scoped('/api/v1/analytics/customers?direction=out&limit=10')),
     api.get<{ data: Insight[]; as_of: string }>(scoped('/api/v1/analytics/insights')),
+    unprovenImports(),
   ])
+
+  const notAddingUp: StatementImport[] = unproven.status === 'fulfilled' ? unproven.value : []
+  if (unproven.status === 'rejected') showError(unproven.reason)
+  const warning = warningCards(notAddingUp)
+  if (warning) warnings.replaceChildren(warning)
 
   if (summary.status === 'fulfilled') {
     const s = summary.value
@@ -232,6 +327,18 @@ export async function overviewView(root: HTMLElement, tenantId: string): Promise
   if (cash.status === 'fulfilled') {
     const c = cash.value
     const empty = c.reasons.some((r) => r.code === 'NO_DATA')
+    // A statement that does not add up is never shown as healthy, whatever the score says.
+    const status: HealthStatus =
+      c.health_status === 'healthy' &&
+      (notAddingUp.length > 0 || c.data_quality?.verdict === 'does_not_add_up')
+        ? 'unproven'
+        : c.health_status
+    const healthCard = card(
+      'Health',
+      empty ? 'no data yet' : `${STATUS_WORDS[status]} · ${num(c.health_score)} / 100`,
+    )
+    healthCard.dataset.status = status
+    healthCard.classList.add(`health-${status}`)
     health.replaceChildren(
       card('Balance', money(c.balance), c.balance_at ? `as of ${date(c.balance_at)}` : undefined),
       card(
@@ -249,8 +356,11 @@ export async function overviewView(root: HTMLElement, tenantId: string): Promise
         c.liquidity_ratio === null ? '—' : num(c.liquidity_ratio, 2),
         `30 days to ${day(c.as_of)}`,
       ),
-      card('Health score', empty ? 'no data yet' : `${num(c.health_score)} / 100`),
+      healthCard,
     )
+    flows.replaceChildren(...flowCards(c))
+    const movesTable = balanceMovesTable(c)
+    if (movesTable) moves.replaceChildren(movesTable)
     reasons.append(
       ...c.reasons.map((r) =>
         h(
