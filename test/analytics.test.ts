@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import mqtt, { type MqttClient } from 'mqtt'
 import Papa from 'papaparse'
 import type { TransactionEvent } from '../schema/events.ts'
+import { KIND_ROLE, KINDS } from '../schema/vocabulary.ts'
 import { metricValue } from './support/metrics.ts'
 import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
@@ -12,11 +13,32 @@ const TOPIC = 'mobilemoney.transactions.categorized'
 const localDay = (iso: string) =>
   new Date(Date.parse(iso) + 3 * 3600_000).toISOString().slice(0, 10)
 
-/** The slow reference: the summary computed straight from the rows, in cents. */
+/**
+ * The slow reference: the summary computed straight from the rows, in cents. A row states its
+ * kind or is a payment (money in a customer's, out a supplier's); revenue and expenses count
+ * their kinds only (schema/vocabulary.ts KIND_ROLE).
+ */
 function reference(rows: TransactionEvent[]) {
   const cents = (r: TransactionEvent) => Math.round(r.amount * 100)
   const inC = rows.filter((r) => r.direction === 'in').reduce((s, r) => s + cents(r), 0)
   const outC = rows.filter((r) => r.direction === 'out').reduce((s, r) => s + cents(r), 0)
+  const byKind: Record<string, { count: number; amount_in: number; amount_out: number }> = {}
+  for (const k of KINDS) byKind[k] = { count: 0, amount_in: 0, amount_out: 0 }
+  let revenue = 0
+  let expenses = 0
+  for (const r of rows) {
+    const kind = r.kind ?? (r.direction === 'in' ? 'customer_payment' : 'supplier_payment')
+    const signed = r.direction === 'in' ? cents(r) : -cents(r)
+    byKind[kind]!.count++
+    if (r.direction === 'in') byKind[kind]!.amount_in += cents(r)
+    else byKind[kind]!.amount_out += cents(r)
+    if (KIND_ROLE[kind] === 'revenue') revenue += signed
+    if (KIND_ROLE[kind] === 'expense') expenses -= signed
+  }
+  for (const line of Object.values(byKind)) {
+    line.amount_in /= 100
+    line.amount_out /= 100
+  }
   return {
     total_transactions: rows.length,
     total_amount: (inC + outC) / 100,
@@ -24,7 +46,11 @@ function reference(rows: TransactionEvent[]) {
     active_days: new Set(rows.map((r) => localDay(r.occurred_at))).size,
     total_in: inC / 100,
     total_out: outC / 100,
-    net: (inC - outC) / 100,
+    revenue: revenue / 100,
+    expenses: expenses / 100,
+    net: (revenue - expenses) / 100,
+    balance_change: (inC - outC) / 100,
+    by_kind: byKind,
   }
 }
 
@@ -48,6 +74,8 @@ function makeTxn(userId: string, over: Partial<TransactionEvent> = {}): Transact
     category_confidence: 0.8,
     category_source: 'rule',
     rule_id: null,
+    // Every tenth row a Fuliza draw: money in, never revenue.
+    ...(n % 10 === 5 ? { kind: 'loan_drawn' as const, leg: 'loan', category: 'Other' } : {}),
     ...over,
   }
 }
@@ -218,6 +246,8 @@ describe('analytics end to end', () => {
       category_source: newest.category_source,
       source: newest.source,
       user_id: newest.user_id,
+      kind: newest.kind ?? (newest.direction === 'in' ? 'customer_payment' : 'supplier_payment'),
+      leg: newest.leg ?? '',
     })
     expect(res.body.has_more).toBe(true)
     expect(
@@ -318,7 +348,9 @@ describe('analytics end to end', () => {
     expect(text).toContain(`Money out: ${kes(summary.total_out)}`)
     expect(text).toContain(`Average transaction: ${kes(summary.average_transaction)}`)
     expect(text).toContain(`Active days: ${summary.active_days}`)
-    expect(text).toContain(`Net: ${kes(summary.net)}`)
+    expect(text).toContain(`Revenue: ${kes(summary.revenue)}`)
+    expect(text).toContain(`Expenses: ${kes(summary.expenses)}`)
+    expect(text).toContain(`Net (revenue - expenses): ${kes(summary.net)}`)
     expect(text).toContain('Top counterparties')
     expect(text).toContain('Segment')
     expect(text).toContain('Jan 2026')
