@@ -130,3 +130,18 @@ describe('refusals in words', () => {
     expect(r.errors.map((e) => e.field)).toEqual(['Completion Time', 'Completion Time'])
   })
 })
+
+describe('every row in one counter', () => {
+  it('rejects a row with a status but neither a receipt nor a time, rather than pass it over', async () => {
+    const r = await read(
+      [
+        'Receipt No.,Completion Time,Details,Transaction Status,Paid In,Withdrawn,Balance',
+        'QAA1BB2CC3,2024-01-05 10:00:00,Funds received from - 0712000001 A,Completed,100.00,,100.00',
+        'XYZ,not a date,Funds received,Completed,1.00,,1.00',
+        'TOTAL,,,,100.00,0.00,',
+      ].join('\n'),
+    )
+    expect(r.counts).toEqual({ read: 2, kept: 1, skipped: 0, rejected: 1 })
+    expect(r.errors[0]).toMatchObject({ row: 3, field: 'Receipt No.' })
+  })
+})

@@ -188,11 +188,12 @@ export const EARLIEST = Date.UTC(2007, 0, 1)
 export const AHEAD_MS = 86_400_000
 
 /**
- * True when a row's cells read as a row of the detailed table (a receipt or a time), not as text
- * that stands between tables (a summary line, a footer): those go to the layout's totals instead.
+ * True when a row's cells read as a row of the detailed table (a receipt, a time or a status),
+ * not as text that stands between tables (a summary line, a footer): those go to the layout's
+ * totals instead. A table row that cannot be read is rejected, so it is still in a counter.
  */
 export function isTableRow(cells: StatementCells): boolean {
-  return RECEIPT.test(cells.receipt) || TIME_LIKE.test(cells.time)
+  return RECEIPT.test(cells.receipt) || TIME_LIKE.test(cells.time) || cells.status !== ''
 }
 const TIME_LIKE = /^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}/
 
