@@ -91,6 +91,8 @@ export class StatementProof {
       this.paidIn += inCents
       this.paidOut += outCents
     }
+    // A row without a readable time (rejected) has no place in the running balance's order.
+    if (Number.isNaN(ms)) return
     this.at.push(ms)
     this.moves.push(done ? inCents - outCents : 0)
     this.balances.push(balance)

@@ -131,14 +131,18 @@ export function storeTransactions(ctx: ServiceContext, db: Db, input: StoreInput
       if (!inserted && receipt) {
         // The receipt's leg is held already. By the same movement (amount and direction): a
         // report of it. By another: a further leg of the same kind under one receipt (two
-        // repayments, say), kept under a leg that names its amount and direction.
+        // repayments, say), kept under a leg that names its amount and direction. The movement
+        // itself ('' leg) reported in the same direction with another amount is the same
+        // movement told differently: a duplicate, which reconciliation shows as a mismatch.
         const leg = event.leg ?? ''
         const held = legHolder.get(input.tenantId, receipt, leg)
         const cents = own[3] as number
-        if (held && (held.amount !== cents || held.direction !== event.direction)) {
-          const other = `${leg}~${event.direction}${cents}`
-          own[9] = other
-          event = { ...event, leg: other }
+        const other =
+          held && (held.direction !== event.direction || (leg !== '' && held.amount !== cents))
+        if (other) {
+          const further = `${leg}~${event.direction}${cents}`
+          own[9] = further
+          event = { ...event, leg: further }
           inserted = insert.run([...shared, ...own] as never).changes === 1
         }
       }
