@@ -14,8 +14,9 @@ import { toStored } from '../services/analytics/ingest.ts'
 import { createAnalyticsApp } from '../services/analytics/routes.ts'
 import { timeZone } from '../services/analytics/time.ts'
 import { createTestKit } from '../services/kernel/testing.ts'
+import { sized } from './support.ts'
 
-const ROWS = Number(process.argv[2] ?? 1_000_000)
+const ROWS = Number(process.argv[2] ?? sized(1_000_000, 2_000))
 const TENANT = 'bench-co'
 const categories = ['Revenue', 'Inventory', 'Rent', 'Salaries', 'Transport', 'Utilities', 'Other']
 

@@ -7,8 +7,9 @@
  */
 import { startTestPlatform } from '../test/support/platform.ts'
 import { createTenants } from '../test/support/tenants.ts'
+import { sized } from './support.ts'
 
-const COUNT = Number(process.env.BENCH_COUNT ?? 2000)
+const COUNT = Number(process.env.BENCH_COUNT ?? sized(2000, 50))
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64)
 const TARGET = 1000
 

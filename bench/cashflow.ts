@@ -13,10 +13,11 @@ import { loadDailySeries, netOf, seriesBounds } from '../services/cashflow/serie
 import { ingestBatch } from '../services/cashflow/service.ts'
 import { createTestKit } from '../services/kernel/testing.ts'
 import { syntheticBusiness } from '../test/cashflow-fixtures.ts'
+import { sized } from './support.ts'
 
 const TENANT = 'bench-shop'
-const DAYS = 3 * 365
-const RUNS = 30
+const DAYS = sized(3 * 365, 120)
+const RUNS = sized(30, 3)
 
 const kit = await createTestKit('cashflow', { migrations })
 const biz = syntheticBusiness({ start: '2023-01-01', days: DAYS, idPrefix: 'txn_bench' })

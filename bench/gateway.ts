@@ -19,7 +19,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { basePorts } from '../daemon/config.ts'
 import { generateDemo } from '../services/parser/demo.ts'
-import { interleavedLatency, percentile } from './support.ts'
+import { interleavedLatency, percentile, SMOKE, sized } from './support.ts'
 
 const NGINX = '/usr/sbin/nginx'
 const WRK = Bun.which('wrk')
@@ -28,9 +28,9 @@ if (!WRK) throw new Error('wrk is missing: apt-get install wrk')
 
 const root = join(import.meta.dir, '..')
 const dir = mkdtempSync(join(tmpdir(), 'mmp-bench-gateway-'))
-const seconds = Number(process.env.BENCH_SECONDS ?? 3)
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
-const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 5000)
+const seconds = Number(process.env.BENCH_SECONDS ?? sized(3, 1))
+const rounds = Number(process.env.BENCH_ROUNDS ?? sized(3, 1))
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? sized(5000, 100))
 
 const free = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -91,9 +91,17 @@ function startMmp(workers: number) {
   })
 }
 
+/** SIGTERM, then SIGKILL if it has not ended within 10 s: a failed run must still end. */
+async function stopProcess(proc: ReturnType<typeof Bun.spawn> | null, signal: NodeJS.Signals) {
+  if (!proc) return
+  proc.kill(signal)
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000)
+  await proc.exited
+  clearTimeout(timer)
+}
+
 async function stopMmp() {
-  mmp?.kill('SIGTERM')
-  await mmp?.exited
+  await stopProcess(mmp, 'SIGTERM')
   mmp = null
 }
 
@@ -139,8 +147,8 @@ const nginx = Bun.spawn(
 )
 
 async function cleanup() {
-  nginx.kill('SIGQUIT')
-  await Promise.all([stopMmp(), nginx.exited])
+  // A graceful quit waits on keep-alive connections; a run that failed midway may hold some.
+  await Promise.all([stopMmp(), stopProcess(nginx, 'SIGQUIT')])
   rmSync(dir, { recursive: true, force: true })
 }
 
@@ -220,7 +228,11 @@ async function seedTenant(operator: string): Promise<string> {
     admin_email: `owner@${tenant}.test`,
     admin_password: ownerPassword,
   })
-  const rows = generateDemo({ days: 365, seed: 1, end: new Date().toISOString().slice(0, 10) })
+  const rows = generateDemo({
+    days: sized(365, 7),
+    seed: 1,
+    end: new Date().toISOString().slice(0, 10),
+  })
   for (let i = 0; i < rows.length; i += 1000)
     await call(gateway, operator, 'POST', '/api/v1/parser/transactions', {
       tenant_id: tenant,
@@ -236,7 +248,7 @@ async function seedTenant(operator: string): Promise<string> {
       throw new Error(`analytics holds ${s.total_transactions} of ${rows.length} rows`)
     await Bun.sleep(200)
   }
-  console.log(`tenant ${tenant}: ${rows.length} transactions over 365 days`)
+  console.log(`tenant ${tenant}: ${rows.length} transactions over ${sized(365, 7)} days`)
   return token
 }
 
@@ -255,7 +267,7 @@ const fmt = (n: number) => n.toFixed(3)
 
 async function benchRoute(route: Route): Promise<number> {
   const targets = { direct: route.direct, gateway, nginx: proxied }
-  for (const url of Object.values(targets)) wrk(url, route.token, 16, 1, route.path) // warm up
+  if (!SMOKE) for (const url of Object.values(targets)) wrk(url, route.token, 16, 1, route.path) // warm up
   // Latency on one connection (no queueing in the server): what a request pays per hop. The
   // three targets' requests take turns one by one, so the box's noise falls on all of them alike.
   const lat = await interleavedLatency(
@@ -271,7 +283,7 @@ async function benchRoute(route: Route): Promise<number> {
   for (let r = 0; r < rounds; r++) {
     for (const [name, url] of Object.entries(targets)) {
       runs[name]!.c16.push(
-        wrk(url, route.token, 16, Math.max(2, Math.round(seconds * 0.6)), route.path),
+        wrk(url, route.token, 16, Math.max(sized(2, 1), Math.round(seconds * 0.6)), route.path),
       )
       runs[name]!.c64.push(wrk(url, route.token, 64, seconds, route.path))
     }

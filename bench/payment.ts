@@ -10,13 +10,15 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import mqtt from 'mqtt'
 import { startTestPlatform } from '../test/support/platform.ts'
+import { createTenants } from '../test/support/tenants.ts'
+import { sized } from './support.ts'
 
-const LATENCY_RUNS = Number(process.env.BENCH_RUNS ?? 300)
-const THROUGHPUT_COUNT = Number(process.env.BENCH_COUNT ?? 2000)
+const LATENCY_RUNS = Number(process.env.BENCH_RUNS ?? sized(300, 5))
+const THROUGHPUT_COUNT = Number(process.env.BENCH_COUNT ?? sized(2000, 50))
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64)
 
 const p = await startTestPlatform({
-  only: 'gateway,auth,payment,simulator,broker',
+  only: 'gateway,auth,tenant,payment,simulator,broker',
   env: {
     MMP_SIMULATOR_DELAY_MS: '0',
     MMP_RATE_LIMIT_FREE: '1000000',
@@ -25,7 +27,9 @@ const p = await startTestPlatform({
   },
 })
 try {
-  const token = await p.login()
+  // Unknown tenants are refused: the tenant is created first, and its owner pushes.
+  await createTenants(p.gateway, await p.login(), 'bench')
+  const token = await p.login('owner@bench.test', 'bench-Owner-Passphrase-42')
   const secrets = JSON.parse(readFileSync(join(p.dataDir, 'secrets.json'), 'utf8'))
   const sub = await mqtt.connectAsync(`mqtt://127.0.0.1:${p.offset + 1883}`, {
     username: secrets.mqtt_username,
@@ -84,7 +88,7 @@ try {
     return performance.now() - t0
   }
 
-  for (let i = 0; i < 20; i++) await oneCycle() // warm up
+  for (let i = 0; i < sized(20, 2); i++) await oneCycle() // warm up
   const lat: number[] = []
   for (let i = 0; i < LATENCY_RUNS; i++) lat.push(await oneCycle())
   lat.sort((a, b) => a - b)

@@ -119,3 +119,12 @@ export async function interleavedLatency(
   }
   return Object.fromEntries(names.map((n, i) => [n, out[i]!.sort((a, b) => a - b)]))
 }
+
+/**
+ * A smoke run (`bun bench/index.ts --smoke`, or MMP_BENCH_SMOKE=1): every benchmark end to end
+ * with tiny sizes, as CI runs it so that none rots unnoticed. Its figures mean nothing.
+ */
+export const SMOKE = process.env.MMP_BENCH_SMOKE === '1'
+
+/** The benchmark's size, or the tiny one of a smoke run. */
+export const sized = (full: number, smoke: number): number => (SMOKE ? smoke : full)

@@ -21,12 +21,14 @@ import type { Migration } from '../schema/kernel.ts'
 import { migrations as base } from '../schema/tenant/migrations.ts'
 import { type MoveStep, moveTenantData } from '../tenants/move.ts'
 import { createRegistry } from '../tenants/registry.ts'
-import { percentile } from './support.ts'
+import { percentile, sized } from './support.ts'
 
 const args = process.argv.slice(2)
 const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined)
 const writesPerSecond = Number(option('--writes') ?? 0)
-const rows = Number(args.find((a, i) => /^\d+$/.test(a) && args[i - 1] !== '--writes') ?? 200_000) // 150k of them the moving tenant's
+const rows = Number(
+  args.find((a, i) => /^\d+$/.test(a) && args[i - 1] !== '--writes') ?? sized(200_000, 2_000),
+) // 150k of them the moving tenant's
 const down = args.includes('--down')
 const SHARED = { isolation: 'shared' } as const
 const OWN = { isolation: 'schema' } as const
