@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { api } from '../../test/support/client.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
 import { PURPOSE_HEADER } from '../kernel/entitlements.ts'
 import type { TestKit } from '../kernel/testing.ts'
@@ -14,27 +15,13 @@ describe('API keys', () => {
   let operator: string
   let admin: string
 
-  const call = async (
+  const call = (
     method: string,
     path: string,
     token: string | null,
     body?: unknown,
     headers: Record<string, string> = {},
-  ) => {
-    const res = await app.handle(
-      new Request(`http://auth${path}`, {
-        method,
-        headers: {
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...headers,
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }),
-    )
-    const text = await res.text()
-    return { status: res.status, body: text ? JSON.parse(text) : null }
-  }
+  ) => api(app, token ?? undefined, headers).request(method, path, body)
   const login = async (email: string, password: string) =>
     (await call('POST', '/api/v1/auth/login', null, { email, password })).body
       .access_token as string

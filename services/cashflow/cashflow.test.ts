@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { migrations } from '../../schema/cashflow/migrations.ts'
 import { type TransactionEvent, topics } from '../../schema/events.ts'
 import { syntheticBusiness } from '../../test/cashflow-fixtures.ts'
+import { api } from '../../test/support/client.ts'
+import type { Role } from '../kernel/roles.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { subscribeCategorized, subscribeReportedBalance } from './events.ts'
 import { createCashflowApp } from './routes.ts'
@@ -36,20 +38,9 @@ async function call(
   method: string,
   path: string,
   body?: unknown,
-  role = 'Admin',
+  role: Role = 'Admin',
 ) {
-  const headers: Record<string, string> = {
-    ...(await kit.authFor({ tenantId, role: role as 'Admin' })),
-  }
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  const res = await app.handle(
-    new Request(`http://cashflow${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-  )
-  return { status: res.status, body: (await res.json()) as any }
+  return api(app, await kit.authFor({ tenantId, role })).request(method, path, body)
 }
 
 /*

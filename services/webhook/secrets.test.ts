@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
 import { migrations } from '../../schema/webhook/migrations.ts'
+import { api } from '../../test/support/client.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
 import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
 import type { WebhookSettings } from './config.ts'
@@ -44,20 +45,7 @@ describe('webhook signing secrets', () => {
     method: string,
     path: string,
     body?: unknown,
-  ) => {
-    const res = await svcApp.handle(
-      new Request(`http://localhost${path}`, {
-        method,
-        headers: {
-          'content-type': 'application/json',
-          ...(await kit.authFor({ tenantId: 'acme' })),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }),
-    )
-    const text = await res.text()
-    return { status: res.status, body: text ? JSON.parse(text) : null }
-  }
+  ) => api(svcApp, await kit.authFor({ tenantId: 'acme' })).request(method, path, body)
   const register = (path: string, secret?: string) =>
     call(svc.app, 'POST', '/api/v1/webhooks', {
       url: base + path,

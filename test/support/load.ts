@@ -1,4 +1,5 @@
 import { expect } from 'bun:test'
+import type { Answer } from './client.ts'
 import { type api, eventually } from './platform.ts'
 
 type Client = ReturnType<typeof api>
@@ -183,9 +184,8 @@ export async function expectAppliedOnce(admin: Client, load: MixedLoad) {
     const out: Array<{ receipt_number: string | null; source: string }> = []
     let cursor: string | null = null
     do {
-      const page = await admin.get(
-        `/api/v1/analytics/transactions?limit=500${cursor ? `&cursor=${cursor}` : ''}`,
-      )
+      const path = `/api/v1/analytics/transactions?limit=500${cursor ? `&cursor=${cursor}` : ''}`
+      const page: Answer<{ data: typeof out; next_cursor: string | null }> = await admin.get(path)
       if (page.status !== 200) return null
       out.push(...page.body.data)
       cursor = page.body.next_cursor

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -210,79 +210,7 @@ async function startOnce(opts: PlatformOptions = {}): Promise<TestPlatform> {
   return platform
 }
 
-/** One answer the e2e suite received, as the contract test (test/contract.test.ts) checks it. */
-export interface RecordedExchange {
-  method: string
-  path: string
-  status: number
-  contentType: string | null
-  body: unknown
-}
-
-/** Where `recordExchange` appends (one JSON line per answer), or every answer to `sink`. */
-const contractLog = process.env.MMP_CONTRACT_LOG
-let sink: ((e: RecordedExchange) => void) | undefined
-
-/** Sends every answer `api()` receives to `fn` (the contract test's in-process recorder). */
-export function onExchange(fn: ((e: RecordedExchange) => void) | undefined): void {
-  sink = fn
-}
-
-function recordExchange(method: string, path: string, res: Response, body: unknown): void {
-  if (!contractLog && !sink) return
-  // Answers of a test's fake upstream or of a proxy under test are not the platform's.
-  if (res.headers.get('x-test-fake-upstream') || res.headers.get('x-test-not-platform')) return
-  const e: RecordedExchange = {
-    method,
-    path,
-    status: res.status,
-    contentType: res.headers.get('content-type'),
-    body,
-  }
-  sink?.(e)
-  if (contractLog) appendFileSync(contractLog, `${JSON.stringify(e)}\n`)
-}
-
-/** A small JSON client: `await api(p.gateway, token).post('/api/v1/...', body)`. */
-export function api(base: string, token?: string, headers: Record<string, string> = {}) {
-  const call = async (
-    method: string,
-    path: string,
-    body?: unknown,
-    extra: Record<string, string> = {},
-  ) => {
-    const res = await fetch(base + path, {
-      method,
-      headers: {
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...headers,
-        ...extra,
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    })
-    const text = await res.text()
-    let json: any = null
-    try {
-      json = text ? JSON.parse(text) : null
-    } catch {
-      json = text
-    }
-    recordExchange(method, path, res, json)
-    return { status: res.status, body: json, headers: res.headers }
-  }
-  return {
-    get: (path: string, extra?: Record<string, string>) => call('GET', path, undefined, extra),
-    post: (path: string, body?: unknown, extra?: Record<string, string>) =>
-      call('POST', path, body ?? {}, extra),
-    put: (path: string, body?: unknown, extra?: Record<string, string>) =>
-      call('PUT', path, body ?? {}, extra),
-    patch: (path: string, body?: unknown, extra?: Record<string, string>) =>
-      call('PATCH', path, body ?? {}, extra),
-    delete: (path: string, extra?: Record<string, string>) =>
-      call('DELETE', path, undefined, extra),
-  }
-}
-
 /** The one polling helper of the tests (services/kernel/testing.ts), for waiting on events. */
 export { eventually } from '../../services/kernel/testing.ts'
+/** The one JSON client of the tests (test/support/client.ts), re-exported for the e2e tests. */
+export { api, onExchange, type RecordedExchange } from './client.ts'
