@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import { migrations } from '../../schema/payment/migrations.ts'
+import { api } from '../../test/support/client.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { verifyAuditFile } from './audit.ts'
 import { type Daraja, ProviderError } from './daraja.ts'
@@ -76,23 +77,21 @@ describe('money safety of the payment service', () => {
     fake = fakeProvider()
     payments = createPayments(kit.ctx, { provider: fake.provider })
     app = createPaymentsApp(kit.ctx, payments)
+  })
+  afterAll(() => kit.cleanup())
+  // Each test a tenant of its own: its payments, keys and lists are only the ones it made.
+  let tenant = ''
+  let made = 0
+  beforeEach(async () => {
+    tenant = `safe-${++made}`
     auth = {
-      ...(await kit.authFor({ tenantId: 'acme', role: 'Manager', userId: 'usr_ann' })),
+      ...(await kit.authFor({ tenantId: tenant, role: 'Manager', userId: 'usr_ann' })),
       'content-type': 'application/json',
     }
   })
-  afterAll(() => kit.cleanup())
 
-  const call = async (path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await app.handle(
-      new Request(`${base}${path}`, {
-        method: body === undefined ? 'GET' : 'POST',
-        headers: { ...auth, ...headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }),
-    )
-    return { status: res.status, headers: res.headers, body: (await res.json()) as any }
-  }
+  const call = (path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    api(app, auth, headers).request(body === undefined ? 'GET' : 'POST', path, body)
   const push = (key: string, phone = '254712345678') =>
     call(
       '/api/v1/payments/stkpush',
@@ -103,6 +102,7 @@ describe('money safety of the payment service', () => {
 
   it('leaves a push that timed out after sending unknown, with its key bound to it', async () => {
     fake.set('timeout')
+    const callsBefore = fake.calls.length
     const first = await push('k-timeout')
     expect(first.status).toBe(202)
     expect(first.body).toMatchObject({ status: 'unknown' })
@@ -115,15 +115,19 @@ describe('money safety of the payment service', () => {
       body: { checkout_request_id: id, status: 'unknown' },
     })
     expect(callsFor(id)).toBe(1)
-    expect(fake.calls).toHaveLength(1)
+    expect(fake.calls.length - callsBefore).toBe(1)
     expect((await call(`/api/v1/payments/status/${id}`)).body).toMatchObject({ status: 'unknown' })
     const listed = await call('/api/v1/payments?status=unknown')
     expect(listed.body.data.map((p: { id: string }) => p.id)).toEqual([id])
   })
 
   it('settles an unknown payment when its authenticated callback arrives', async () => {
-    const id = (await call('/api/v1/payments?status=unknown')).body.data[0].id as string
-    const url = payments.callbackUrl('stk', 'acme', id)
+    fake.set('timeout')
+    const unknown = await push('k-late')
+    expect(unknown.body).toMatchObject({ status: 'unknown' })
+    fake.set('accept')
+    const id = unknown.body.checkout_request_id as string
+    const url = payments.callbackUrl('stk', tenant, id)
     const res = await app.handle(
       new Request(url, {
         method: 'POST',
@@ -143,8 +147,8 @@ describe('money safety of the payment service', () => {
     expect(res.status).toBe(200)
     const s = await call('/api/v1/payments/status/ws_CO_late')
     expect(s.body).toMatchObject({ checkout_request_id: 'ws_CO_late', status: 'cancelled' })
-    expect((await push('k-timeout')).body).toMatchObject({ status: 'cancelled' })
-    expect(verifyAuditFile(kit.registry.pathOf('payment', 'acme')).ok).toBe(true)
+    expect((await push('k-late')).body).toMatchObject({ status: 'cancelled' })
+    expect(verifyAuditFile(kit.registry.pathOf('payment', tenant)).ok).toBe(true)
   })
 
   it('fails a push refused before it was sent and frees its key for a new attempt', async () => {
@@ -188,6 +192,9 @@ describe('money safety of the payment service', () => {
   })
 
   it('keeps a B2C whose answer was lost unknown, and reconciliation reports it instead of failing it', async () => {
+    // Reconciliation covers every tenant: what this test adds is counted from here.
+    fake.set('accept')
+    const unknownBefore = (await payments.reconcile({ olderThanS: 0 })).unknown
     fake.set('timeout')
     const first = await call(
       '/api/v1/payments/b2c',
@@ -205,12 +212,14 @@ describe('money safety of the payment service', () => {
     expect(retry).toMatchObject({ status: 202, body: { id: first.body.id, status: 'unknown' } })
     expect(fake.calls.length).toBe(before)
     const report = await payments.reconcile({ olderThanS: 0 })
-    expect(report).toMatchObject({ unknown: 1 })
+    expect(report.unknown - unknownBefore).toBe(1)
     const d = await call(`/api/v1/payments/b2c/${first.body.id}`)
     expect(d.body).toMatchObject({ status: 'unknown' })
   })
 
   it('marks a request left initiating by a dead process unknown, never failed', async () => {
+    fake.set('accept')
+    const unknownBefore = (await payments.reconcile({ olderThanS: 0 })).unknown
     fake.set('hang')
     const n = fake.calls.length
     const dying = push('k-dead', '254700000001')
@@ -220,9 +229,9 @@ describe('money safety of the payment service', () => {
     await Bun.sleep(2)
     const restarted = createPayments(kit.ctx, { provider: fake.provider })
     const report = await restarted.reconcile({ olderThanS: 0 })
-    expect(report.unknown).toBeGreaterThanOrEqual(2)
+    expect(report.unknown - unknownBefore).toBe(1)
     const s = await restarted.status(
-      { tenantId: 'acme', role: 'Manager', userId: 'usr_ann' } as never,
+      { tenantId: tenant, role: 'Manager', userId: 'usr_ann' } as never,
       ref,
     )
     expect(s).toMatchObject({ checkout_request_id: ref, status: 'unknown' })
