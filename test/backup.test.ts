@@ -49,7 +49,8 @@ async function mmpAsync(args: string[], env: Record<string, string> = {}) {
 }
 
 const txn = (receipt: string, i: number) => ({
-  occurred_at: new Date(Date.UTC(2030, 0, 1) + i * 60_000).toISOString(),
+  // Inside the window every door keeps (2007 to a day ahead).
+  occurred_at: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
   amount: 100 + (i % 50),
   direction: i % 3 === 0 ? 'out' : 'in',
   counterparty_name: `Customer ${i % 7}`,

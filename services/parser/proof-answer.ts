@@ -141,10 +141,12 @@ export function findingOf(v: ProofVerdict): string | null {
 
 /** The statement part of an import answer: layout, rows read, proof. */
 export function statementAnswer(read: StatementRead) {
+  // Keys in the order of the answer's schema (model.ts), so a replayed answer is byte for byte
+  // the first one.
   return {
+    read: read.counts?.read ?? read.rows,
     layout: read.layout?.id ?? 'table',
     layout_name: read.layout?.name ?? 'M-PESA statement table',
-    read: read.counts?.read ?? read.rows,
     proof: proofAnswer(read.proof),
   }
 }
