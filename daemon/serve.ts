@@ -167,11 +167,12 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   const names = (Object.keys(serviceModules) as ServiceName[]).filter(wants)
   // Every part's /health answers 503 naming what is still starting, until all of this process
   // serves; a worker also waits for its supervisor's word that the others and the simulator do.
+  // Background work (consumers, outbox replay) is not serving: a part restarted while the broker
+  // is slow answers reads and takes writes into its outbox meanwhile.
   const simulator = worker ? null : simulatorWanted(config)
   const readiness = createReadiness([
     ...names,
     ...(wants('gateway') ? ['gateway'] : []),
-    ...(worker ? [] : ['background']),
     ...(worker ? ['workers'] : []),
     ...((worker ? simulatorWanted(config) : simulator) ? ['simulator'] : []),
   ])
@@ -302,7 +303,6 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   })
   const background = worker ? await holdBackground(config, log, worker, work.start) : null
   if (!worker) await work.start()
-  readiness.done('background')
 
   // The payment service talks to the simulator on this host, so it comes along with payment too;
   // when another local process already serves that port, that one is used. It starts last: on
