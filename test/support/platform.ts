@@ -146,7 +146,8 @@ async function startOnce(opts: PlatformOptions = {}): Promise<TestPlatform> {
     void pump(proc.stdout as ReadableStream<Uint8Array>)
     void pump(proc.stderr as ReadableStream<Uint8Array>)
     if (opts.noWait) return
-    const deadline = Date.now() + 20_000
+    // Generous: on a busy CI box with two CPU hogs beside it, a whole platform once took over 20 s.
+    const deadline = Date.now() + 45_000
     const healthParts = parts.filter(
       (p) => p !== 'broker' && !(p === 'simulator' && opts.env?.MMP_MPESA_BASE_URL),
     )
