@@ -15,6 +15,8 @@ describe('cashflow end to end', () => {
   let broker: MqttClient
   let alpha: string
   let beta: string
+  /** The low-balance test's own tenant: cf-beta stays empty for the isolation test. */
+  let gamma: string
   let seq = 0
   const lowAlerts: Array<{ tenant_id: string; data: Record<string, unknown> }> = []
   // 120 days of a shop ending yesterday (Nairobi), so the last 30 days are inside the summary.
@@ -59,9 +61,10 @@ describe('cashflow end to end', () => {
     broker.on('message', (_topic, payload) => lowAlerts.push(JSON.parse(payload.toString())))
     await broker.subscribeAsync(topics.balanceLow, { qos: 1 })
     const operator = await p.login()
-    await createTenants(p.gateway, operator, 'cf-alpha', 'cf-beta')
+    await createTenants(p.gateway, operator, 'cf-alpha', 'cf-beta', 'cf-gamma')
     alpha = await userToken(operator, 'cf-alpha')
     beta = await userToken(operator, 'cf-beta')
+    gamma = await userToken(operator, 'cf-gamma')
     for (let i = 0; i < biz.transactions.length; i += 500) {
       await publish('cf-alpha', biz.transactions.slice(i, i + 500), `evt_e2e_batch_${i}`)
     }
@@ -147,15 +150,15 @@ describe('cashflow end to end', () => {
   })
 
   it('emits mobilemoney.balance.low once per crossing of the threshold', async () => {
-    const set = await api(p.gateway, beta).put('/api/v1/cashflow/settings', {
+    const set = await api(p.gateway, gamma).put('/api/v1/cashflow/settings', {
       low_balance_threshold: 1000,
     })
     expect(set.status).toBe(200)
     const step = async (minute: number, balance: number) => {
       const occurred = new Date(Date.now() - 2 * 3_600_000 + minute * 60_000).toISOString()
-      await publish('cf-beta', [
+      await publish('cf-gamma', [
         {
-          transaction_id: `txn_beta_${minute}`,
+          transaction_id: `txn_gamma_${minute}`,
           occurred_at: occurred,
           amount: 10,
           direction: 'out',
@@ -167,14 +170,14 @@ describe('cashflow end to end', () => {
       ])
       await eventually(
         async () => {
-          const res = await api(p.gateway, beta).get('/api/v1/cashflow/summary/cf-beta')
+          const res = await api(p.gateway, gamma).get('/api/v1/cashflow/summary/cf-gamma')
           return res.body.balance === balance
         },
         15_000,
         'the balance to be applied',
       )
     }
-    const mine = () => lowAlerts.filter((e) => e.tenant_id === 'cf-beta')
+    const mine = () => lowAlerts.filter((e) => e.tenant_id === 'cf-gamma')
     await step(1, 5000)
     await step(2, 900)
     await eventually(async () => mine().length === 1, 15_000, 'the first alert')
