@@ -123,7 +123,24 @@ describe('backup and restore drill', () => {
     rmSync(scratch, { recursive: true, force: true })
   })
 
-  it('takes a backup while writes go on, with a manifest, 0600 files and 0700 folders', async () => {
+  // The drill's two steps, each done once, by whichever test needs it first: every test awaits
+  // what it reads, so the file passes in any order.
+  let backupTaken: Promise<{ out: Awaited<ReturnType<typeof mmpAsync>>; during: number }>
+  const takeBackup = () => {
+    backupTaken ??= backUpWhileWriting()
+    return backupTaken
+  }
+  let restoreDone: Promise<ReturnType<typeof mmp>>
+  const restoreBackup = () => {
+    restoreDone ??= takeBackup().then(async () => {
+      const r = mmp(['restore', '--from', backupDir, '--data-dir', restored, '--json'])
+      if (r.code === 0) b = await startTestPlatform({ dataDir: restored })
+      return r
+    })
+    return restoreDone
+  }
+
+  const backUpWhileWriting = async () => {
     let writing = true
     let n = 0
     const writer = (async () => {
@@ -146,6 +163,11 @@ describe('backup and restore drill', () => {
     const during = acked.filter((x) => x.at > backupBegan).length
     writing = false
     await writer
+    return { out, during }
+  }
+
+  it('takes a backup while writes go on, with a manifest, 0600 files and 0700 folders', async () => {
+    const { out, during } = await takeBackup()
     expect(out.stderr).toBe('')
     expect(out.code).toBe(0)
     const summary = JSON.parse(out.stdout)
@@ -176,7 +198,8 @@ describe('backup and restore drill', () => {
       expect([m.path, m.mode]).toEqual([m.path, m.dir ? 0o700 : 0o600])
   }, 60_000)
 
-  it('verifies the backup, and says which file is damaged in a tampered copy', () => {
+  it('verifies the backup, and says which file is damaged in a tampered copy', async () => {
+    await takeBackup()
     const ok = mmp(['backup', 'verify', backupDir])
     expect(ok.code).toBe(0)
     expect(ok.stdout).toMatch(/^ok .*: \d+ files, \d+ databases, \d+ rows/m)
@@ -193,7 +216,8 @@ describe('backup and restore drill', () => {
     })
   })
 
-  it('refuses to restore into a non-empty folder, with one line', () => {
+  it('refuses to restore into a non-empty folder, with one line', async () => {
+    await takeBackup()
     const busy = join(scratch, 'busy')
     mkdirSync(busy)
     writeFileSync(join(busy, 'something'), 'x')
@@ -205,7 +229,7 @@ describe('backup and restore drill', () => {
   })
 
   it('restores into a new data dir that starts with every row committed before the backup', async () => {
-    const r = mmp(['restore', '--from', backupDir, '--data-dir', restored, '--json'])
+    const r = await restoreBackup()
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
     const report = JSON.parse(r.stdout)
@@ -215,8 +239,6 @@ describe('backup and restore drill', () => {
     })
     for (const m of modes(restored))
       expect([m.path, m.mode]).toEqual([m.path, m.dir ? 0o700 : 0o600])
-
-    b = await startTestPlatform({ dataDir: restored })
     const files: Record<string, string> = {
       duka: join(restored, 'tenants', 'duka', 'parser.db'),
       shop: join(restored, 'tenants', '_shared', 'parser.db'),
@@ -249,6 +271,7 @@ describe('backup and restore drill', () => {
   }, 60_000)
 
   it('accepts tokens signed before the backup and reads the Enterprise tenant from its new place', async () => {
+    await restoreBackup()
     const tenants = await api(b!.gateway, operator).get('/api/v1/tenants')
     expect(tenants.status).toBe(200)
     const big = await api(b!.gateway, operator).get('/api/v1/tenants/big')
@@ -259,6 +282,7 @@ describe('backup and restore drill', () => {
   })
 
   it('signs webhook deliveries with the secret the endpoint was registered with', async () => {
+    await restoreBackup()
     const r = await api(b!.gateway, operator).post('/api/v1/webhooks/trigger', {
       tenant_id: 'duka',
       event: 'payment.success',
