@@ -111,12 +111,11 @@ describe('tenants end to end', () => {
       admin_email: 'other@gamma.test',
     })
     expect(dup.status).toBe(409)
+    // Other tests make and erase tenants of their own: these three are there whatever ran before.
     const listed = await api(p.gateway, operator).get('/api/v1/tenants')
-    expect(listed.body.data.map((t: { id: string }) => t.id)).toEqual([
-      'acme',
-      'beta',
-      'gamma-traders',
-    ])
+    expect(listed.body.data.map((t: { id: string }) => t.id)).toEqual(
+      expect.arrayContaining(['acme', 'beta', 'gamma-traders']),
+    )
   })
 
   it('invites a user whose single-use invitation is accepted through auth', async () => {
@@ -313,18 +312,32 @@ describe('tenants end to end', () => {
   }, 60_000)
 
   it('moves an Enterprise tenant to the dedicated path the operator names', async () => {
-    const res = await api(p.gateway, operator).put('/api/v1/tenants/acme/upgrade', {
-      plan: 'enterprise',
-      database_path: 'volumes/acme',
+    // A tenant of its own with rows in the shared file: acme's plan is the upgrade test's.
+    const made = await api(p.gateway, operator).post('/api/v1/tenants', {
+      id: 'ent-co',
+      name: 'Ent Co',
+      admin_email: 'admin@ent-co.test',
+      admin_password: 'ent-co-admin-password',
     })
-    expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ isolation: 'database', database_path: 'volumes/acme' })
-    const db = openDatabase(join(p.dataDir, 'volumes', 'acme', 'analytics.db'), {
+    expect(made.status).toBe(201)
+    const shared = openDatabase(join(p.dataDir, 'tenants', '_shared', 'analytics.db'), {
       migrations: analyticsMigrations,
     })
-    expect(statsOf(db, 'acme').n).toBe(ROWS + 3)
+    seedShared(shared, 'ent-co', 1003)
+    shared.close()
+    const res = await api(p.gateway, operator).put('/api/v1/tenants/ent-co/upgrade', {
+      plan: 'enterprise',
+      database_path: 'volumes/ent-co',
+    })
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ isolation: 'database', database_path: 'volumes/ent-co' })
+    const db = openDatabase(join(p.dataDir, 'volumes', 'ent-co', 'analytics.db'), {
+      migrations: analyticsMigrations,
+    })
+    expect(statsOf(db, 'ent-co').n).toBe(1003)
     db.close()
-    const asAdmin = await api(p.gateway, acmeAdmin).put('/api/v1/tenants/acme/upgrade', {
+    const admin = await p.login('admin@ent-co.test', 'ent-co-admin-password')
+    const asAdmin = await api(p.gateway, admin).put('/api/v1/tenants/ent-co/upgrade', {
       plan: 'enterprise',
       database_path: '/tmp/elsewhere',
     })
@@ -461,20 +474,29 @@ describe('tenants end to end', () => {
   }, 60_000)
 
   it('erases a tenant behind ?confirm: its rows in shared files, its folder and its users', async () => {
+    // A tenant of its own to erase: acme and beta serve the other tests, in any order.
+    const made = await api(p.gateway, operator).post('/api/v1/tenants', {
+      id: 'doomed',
+      name: 'Doomed Ltd',
+      admin_email: 'admin@doomed.test',
+      admin_password: 'doomed-admin-password',
+    })
+    expect(made.status).toBe(201)
     const shared = openDatabase(join(p.dataDir, 'tenants', '_shared', 'analytics.db'), {
       migrations: analyticsMigrations,
     })
-    expect(statsOf(shared, 'beta').n).toBe(500)
-    expect((await api(p.gateway, operator).delete('/api/v1/tenants/beta')).status).toBe(422)
-    const del = await api(p.gateway, operator).delete('/api/v1/tenants/beta?confirm=beta')
+    seedShared(shared, 'doomed', 500)
+    expect(statsOf(shared, 'doomed').n).toBe(500)
+    expect((await api(p.gateway, operator).delete('/api/v1/tenants/doomed')).status).toBe(422)
+    const del = await api(p.gateway, operator).delete('/api/v1/tenants/doomed?confirm=doomed')
     expect(del.status).toBe(200)
-    expect(del.body).toMatchObject({ id: 'beta', deleted: true, users_removed: 1 })
-    expect(statsOf(shared, 'beta').n).toBe(0)
-    expect(existsSync(join(p.dataDir, 'tenants', 'beta'))).toBe(false)
-    expect((await api(p.gateway, operator).get('/api/v1/tenants/beta')).status).toBe(404)
+    expect(del.body).toMatchObject({ id: 'doomed', deleted: true, users_removed: 1 })
+    expect(statsOf(shared, 'doomed').n).toBe(0)
+    expect(existsSync(join(p.dataDir, 'tenants', 'doomed'))).toBe(false)
+    expect((await api(p.gateway, operator).get('/api/v1/tenants/doomed')).status).toBe(404)
     const login = await api(p.gateway).post('/api/v1/auth/login', {
-      email: 'admin@beta.test',
-      password: 'beta-admin-password',
+      email: 'admin@doomed.test',
+      password: 'doomed-admin-password',
     })
     expect(login.status).toBe(401)
     shared.close()
