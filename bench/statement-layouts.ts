@@ -74,7 +74,9 @@ export function orgPortalFiles(
     .join('\r\n')
   const book = XLSX.utils.book_new()
   XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet(grid), 'Statement')
-  const xlsx = new Uint8Array(XLSX.write(book, { type: 'array', bookType: 'xlsx', compression: true }))
+  const xlsx = new Uint8Array(
+    XLSX.write(book, { type: 'array', bookType: 'xlsx', compression: true }),
+  )
   return [
     { name: 'org-portal statement CSV', file: new File([csv], 'org.csv', { type: 'text/csv' }) },
     { name: 'org-portal statement XLSX', file: new File([xlsx], 'org.xlsx') },

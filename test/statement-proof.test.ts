@@ -37,7 +37,15 @@ describe('a statement that proves itself, through the gateway', () => {
   beforeAll(async () => {
     p = await startTestPlatform({ only: 'gateway,auth,tenant,parser,categorizer,broker' })
     token = await p.login()
-    await createTenants(p.gateway, token, 'proof-csv', 'proof-xlsx', 'proof-gap', 'proof-cli', 'proof-cli-gap')
+    await createTenants(
+      p.gateway,
+      token,
+      'proof-csv',
+      'proof-xlsx',
+      'proof-gap',
+      'proof-cli',
+      'proof-cli-gap',
+    )
   }, 60_000)
 
   afterAll(async () => {
