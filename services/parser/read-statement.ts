@@ -1,6 +1,6 @@
 import { AppError, invalidField } from '../kernel/errors.ts'
-import { spreadsheetFormat } from './spreadsheet.ts'
 import { readStatementPdfOnThread } from './pdf-thread.ts'
+import { spreadsheetFormat } from './spreadsheet.ts'
 import { isPdf } from './statement-pdf.ts'
 import { EXPECTED_HEADER, type StatementChunk, type StatementRead } from './statement-row.ts'
 import { streamStatementOnThread } from './statement-thread.ts'
