@@ -425,15 +425,18 @@ describe('payments end to end through the gateway', () => {
     expect(verify().exitCode).toBe(0)
     const db = new Database(join(p.dataDir, 'tenants', '_shared', 'payment.db'))
     db.run('PRAGMA busy_timeout = 5000')
+    // The latest row: how many there are depends on which tests ran before.
     const row = db
-      .query<{ seq: number; id: string }, []>('SELECT seq, id FROM audit_log WHERE seq = 7')
+      .query<{ seq: number; id: string }, []>(
+        'SELECT seq, id FROM audit_log ORDER BY seq DESC LIMIT 1',
+      )
       .get()!
-    db.run(`UPDATE audit_log SET detail = '{"amount":1}' WHERE seq = 7`)
+    db.run(`UPDATE audit_log SET detail = '{"amount":1}' WHERE seq = ?`, [row.seq])
     db.close()
     const broken = verify()
     expect(broken.exitCode).toBe(1)
     const out = broken.stdout.toString() + broken.stderr.toString()
-    expect(out).toContain('row 7')
+    expect(out).toContain(`row ${row.seq}`)
     expect(out).toContain(row.id)
   })
 

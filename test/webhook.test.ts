@@ -128,7 +128,8 @@ describe('webhooks end to end', () => {
 
   it('turns a payment event into a verified payment.success delivery for its tenant only', async () => {
     await register(acme, '/acme', ['payment.success'], 'acme')
-    await register(beta, '/beta', ['payment.success'])
+    // Other tests deliver to beta's endpoints too: this one's log is read by its endpoint.
+    const betaEndpoint = await register(beta, '/beta', ['payment.success'])
     await publish('mobilemoney.transactions.success', 'acme', {
       transaction_id: 'txn_e2e_1',
       occurred_at: '2026-03-01T10:00:00Z',
@@ -173,7 +174,9 @@ describe('webhooks end to end', () => {
     })
     const log = await eventually(
       async () => {
-        const r = await api(p.gateway, beta).get('/api/v1/webhooks/deliveries?status=delivered')
+        const r = await api(p.gateway, beta).get(
+          `/api/v1/webhooks/deliveries?status=delivered&endpoint_id=${betaEndpoint.id}`,
+        )
         return r.body.data?.length > 0 ? r.body.data : null
       },
       10_000,
@@ -181,9 +184,10 @@ describe('webhooks end to end', () => {
     )
     expect(log).toHaveLength(1)
     expect(at('/beta').map((h) => h.body.data.transaction_id)).toEqual(['txn_e2e_beta_marker'])
-    expect((await api(p.gateway, beta).get('/api/v1/webhooks/deliveries')).body.data).toHaveLength(
-      1,
-    )
+    expect(
+      (await api(p.gateway, beta).get(`/api/v1/webhooks/deliveries?endpoint_id=${betaEndpoint.id}`))
+        .body.data,
+    ).toHaveLength(1)
   })
 
   it('retries a failing receiver on the schedule until it answers 2xx', async () => {
