@@ -1,5 +1,4 @@
 import { KIND_ROLE, type Kind } from '../../schema/vocabulary.ts'
-import type { CategorizeResult } from './engine.ts'
 import type { Category } from './text.ts'
 
 /**
@@ -33,11 +32,19 @@ const KIND_CONFIDENCE = 0.9
  * kind with a category of its own takes it. The category source is then 'default': the platform's
  * default for the kind.
  */
-export function applyKind(
-  r: CategorizeResult,
+/** A decided category as the engine gives it (engine.ts CategorizeResult, which imports this). */
+interface Decided {
+  category: Category
+  confidence: number
+  source: string
+  rule_id: string | null
+}
+
+export function applyKind<R extends Decided>(
+  r: R,
   kind: Kind | null | undefined,
   ownWord: boolean,
-): CategorizeResult {
+): R | (Decided & { source: 'default' }) {
   if (!kind) return r
   const own = KIND_CATEGORY[kind]
   const notRevenue = r.category === 'Revenue' && KIND_ROLE[kind] !== 'revenue'
