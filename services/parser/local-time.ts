@@ -95,42 +95,21 @@ const DMY =
  */
 export function parseLocalTime(text: string, timeZone: string): string | null {
   const s = text.trim()
-  // `2024-01-05 14:22:10`, as full statements print every row, read by position without the
-  // pattern's seven strings; what it gives is what ISO_LOCAL would.
-  if (
-    s.length === 19 &&
-    s[4] === '-' &&
-    s[7] === '-' &&
-    s[10] === ' ' &&
-    s[13] === ':' &&
-    s[16] === ':'
-  ) {
-    const year = digitsAt(s, 0, 4)
-    const month = digitsAt(s, 5, 2)
-    const day = digitsAt(s, 8, 2)
-    const hour = digitsAt(s, 11, 2)
-    const minute = digitsAt(s, 14, 2)
-    const second = digitsAt(s, 17, 2)
-    if (Math.min(year, month, day, hour, minute, second) >= 0)
-      return localToUtc(timeZone, year, month, day, hour, minute, second)
-  }
-  // DD-MM-YYYY HH:MM:SS, as the org portal writes it: as fast a path as the ISO one above.
-  if (
-    s.length === 19 &&
-    s[2] === '-' &&
-    s[5] === '-' &&
-    s[10] === ' ' &&
-    s[13] === ':' &&
-    s[16] === ':'
-  ) {
-    const day = digitsAt(s, 0, 2)
-    const month = digitsAt(s, 3, 2)
-    const year = digitsAt(s, 6, 4)
-    const hour = digitsAt(s, 11, 2)
-    const minute = digitsAt(s, 14, 2)
-    const second = digitsAt(s, 17, 2)
-    if (Math.min(year, month, day, hour, minute, second) >= 0)
-      return localToUtc(timeZone, year, month, day, hour, minute, second)
+  // `2024-01-05 14:22:10` (full statements) and `05-01-2024 14:22:10` (the org portal), as every
+  // row prints them, read by position without a pattern; what it gives is what ISO_LOCAL or DMY
+  // would.
+  if (s.length === 19 && s[10] === ' ' && s[13] === ':' && s[16] === ':') {
+    const yearFirst = s[4] === '-' && s[7] === '-'
+    if (yearFirst || (s[2] === '-' && s[5] === '-')) {
+      const year = yearFirst ? digitsAt(s, 0, 4) : digitsAt(s, 6, 4)
+      const month = digitsAt(s, yearFirst ? 5 : 3, 2)
+      const day = yearFirst ? digitsAt(s, 8, 2) : digitsAt(s, 0, 2)
+      const hour = digitsAt(s, 11, 2)
+      const minute = digitsAt(s, 14, 2)
+      const second = digitsAt(s, 17, 2)
+      if (Math.min(year, month, day, hour, minute, second) >= 0)
+        return localToUtc(timeZone, year, month, day, hour, minute, second)
+    }
   }
   let m = ISO_LOCAL.exec(s)
   if (m) {
