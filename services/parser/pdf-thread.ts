@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { AppError, type ErrorCode } from '../kernel/errors.ts'
 import { createLogger } from '../kernel/log.ts'
 import { unpackChunk } from './chunk-wire.ts'
 import { DEFAULT_PDF_LIMITS, pdfRefused } from './pdf-limits.ts'
-import type { FromPdfWorker, ToPdfWorker, WireError } from './pdf-worker.ts'
+import type { FromPdfWorker, ToPdfWorker } from './pdf-worker.ts'
 import { type PdfReadOptions, readStatementPdf } from './statement-pdf.ts'
 import type { StatementRead } from './statement-row.ts'
+import { fromWire } from './thread-wire.ts'
 
 /** How often the memory the read may grow by is checked, in ms. */
 const MEMORY_EVERY_MS = 50
@@ -92,7 +92,7 @@ export function readStatementPdfOnThread(
         queue.catch((err) => end(err))
       } else if ('page' in m) opts.onPage?.(m.page, m.pages)
       else if ('done' in m) queue.then(() => end(null, m.done), end)
-      else end(errorOf(m.error))
+      else end(fromWire(m.error))
     }
     worker.addEventListener('close', () => end(new Error('the PDF reading thread stopped')))
     worker.onerror = (e) => {
@@ -119,10 +119,3 @@ export function readStatementPdfOnThread(
 }
 
 /** The reading thread's error as the kernel error it was, or a plain one. */
-function errorOf(e: WireError): Error {
-  if (!e.code) return new Error(e.message)
-  return new AppError(e.code as ErrorCode, e.message, {
-    ...(e.errors ? { errors: e.errors } : {}),
-    ...(e.extra ? { extra: e.extra } : {}),
-  })
-}

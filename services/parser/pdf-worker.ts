@@ -1,8 +1,8 @@
-import { newId } from '../kernel/ids.ts'
-import { packChunk, type WireChunk } from './chunk-wire.ts'
+import type { WireChunk } from './chunk-wire.ts'
 import type { PdfLimits } from './pdf-limits.ts'
 import { readStatementPdf } from './statement-pdf.ts'
 import type { StatementRead } from './statement-row.ts'
+import { chunkPoster, toWire, type WireError } from './thread-wire.ts'
 
 /**
  * The thread a statement PDF is read on (pdf-thread.ts starts it and may end it at any moment):
@@ -22,34 +22,20 @@ export type ToPdfWorker =
     }
   | { ack: true }
 
-export interface WireError {
-  message: string
-  code?: string
-  errors?: Array<{ field: string; message: string }>
-  extra?: Record<string, unknown>
-}
-
 export type FromPdfWorker =
   | { chunk: WireChunk }
   | { page: number; pages: number }
   | { done: StatementRead }
   | { error: WireError }
 
-const AHEAD = 4
-
 declare const self: Worker
 const post = (m: FromPdfWorker) => self.postMessage(m)
-let credit = AHEAD
-let waiting: (() => void) | null = null
+const chunks = chunkPoster(post)
 
 self.onmessage = (e: MessageEvent<ToPdfWorker>) => {
   const m = e.data
-  if ('ack' in m) {
-    credit++
-    const go = waiting
-    waiting = null
-    go?.()
-  } else void read(m)
+  if ('ack' in m) chunks.ack()
+  else void read(m)
 }
 
 async function read(m: Exclude<ToPdfWorker, { ack: true }>): Promise<void> {
@@ -60,25 +46,10 @@ async function read(m: Exclude<ToPdfWorker, { ack: true }>): Promise<void> {
       now: m.now,
       limits: m.limits,
       onPage: (page, pages) => post({ page, pages }),
-      onChunk: async (chunk) => {
-        if (credit === 0) await new Promise<void>((resolve) => (waiting = resolve))
-        credit--
-        if (m.ids) chunk.ids = chunk.transactions.map(() => newId('txn'))
-        post({ chunk: packChunk(chunk) })
-      },
+      onChunk: (chunk) => chunks.send(chunk, m.ids),
     })
     post({ done })
   } catch (err) {
-    const e = err as { message?: string; code?: string; errors?: unknown; extra?: unknown }
-    post({
-      error: {
-        message: String(e?.message ?? err),
-        ...(typeof e?.code === 'string' ? { code: e.code } : {}),
-        ...(Array.isArray(e?.errors) ? { errors: e.errors as WireError['errors'] } : {}),
-        ...(e?.extra && typeof e.extra === 'object'
-          ? { extra: e.extra as Record<string, unknown> }
-          : {}),
-      },
-    })
+    post({ error: toWire(err) })
   }
 }

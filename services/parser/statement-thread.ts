@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { AppError } from '../kernel/errors.ts'
 import { createLogger } from '../kernel/log.ts'
 import { unpackChunk } from './chunk-wire.ts'
 import type { StatementChunk, StatementRead } from './statement-row.ts'
 import type { FromWorker, ToWorker } from './statement-worker.ts'
 import { readFile } from './statement-worker-read.ts'
+import { fromWire } from './thread-wire.ts'
 
 /**
  * The worker's module: beside this one when run from source; in the single executable, where
@@ -65,7 +65,7 @@ export function streamStatementOnThread(
         })
         queue.catch((err) => end(err))
       } else if ('done' in m) queue.then(() => end(null, m.done), end)
-      else end(m.code ? new AppError(m.code, m.error, { errors: m.errors }) : new Error(m.error))
+      else end(fromWire(m.error))
     }
     // A worker that ends without a word (it cannot, short of a crash) must not leave the read waiting.
     worker.addEventListener('close', () => end(new Error('the statement reading thread stopped')))
