@@ -46,20 +46,13 @@ export interface ProofVerdict {
 
 const MAX_BREAKS = 50
 
-/** Growable numeric columns: 100,000 rows are five arrays of numbers, not 100,000 objects. */
-class Column {
-  values: number[] = []
-  push(v: number) {
-    this.values.push(v)
-  }
-}
-
 export class StatementProof {
   private file: FileTotals | null = null
-  private readonly at = new Column()
-  private readonly moves = new Column()
-  private readonly balances = new Column()
-  private readonly rowNos = new Column()
+  // One array of numbers a field: 100,000 rows are four arrays, not 100,000 objects.
+  private readonly at: number[] = []
+  private readonly moves: number[] = []
+  private readonly balances: number[] = []
+  private readonly rowNos: number[] = []
   private readonly times: string[] = []
   private paidIn = 0
   private paidOut = 0
@@ -134,17 +127,17 @@ export class StatementProof {
     opening: number
     closing: number
   } | null {
-    const n = this.at.values.length
+    const n = this.at.length
     if (n === 0 || this.withBalance < Math.max(1, n / 2)) return null
-    const at = this.at.values
+    const at = this.at
     let first = Number.NaN
     let last = Number.NaN
     for (let i = 0; i < n && Number.isNaN(first); i++) if (!Number.isNaN(at[i]!)) first = at[i]!
     for (let i = n - 1; i >= 0 && Number.isNaN(last); i--) if (!Number.isNaN(at[i]!)) last = at[i]!
     const newestFirst = first > last
     const order = Array.from({ length: n }, (_, k) => (newestFirst ? n - 1 - k : k))
-    const bal = this.balances.values
-    const move = this.moves.values
+    const bal = this.balances
+    const move = this.moves
     const breaks: BalanceBreak[] = []
     let breakCount = 0
     let prev = -1 // index (file order) of the last row whose balance is known, oldest-first walk
@@ -186,7 +179,7 @@ export class StatementProof {
         breakCount++
         if (breaks.length < MAX_BREAKS) {
           breaks.push({
-            rows: [this.rowNos.values[prev]!, this.rowNos.values[i]!],
+            rows: [this.rowNos[prev]!, this.rowNos[i]!],
             between: [this.times[prev]!, this.times[i]!],
             expected,
             found: bal[i]!,
