@@ -6,6 +6,8 @@ import m2 from './migrations/0002_audit_per_tenant.sql' with { type: 'text' }
 import m3 from './migrations/0003_payment_purpose.sql' with { type: 'text' }
 import m4 from './migrations/0004_c2b.sql' with { type: 'text' }
 import m5 from './migrations/0005_idempotent_requests.sql' with { type: 'text' }
+import m6 from './migrations/0006_payment_owner_alerts.sql' with { type: 'text' }
+import m7 from './migrations/0007_c2b_verification.sql' with { type: 'text' }
 
 export const migrations: Migration[] = [
   { tag: '0000_init', sql: m0 },
@@ -14,4 +16,6 @@ export const migrations: Migration[] = [
   { tag: '0003_payment_purpose', sql: m3 },
   { tag: '0004_c2b', sql: m4 },
   { tag: '0005_idempotent_requests', sql: m5 },
+  { tag: '0006_payment_owner_alerts', sql: m6 },
+  { tag: '0007_c2b_verification', sql: m7 },
 ]

@@ -31,6 +31,8 @@ export const payments = sqliteTable(
     transactionId: text('transaction_id'),
     /** 'invoice' when the tenant pays the platform's invoice: not the tenant's own income. */
     purpose: text('purpose'),
+    /** The process calling the provider while `initiating` (`pid@boot`): a sibling can tell it died. */
+    owner: text('owner'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
@@ -59,6 +61,8 @@ export const disbursements = sqliteTable(
     receiverName: text('receiver_name'),
     userId: text('user_id'),
     transactionId: text('transaction_id'),
+    /** The process calling the provider while `initiating` (`pid@boot`). */
+    owner: text('owner'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
@@ -133,6 +137,21 @@ export const paymentIndex = sqliteTable(
 )
 
 /**
+ * Platform database: operator alerts about money (the provider refusing the platform's
+ * credentials, payments still `unknown` after an hour), one row per alert name, read by the
+ * operator API and `mmp doctor`.
+ */
+export const paymentAlerts = sqliteTable('payment_alerts', {
+  name: text('name').primaryKey(),
+  detail: text('detail').notNull(),
+  count: integer('count').notNull(),
+  firstAt: text('first_at').notNull(),
+  lastAt: text('last_at').notNull(),
+  /** Set when the condition is over (a later call succeeded, nothing is unknown any more). */
+  clearedAt: text('cleared_at'),
+})
+
+/**
  * Platform database: the C2B shortcodes (tills and paybills) registered with the provider, each
  * held by one tenant. `mode` 'aggregator': a platform paybill the operator registered, whose
  * payments are routed to a tenant by the account number the customer types (`BillRefNumber`).
@@ -148,6 +167,11 @@ export const c2bShortcodes = sqliteTable(
     status: text('status').notNull(),
     registeredAt: text('registered_at').notNull(),
     releasedAt: text('released_at'),
+    /** Random part of the URL tokens; a new one (token rotation) voids the old URLs. */
+    tokenNonce: text('token_nonce'),
+    /** The shortcode's own initiator for Transaction Status (credential sealed); null: none. */
+    initiatorName: text('initiator_name'),
+    securityCredential: text('security_credential'),
   },
   (t) => [index('c2b_shortcodes_tenant').on(t.tenantId, t.status)],
 )
@@ -185,6 +209,14 @@ export const c2bPayments = sqliteTable(
     thirdPartyTransId: text('third_party_trans_id'),
     transactionId: text('transaction_id').notNull(),
     createdAt: text('created_at').notNull(),
+    /**
+     * 'received' (stored, waiting for the provider's Transaction Status), 'verified' (the provider
+     * agreed: counted), 'unverified' (no initiator to query with; from an allowed source: counted),
+     * 'rejected' (the provider disagreed or knows no such TransID: never counted), 'unrouted'.
+     */
+    status: text('status').notNull().default('unverified'),
+    statusReason: text('status_reason'),
+    updatedAt: text('updated_at'),
   },
   (t) => [
     uniqueIndex('c2b_payments_trans').on(t.tenantId, t.transId),
