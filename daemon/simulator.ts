@@ -14,6 +14,7 @@ export function simulatorOf(config: Config) {
     shortcode: config.get('mpesa.shortcode'),
     passkey: config.get('mpesa.passkey'),
     statePath: join(config.dataDir, 'simulator', 'requests.db'),
+    production: config.get('mpesa.simulator_production'),
   })
 }
 

@@ -79,6 +79,11 @@ const builders: { [N in ServiceName]: (from: SliceSource) => Slices[N] } = {
         secrets.callbackSecret ||
         Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url'),
       allowedIps: config.get<string[]>('mpesa.allowed_ips').filter(Boolean),
+      c2bSourceIps:
+        config.get<string>('mpesa.c2b_source_check') === 'on' ||
+        (config.get<string>('mpesa.c2b_source_check') === 'auto' && !!base)
+          ? config.get<string[]>('mpesa.c2b_source_ips').filter(Boolean)
+          : [],
       reconcileAfterS: config.get('mpesa.reconcile_after_s'),
       credentials: {
         consumerKey: config.get('mpesa.consumer_key'),

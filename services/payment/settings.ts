@@ -17,6 +17,11 @@ export interface PaymentSettings {
   callbackSecret: string
   /** Callback source addresses or CIDR ranges; empty: any. */
   allowedIps: string[]
+  /**
+   * Where confirmations to a shortcode without an initiator may come from (Safaricom's published
+   * addresses once live); empty: anywhere (the simulator, or the check turned off).
+   */
+  c2bSourceIps: string[]
   /** Payments pending longer than this are queried at the provider. */
   reconcileAfterS: number
   /** Daraja app credentials: held in configuration, never taken from requests (SPEC). */

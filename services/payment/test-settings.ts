@@ -11,6 +11,7 @@ export function testPaymentSettings(
     usingSimulator: true,
     callbackSecret: 'test-secret',
     allowedIps: [],
+    c2bSourceIps: [],
     reconcileAfterS: 120,
     credentials: {
       consumerKey: 'mmp-simulator-key',

@@ -96,6 +96,7 @@ export function createSimulator(opts: SimulatorOptions) {
     store,
     delivery,
     delayMs: opts.delayMs,
+    production: opts.production ?? false,
     bearerOk,
     schedule: (kind, id, ms) =>
       delivery.later(ms, async () => {

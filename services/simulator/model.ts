@@ -13,6 +13,11 @@ export interface SimulatorOptions {
   statePath?: string
   /** Overrides the outcome (for tests); default by phone number. */
   outcomeOf?: (phone: string) => Outcome
+  /**
+   * Production-like: refuses what Daraja allows only on its sandbox (http:// callback URLs, a
+   * second C2B URL registration of a shortcode). Default: the sandbox.
+   */
+  production?: boolean
 }
 
 export interface Outcome {

@@ -6,6 +6,8 @@ export interface Sim {
   store: Store
   delivery: Delivery
   delayMs: number
+  /** Production-like (SimulatorOptions.production): no http URLs, no C2B re-registration. */
+  production: boolean
   bearerOk(request: Request): boolean
   /** Calls back a remembered request after `ms`; its pending row goes once it was delivered. */
   schedule(kind: Kind, id: string, ms: number): void
