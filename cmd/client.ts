@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import type { Config } from '../daemon/config.ts'
 
 export const clientArgs = {
@@ -12,6 +12,16 @@ export interface CliApi {
   read<T = any>(path: string): Promise<{ status: number; body: T }>
   /** A binary resource (a PDF), as the operator. */
   download(path: string): Promise<Uint8Array>
+  /**
+   * A file streamed as a multipart form (`file` plus `fields`), as the dashboard sends it;
+   * `onSent` hears the file's bytes as they go. The answer is returned whatever its status.
+   */
+  upload<T = any>(
+    path: string,
+    file: string,
+    fields: Record<string, string>,
+    onSent?: (bytes: number, size: number) => void,
+  ): Promise<{ status: number; body: T }>
 }
 
 /**
@@ -75,7 +85,66 @@ export async function operatorApi(config: Config, url?: string): Promise<CliApi>
       if (!r.ok) fail(`GET ${path}: ${r.status} ${await r.text()}`)
       return new Uint8Array(await r.arrayBuffer())
     },
+    async upload(path, file, fields, onSent) {
+      const form = multipartStream(file, fields, onSent)
+      const r = await fetch(base + path, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': `multipart/form-data; boundary=${form.boundary}`,
+          'content-length': String(form.length),
+        },
+        body: form.body,
+      })
+      const text = await r.text()
+      return { status: r.status, body: (text ? safeJson(text) : null) as never }
+    },
   }
+}
+
+/**
+ * A multipart/form-data body read from the file as it is sent, never held whole: the fields,
+ * then the `file` part. Its length is known beforehand, so it goes with a Content-Length.
+ */
+function multipartStream(
+  path: string,
+  fields: Record<string, string>,
+  onSent?: (bytes: number, size: number) => void,
+) {
+  const boundary = `mmp-${crypto.randomUUID()}`
+  const enc = new TextEncoder()
+  const quoted = (v: string) => v.replace(/[\r\n"]/g, (c) => encodeURIComponent(c))
+  let head = ''
+  for (const [name, value] of Object.entries(fields))
+    head += `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"\r\n\r\n${value}\r\n`
+  head += `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quoted(basename(path))}"\r\nContent-Type: application/octet-stream\r\n\r\n`
+  const pre = enc.encode(head)
+  const post = enc.encode(`\r\n--${boundary}--\r\n`)
+  const file = Bun.file(path)
+  const size = file.size
+  let reader: ReadableStreamDefaultReader<Uint8Array> | null = null
+  let sent = 0
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(pre)
+    },
+    async pull(controller) {
+      reader ??= file.stream().getReader()
+      const { done, value } = await reader.read()
+      if (done) {
+        controller.enqueue(post)
+        controller.close()
+        return
+      }
+      sent += value.length
+      onSent?.(sent, size)
+      controller.enqueue(value)
+    },
+    cancel() {
+      void reader?.cancel()
+    },
+  })
+  return { boundary, body, length: pre.length + size + post.length }
 }
 
 /**

@@ -2,8 +2,14 @@ import { defineCommand } from 'citty'
 import type { UsageStats } from '../schema/peers.ts'
 import { fitDemo } from '../services/parser/public.ts'
 import { type CliApi, clientArgs, fail, operatorApi } from './client.ts'
-import { progressBar, type Totals } from './import.ts'
-import { configArgs, configFromArgs, tenantArg } from './shared.ts'
+import { progressBar } from './progress.ts'
+import { configArgs, configFromArgs, jsonArg, printJson, tenantArg } from './shared.ts'
+
+interface Totals {
+  accepted: number
+  duplicates: number
+  rejected: number
+}
 
 const seed = defineCommand({
   meta: {
@@ -14,6 +20,7 @@ const seed = defineCommand({
     ...configArgs,
     ...clientArgs,
     ...tenantArg,
+    ...jsonArg,
     days: { type: 'string', description: 'days of history', default: '365' },
     seed: { type: 'string', description: 'random seed (same seed, same data)', default: '1' },
     end: { type: 'string', description: 'last day YYYY-MM-DD (default: today)' },
@@ -33,20 +40,33 @@ const seed = defineCommand({
       plan?.room ?? null,
     )
     const bar = progressBar(`seeding ${args.tenant}`, transactions.length)
-    const totals: Totals = { accepted: 0, duplicates: 0, rejected: 0, skipped: 0, errors: [] }
+    const totals: Totals = { accepted: 0, duplicates: 0, rejected: 0 }
     for (let i = 0; i < transactions.length; i += 1000) {
       await sendDemoBatch(api, args.tenant, transactions.slice(i, i + 1000), totals)
       bar.update(Math.min(transactions.length, i + 1000))
     }
     bar.done()
+    const stopped =
+      plan && written < days
+        ? `stopped early: wrote the last ${written} of ${days} days, because the ${plan.plan} plan allows ${plan.limit.toLocaleString('en-KE')} transactions a month and ${plan.used.toLocaleString('en-KE')} are used; demo rows are not billed`
+        : null
+    if (args.json)
+      return printJson({
+        tenant_id: args.tenant,
+        days_asked: days,
+        days_written: written,
+        ...totals,
+        stopped_early: stopped,
+      })
     // The summary is the command's output: plain stdout, whatever consola's level.
     console.log(
       `${args.tenant}: ${written} days, ${totals.accepted} transactions written (${totals.duplicates} already there)`,
     )
-    if (plan && written < days)
-      console.log(
-        `stopped early: wrote the last ${written} of ${days} days, because the ${plan.plan} plan allows ${plan.limit.toLocaleString('en-KE')} transactions a month and ${plan.used.toLocaleString('en-KE')} are used; demo rows are not billed`,
-      )
+    if (stopped) console.log(stopped)
+    if (totals.rejected > 0) {
+      process.stderr.write(`mmp demo seed: ${totals.rejected} rows were rejected\n`)
+      process.exitCode = 1
+    }
   },
 })
 

@@ -17,6 +17,7 @@ export const commands: Record<string, Lazy> = {
   user: lazy(() => import('./user.ts')),
   apikey: lazy(() => import('./apikey.ts')),
   import: lazy(() => import('./import.ts')),
+  imports: lazy(() => import('./imports.ts')),
   demo: lazy(() => import('./demo.ts')),
   payments: lazy(() => import('./payments.ts')),
   audit: lazy(() => import('./audit.ts')),
