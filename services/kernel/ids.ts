@@ -28,6 +28,19 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${Bun.randomUUIDv7().replaceAll('-', '')}`
 }
 
+/**
+ * An identifier derived from what it names, in the same shape as `newId`: the same parts always
+ * give the same id, so a restored or replayed platform that does the same thing again names it
+ * the same way (a receiver that deduplicates by id sees a repeat, not a new fact).
+ *
+ * @example
+ * derivedId('txn', 'pay_0192f0…') // 'txn_' + 32 hex digits of SHA-256('pay_0192f0…')
+ */
+export function derivedId(prefix: IdPrefix, ...parts: string[]): string {
+  const hash = new Bun.CryptoHasher('sha256').update(parts.join('\u0000')).digest('hex')
+  return `${prefix}_${hash.slice(0, 32)}`
+}
+
 /** A request id as the gateway makes it: a plain UUIDv7. */
 export function newRequestId(): string {
   return Bun.randomUUIDv7()
