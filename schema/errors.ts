@@ -27,6 +27,7 @@ export type ErrorCode =
   | 'STATEMENT_PASSWORD_INCORRECT'
   | 'STATEMENT_TOO_LARGE'
   | 'STATEMENT_UNREADABLE'
+  | 'C2B_OUT_OF_RANGE'
   | 'PAYLOAD_TOO_LARGE'
   | 'URI_TOO_LONG'
   | 'RATE_LIMITED'
@@ -61,6 +62,8 @@ export const statusOf: Record<ErrorCode, number> = {
   STATEMENT_TOO_LARGE: 422,
   /** A file that is not a statement mmp can read (a photo, a damaged or hostile file). */
   STATEMENT_UNREADABLE: 422,
+  /** A C2B callback whose amount or time Daraja never sends (1–250,000 whole shillings, now ± a day). */
+  C2B_OUT_OF_RANGE: 422,
   PAYLOAD_TOO_LARGE: 413,
   URI_TOO_LONG: 414,
   RATE_LIMITED: 429,

@@ -67,6 +67,7 @@ export const sharedComponents = {
             'STATEMENT_PASSWORD_INCORRECT',
             'STATEMENT_TOO_LARGE',
             'STATEMENT_UNREADABLE',
+            'C2B_OUT_OF_RANGE',
           ],
         },
         errors: { type: 'array', items: { $ref: '#/components/schemas/FieldError' } },
