@@ -55,14 +55,28 @@ export const segmentOwners: Readonly<Record<string, Owner>> = {
 /**
  * `create`: the route creates or moves something, so it honours `Idempotency-Key` (the kernel's
  * `idempotent: true`, or the payment service's own keys); test/idempotency.test.ts sends each twice.
+ * `shownOnce`: top-level fields of a create's answer that are secrets shown once (a key, a signing
+ * secret, an invitation token or a link carrying it): the idempotency store never keeps them, and a
+ * replay says they were shown once (test/secrets-at-rest.test.ts greps the data dir for them).
  */
-type Facts = { access?: Access; body?: BodyClass; budget?: BudgetClass; create?: true }
+type Facts = {
+  access?: Access
+  body?: BodyClass
+  budget?: BudgetClass
+  create?: true
+  shownOnce?: readonly string[]
+}
+
+const INVITATION = ['invite_token', 'invite_url'] as const
 
 const declared: Array<[Method, string, Facts?]> = [
+  ['GET', '/api/v1/analytics/counterparties'],
   ['GET', '/api/v1/analytics/customers'],
   ['GET', '/api/v1/analytics/export', { budget: 'bulk' }],
   ['GET', '/api/v1/analytics/insights'],
+  ['GET', '/api/v1/analytics/period'],
   ['GET', '/api/v1/analytics/reconciliation'],
+  ['GET', '/api/v1/analytics/reports/:report'],
   ['GET', '/api/v1/analytics/segments'],
   ['GET', '/api/v1/analytics/summary'],
   ['GET', '/api/v1/analytics/transactions'],
@@ -72,7 +86,7 @@ const declared: Array<[Method, string, Facts?]> = [
   ['GET', '/api/v1/auth/.well-known/jwks.json', { access: 'public' }],
   ['POST', '/api/v1/auth/accept-invite', { access: 'public' }],
   ['GET', '/api/v1/auth/api-keys'],
-  ['POST', '/api/v1/auth/api-keys', { create: true }],
+  ['POST', '/api/v1/auth/api-keys', { create: true, shownOnce: ['key'] }],
   ['GET', '/api/v1/auth/api-keys/current'],
   ['DELETE', '/api/v1/auth/api-keys/:id'],
   ['POST', '/api/v1/auth/login', { access: 'public' }],
@@ -82,7 +96,7 @@ const declared: Array<[Method, string, Facts?]> = [
   ['GET', '/api/v1/auth/revocations'],
   ['DELETE', '/api/v1/auth/tenants/:tenant_id/users'],
   ['GET', '/api/v1/auth/users'],
-  ['POST', '/api/v1/auth/users', { create: true }],
+  ['POST', '/api/v1/auth/users', { create: true, shownOnce: INVITATION }],
   ['GET', '/api/v1/auth/users/count'],
   ['DELETE', '/api/v1/auth/users/:id'],
   ['PATCH', '/api/v1/auth/users/:id'],
@@ -148,7 +162,7 @@ const declared: Array<[Method, string, Facts?]> = [
   ['GET', '/api/v1/payments/transaction-status/:id'],
 
   ['GET', '/api/v1/tenants'],
-  ['POST', '/api/v1/tenants', { create: true }],
+  ['POST', '/api/v1/tenants', { create: true, shownOnce: INVITATION }],
   ['GET', '/api/v1/tenants/:tenant_id'],
   ['PUT', '/api/v1/tenants/:tenant_id'],
   ['PATCH', '/api/v1/tenants/:tenant_id'],
@@ -161,11 +175,11 @@ const declared: Array<[Method, string, Facts?]> = [
   ['PUT', '/api/v1/tenants/:tenant_id/upgrade'],
   ['GET', '/api/v1/tenants/:tenant_id/usage'],
   ['GET', '/api/v1/tenants/:tenant_id/users'],
-  ['POST', '/api/v1/tenants/:tenant_id/users', { create: true }],
+  ['POST', '/api/v1/tenants/:tenant_id/users', { create: true, shownOnce: INVITATION }],
   ['DELETE', '/api/v1/tenants/:tenant_id/users/:user_id'],
 
   ['GET', '/api/v1/webhooks'],
-  ['POST', '/api/v1/webhooks', { create: true }],
+  ['POST', '/api/v1/webhooks', { create: true, shownOnce: ['secret'] }],
   ['GET', '/api/v1/webhooks/:id'],
   ['PATCH', '/api/v1/webhooks/:id'],
   ['DELETE', '/api/v1/webhooks/:id'],
@@ -188,6 +202,8 @@ export interface Route {
   budget: BudgetClass
   /** Creates or moves something: honours `Idempotency-Key`. */
   create: boolean
+  /** Answer fields that are secrets shown once: never kept for a replay. */
+  shownOnce: readonly string[]
   /** The index (in `path.split('/')`) of the segment that names a tenant, if any. */
   tenantAt?: number
   segments: readonly string[]
@@ -207,6 +223,7 @@ export const routes: readonly Route[] = declared.map(([method, path, facts = {}]
     body: facts.body ?? 'default',
     budget: facts.budget ?? 'default',
     create: facts.create === true,
+    shownOnce: facts.shownOnce ?? [],
     ...(tenantAt < 0 ? {} : { tenantAt }),
     segments,
   }

@@ -2,7 +2,7 @@ import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
 import { AppError } from '../kernel/errors.ts'
 import { wholeList } from '../kernel/lists.ts'
-import { type Actor, tenantFor } from '../kernel/roles.ts'
+import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
 import { segmentSizes, topCustomers } from './customers.ts'
 import { exportCsv, exportPdf } from './export.ts'
@@ -21,9 +21,9 @@ import {
   TrendResponse,
 } from './model.ts'
 import { reconcileStatement } from './reconciliation.ts'
+import { dayPeriodOf, ownerRoutes, scopeReader } from './routes-owner.ts'
 import { isTradingParty } from './stored.ts'
-import { readCells, type Scope, summarize, summaryOf, trendOf } from './summary.ts'
-import { parseRange, timeZone } from './time.ts'
+import { readCells, summarize, summaryOf, trendOf } from './summary.ts'
 import { getTransaction, listTransactions } from './transactions.ts'
 
 const secured = (summary: string) => ({
@@ -34,20 +34,7 @@ const secured = (summary: string) => ({
 
 /** The analytics service's HTTP controller (SPEC analytics endpoints, DESIGN §11). */
 export function createAnalyticsApp(ctx: ServiceContext) {
-  const scopeOf = (
-    actor: Actor,
-    q: { tenant_id?: string; from?: string; to?: string; scope?: 'me' | 'tenant' },
-  ): Scope => {
-    const tenantId = tenantFor(actor, q.tenant_id)
-    const zone = timeZone(ctx.registry.placement(tenantId).timezone)
-    return {
-      db: ctx.registry.tenant('analytics', tenantId),
-      tenantId,
-      userId: q.scope === 'me' ? actor.userId : null,
-      zone,
-      range: parseRange(zone, q.from, q.to),
-    }
-  }
+  const scopeOf = scopeReader(ctx)
   const advanced = (tenantId: string) =>
     ctx.registry.placement(tenantId).features?.advanced_analytics !== false
   const requireAdvanced = (tenantId: string) => {
@@ -59,10 +46,11 @@ export function createAnalyticsApp(ctx: ServiceContext) {
       )
     }
   }
-  return createServiceApp(ctx, {
+  const app = createServiceApp(ctx, {
     title: 'Analytics',
     description: 'Summaries, trends, customers, insights and exports of mobile-money transactions',
   })
+  return ownerRoutes(app, ctx, advanced)
     .get('/api/v1/analytics/summary', ({ actor, query }) => summaryOf(scopeOf(actor, query)), {
       auth: 'read',
       query: t.Object(ScopeQuery),
@@ -147,15 +135,22 @@ export function createAnalyticsApp(ctx: ServiceContext) {
     .get(
       '/api/v1/analytics/insights',
       ({ actor, query }) => {
-        const scope = scopeOf(actor, { ...query, from: undefined, to: undefined })
-        const { as_of, data } = buildInsights(scope, ctx.clock.nowMs(), advanced(scope.tenantId))
+        const scope = scopeOf(actor, query)
+        const { as_of, data } = buildInsights(
+          scope,
+          ctx.clock.nowMs(),
+          advanced(scope.tenantId),
+          dayPeriodOf(scope, query),
+        )
         return { ...wholeList(data), as_of }
       },
       {
         auth: 'read',
-        query: t.Object({ tenant_id: ScopeQuery.tenant_id, scope: ScopeQuery.scope }),
+        query: t.Object(ScopeQuery),
         response: { 200: InsightList },
-        detail: secured('Rule-based insights, each with the numbers behind it'),
+        detail: secured(
+          'Rule-based insights, each with the numbers behind it; with from/to (dates), of that period against as many days before it',
+        ),
       },
     )
     .get(
