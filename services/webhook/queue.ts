@@ -1,5 +1,5 @@
 import type { webhookDeliveries } from '../../schema/webhook/tables.ts'
-import { newId } from '../kernel/ids.ts'
+import { derivedId, newId } from '../kernel/ids.ts'
 import type { WebhookDeps } from './deps.ts'
 import type { WebhookEvent } from './model.ts'
 
@@ -36,7 +36,23 @@ export function renderPayload(
 export interface EventToQueue {
   event: WebhookEvent
   data: Record<string, unknown>
+  /**
+   * What the message is about, from which its id is derived (`messageIdOf`): the same fact
+   * queued again (an outbox replayed, a platform restored from a backup) gets the same
+   * `webhook-id`, so a receiver that deduplicates by it, as Standard Webhooks advises, credits it
+   * once. Without one (a test event) the message gets a fresh id.
+   */
+  key?: string
 }
+
+/**
+ * The message id of a tenant's event about `key`: `msg_` and 32 hex digits derived from them.
+ *
+ * @example
+ * messageIdOf('acme', 'payment.success', 'pay_0192…') // the same id every time
+ */
+export const messageIdOf = (tenantId: string, event: WebhookEvent, key: string): string =>
+  derivedId('msg', tenantId, event, key)
 
 /**
  * Queues one message per event for every enabled endpoint of the tenant subscribed to it, all in
@@ -66,7 +82,10 @@ export function enqueueEvents(
        attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
   )
   const touched = new Set<string>()
-  const messages = events.map(() => ({ messageId: newId('msg'), deliveries: [] as string[] }))
+  const messages = events.map((e) => ({
+    messageId: e.key === undefined ? newId('msg') : messageIdOf(tenantId, e.event, e.key),
+    deliveries: [] as string[],
+  }))
   deps.db.write(() => {
     events.forEach(({ event, data }, i) => {
       const { messageId, deliveries } = messages[i]!

@@ -7,7 +7,7 @@ import type { WebhookDeps } from './deps.ts'
 import type { WebhookEvent } from './model.ts'
 import { enqueueEvents } from './queue.ts'
 
-type Mapped = Array<{ event: WebhookEvent; data: Record<string, unknown> }>
+type Mapped = Array<{ event: WebhookEvent; data: Record<string, unknown>; key?: string }>
 
 type SourceTopic =
   | typeof topics.transactionsSuccess
@@ -22,6 +22,8 @@ export const sourceMappings: { [T in SourceTopic]: (data: TopicData<T>) => Mappe
   [topics.transactionsSuccess]: (t) => [
     {
       event: 'payment.success',
+      // One payment succeeds once: its checkout request (STK), else its M-Pesa receipt.
+      key: t.checkout_request_id ?? t.receipt_number ?? t.transaction_id,
       data: {
         transaction_id: t.transaction_id,
         amount: t.amount,
@@ -43,6 +45,7 @@ export const sourceMappings: { [T in SourceTopic]: (data: TopicData<T>) => Mappe
   [topics.transactionsFailed]: (p) => [
     {
       event: 'payment.failed',
+      key: p.checkout_request_id,
       data: {
         checkout_request_id: p.checkout_request_id,
         status: p.status,
@@ -57,6 +60,8 @@ export const sourceMappings: { [T in SourceTopic]: (data: TopicData<T>) => Mappe
   [topics.transactionsCategorized]: (b) =>
     b.transactions.map((t) => ({
       event: 'transaction.categorized' as const,
+      // Categorized again into another category (a new rule) is news; the same outcome is not.
+      key: [t.transaction_id, t.category ?? '', t.category_source ?? '', t.rule_id ?? ''].join('|'),
       data: {
         transaction_id: t.transaction_id,
         occurred_at: t.occurred_at,
@@ -90,8 +95,11 @@ export function consumeEvent<T extends SourceTopic>(
 ): string[] {
   const map = sourceMappings[topic] as (data: TopicData<T>) => Mapped
   let touched: string[] = []
+  // What names no fact of its own is named by the event that brought it (the same outbox row,
+  // replayed, brings the same id).
+  const mapped = map(event.data).map((m, i) => ({ ...m, key: m.key ?? `${event.id}#${i}` }))
   handleOnce(deps.db, CONSUMER, event.id, () => {
-    touched = enqueueEvents(deps, event.tenant_id, map(event.data), event.occurred_at).endpoints
+    touched = enqueueEvents(deps, event.tenant_id, mapped, event.occurred_at).endpoints
   })
   return touched
 }
