@@ -98,7 +98,15 @@ export const ApiKey = t.Object({
 export const CreatedApiKey = t.Object({
   ...apiKeyFields,
   last_used_at: t.Null(),
-  key: t.String({ description: '`mmp_sk_…`: shown this once, stored only hashed' }),
+  key: t.Optional(
+    t.String({
+      description:
+        '`mmp_sk_…`: shown this once, stored only hashed; absent from an `Idempotency-Key` replay',
+    }),
+  ),
+  shown_once: t.Optional(
+    t.String({ description: 'On an `Idempotency-Key` replay: which secret was shown once' }),
+  ),
 })
 
 export const ApiKeyList = t.Object({ data: t.Array(ApiKey) })

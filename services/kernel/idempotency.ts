@@ -1,6 +1,7 @@
 import type { ServiceContext } from './context.ts'
 import type { Db } from './db.ts'
 import { AppError, IdempotencyInProgress, ValidationError } from './errors.ts'
+import { type SpooledBody, spoolBody } from './idempotency-body.ts'
 
 /** How long an answered key is kept and replayed (Stripe's 24 h). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000
@@ -68,11 +69,15 @@ interface Row {
 
 interface Claim {
   db: Db
+  /** Top-level answer fields that are secrets shown once: never stored, so never replayed. */
+  shownOnce: readonly string[]
   /** Tells this claim from a later one that took over after the lease passed. */
   lockedUntil: number
   tenantId: string
   route: string
   key: string
+  /** Removes the spooled copy of a streamed body. */
+  discard?: (() => void) | undefined
 }
 
 /** What a route's request is, for the key's scope and hash. */
@@ -86,6 +91,39 @@ export interface IdempotentRequest {
   query?: unknown
   /** The parsed body; undefined for a route that reads its body as a stream (uploads). */
   body?: unknown
+  /**
+   * Top-level fields of the answer that hold a secret shown once (an API key, a signing secret,
+   * an invitation token or a link carrying it): the stored answer leaves them out, so no secret
+   * sits in clear in the data dir or a backup, and a replay says it was shown once.
+   */
+  shownOnce?: readonly string[]
+}
+
+/** What a replay carries where a secret was left out. */
+export const shownOnceNotice = (fields: readonly string[]) =>
+  `${fields.join(', ')} ${fields.length === 1 ? 'was' : 'were'} shown once, in the first answer to this request, and ${fields.length === 1 ? 'is' : 'are'} not kept: revoke or rotate and create a new one if it was lost`
+
+/**
+ * The body to keep for a replay: a JSON object without its shown-once fields, plus `shown_once`
+ * saying which were left out. A body that is not such an object (a problem answer) has none.
+ */
+export function withoutSecrets(body: string, fields: readonly string[]): string {
+  if (fields.length === 0) return body
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch {
+    return body
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return body
+  const kept: Record<string, unknown> = {}
+  const left: string[] = []
+  for (const [k, v] of Object.entries(parsed)) {
+    if (fields.includes(k)) left.push(k)
+    else kept[k] = v
+  }
+  if (left.length === 0) return body
+  return JSON.stringify({ ...kept, shown_once: shownOnceNotice(left) })
 }
 
 /**
@@ -130,54 +168,82 @@ export function createIdempotency(ctx: ServiceContext<unknown>) {
       },
     })
 
+  /** Claims a key for a request, or answers for it with a replay or a thrown 409. */
+  const claim = (
+    r: IdempotentRequest,
+    key: string,
+    hash: string,
+    spooled: SpooledBody | null,
+  ): Response | Request | undefined => {
+    const db = ctx.registry.platform(ctx.name)
+    const now = ctx.clock.nowMs()
+    purge(db, now)
+    const scope = [r.tenantId, r.route, key] as const
+    // bun:sqlite is synchronous: from the read to the claim nothing else runs in this process,
+    // and INSERT OR IGNORE settles a race with another worker on the same file.
+    const row = db.sqlite
+      .query<Row, [string, string, string]>(
+        'SELECT request_hash, status, content_type, body, created_at, locked_until FROM idempotent_requests WHERE tenant_id = ? AND route = ? AND key = ?',
+      )
+      .get(...scope)
+    if (row && row.created_at >= now - IDEMPOTENCY_RETENTION_MS) {
+      if (row.request_hash !== hash) throw keyReused()
+      if (row.status !== null) {
+        spooled?.discard()
+        return replay(row, r.request)
+      }
+      if (row.locked_until > now)
+        throw new IdempotencyInProgress(Math.min(5, (row.locked_until - now) / 1000))
+    }
+    if (row)
+      db.sqlite
+        .query('DELETE FROM idempotent_requests WHERE tenant_id = ? AND route = ? AND key = ?')
+        .run(...scope)
+    const claimed = db.sqlite
+      .query(
+        'INSERT OR IGNORE INTO idempotent_requests (tenant_id, route, key, request_hash, created_at, locked_until) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(...scope, hash, now, now + IDEMPOTENCY_LEASE_MS)
+    if (claimed.changes !== 1) throw new IdempotencyInProgress(1)
+    const request = spooled ? spooled.request : r.request
+    claims.set(request, {
+      db,
+      shownOnce: r.shownOnce ?? [],
+      lockedUntil: now + IDEMPOTENCY_LEASE_MS,
+      tenantId: r.tenantId,
+      route: r.route,
+      key,
+      discard: spooled?.discard,
+    })
+    return spooled ? request : undefined
+  }
+
   return {
     /**
-     * Claims the request's key, or answers for it: a Response to replay, a thrown 409, or
-     * undefined when the route should run (no key, or the key is now this request's).
+     * Claims the request's key, or answers for it: a Response to replay, a thrown 409, undefined
+     * when the route should run (no key, or the key is now this request's), or, for a streamed
+     * body, the Request the route should run with instead (its body read back from the spool).
      */
-    async begin(r: IdempotentRequest): Promise<Response | undefined> {
+    async begin(r: IdempotentRequest): Promise<Response | Request | undefined> {
       const key = idempotencyKeyOf(r.request.headers.get('idempotency-key'))
       if (key === null) return undefined
+      // A streamed body (an upload) is hashed as it arrives and spooled to a file the route then
+      // reads, so the body is never held whole in memory to be hashed.
+      const spooled =
+        r.body === undefined && r.request.body
+          ? await spoolBody(ctx.registry.dataDir, r.request)
+          : null
       const hash = requestHash({
         params: r.params,
         query: r.query,
-        body: r.body === undefined ? await streamedBodyOf(r.request) : r.body,
+        body: spooled ? spooled.hash : r.body,
       })
-      const db = ctx.registry.platform(ctx.name)
-      const now = ctx.clock.nowMs()
-      purge(db, now)
-      const scope = [r.tenantId, r.route, key] as const
-      // bun:sqlite is synchronous: from the read to the claim nothing else runs in this process,
-      // and INSERT OR IGNORE settles a race with another worker on the same file.
-      const row = db.sqlite
-        .query<Row, [string, string, string]>(
-          'SELECT request_hash, status, content_type, body, created_at, locked_until FROM idempotent_requests WHERE tenant_id = ? AND route = ? AND key = ?',
-        )
-        .get(...scope)
-      if (row && row.created_at >= now - IDEMPOTENCY_RETENTION_MS) {
-        if (row.request_hash !== hash) throw keyReused()
-        if (row.status !== null) return replay(row, r.request)
-        if (row.locked_until > now)
-          throw new IdempotencyInProgress(Math.min(5, (row.locked_until - now) / 1000))
+      try {
+        return claim(r, key, hash, spooled)
+      } catch (err) {
+        spooled?.discard()
+        throw err
       }
-      if (row)
-        db.sqlite
-          .query('DELETE FROM idempotent_requests WHERE tenant_id = ? AND route = ? AND key = ?')
-          .run(...scope)
-      const claimed = db.sqlite
-        .query(
-          'INSERT OR IGNORE INTO idempotent_requests (tenant_id, route, key, request_hash, created_at, locked_until) VALUES (?, ?, ?, ?, ?, ?)',
-        )
-        .run(...scope, hash, now, now + IDEMPOTENCY_LEASE_MS)
-      if (claimed.changes !== 1) throw new IdempotencyInProgress(1)
-      claims.set(r.request, {
-        db,
-        lockedUntil: now + IDEMPOTENCY_LEASE_MS,
-        tenantId: r.tenantId,
-        route: r.route,
-        key,
-      })
-      return undefined
     },
 
     /**
@@ -188,6 +254,7 @@ export function createIdempotency(ctx: ServiceContext<unknown>) {
       const claim = claims.get(request)
       if (!claim) return response
       claims.delete(request)
+      claim.discard?.()
       const scope = [claim.tenantId, claim.route, claim.key, claim.lockedUntil] as const
       if (response.status >= 500) {
         claim.db.sqlite
@@ -197,7 +264,7 @@ export function createIdempotency(ctx: ServiceContext<unknown>) {
           .run(...scope)
         return response
       }
-      const body = await response.clone().text()
+      const body = withoutSecrets(await response.clone().text(), claim.shownOnce)
       claim.db.sqlite
         .query(
           'UPDATE idempotent_requests SET status = ?, content_type = ?, body = ? WHERE tenant_id = ? AND route = ? AND key = ? AND locked_until = ?',
@@ -217,15 +284,3 @@ export function createIdempotency(ctx: ServiceContext<unknown>) {
 }
 
 export type Idempotency = ReturnType<typeof createIdempotency>
-
-/**
- * The bytes of a body the route reads as a stream (a statement upload), read from a copy. A
- * multipart boundary is random per send, so it is left out: the same file sent again with the same
- * key is the same request.
- */
-async function streamedBodyOf(request: Request): Promise<string | undefined> {
-  if (!request.body) return undefined
-  const text = Buffer.from(await request.clone().arrayBuffer()).toString('latin1')
-  const boundary = /boundary=("?)([^";]+)\1/i.exec(request.headers.get('content-type') ?? '')?.[2]
-  return requestHash(boundary ? text.replaceAll(boundary, '') : text)
-}

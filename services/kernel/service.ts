@@ -1,6 +1,6 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
-import { allowedMethods, bodyLimitOf } from '../../schema/routes.ts'
+import { allowedMethods, bodyLimitOf, findRoute } from '../../schema/routes.ts'
 import { limitStream, payloadTooLarge } from './body-limit.ts'
 import type { ServiceContext } from './context.ts'
 import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.ts'
@@ -223,8 +223,10 @@ export function createServiceApp(
         /**
          * `idempotent: true` on a create: Stripe's Idempotency-Key semantics, keyed per caller's
          * tenant and route pattern (services/kernel/idempotency.ts). Runs after auth and validation.
+         * Answer fields that are secrets shown once (`shownOnce` in schema/routes.ts, or
+         * `{ shownOnce: ['key'] }` here) are never stored: a replay leaves them out and says so.
          */
-        idempotent: (on: boolean) =>
+        idempotent: (on: boolean | { shownOnce: readonly string[] }) =>
           on
             ? {
                 async beforeHandle(c: {
@@ -237,14 +239,21 @@ export function createServiceApp(
                   const actor = await ctx.tokens.verify(
                     bearerToken(c.request.headers.get('authorization')),
                   )
-                  return idem.begin({
+                  const answer = await idem.begin({
                     request: c.request,
                     tenantId: actor.tenantId,
                     route: `${c.request.method} ${c.route}`,
                     params: c.params,
                     query: c.query,
                     body: c.body,
+                    shownOnce:
+                      typeof on === 'object'
+                        ? on.shownOnce
+                        : findRoute(c.request.method, new URL(c.request.url).pathname)?.shownOnce,
                   })
+                  // A streamed body was spooled while hashed: the route reads it from there.
+                  if (answer instanceof Request) c.request = answer
+                  else return answer
                 },
                 async afterHandle(c: {
                   request: Request
