@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'IDEMPOTENCY_KEY_REUSED'
   | 'IDEMPOTENCY_IN_PROGRESS'
+  | 'PHONE_BUSY'
   | 'LIMIT_EXCEEDED'
   | 'SUBSCRIPTION_SUSPENDED'
   | 'FEATURE_DISABLED'
@@ -32,6 +33,7 @@ export type ErrorCode =
   | 'URI_TOO_LONG'
   | 'RATE_LIMITED'
   | 'BAD_GATEWAY'
+  | 'PROVIDER_MISCONFIGURED'
   | 'SERVICE_UNAVAILABLE'
   | 'STORAGE_UNAVAILABLE'
   | 'STORAGE_FULL'
@@ -53,6 +55,8 @@ export const statusOf: Record<ErrorCode, number> = {
   CONFLICT: 409,
   IDEMPOTENCY_KEY_REUSED: 409,
   IDEMPOTENCY_IN_PROGRESS: 409,
+  /** An M-Pesa prompt is already open on this phone (ours or the provider's lock): Retry-After. */
+  PHONE_BUSY: 409,
   LIMIT_EXCEEDED: 402,
   SUBSCRIPTION_SUSPENDED: 402,
   FEATURE_DISABLED: 402,
@@ -68,6 +72,8 @@ export const statusOf: Record<ErrorCode, number> = {
   URI_TOO_LONG: 414,
   RATE_LIMITED: 429,
   BAD_GATEWAY: 502,
+  /** The provider refused the platform's own settings (credentials, shortcode): the operator fixes. */
+  PROVIDER_MISCONFIGURED: 502,
   SERVICE_UNAVAILABLE: 503,
   STORAGE_UNAVAILABLE: 503,
   STORAGE_FULL: 507,
