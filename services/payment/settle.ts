@@ -2,7 +2,7 @@ import { type PaymentFailedEvent, type TransactionEvent, topics } from '../../sc
 import type { Db } from '../kernel/db.ts'
 import { emitEvent } from '../kernel/events.ts'
 import { faultPoint } from '../kernel/faults.ts'
-import { newId } from '../kernel/ids.ts'
+import { derivedId } from '../kernel/ids.ts'
 import { toMajor } from '../kernel/money.ts'
 import { appendAudit } from './audit.ts'
 import type { PaymentDeps } from './deps.ts'
@@ -57,7 +57,8 @@ function settlePayment(deps: PaymentDeps, db: Db, tid: string, id: string, o: Ou
   const status = o.code === null ? 'failed' : statusOfResult(o.code)
   const ok = status === 'success'
   const at = deps.nowIso()
-  const txnId = ok ? newId('txn') : null
+  // Derived from the payment: settled again after a restore, it is the same transaction.
+  const txnId = ok ? derivedId('txn', id) : null
   db.sqlite
     .query(
       `UPDATE payments SET status = ?, result_code = ?, result_desc = ?, mpesa_receipt_number = ?,
@@ -107,7 +108,7 @@ function settleDisbursement(
   const status = o.code === null ? 'failed' : statusOfResult(o.code)
   const ok = status === 'success'
   const at = deps.nowIso()
-  const txnId = ok ? newId('txn') : null
+  const txnId = ok ? derivedId('txn', id) : null
   db.sqlite
     .query(
       `UPDATE disbursements SET status = ?, result_code = ?, result_desc = ?, transaction_receipt = ?,
