@@ -1,13 +1,13 @@
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import { clientArgs, fail, operatorApi } from './client.ts'
-import { configArgs, configFromArgs, tenantArg } from './shared.ts'
+import { configArgs, configFromArgs, jsonArg, printJson, tenantArg } from './shared.ts'
 
 const common = {
   ...configArgs,
   ...clientArgs,
   ...tenantArg,
-  json: { type: 'boolean', description: 'print JSON' },
+  ...jsonArg,
 } as const
 
 interface KeyOut {
@@ -37,7 +37,7 @@ const create = defineCommand({
       role: args.role,
       ...(args['expires-at'] ? { expires_at: args['expires-at'] } : {}),
     })
-    if (args.json) return console.log(JSON.stringify(k, null, 2))
+    if (args.json) return printJson(k)
     consola.success(`${k.name}: ${k.role} key ${k.id} for ${args.tenant}`)
     console.log(`key (shown once, store it now): ${k.key}`)
     if (k.expires_at) console.log(`expires at: ${k.expires_at}`)
@@ -53,7 +53,7 @@ const list = defineCommand({
       'GET',
       `/api/v1/auth/api-keys?tenant_id=${encodeURIComponent(args.tenant)}`,
     )
-    if (args.json) return console.log(JSON.stringify(data, null, 2))
+    if (args.json) return printJson(data)
     if (data.length === 0) return consola.info(`${args.tenant} has no API keys`)
     for (const k of data)
       console.log(
@@ -75,7 +75,7 @@ const revoke = defineCommand({
     )
     if (!data.some((k) => k.id === args.id)) fail(`${args.tenant} has no live API key ${args.id}`)
     await api.call('DELETE', `/api/v1/auth/api-keys/${encodeURIComponent(args.id)}`)
-    if (args.json) return console.log(JSON.stringify({ id: args.id, revoked: true }))
+    if (args.json) return printJson({ id: args.id, revoked: true })
     consola.success(`${args.id} revoked`)
   },
 })

@@ -3,6 +3,7 @@ import { consola } from 'consola'
 import { migrationsOf } from '../daemon/migrations.ts'
 import { loadSecrets } from '../daemon/secrets.ts'
 import { synchronousOf } from '../daemon/services.ts'
+import { topics } from '../schema/events.ts'
 import { createLogger, createMqttBus, republish, serviceNames } from '../services/kernel/index.ts'
 import { createRegistry } from '../tenants/registry.ts'
 import { clientArgs, fail, operatorApi } from './client.ts'
@@ -64,6 +65,9 @@ const events = defineCommand({
   async run({ args }) {
     const config = configFromArgs(args)
     requireDataDir(config)
+    const known: readonly string[] = Object.values(topics)
+    if (!known.includes(args.topic))
+      fail(`--topic: no topic ${args.topic}; the topics are ${known.join(', ')}`)
     const since = sinceOf(args.since)
     const secrets = loadSecrets(config)
     const log = createLogger('replay')

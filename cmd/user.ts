@@ -1,13 +1,13 @@
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import { clientArgs, operatorApi } from './client.ts'
-import { configArgs, configFromArgs, tenantArg } from './shared.ts'
+import { configArgs, configFromArgs, jsonArg, printJson, tenantArg } from './shared.ts'
 
 const common = {
   ...configArgs,
   ...clientArgs,
   ...tenantArg,
-  json: { type: 'boolean', description: 'print JSON' },
+  ...jsonArg,
 } as const
 
 interface UserOut {
@@ -33,7 +33,7 @@ const invite = defineCommand({
       email: args.email,
       role: args.role,
     })
-    if (args.json) return console.log(JSON.stringify(u, null, 2))
+    if (args.json) return printJson(u)
     consola.success(`${u.email} invited as ${u.role} (${u.id})`)
     if (u.invite_token) {
       console.log(`send them this link to set a password: ${u.invite_url ?? u.invite_token}`)
@@ -51,7 +51,7 @@ const list = defineCommand({
       'GET',
       `/api/v1/tenants/${args.tenant}/users`,
     )
-    if (args.json) return console.log(JSON.stringify(data, null, 2))
+    if (args.json) return printJson(data)
     if (data.length === 0) return consola.info(`${args.tenant} has no users`)
     for (const u of data)
       console.log(`${u.id}  ${u.role.padEnd(8)} ${u.status.padEnd(8)} ${u.email}`)
@@ -64,6 +64,7 @@ const remove = defineCommand({
   async run({ args }) {
     const api = await operatorApi(configFromArgs(args), args.url)
     await api.call('DELETE', `/api/v1/tenants/${args.tenant}/users/${args.id}`)
+    if (args.json) return printJson({ id: args.id, tenant_id: args.tenant, removed: true })
     consola.success(`${args.id} removed from ${args.tenant}`)
   },
 })

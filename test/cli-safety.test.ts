@@ -99,9 +99,13 @@ describe('the CLI, run by an operator', () => {
       estimated_amount: expect.any(Number),
     })
     const at = new Date(Date.parse(await periodEnd('duka')) + 1000).toISOString()
-    const run = await mmp(['billing', 'run-cycle', '--at', at, '--yes'])
+    const run = await mmp(['billing', 'run-cycle', '--at', at, '--yes', '--json'])
     expect(run.code).toBe(0)
     expect(JSON.parse(run.stdout)).toMatchObject({ renewed: expect.arrayContaining(['duka']) })
+    // Without --json the report is words.
+    const again = await mmp(['billing', 'run-cycle', '--at', at, '--yes'])
+    expect(again.code).toBe(0)
+    expect(again.stdout).toStartWith(`billing cycle as of ${at}`)
   })
 
   it('refuses a feature flag the plans do not have, naming the ones they do', async () => {
