@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { routes } from '../schema/routes.ts'
-import { api, OPERATOR, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
 
 const root = join(import.meta.dir, '..')
 const PASSWORD = 'Rest-Secrets-Passphrase-81'
