@@ -1,3 +1,5 @@
+import { fieldSentence, ownerSentence } from './problems.ts'
+
 /** A tiny DOM toolkit: elements, formatting, and a place to show problem details. */
 type Child = Node | string | number | null | undefined | false
 type Attrs = Record<string, string | number | boolean | EventListener | null | undefined>
@@ -60,27 +62,49 @@ export const skeleton = (lines = 3) =>
     Array.from({ length: lines }, () => h('div', { class: 'skeleton-line' })),
   )
 
-/** Shows an API problem (or any error) as a dismissible banner at the top of the view. */
+/**
+ * Shows an API problem (or any error) as a dismissible banner at the top of the view: what
+ * happened and what to do in the owner's words (web/problems.ts), the fields to correct, and a
+ * small reference (status, code, request id) to quote to support. The API's own detail stays
+ * under "Details" for whoever needs it.
+ */
 export function showError(err: unknown): void {
   const p = err as {
     title?: string
     detail?: string
     status?: number
+    code?: string
+    requestId?: string
     errors?: { field: string; message: string }[]
   }
-  const text = p.detail ?? (err instanceof Error ? err.message : String(err))
+  const isProblem = typeof p.status === 'number'
+  const detail = p.detail ?? (err instanceof Error ? err.message : String(err))
+  // A fetch that never reached the platform is a TypeError; other errors carry their own words.
+  const headline =
+    isProblem || err instanceof TypeError || !(err instanceof Error)
+      ? ownerSentence(p.code, isProblem ? p.status : undefined)
+      : err.message
   const banner = h(
     'div',
-    { class: 'problem', role: 'alert' },
-    h('strong', {}, p.status ? `${p.status} ${p.title ?? ''}` : 'Error'),
-    h('span', {}, ` ${text}`),
-    p.errors?.length && !(p.errors.length === 1 && text.includes(p.errors[0]!.message))
+    { class: 'problem', role: 'alert', 'data-code': p.code ?? null },
+    h('strong', {}, headline),
+    p.errors?.length
       ? h(
           'ul',
           {},
-          p.errors.map((e) => h('li', {}, `${e.field}: ${e.message}`)),
+          p.errors.map((e) => h('li', {}, fieldSentence(e.field, e.message))),
         )
       : null,
+    h(
+      'details',
+      { class: 'problem-ref' },
+      h(
+        'summary',
+        {},
+        `Reference: ${[p.status, p.code, p.requestId].filter(Boolean).join(' · ') || 'no answer'}`,
+      ),
+      h('span', {}, detail),
+    ),
     h('button', { class: 'link', 'aria-label': 'Dismiss', onclick: () => banner.remove() }, '×'),
   )
   document.querySelector('#problems')?.append(banner)
