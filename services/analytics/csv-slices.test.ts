@@ -10,65 +10,15 @@ import { exportCsv } from './export.ts'
 import type { Scope } from './summary.ts'
 import { timeZone } from './time.ts'
 
+const ROWS = 3_100
+
 describe('a whole-history CSV export read by worker threads', () => {
   let kit: TestKit
   let scope: Scope
-  const ROWS = 3_100
 
   beforeAll(async () => {
     kit = await createTestKit('analytics', { migrations })
-    const names = ['Ann', '=HYPERLINK("x")', 'Shop, Ltd', ' lead', 'say "hi"', null]
-    // Ten rows a second: slice bounds fall among rows of one instant, ordered by id.
-    const list: TransactionEvent[] = Array.from({ length: ROWS }, (_, i) => ({
-      transaction_id: `t${i}`,
-      occurred_at: new Date(
-        Date.parse('2026-03-01T00:00:00Z') + Math.floor(i / 10) * 1000,
-      ).toISOString(),
-      amount: (i % 977) + (i % 3) / 4,
-      direction: i % 4 ? 'in' : 'out',
-      counterparty_name: names[i % names.length],
-      counterparty_phone: i % 5 ? `07000${i % 100}` : null,
-      description: i % 7 ? `paid ${i}` : 'line\nbreak',
-      receipt_number: `R${i}`,
-      balance: i % 11 ? -i : null,
-      source: 'statement',
-      user_id: i % 2 ? 'usr_a' : null,
-      category: 'Rent',
-      category_confidence: i % 13 ? 0.1 + (i % 9) / 10 : undefined,
-    }))
-    for (let at = 0; at < ROWS; at += 1000)
-      consumeTransactions(
-        kit.ctx,
-        {
-          id: `evt_${at}`,
-          type: 'mobilemoney.transactions.categorized',
-          version: 1,
-          tenant_id: 'acme',
-          occurred_at: '2026-03-29T12:00:00.000Z',
-          data: { transactions: list.slice(at, at + 1000) },
-        },
-        { onlyNew: false },
-      )
-    // Another tenant in the same file: its rows must not appear.
-    consumeTransactions(
-      kit.ctx,
-      {
-        id: 'evt_other',
-        type: 'mobilemoney.transactions.categorized',
-        version: 1,
-        tenant_id: 'other',
-        occurred_at: '2026-03-29T12:00:00.000Z',
-        data: { transactions: list.slice(0, 50) },
-      },
-      { onlyNew: false },
-    )
-    scope = {
-      db: kit.registry.tenant('analytics', 'acme'),
-      tenantId: 'acme',
-      userId: null,
-      zone: timeZone('Africa/Nairobi'),
-      range: { fromMs: null, toMs: null },
-    }
+    scope = fill(kit)
   })
   afterAll(() => kit.cleanup())
 
@@ -203,19 +153,71 @@ describe('a whole-history CSV export read by worker threads', () => {
     }
   })
 
-  // Last: it closes the tenant's database for good, as erasing the tenant does.
+  // It closes the tenant's database for good, as erasing the tenant does: a kit of its own.
   it("lets an erased tenant's file go while the client waits, and fails the export", async () => {
-    const reader = exportCsv(scope, {}, { sliceRows: 700 }).getReader()
-    await reader.read()
-    kit.registry.closePath!(scope.db.path)
-    // The client reads no more: the threads finish their slices and close their connections.
-    await eventually(() => openFiles(scope.db.path).length === 0, 5000, 'no file left open')
-    const drain = async () => {
-      for (let r = await reader.read(); !r.done; r = await reader.read());
+    const own = await createTestKit('analytics', { migrations })
+    try {
+      const erased = fill(own)
+      const reader = exportCsv(erased, {}, { sliceRows: 700 }).getReader()
+      await reader.read()
+      own.registry.closePath!(erased.db.path)
+      // The client reads no more: the threads finish their slices and close their connections.
+      await eventually(() => openFiles(erased.db.path).length === 0, 5000, 'no file left open')
+      const drain = async () => {
+        for (let r = await reader.read(); !r.done; r = await reader.read());
+      }
+      await expect(drain()).rejects.toThrow(/CSV export: .*closed/)
+    } finally {
+      own.cleanup()
     }
-    await expect(drain()).rejects.toThrow(/CSV export: .*closed/)
   })
 })
+
+/** ROWS transactions of tenant acme, and 50 of another that must not appear; acme's scope. */
+function fill(kit: TestKit): Scope {
+  const names = ['Ann', '=HYPERLINK("x")', 'Shop, Ltd', ' lead', 'say "hi"', null]
+  // Ten rows a second: slice bounds fall among rows of one instant, ordered by id.
+  const list: TransactionEvent[] = Array.from({ length: ROWS }, (_, i) => ({
+    transaction_id: `t${i}`,
+    occurred_at: new Date(
+      Date.parse('2026-03-01T00:00:00Z') + Math.floor(i / 10) * 1000,
+    ).toISOString(),
+    amount: (i % 977) + (i % 3) / 4,
+    direction: i % 4 ? 'in' : 'out',
+    counterparty_name: names[i % names.length],
+    counterparty_phone: i % 5 ? `07000${i % 100}` : null,
+    description: i % 7 ? `paid ${i}` : 'line\nbreak',
+    receipt_number: `R${i}`,
+    balance: i % 11 ? -i : null,
+    source: 'statement',
+    user_id: i % 2 ? 'usr_a' : null,
+    category: 'Rent',
+    category_confidence: i % 13 ? 0.1 + (i % 9) / 10 : undefined,
+  }))
+  const send = (tenantId: string, id: string, transactions: TransactionEvent[]) =>
+    consumeTransactions(
+      kit.ctx,
+      {
+        id,
+        type: 'mobilemoney.transactions.categorized',
+        version: 1,
+        tenant_id: tenantId,
+        occurred_at: '2026-03-29T12:00:00.000Z',
+        data: { transactions },
+      },
+      { onlyNew: false },
+    )
+  for (let at = 0; at < ROWS; at += 1000) send('acme', `evt_${at}`, list.slice(at, at + 1000))
+  // Another tenant in the same file: its rows must not appear.
+  send('other', 'evt_other', list.slice(0, 50))
+  return {
+    db: kit.registry.tenant('analytics', 'acme'),
+    tenantId: 'acme',
+    userId: null,
+    zone: timeZone('Africa/Nairobi'),
+    range: { fromMs: null, toMs: null },
+  }
+}
 
 /** This process's open descriptors on the database file and its WAL and shared-memory files. */
 function openFiles(path: string): string[] {

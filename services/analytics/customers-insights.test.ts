@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { migrations } from '../../schema/analytics/migrations.ts'
 import { type EventEnvelope, type TransactionEvent, topics } from '../../schema/events.ts'
+import { api } from '../../test/support/client.ts'
 import { newId } from '../kernel/ids.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { cleanName } from './customers.ts'
@@ -36,17 +37,51 @@ const envelope = (tenantId: string, transactions: TransactionEvent[]): EventEnve
 })
 const day = (d: number) => new Date(Date.UTC(2026, 2, 1 + d, 9)).toISOString()
 
+/** A month of a shop's statement: two customers daily, rent and power every ten days. */
+function month(): TransactionEvent[] {
+  const batch: TransactionEvent[] = []
+  for (let d = 0; d < 30; d++) {
+    batch.push(
+      txn({
+        occurred_at: day(d),
+        amount: 1000,
+        counterparty_name: '254739***838 FAITH CHEPKOECH',
+        counterparty_phone: null,
+      }),
+      txn({
+        occurred_at: day(d),
+        amount: 200 + d,
+        counterparty_name: 'PETER OTIENO',
+        counterparty_phone: '254722111222',
+      }),
+    )
+    if (d % 10 === 0)
+      batch.push(
+        txn({
+          occurred_at: day(d),
+          amount: 25_000,
+          direction: 'out',
+          counterparty_name: 'KPLC PREPAID',
+          category: 'Utilities',
+        }),
+        txn({
+          occurred_at: day(d),
+          amount: 40_000,
+          direction: 'out',
+          counterparty_name: 'LANDLORD',
+          category: 'Rent',
+        }),
+      )
+  }
+  return batch
+}
+
 describe('customers and insights tell the truth', () => {
   let kit: TestKit
   let app: ReturnType<typeof createAnalyticsApp>
-  const json = async (path: string) => {
-    const res = await app.handle(
-      new Request(`http://localhost${path}`, {
-        headers: await kit.authFor({ tenantId: 'shop', role: 'Analyst', userId: 'usr_a' }),
-      }),
-    )
-    return (await res.json()) as any
-  }
+  const json = async (path: string, tenantId = 'shop') =>
+    (await api(app, await kit.authFor({ tenantId, role: 'Analyst', userId: 'usr_a' })).get(path))
+      .body
 
   beforeAll(async () => {
     kit = await createTestKit('analytics', { migrations })
@@ -54,41 +89,7 @@ describe('customers and insights tell the truth', () => {
     kit.ctx.clock.set('2026-04-09T12:00:00Z')
     app = createAnalyticsApp(kit.ctx)
     await subscribeTransactions(kit.ctx)
-    const batch: TransactionEvent[] = []
-    for (let d = 0; d < 30; d++) {
-      batch.push(
-        txn({
-          occurred_at: day(d),
-          amount: 1000,
-          counterparty_name: '254739***838 FAITH CHEPKOECH',
-          counterparty_phone: null,
-        }),
-        txn({
-          occurred_at: day(d),
-          amount: 200 + d,
-          counterparty_name: 'PETER OTIENO',
-          counterparty_phone: '254722111222',
-        }),
-      )
-      if (d % 10 === 0)
-        batch.push(
-          txn({
-            occurred_at: day(d),
-            amount: 25_000,
-            direction: 'out',
-            counterparty_name: 'KPLC PREPAID',
-            category: 'Utilities',
-          }),
-          txn({
-            occurred_at: day(d),
-            amount: 40_000,
-            direction: 'out',
-            counterparty_name: 'LANDLORD',
-            category: 'Rent',
-          }),
-        )
-    }
-    await kit.bus.publish(topics.transactionsCategorized, envelope('shop', batch))
+    await kit.bus.publish(topics.transactionsCategorized, envelope('shop', month()))
   })
   afterAll(() => kit.cleanup())
 
@@ -136,12 +137,14 @@ describe('customers and insights tell the truth', () => {
   })
 
   it('counts a transaction in the next read, whatever it read before', async () => {
-    const before = await json('/api/v1/analytics/insights')
+    // A shop of its own: the others read the month as it is.
+    await kit.bus.publish(topics.transactionsCategorized, envelope('grows', month()))
+    const before = await json('/api/v1/analytics/insights', 'grows')
     const total = (b: any) =>
       b.data.find((i: any) => i.type === 'customer_concentration').numbers.total_revenue
     await kit.bus.publish(
       topics.transactionsCategorized,
-      envelope('shop', [
+      envelope('grows', [
         txn({
           occurred_at: day(29),
           amount: 500,
@@ -150,7 +153,8 @@ describe('customers and insights tell the truth', () => {
         }),
       ]),
     )
-    const after = await json('/api/v1/analytics/insights')
+    const after = await json('/api/v1/analytics/insights', 'grows')
+    expect(total(before)).toBe(30_000 + 6435)
     expect(total(after)).toBe(total(before) + 500)
     const fresh = (b: any) =>
       b.data.find((i: any) => i.type === 'new_vs_returning_customers').numbers.new

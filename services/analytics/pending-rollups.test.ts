@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { migrations } from '../../schema/analytics/migrations.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { toStored } from './ingest.ts'
@@ -18,6 +18,9 @@ function rollupsOf(kit: TestKit, tenantId: string) {
 
 describe('pending rollups', () => {
   let kit: TestKit
+  beforeAll(async () => {
+    kit = await createTestKit('analytics', { migrations })
+  })
   afterAll(() => kit.cleanup())
 
   /** Adds the rows to tenant `one` one by one and to `batched` as one sum; the rollups agree. */
@@ -39,7 +42,6 @@ describe('pending rollups', () => {
   }
 
   it('write the same rollups, names included, as adding each transaction on its own', async () => {
-    kit = await createTestKit('analytics', { migrations })
     const zone = timeZone('Africa/Nairobi')
     let seed = 11
     const rnd = (n: number) => {

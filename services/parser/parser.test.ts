@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { topics } from '../../schema/events.ts'
 import { migrations } from '../../schema/parser/migrations.ts'
+import { api } from '../../test/support/client.ts'
 import { writeEntitlements } from '../kernel/entitlements.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { createParserApp } from './routes.ts'
@@ -24,16 +25,8 @@ beforeAll(async () => {
 })
 afterAll(() => kit.cleanup())
 
-const json = async (path: string, body: unknown, tenantId = 'acme', role = 'Manager' as const) => {
-  const res = await app.handle(
-    new Request(`http://localhost${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(await kit.authFor({ tenantId, role })) },
-      body: JSON.stringify(body),
-    }),
-  )
-  return { status: res.status, body: (await res.json()) as any }
-}
+const json = async (path: string, body: unknown, tenantId = 'acme', role = 'Manager' as const) =>
+  api(app, await kit.authFor({ tenantId, role })).post(path, body)
 const upload = async (text: string, tenantId = 'acme', extra: Record<string, string> = {}) => {
   const form = new FormData()
   form.append('file', new File([text], 'statement.csv', { type: 'text/csv' }))
@@ -164,7 +157,8 @@ describe('statement upload', () => {
   })
 
   it('accepts nothing twice when the same statement comes again', async () => {
-    const res = await upload(statement, 'stmt')
+    expect((await upload(statement, 'twice')).body).toMatchObject({ accepted: 9, duplicates: 0 })
+    const res = await upload(statement, 'twice')
     expect(res.body).toMatchObject({ accepted: 0, duplicates: 9, rejected: 3, skipped: 2 })
   })
 
@@ -318,13 +312,7 @@ describe('security', () => {
   }
   for (const path of Object.keys(bodies)) {
     it(`answers 401 without a token on POST ${path}`, async () => {
-      const res = await app.handle(
-        new Request(`http://localhost${path}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(bodies[path]),
-        }),
-      )
+      const res = await api(app).post(path, bodies[path])
       expect(res.status).toBe(401)
       expect(res.headers.get('www-authenticate')).toBe('Bearer')
     })
