@@ -1,3 +1,4 @@
+import type { Db } from '../kernel/db.ts'
 import { assertEntitled } from '../kernel/entitlements.ts'
 import { AppError } from '../kernel/errors.ts'
 import { newId } from '../kernel/ids.ts'
@@ -5,12 +6,13 @@ import { maskPhone } from '../kernel/phone.ts'
 import { PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { appendAudit } from './audit.ts'
 import type { Accounts } from './c2b-accounts.ts'
-import { getShortcode, type ShortcodeRow } from './c2b-shortcodes.ts'
-import { type CallbackAuth, InvalidCallback, jsonBody } from './callback-auth.ts'
+import { getShortcode, type ShortcodeRow, verificationOf } from './c2b-shortcodes.ts'
+import type { C2bRow, C2bVerifier } from './c2b-verify.ts'
+import { type C2bUrlKind, type CallbackAuth, InvalidCallback, jsonBody } from './callback-auth.ts'
 import { parseDarajaTimestamp } from './daraja.ts'
 import type { PaymentDeps } from './deps.ts'
 import { grouped } from './grouped.ts'
-import { emitSuccess } from './settle.ts'
+import type { ProviderRequests } from './provider-requests.ts'
 
 /**
  * Daraja's C2B validation answers: "0" accepts; the documented C2B codes reject (C2B00011 invalid
@@ -48,20 +50,50 @@ interface C2bBody {
 const text = (v: unknown): string | null =>
   v === undefined || v === null || String(v).trim() === '' ? null : String(v).trim()
 
+const DAY_MS = 24 * 3600_000
+
+/** Daraja's TransAmount: whole shillings 1 to 250,000 (`"10"`, `"10.00"`); null otherwise. */
+export function c2bAmount(v: unknown): number | null {
+  const s = text(v)
+  if (!s || !/^\d{1,6}(\.0{1,2})?$/.test(s)) return null
+  const n = Number(s)
+  return n >= 1 && n <= 250_000 ? n : null
+}
+
+/** Daraja's TransTime (Nairobi time) within a day of `now`; null otherwise. */
+export function c2bTime(v: unknown, nowMs: number): Date | null {
+  const d = parseDarajaTimestamp(text(v))
+  return d && Math.abs(d.getTime() - nowMs) <= DAY_MS ? d : null
+}
+
+const outOfRange = (field: string, message: string) =>
+  new AppError('C2B_OUT_OF_RANGE', `${field}: ${message}`, { errors: [{ field, message }] })
+
 /** Validation and confirmation of customer-initiated payments to registered shortcodes. */
-export function createC2bCallbacks(deps: PaymentDeps, auth: CallbackAuth, accounts: Accounts) {
-  /** The URL token names the tenant and shortcode; the shortcode must still be that tenant's. */
+export function createC2bCallbacks(
+  deps: PaymentDeps,
+  auth: CallbackAuth,
+  accounts: Accounts,
+  verifier: C2bVerifier,
+  ask: ProviderRequests['ask'],
+) {
+  /**
+   * The URL token (its own for each URL) names the tenant and shortcode; the shortcode must still
+   * be that tenant's. Confirmations to a shortcode nobody can query must come from the provider.
+   */
   function authenticate(
+    which: C2bUrlKind,
     query: Record<string, string | undefined>,
     ip: string | null,
     raw: unknown,
   ) {
-    const { ref } = auth.checkC2bToken(
-      query,
-      (sc) => getShortcode(deps.platform(), sc)?.tenant_id ?? null,
-    )
+    const { ref } = auth.checkC2bToken(which, query, (sc) => {
+      const row = getShortcode(deps.platform(), sc)
+      return row ? { tid: row.tenant_id, nonce: row.token_nonce } : null
+    })
     auth.checkSource(ip)
     const row = getShortcode(deps.platform(), ref)!
+    if (which === 'confirmation' && verificationOf(row) === 'source') auth.checkC2bSource(ip)
     const body = (jsonBody(raw) ?? {}) as C2bBody
     if (text(body.BusinessShortCode) !== null && text(body.BusinessShortCode) !== row.shortcode)
       throw new InvalidCallback('the callback names another shortcode than its token')
@@ -92,9 +124,8 @@ export function createC2bCallbacks(deps: PaymentDeps, auth: CallbackAuth, accoun
     raw: unknown,
     ip: string | null,
   ) {
-    const { row, body } = authenticate(query, ip, raw)
-    const amount = Number(body.TransAmount)
-    if (!Number.isFinite(amount) || amount <= 0) return VALIDATION.invalidAmount
+    const { row, body } = authenticate('validation', query, ip, raw)
+    if (c2bAmount(body.TransAmount) === null) return VALIDATION.invalidAmount
     if (text(body.MSISDN) === null) return VALIDATION.invalidMsisdn
     const to = recipient(row, body)
     if (!to) return VALIDATION.invalidAccount
@@ -103,107 +134,133 @@ export function createC2bCallbacks(deps: PaymentDeps, auth: CallbackAuth, accoun
   }
 
   /**
-   * Records a confirmation once per TransID with its audit row and its success event in one
-   * transaction. On an aggregator paybill an account number nobody holds stays with the platform
-   * tenant (recorded and audited, no event): the money arrived, and the operator can see it.
+   * Records a confirmation once per TransID with its audit row, and answers at once. Nothing in
+   * it can be trusted (Daraja signs nothing): on a shortcode with an initiator it is `received`
+   * and counted only when the provider's Transaction Status agrees (c2b-verify.ts); without one
+   * it came from the provider's address and is counted `unverified`. On an aggregator paybill an
+   * account number nobody holds stays with the platform tenant, `unrouted` (recorded and audited,
+   * no event): the money arrived, and the operator can see it.
    */
   async function c2bConfirmation(
     query: Record<string, string | undefined>,
     raw: unknown,
     ip: string | null,
   ) {
-    const { row, body } = authenticate(query, ip, raw)
+    const { row, body } = authenticate('confirmation', query, ip, raw)
     const transId = text(body.TransID)
-    const amount = Number(body.TransAmount)
     if (!transId || !/^[A-Z0-9]{6,20}$/i.test(transId))
       throw new InvalidCallback('the confirmation names no TransID')
-    if (!Number.isFinite(amount) || amount <= 0)
-      throw new InvalidCallback('the confirmation has no TransAmount')
+    const amount = c2bAmount(body.TransAmount)
+    if (amount === null)
+      throw outOfRange('TransAmount', 'must be whole shillings from 1 to 250,000')
+    const occurred = c2bTime(body.TransTime, deps.ctx.clock.nowMs())
+    if (!occurred)
+      throw outOfRange('TransTime', 'must be a YYYYMMDDHHmmss time within a day of now')
     const to = recipient(row, body)
     const tid = to?.tenantId ?? row.tenant_id
-    const announce = to !== null && tid !== PLATFORM_TENANT
+    const routed = to !== null && tid !== PLATFORM_TENANT
+    const initiator = verifier.initiatorOf(row)
+    const status: C2bRow['status'] = !routed ? 'unrouted' : initiator ? 'received' : 'unverified'
     const db = deps.tenantDb(tid)
     const at = deps.nowIso()
-    const occurredAt = parseDarajaTimestamp(body.TransTime)?.toISOString() ?? at
     const names = [body.FirstName, body.MiddleName, body.LastName].map(text).filter(Boolean)
-    const payer = names.length ? names.join(' ') : null
     const msisdn = text(body.MSISDN)
-    const phone = msisdn ? maskPhone(msisdn) : null
-    const till = row.mode === 'tenant' && /goods/i.test(String(body.TransactionType ?? ''))
-    const reference = to?.reference ?? text(body.BillRefNumber)
     const txnId = newId('txn')
-    const id = `c2b_${txnId.slice(4)}`
-    const cents = Math.round(amount * 100)
-    await grouped(db, () => {
-      const inserted = db.sqlite
-        .query(
-          `INSERT OR IGNORE INTO c2b_payments (id, tenant_id, trans_id, shortcode, transaction_type,
-            amount_cents, bill_ref_number, invoice_number, msisdn, payer_name, trans_time,
-            org_account_balance, third_party_trans_id, transaction_id, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          id,
-          tid,
-          transId,
-          row.shortcode,
-          String(body.TransactionType ?? ''),
-          cents,
-          text(body.BillRefNumber),
-          text(body.InvoiceNumber),
-          phone,
-          payer,
-          occurredAt,
-          text(body.OrgAccountBalance),
-          text(body.ThirdPartyTransID),
-          txnId,
-          at,
-        )
+    const c2b: C2bRow = {
+      id: `c2b_${txnId.slice(4)}`,
+      tenant_id: tid,
+      trans_id: transId,
+      shortcode: row.shortcode,
+      transaction_type: String(body.TransactionType ?? ''),
+      amount_cents: amount * 100,
+      bill_ref_number: text(body.BillRefNumber),
+      invoice_number: text(body.InvoiceNumber),
+      msisdn: msisdn ? maskPhone(msisdn) : null,
+      payer_name: names.length ? names.join(' ') : null,
+      trans_time: occurred.toISOString(),
+      org_account_balance: /^-?\d{1,12}(\.\d{1,2})?$/.test(text(body.OrgAccountBalance) ?? '')
+        ? text(body.OrgAccountBalance)
+        : null,
+      third_party_trans_id: text(body.ThirdPartyTransID),
+      transaction_id: txnId,
+      created_at: at,
+      status,
+      status_reason:
+        status === 'unverified' ? 'the shortcode has no initiator to verify with' : null,
+      updated_at: at,
+    }
+    const fresh = await grouped(db, () => {
       // The same TransID again (Daraja repeats confirmations): nothing changes.
-      if (inserted.changes === 0) return
+      if (!insertC2b(db, c2b)) return false
       appendAudit(db, {
         tenantId: tid,
         entity: 'c2b_payment',
-        entityId: id,
+        entityId: c2b.id,
         action: 'received',
         fromStatus: null,
-        toStatus: announce ? 'success' : 'unrouted',
+        toStatus: status,
         detail: {
           trans_id: transId,
-          amount: cents / 100,
+          amount,
           shortcode: row.shortcode,
-          bill_ref_number: text(body.BillRefNumber),
-          phone_number: phone,
+          bill_ref_number: c2b.bill_ref_number,
+          phone_number: c2b.msisdn,
         },
         actor: null,
         at,
       })
-      if (!announce) return
-      const balance = Number(body.OrgAccountBalance)
-      emitSuccess(deps, db, {
-        tenant: tid,
-        transaction_id: txnId,
-        occurred_at: occurredAt,
-        amount: cents / 100,
-        direction: 'in',
-        counterparty_name: payer,
-        counterparty_phone: phone,
-        description: till
-          ? `Customer payment to till ${row.shortcode}`
-          : `Customer payment to paybill ${row.shortcode}${reference ? ` account ${reference}` : ''}`,
-        receipt_number: transId,
-        // The organisation's balance is the tenant's own only on its own shortcode.
-        balance:
-          row.mode === 'tenant' && Number.isFinite(balance) && text(body.OrgAccountBalance)
-            ? balance
-            : null,
-        source: 'payment',
-        channel: 'c2b',
-        ...(reference ? { account_reference: reference.slice(0, 40) } : {}),
-      })
+      if (status === 'unverified') verifier.emit(db, c2b, false)
+      return true
     })
+    if (fresh && status === 'received' && initiator)
+      // Asked after the answer's commit; a provider that cannot be reached leaves it `received`.
+      void ask(
+        tid,
+        'verify',
+        { transaction_id: transId, shortcode: row.shortcode, amount: null, c2b_id: c2b.id },
+        { actorId: null, remarks: 'C2B confirmation check', initiator },
+      ).catch((err) =>
+        deps.ctx.log.warn('the C2B confirmation could not be verified yet', {
+          tenant_id: tid,
+          trans_id: transId,
+          error: (err as Error).message,
+        }),
+      )
     return ACK
   }
 
   return { c2bValidation, c2bConfirmation }
+}
+
+function insertC2b(db: Db, r: C2bRow): boolean {
+  return (
+    db.sqlite
+      .query(
+        `INSERT OR IGNORE INTO c2b_payments (id, tenant_id, trans_id, shortcode, transaction_type,
+          amount_cents, bill_ref_number, invoice_number, msisdn, payer_name, trans_time,
+          org_account_balance, third_party_trans_id, transaction_id, created_at, status,
+          status_reason, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        r.id,
+        r.tenant_id,
+        r.trans_id,
+        r.shortcode,
+        r.transaction_type,
+        r.amount_cents,
+        r.bill_ref_number,
+        r.invoice_number,
+        r.msisdn,
+        r.payer_name,
+        r.trans_time,
+        r.org_account_balance,
+        r.third_party_trans_id,
+        r.transaction_id,
+        r.created_at,
+        r.status,
+        r.status_reason,
+        r.updated_at,
+      ).changes > 0
+  )
 }

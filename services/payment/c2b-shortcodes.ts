@@ -3,6 +3,7 @@ import { AppError, Conflict, IdempotencyInProgress, NotFound } from '../kernel/e
 import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
 import { PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { appendAudit } from './audit.ts'
+import type { CredentialBox } from './c2b-secrets.ts'
 import type { CallbackAuth } from './callback-auth.ts'
 import type { PaymentDeps } from './deps.ts'
 import {
@@ -28,13 +29,30 @@ export interface ShortcodeRow {
   status: 'pending' | 'registered' | 'released'
   registered_at: string
   released_at: string | null
+  /** Random part of its URL tokens; null for one registered before tokens could rotate. */
+  token_nonce: string | null
+  /** Its own initiator for Transaction Status, the credential sealed; null: none. */
+  initiator_name: string | null
+  security_credential: string | null
 }
 
 export interface RegisterBody {
   tenant_id?: string | undefined
   shortcode: string
   response_type: 'Completed' | 'Cancelled'
+  initiator_name?: string | undefined
+  security_credential?: string | undefined
 }
+
+/**
+ * How a shortcode's confirmations are verified: 'query' (a Transaction Status query with its own
+ * initiator, or the platform's on an aggregator paybill) or 'source' (none to query with: only
+ * from Safaricom's addresses, and marked unverified).
+ */
+export const verificationOf = (r: Pick<ShortcodeRow, 'mode' | 'initiator_name'>) =>
+  r.mode === 'aggregator' || r.initiator_name ? ('query' as const) : ('source' as const)
+
+const newNonce = () => Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('hex')
 
 const ROUTE = 'c2b/register'
 const SHORTCODE = /^\d{5,7}$/
@@ -44,8 +62,14 @@ export const getShortcode = (platform: Db, shortcode: string) =>
     .query<ShortcodeRow, [string]>('SELECT * FROM c2b_shortcodes WHERE shortcode = ?')
     .get(shortcode)
 
-export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth) {
+export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: CredentialBox) {
   const registering = new Set<string>()
+
+  /** The URLs carry the tokens: shown once, to the Admin who registered or rotated them. */
+  const urlsOf = (r: ShortcodeRow) => ({
+    confirmation_url: auth.c2bUrl('confirmation', r.tenant_id, r.shortcode, r.token_nonce),
+    validation_url: auth.c2bUrl('validation', r.tenant_id, r.shortcode, r.token_nonce),
+  })
 
   const view = (r: ShortcodeRow) => ({
     shortcode: r.shortcode,
@@ -53,8 +77,8 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth) {
     mode: r.mode,
     response_type: r.response_type,
     status: r.status === 'released' ? ('released' as const) : ('registered' as const),
-    confirmation_url: auth.c2bUrl('confirmation', r.tenant_id, r.shortcode),
-    validation_url: auth.c2bUrl('validation', r.tenant_id, r.shortcode),
+    verification: verificationOf(r),
+    initiator_name: r.initiator_name,
     registered_at: r.registered_at,
     released_at: r.released_at,
   })
@@ -73,9 +97,19 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth) {
       platform.sqlite
         .query(
           `INSERT OR REPLACE INTO c2b_shortcodes (shortcode, tenant_id, mode, response_type, status,
-            registered_at, released_at) VALUES (?, ?, ?, ?, 'pending', ?, NULL)`,
+            registered_at, released_at, token_nonce, initiator_name, security_credential)
+           VALUES (?, ?, ?, ?, 'pending', ?, NULL, ?, ?, ?)`,
         )
-        .run(row.shortcode, row.tenant_id, row.mode, row.response_type, row.registered_at)
+        .run(
+          row.shortcode,
+          row.tenant_id,
+          row.mode,
+          row.response_type,
+          row.registered_at,
+          row.token_nonce,
+          row.initiator_name,
+          row.security_credential,
+        )
       return before
     })
   }
@@ -88,7 +122,8 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth) {
         platform.sqlite
           .query(
             `INSERT INTO c2b_shortcodes (shortcode, tenant_id, mode, response_type, status,
-              registered_at, released_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+              registered_at, released_at, token_nonce, initiator_name, security_credential)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             before.shortcode,
@@ -98,21 +133,29 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth) {
             before.status,
             before.registered_at,
             before.released_at,
+            before.token_nonce,
+            before.initiator_name,
+            before.security_credential,
           )
     })
   }
 
   /** The registration a key was bound to, as answered; null when the key is free. */
-  function knownKey(db: Db, tid: string, key: string, hash: string) {
+  function knownKey(
+    db: Db,
+    tid: string,
+    key: string,
+    hash: string,
+  ): (ReturnType<typeof view> & ReturnType<typeof urlsOf>) | null {
     const row = readKey(db, tid, ROUTE, key, deps.ctx.clock.nowMs())
     const d = decideKey(row, hash, row ? registering.has(`${tid}:${row.ref}`) : false)
     if (d.action === 'new') return null
-    if (d.action === 'replay') return d.body as ReturnType<typeof view>
+    if (d.action === 'replay') return d.body as ReturnType<typeof view> & ReturnType<typeof urlsOf>
     if (d.action === 'in_progress') throw new IdempotencyInProgress(1)
     const current = getShortcode(deps.platform(), d.ref)
     if (!current || current.tenant_id !== tid || current.status === 'pending')
       throw new IdempotencyInProgress(1)
-    return markReplayed(view(current))
+    return markReplayed({ ...view(current), ...urlsOf(current) })
   }
 
   /**
@@ -132,8 +175,29 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth) {
       throw new AppError('VALIDATION_FAILED', 'shortcode: must be a paybill or till number', {
         errors: [{ field: 'shortcode', message: 'must be 5 to 7 digits' }],
       })
+    const initiator = body.initiator_name?.trim() || null
+    const credential = body.security_credential?.trim() || null
+    if (!initiator !== !credential)
+      throw new AppError(
+        'VALIDATION_FAILED',
+        'initiator_name and security_credential: give both or neither',
+        {
+          errors: [
+            {
+              field: initiator ? 'security_credential' : 'initiator_name',
+              message: 'required with the other',
+            },
+          ],
+        },
+      )
     const db = deps.tenantDb(tid)
-    const hash = requestHash({ shortcode, response_type: body.response_type, tenant_id: tid })
+    const hash = requestHash({
+      shortcode,
+      response_type: body.response_type,
+      tenant_id: tid,
+      initiator,
+      credential,
+    })
     if (key) {
       const known = knownKey(db, tid, key, hash)
       if (known) return known
@@ -158,6 +222,9 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth) {
       status: 'registered',
       registered_at: at,
       released_at: null,
+      token_nonce: newNonce(),
+      initiator_name: initiator,
+      security_credential: credential ? box.seal(credential) : null,
     }
     let before: ShortcodeRow | null
     try {
@@ -171,8 +238,8 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth) {
       await deps.business.registerC2bUrls({
         shortcode,
         responseType: body.response_type,
-        confirmationUrl: auth.c2bUrl('confirmation', tid, shortcode),
-        validationUrl: auth.c2bUrl('validation', tid, shortcode),
+        confirmationUrl: urlsOf(row).confirmation_url,
+        validationUrl: urlsOf(row).validation_url,
       })
     } catch (err) {
       restore(shortcode, before)
@@ -190,7 +257,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth) {
         .query("UPDATE c2b_shortcodes SET status = 'registered' WHERE shortcode = ?")
         .run(shortcode),
     )
-    const answer = view(row)
+    const answer = { ...view(row), ...urlsOf(row) }
     db.write(() => {
       appendAudit(db, {
         tenantId: tid,
@@ -199,7 +266,12 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth) {
         action: 'registered',
         fromStatus: before?.tenant_id === tid ? before.status : null,
         toStatus: 'registered',
-        detail: { shortcode, mode: row.mode, response_type: row.response_type },
+        detail: {
+          shortcode,
+          mode: row.mode,
+          response_type: row.response_type,
+          verification: verificationOf(row),
+        },
         actor: actor.userId,
         at,
       })
@@ -259,7 +331,57 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth) {
     return view({ ...row, status: 'released', released_at: at })
   }
 
-  return { register, list, release }
+  /**
+   * New URL tokens for a shortcode: the provider is given the new URLs first, and only once it
+   * took them do the old ones stop working. Production Daraja registers URLs once: delete them
+   * under URL management on the M-Pesa portal first, or the provider refuses (502, old URLs kept).
+   */
+  async function rotate(actor: Actor, shortcode: string) {
+    const row = getShortcode(deps.platform(), shortcode)
+    if (
+      !row ||
+      row.status !== 'registered' ||
+      (row.tenant_id !== actor.tenantId && !isOperator(actor))
+    )
+      throw new NotFound('shortcode', shortcode)
+    const next = { ...row, token_nonce: newNonce() }
+    try {
+      await deps.business.registerC2bUrls({
+        shortcode,
+        responseType: row.response_type,
+        confirmationUrl: urlsOf(next).confirmation_url,
+        validationUrl: urlsOf(next).validation_url,
+      })
+    } catch (err) {
+      throw new AppError(
+        'BAD_GATEWAY',
+        `the payment provider did not take the new URLs, so the old ones still work (on production Daraja, delete the registered URLs under URL management on the M-Pesa portal, then rotate again): ${(err as Error).message}`,
+      )
+    }
+    const platform = deps.platform()
+    platform.write(() =>
+      platform.sqlite
+        .query('UPDATE c2b_shortcodes SET token_nonce = ? WHERE shortcode = ?')
+        .run(next.token_nonce, shortcode),
+    )
+    const db = deps.tenantDb(row.tenant_id)
+    db.write(() =>
+      appendAudit(db, {
+        tenantId: row.tenant_id,
+        entity: 'c2b_shortcode',
+        entityId: shortcode,
+        action: 'rotated',
+        fromStatus: 'registered',
+        toStatus: 'registered',
+        detail: { shortcode },
+        actor: actor.userId,
+        at: deps.nowIso(),
+      }),
+    )
+    return { ...view(next), ...urlsOf(next) }
+  }
+
+  return { register, list, release, rotate }
 }
 
 export type Shortcodes = ReturnType<typeof createShortcodes>

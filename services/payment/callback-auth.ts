@@ -37,8 +37,10 @@ const sameBytes = (a: string, b: string) => {
  * in the callback URL bound to tenant and payment id, an optional body signature, an optional
  * source-IP allow-list. All compared in constant time.
  */
-export function createCallbackAuth(cfg: PaymentSettings) {
-  const allowList = cfg.allowedIps.map((entry): [ipaddr.IPv4 | ipaddr.IPv6, number] => {
+type Range = [ipaddr.IPv4 | ipaddr.IPv6, number]
+
+function parseAllowList(entries: string[], setting: string): Range[] {
+  return entries.map((entry): Range => {
     try {
       if (entry.includes('/')) {
         const [range, bits] = ipaddr.parseCIDR(entry)
@@ -47,44 +49,80 @@ export function createCallbackAuth(cfg: PaymentSettings) {
       const ip = ipaddr.process(entry)
       return [ip, ip.kind() === 'ipv4' ? 32 : 128]
     } catch {
-      throw new Error(`mpesa.allowed_ips: '${entry}' is not an IP address or CIDR range`)
+      throw new Error(`${setting}: '${entry}' is not an IP address or CIDR range`)
     }
   })
+}
+
+/** True when `ip` is in one of the ranges. */
+function inRanges(ranges: Range[], ip: string | null): boolean {
+  let addr: ipaddr.IPv4 | ipaddr.IPv6
+  try {
+    addr = ipaddr.process(ip ?? '')
+  } catch {
+    return false
+  }
+  return ranges.some(([range, bits]) => range.kind() === addr.kind() && addr.match(range, bits))
+}
+
+export type C2bUrlKind = 'confirmation' | 'validation'
+
+export function createCallbackAuth(cfg: PaymentSettings) {
+  const allowList = parseAllowList(cfg.allowedIps, 'mpesa.allowed_ips')
 
   const sign = (kind: TokenKind, tid: string, ref: string) =>
     new Bun.CryptoHasher('sha256', cfg.callbackSecret)
       .update(`${kind}:${tid}:${ref}`)
       .digest('base64url')
 
-  const c2bToken = (tid: string, shortcode: string) =>
+  /**
+   * A C2B URL's token: bound to the tenant holding the shortcode, the shortcode, which URL it is
+   * and the shortcode's nonce (a new nonce rotates both). A shortcode registered before nonces
+   * existed (nonce null) keeps its one token for both URLs until it is rotated.
+   */
+  const c2bToken = (which: C2bUrlKind, tid: string, shortcode: string, nonce: string | null) =>
     new Bun.CryptoHasher('sha256', cfg.callbackSecret)
-      .update(`c2b:${tid}:${shortcode}`)
+      .update(
+        nonce === null ? `c2b:${tid}:${shortcode}` : `c2b:${which}:${tid}:${shortcode}:${nonce}`,
+      )
       .digest('hex')
 
+  const sources = parseAllowList(cfg.c2bSourceIps, 'mpesa.c2b_source_ips')
   return {
     callbackUrl: (kind: Kind, tid: string, ref: string, extra = '') =>
       `${cfg.callbackBase}/api/v1/payments/callback${kind === 'b2c' ? '/b2c' : ''}?tid=${encodeURIComponent(tid)}&ref=${encodeURIComponent(ref)}&sig=${sign(kind, tid, ref)}${extra}`,
 
     /**
-     * The confirmation and validation URLs registered for a C2B shortcode: one token bound to the
-     * tenant that holds the shortcode and to the shortcode. Daraja refuses to register URLs that
-     * contain words such as "exe", "cmd", "sql" or "mpesa", so the URL names no tenant (a tenant id
-     * may contain any of them) and its token is hex (base64url could spell them by chance).
+     * The confirmation or validation URL registered for a C2B shortcode. Daraja refuses to register
+     * URLs that contain words such as "exe", "cmd", "sql" or "mpesa", so the URL names no tenant (a
+     * tenant id may contain any of them) and its token is hex (base64url could spell them by chance).
      */
-    c2bUrl: (which: 'confirmation' | 'validation', tid: string, shortcode: string) =>
-      `${cfg.callbackBase}/api/v1/payments/c2b/${which}?ref=${encodeURIComponent(shortcode)}&sig=${c2bToken(tid, shortcode)}`,
+    c2bUrl: (which: C2bUrlKind, tid: string, shortcode: string, nonce: string | null) =>
+      `${cfg.callbackBase}/api/v1/payments/c2b/${which}?ref=${encodeURIComponent(shortcode)}&sig=${c2bToken(which, tid, shortcode, nonce)}`,
 
-    /** Checks a C2B URL's token against the tenant holding the shortcode now; 401 otherwise. */
+    /** Checks a C2B URL's token against the shortcode's holder and nonce now; 401 otherwise. */
     checkC2bToken(
+      which: C2bUrlKind,
       query: Record<string, string | undefined>,
-      holderOf: (shortcode: string) => string | null,
+      holderOf: (shortcode: string) => { tid: string; nonce: string | null } | null,
     ): { tid: string; ref: string } {
       const { ref, sig } = query
       if (!ref || !sig) throw new InvalidCallback('the callback token is missing')
-      const tid = holderOf(ref)
-      if (!tid || !sameBytes(sig, c2bToken(tid, ref)))
+      const holder = holderOf(ref)
+      if (!holder || !sameBytes(sig, c2bToken(which, holder.tid, ref, holder.nonce)))
         throw new InvalidCallback('the callback token is invalid')
-      return { tid, ref }
+      return { tid: holder.tid, ref }
+    },
+
+    /**
+     * Confirmations to a shortcode nobody can query come only from Safaricom's published addresses
+     * once live (`mpesa.c2b_source_ips`); no list: anywhere.
+     */
+    checkC2bSource(ip: string | null): void {
+      if (sources.length > 0 && !inRanges(sources, ip))
+        throw new InvalidCallback(
+          'the confirmation does not come from an address of the payment provider',
+        )
     },
 
     /** The ResultURL (QueueTimeOutURL with `timeout`) of a status, balance or reversal request. */
@@ -119,17 +157,8 @@ export function createCallbackAuth(cfg: PaymentSettings) {
 
     /** The optional source-IP allow-list (Safaricom's published ranges in production). */
     checkSource(ip: string | null): void {
-      if (allowList.length === 0) return
-      let addr: ipaddr.IPv4 | ipaddr.IPv6
-      try {
-        addr = ipaddr.process(ip ?? '')
-      } catch {
+      if (allowList.length > 0 && !inRanges(allowList, ip))
         throw new InvalidCallback('the callback source address is not allowed')
-      }
-      const ok = allowList.some(
-        ([range, bits]) => range.kind() === addr.kind() && addr.match(range, bits),
-      )
-      if (!ok) throw new InvalidCallback('the callback source address is not allowed')
     },
   }
 }

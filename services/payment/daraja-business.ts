@@ -43,6 +43,8 @@ export interface AsyncInput {
   occasion?: string
   resultUrl: string
   timeoutUrl: string
+  /** The shortcode's own initiator; default: the platform's (mpesa.b2c_initiator). */
+  initiator?: { name: string; credential: string }
 }
 
 export interface AsyncAccepted {
@@ -68,9 +70,9 @@ export function createDarajaBusiness(cfg: DarajaConfig): DarajaBusiness {
   const { authed, unwrap } = createDarajaTransport(cfg)
   const post = async (path: string, payload: unknown, repeatable: boolean) =>
     unwrap(authed(path, payload, repeatable))
-  const initiator = () => ({
-    Initiator: cfg.initiatorName,
-    SecurityCredential: cfg.securityCredential,
+  const initiator = (own?: AsyncInput['initiator']) => ({
+    Initiator: own?.name ?? cfg.initiatorName,
+    SecurityCredential: own?.credential ?? cfg.securityCredential,
   })
 
   return {
@@ -108,7 +110,7 @@ export function createDarajaBusiness(cfg: DarajaConfig): DarajaBusiness {
       const body = await post(
         '/mpesa/transactionstatus/v1/query',
         {
-          ...initiator(),
+          ...initiator(i.initiator),
           CommandID: 'TransactionStatusQuery',
           TransactionID: i.transactionId,
           OriginatorConversationID: i.originatorConversationId,
@@ -128,7 +130,7 @@ export function createDarajaBusiness(cfg: DarajaConfig): DarajaBusiness {
       const body = await post(
         '/mpesa/accountbalance/v1/query',
         {
-          ...initiator(),
+          ...initiator(i.initiator),
           CommandID: 'AccountBalance',
           OriginatorConversationID: i.originatorConversationId,
           PartyA: i.shortcode,
@@ -146,7 +148,7 @@ export function createDarajaBusiness(cfg: DarajaConfig): DarajaBusiness {
       const body = await post(
         '/mpesa/reversal/v1/request',
         {
-          ...initiator(),
+          ...initiator(i.initiator),
           CommandID: 'TransactionReversal',
           TransactionID: i.transactionId,
           OriginatorConversationID: i.originatorConversationId,

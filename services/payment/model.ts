@@ -128,37 +128,6 @@ export const ReconcileReport = t.Object({
   }),
 })
 
-export const ResponseType = t.Union([t.Literal('Completed'), t.Literal('Cancelled')], {
-  description: 'what the provider does when the validation URL does not answer in time',
-})
-
-export const RegisterShortcodeBody = t.Object({
-  tenant_id: t.Optional(
-    t.String({
-      description: "the token's tenant; the operator without one: an aggregator paybill",
-    }),
-  ),
-  shortcode: t.String({ description: 'paybill or till number (5 to 7 digits)' }),
-  response_type: ResponseType,
-})
-
-export const ShortcodeView = t.Object(
-  {
-    shortcode: t.String(),
-    tenant_id: t.String(),
-    mode: t.Union([t.Literal('tenant'), t.Literal('aggregator')]),
-    response_type: ResponseType,
-    status: t.Union([t.Literal('registered'), t.Literal('released')]),
-    confirmation_url: t.String(),
-    validation_url: t.String(),
-    registered_at: t.String(),
-    released_at: t.Nullable(t.String()),
-  },
-  { title: 'Shortcode' },
-)
-
-export const ShortcodeList = t.Object({ data: t.Array(ShortcodeView) })
-
 export const C2bAccountView = t.Object({
   tenant_id: t.String(),
   account_number: t.String({
@@ -203,7 +172,12 @@ export const ProviderRequestBody = t.Object({
 
 export const ProviderRequestView = t.Object({
   id: t.String(),
-  kind: t.Union([t.Literal('status'), t.Literal('balance'), t.Literal('reversal')]),
+  kind: t.Union([
+    t.Literal('status'),
+    t.Literal('balance'),
+    t.Literal('reversal'),
+    t.Literal('verify', { description: "the platform's own check of a C2B confirmation" }),
+  ]),
   status: t.Union([
     t.Literal('pending'),
     t.Literal('completed'),

@@ -12,11 +12,30 @@ import { mayHaveReached } from './initiate.ts'
 import { emitSuccess } from './settle.ts'
 
 export type RequestKind = 'status' | 'balance' | 'reversal'
+/** A Transaction Status asked by the platform itself, to verify a C2B confirmation. */
+type AnyKind = RequestKind | 'verify'
+
+/** The result of a request, as the provider sent it. */
+export interface ProviderResult {
+  /** null: the queue timed out, or the code is not a number (`rawCode` says it). */
+  code: number | null
+  rawCode: string
+  desc: string
+  timedOut: boolean
+  params: Record<string, unknown>
+}
+
+/** What a `verify` request's result is handed to (c2b-verify.ts). */
+export type VerifyHook = (
+  tid: string,
+  request: Record<string, unknown>,
+  result: ProviderResult,
+) => Promise<void>
 
 interface RequestRow {
   id: string
   tenant_id: string
-  kind: RequestKind
+  kind: AnyKind
   conversation_id: string | null
   status: 'pending' | 'completed' | 'failed' | 'timeout'
   request: string
@@ -60,7 +79,11 @@ export function parseAccountBalance(value: unknown) {
  * own transactions (found by receipt among its payments, disbursements and C2B payments) and its
  * own shortcodes; the operator about any.
  */
-export function createProviderRequests(deps: PaymentDeps, auth: CallbackAuth) {
+export function createProviderRequests(
+  deps: PaymentDeps,
+  auth: CallbackAuth,
+  hooks: { verify?: VerifyHook } = {},
+) {
   const view = (r: RequestRow) => ({
     id: r.id,
     kind: r.kind,
@@ -100,8 +123,10 @@ export function createProviderRequests(deps: PaymentDeps, auth: CallbackAuth) {
     return own ? deps.cfg.credentials.shortcode : null
   }
 
-  function holds(actor: Actor, tid: string, shortcode: string): boolean {
+  function holds(actor: Actor, tid: string, shortcode: string, ownReceipt: boolean): boolean {
     if (isOperator(actor)) return true
+    // The tenant's own STK payments and disbursements went through the platform's shortcode.
+    if (ownReceipt && shortcode === deps.cfg.credentials.shortcode) return true
     return !!deps
       .platform()
       .sqlite.query<{ n: number }, [string, string]>(
@@ -114,33 +139,56 @@ export function createProviderRequests(deps: PaymentDeps, auth: CallbackAuth) {
     const tid = tenantFor(actor, body.tenant_id)
     const receipt = body.transaction_id?.trim().toUpperCase()
     let shortcode = body.shortcode?.trim()
+    let paidTo: string | null = null
     if (kind !== 'balance') {
       if (!receipt)
         throw new AppError('VALIDATION_FAILED', 'transaction_id: required', {
           errors: [{ field: 'transaction_id', message: 'required' }],
         })
-      const paidTo = shortcodeOfReceipt(tid, receipt)
+      paidTo = shortcodeOfReceipt(tid, receipt)
       if (!paidTo && !isOperator(actor)) throw new NotFound('transaction', receipt)
       shortcode ??= paidTo ?? deps.cfg.credentials.shortcode
     }
     shortcode ??= isOperator(actor) ? deps.cfg.credentials.shortcode : undefined
-    if (!shortcode || !holds(actor, tid, shortcode))
+    if (!shortcode || !holds(actor, tid, shortcode, paidTo === shortcode))
       throw new NotFound('shortcode', shortcode ?? '(none given)')
     if (kind === 'reversal' && !(Number.isInteger(body.amount) && body.amount! >= 1))
       throw new AppError('VALIDATION_FAILED', 'amount: must be a whole number of shillings', {
         errors: [{ field: 'amount', message: 'must be a whole number of shillings, at least 1' }],
       })
+    const request = { transaction_id: receipt ?? null, shortcode, amount: body.amount ?? null }
+    return view(
+      await ask(tid, kind, request, {
+        actorId: actor.userId,
+        remarks: body.remarks?.slice(0, 100) || `${kind} request`,
+      }),
+    )
+  }
+
+  /**
+   * Records a request (row and audit in one commit), then asks the provider. A request the
+   * provider may have received stays pending (its result may still come); one it certainly did
+   * not is failed and its error thrown as 502.
+   */
+  async function ask(
+    tid: string,
+    kind: AnyKind,
+    request: { transaction_id: string | null; shortcode: string; amount: number | null } & Record<
+      string,
+      unknown
+    >,
+    opts: { actorId: string | null; remarks: string; initiator?: AsyncInput['initiator'] },
+  ): Promise<RequestRow> {
     const db = deps.tenantDb(tid)
     const id = newId('req')
     const at = deps.nowIso()
-    const request = { transaction_id: receipt ?? null, shortcode, amount: body.amount ?? null }
     await grouped(db, () => {
       db.sqlite
         .query(
           `INSERT INTO provider_requests (id, tenant_id, kind, status, request, user_id, created_at, updated_at)
            VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)`,
         )
-        .run(id, tid, kind, JSON.stringify(request), actor.userId, at, at)
+        .run(id, tid, kind, JSON.stringify(request), opts.actorId, at, at)
       appendAudit(db, {
         tenantId: tid,
         entity: ENTITY,
@@ -149,33 +197,34 @@ export function createProviderRequests(deps: PaymentDeps, auth: CallbackAuth) {
         fromStatus: null,
         toStatus: 'pending',
         detail: { kind, ...request },
-        actor: actor.userId,
+        actor: opts.actorId,
         at,
       })
     })
     const input: AsyncInput = {
       originatorConversationId: id,
-      shortcode,
+      shortcode: request.shortcode,
       identifierType: kind === 'reversal' ? '11' : '4',
-      remarks: body.remarks?.slice(0, 100) || `${kind} request`,
+      remarks: opts.remarks,
       resultUrl: auth.resultUrl(tid, id),
       timeoutUrl: auth.resultUrl(tid, id, true),
+      ...(opts.initiator ? { initiator: opts.initiator } : {}),
     }
+    const receipt = request.transaction_id ?? ''
     let accepted: AsyncAccepted
     try {
       accepted =
-        kind === 'status'
-          ? await deps.business.transactionStatus({ ...input, transactionId: receipt! })
+        kind === 'status' || kind === 'verify'
+          ? await deps.business.transactionStatus({ ...input, transactionId: receipt })
           : kind === 'balance'
             ? await deps.business.accountBalance(input)
             : await deps.business.reversal({
                 ...input,
-                transactionId: receipt!,
-                amount: body.amount!,
+                transactionId: receipt,
+                amount: request.amount!,
               })
     } catch (err) {
-      // A request the provider may have received stays pending: its result may still come.
-      if (mayHaveReached(err)) return view(getRow(tid, id)!)
+      if (mayHaveReached(err)) return getRow(tid, id)!
       await finish(tid, id, 'failed', null, (err as Error).message, null)
       throw new AppError(
         'BAD_GATEWAY',
@@ -187,7 +236,7 @@ export function createProviderRequests(deps: PaymentDeps, auth: CallbackAuth) {
         .query('UPDATE provider_requests SET conversation_id = ?, updated_at = ? WHERE id = ?')
         .run(accepted.ConversationID, deps.nowIso(), id),
     )
-    return view(getRow(tid, id)!)
+    return getRow(tid, id)!
   }
 
   /** Moves a pending request to its end with its audit row (and its events); false if it was not pending. */
@@ -261,10 +310,10 @@ export function createProviderRequests(deps: PaymentDeps, auth: CallbackAuth) {
       transaction_id: string | null
       shortcode: string
       amount: number | null
-    }
+    } & Record<string, unknown>
     const db = deps.tenantDb(tid)
     const at = deps.nowIso()
-    await finish(
+    const settled = await finish(
       tid,
       ref,
       status,
@@ -314,6 +363,8 @@ export function createProviderRequests(deps: PaymentDeps, auth: CallbackAuth) {
           })
       },
     )
+    if (settled && row.kind === 'verify')
+      await hooks.verify?.(tid, req, { code, rawCode, desc, timedOut, params })
     return ACK
   }
 
@@ -323,5 +374,6 @@ export function createProviderRequests(deps: PaymentDeps, auth: CallbackAuth) {
     return view(row)
   }
 
-  return { start, result, read }
+  return { start, ask, result, read }
 }
+export type ProviderRequests = ReturnType<typeof createProviderRequests>

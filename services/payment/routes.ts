@@ -3,6 +3,15 @@ import type { ServiceContext } from '../kernel/context.ts'
 import { INVOICE_PAYMENT, PURPOSE_HEADER } from '../kernel/entitlements.ts'
 import { REPLAYED_HEADER } from '../kernel/idempotency.ts'
 import { createServiceApp } from '../kernel/service.ts'
+import {
+  C2bPaymentList,
+  C2bPaymentQuery,
+  C2bPaymentView,
+  RegisterShortcodeBody,
+  ShortcodeList,
+  ShortcodeView,
+  ShortcodeWithUrls,
+} from './c2b-model.ts'
 import { wasReplayed } from './idempotency.ts'
 import {
   B2CAccepted,
@@ -17,9 +26,6 @@ import {
   ProviderRequestBody,
   ProviderRequestView,
   ReconcileReport,
-  RegisterShortcodeBody,
-  ShortcodeList,
-  ShortcodeView,
   SimulateC2bAccepted,
   SimulateC2bBody,
   StkPushAccepted,
@@ -199,10 +205,10 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
       {
         auth: 'admin',
         body: RegisterShortcodeBody,
-        response: { 201: ShortcodeView },
+        response: { 201: ShortcodeWithUrls },
         detail: {
           summary:
-            "Register the platform's C2B confirmation and validation URLs for a till or paybill with the provider (Daraja Register URL); optional Idempotency-Key; 409 when another tenant holds the shortcode",
+            "Register the platform's C2B confirmation and validation URLs for a till or paybill with the provider (Daraja Register URL); the answer is the only place the token-bearing URLs are shown; optional initiator for verifying each confirmation; optional Idempotency-Key; 409 when another tenant holds the shortcode",
           tags: ['payments'],
           ...secured,
         },
@@ -216,7 +222,8 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
         query: t.Object({ tenant_id: t.Optional(t.String()) }),
         response: { 200: ShortcodeList },
         detail: {
-          summary: "The tenant's registered C2B shortcodes",
+          summary:
+            "The tenant's registered C2B shortcodes (never their token-bearing URLs: those are shown once, at registration or rotation)",
           tags: ['payments'],
           ...secured,
         },
@@ -231,6 +238,51 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
         response: { 200: ShortcodeView },
         detail: {
           summary: 'Release a C2B shortcode so another tenant may register it',
+          tags: ['payments'],
+          ...secured,
+        },
+      },
+    )
+    .post(
+      '/api/v1/payments/c2b/shortcodes/:shortcode/rotate',
+      ({ actor, params }) => payments.rotateShortcode(actor, params.shortcode),
+      {
+        auth: 'admin',
+        params: t.Object({ shortcode: t.String() }),
+        response: { 200: ShortcodeWithUrls },
+        detail: {
+          summary:
+            'New confirmation and validation URL tokens for a shortcode: registered with the provider, then the old URLs stop working (production Daraja: delete the old URLs on the M-Pesa portal first)',
+          tags: ['payments'],
+          ...secured,
+        },
+      },
+    )
+    .get(
+      '/api/v1/payments/c2b/payments',
+      ({ actor, query }) => payments.listC2bPayments(actor, query),
+      {
+        auth: 'read',
+        query: C2bPaymentQuery,
+        response: { 200: C2bPaymentList },
+        detail: {
+          summary:
+            'Customer payments to your tills and paybills, newest first, each with its verification status (received, verified, unverified, rejected, unrouted)',
+          tags: ['payments'],
+          ...secured,
+        },
+      },
+    )
+    .get(
+      '/api/v1/payments/c2b/payments/:trans_id',
+      ({ actor, params, query }) => payments.getC2bPayment(actor, params.trans_id, query.tenant_id),
+      {
+        auth: 'read',
+        params: t.Object({ trans_id: t.String({ maxLength: 40 }) }),
+        query: t.Object({ tenant_id: t.Optional(t.String()) }),
+        response: { 200: C2bPaymentView },
+        detail: {
+          summary: 'One customer payment by its TransID, with its verification status and reason',
           tags: ['payments'],
           ...secured,
         },
@@ -294,7 +346,8 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
         query: CallbackQuery,
         response: { 200: CallbackAck },
         detail: {
-          summary: 'Provider C2B confirmation; public, token in URL; idempotent on TransID',
+          summary:
+            "Provider C2B confirmation; public, its own token in URL; idempotent on TransID; stored and answered at once, counted only once verified (or from Safaricom's addresses where the shortcode has no initiator); 422 C2B_OUT_OF_RANGE for an amount or time Daraja never sends",
           tags: ['payments'],
         },
       },

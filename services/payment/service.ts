@@ -6,6 +6,9 @@ import { PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { appendAudit } from './audit.ts'
 import { createAccounts } from './c2b-accounts.ts'
 import { createC2bCallbacks } from './c2b-callbacks.ts'
+import { createC2bPayments } from './c2b-payments.ts'
+import { createCredentialBox } from './c2b-secrets.ts'
+import { createC2bVerifier } from './c2b-verify.ts'
 import { createShortcodes, type RegisterBody } from './c2b-shortcodes.ts'
 import { createCallbackAuth } from './callback-auth.ts'
 import { createCallbacks } from './callbacks.ts'
@@ -48,9 +51,12 @@ export function createPayments(
   const queries = createQueries(deps, index)
   const reconcile = createReconciler(deps, index, callbacks.confirmByQuery)
   const accounts = createAccounts(deps)
-  const shortcodes = createShortcodes(deps, auth)
-  const c2b = createC2bCallbacks(deps, auth, accounts)
-  const requests = createProviderRequests(deps, auth)
+  const box = createCredentialBox(deps.cfg.callbackSecret)
+  const shortcodes = createShortcodes(deps, auth, box)
+  const verifier = createC2bVerifier(deps, accounts, box)
+  const requests = createProviderRequests(deps, auth, { verify: verifier.onResult })
+  const c2b = createC2bCallbacks(deps, auth, accounts, verifier, requests.ask)
+  const c2bPayments = createC2bPayments(deps)
 
   /** Registers a C2B shortcode; the operator without a tenant registers an aggregator paybill. */
   const registerShortcode = (actor: Actor, body: RegisterBody, idemKey?: string | null) =>
@@ -240,6 +246,9 @@ export function createPayments(
     registerShortcode,
     listShortcodes: shortcodes.list,
     releaseShortcode: shortcodes.release,
+    rotateShortcode: shortcodes.rotate,
+    listC2bPayments: c2bPayments.list,
+    getC2bPayment: c2bPayments.get,
     c2bAccount,
     simulateC2b,
     c2bValidation: c2b.c2bValidation,

@@ -1,0 +1,175 @@
+import type { Db } from '../kernel/db.ts'
+import { appendAudit } from './audit.ts'
+import type { Accounts } from './c2b-accounts.ts'
+import type { CredentialBox } from './c2b-secrets.ts'
+import { getShortcode, type ShortcodeRow } from './c2b-shortcodes.ts'
+import { parseDarajaTimestamp } from './daraja.ts'
+import type { PaymentDeps } from './deps.ts'
+import { grouped } from './grouped.ts'
+import type { ProviderResult } from './provider-requests.ts'
+import { emitSuccess } from './settle.ts'
+
+/** A stored confirmation (c2b_payments). */
+export interface C2bRow {
+  id: string
+  tenant_id: string
+  trans_id: string
+  shortcode: string
+  transaction_type: string
+  amount_cents: number
+  bill_ref_number: string | null
+  invoice_number: string | null
+  msisdn: string | null
+  payer_name: string | null
+  trans_time: string
+  org_account_balance: string | null
+  third_party_trans_id: string | null
+  transaction_id: string
+  created_at: string
+  status: 'received' | 'verified' | 'unverified' | 'rejected' | 'unrouted'
+  status_reason: string | null
+  updated_at: string | null
+}
+
+/** How far the provider's time of a transaction may be from the confirmation's TransTime. */
+const TIME_SLACK_MS = 5 * 60_000
+
+export const getC2bPayment = (db: Db, tid: string, transId: string) =>
+  db.sqlite
+    .query<C2bRow, [string, string]>(
+      'SELECT * FROM c2b_payments WHERE tenant_id = ? AND trans_id = ?',
+    )
+    .get(tid, transId)
+
+/**
+ * Why the provider's Transaction Status result disagrees with a confirmation, or null when it
+ * agrees: completed, same amount, paid to the same shortcode, at the same time (within 5 min).
+ */
+export function disagreement(row: C2bRow, r: ProviderResult): string | null {
+  const p = r.params
+  const status = p.TransactionStatus === undefined ? 'Completed' : String(p.TransactionStatus)
+  if (!/^completed$/i.test(status)) return `the provider reports the transaction as ${status}`
+  const amount = Math.round(Number(p.Amount) * 100)
+  if (amount !== row.amount_cents)
+    return `the amount disagrees: the confirmation says ${row.amount_cents / 100}, the provider ${Number.isFinite(amount) ? amount / 100 : 'none'}`
+  const parties = [p.CreditPartyName, p.DebitPartyName].map((v) => String(v ?? ''))
+  if (!parties.some((v) => v === row.shortcode || v.startsWith(`${row.shortcode} `)))
+    return `the shortcode disagrees: the provider did not pay ${row.shortcode} (${parties.filter(Boolean).join(', ') || 'no party named'})`
+  const when = parseDarajaTimestamp(p.FinalisedTime ?? p.InitiatedTime)
+  if (!when) return 'the provider gave no time for the transaction'
+  if (Math.abs(when.getTime() - Date.parse(row.trans_time)) > TIME_SLACK_MS)
+    return `the time disagrees: the confirmation says ${row.trans_time}, the provider ${when.toISOString()}`
+  return null
+}
+
+/** A result that says the provider has no such transaction (rather than that it could not look). */
+const notFound = (r: ProviderResult) =>
+  !r.timedOut &&
+  r.code !== 0 &&
+  /not (be )?found|does not exist|invalid (transaction|receipt)|no such/i.test(r.desc)
+
+/**
+ * C2B verification: a confirmation becomes money only when the provider agrees, and what it
+ * becomes (the success event) is built here for verified and unverified confirmations alike.
+ */
+export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: CredentialBox) {
+  /** The initiator to query a shortcode's transactions with; null when it has none. */
+  function initiatorOf(sc: ShortcodeRow): { name: string; credential: string } | null {
+    if (sc.initiator_name && sc.security_credential) {
+      const credential = box.open(sc.security_credential)
+      return credential ? { name: sc.initiator_name, credential } : null
+    }
+    if (sc.mode === 'aggregator')
+      return {
+        name: deps.cfg.credentials.initiatorName,
+        credential: deps.cfg.credentials.securityCredential,
+      }
+    return null
+  }
+
+  /** The transactions.success event of a counted confirmation (in the caller's transaction). */
+  function emit(db: Db, row: C2bRow, verified: boolean) {
+    const sc = getShortcode(deps.platform(), row.shortcode)
+    const aggregator = sc?.mode === 'aggregator'
+    const reference = aggregator
+      ? accounts.route(row.bill_ref_number)?.rest || row.bill_ref_number
+      : row.bill_ref_number
+    const till = !aggregator && /goods/i.test(row.transaction_type)
+    const balance = Number(row.org_account_balance)
+    const what = till
+      ? `Customer payment to till ${row.shortcode}`
+      : `Customer payment to paybill ${row.shortcode}${reference ? ` account ${reference}` : ''}`
+    emitSuccess(deps, db, {
+      tenant: row.tenant_id,
+      transaction_id: row.transaction_id,
+      occurred_at: row.trans_time,
+      amount: row.amount_cents / 100,
+      direction: 'in',
+      counterparty_name: row.payer_name,
+      counterparty_phone: row.msisdn,
+      description: verified ? what : `${what} (unverified)`,
+      receipt_number: row.trans_id,
+      // The organisation's balance moves cashflow only when the payment is verified, and only
+      // on the tenant's own shortcode (an aggregator paybill's balance is the platform's).
+      balance:
+        verified && !aggregator && row.org_account_balance && Number.isFinite(balance)
+          ? balance
+          : null,
+      source: 'payment',
+      channel: 'c2b',
+      ...(reference ? { account_reference: reference.slice(0, 40) } : {}),
+    })
+  }
+
+  /** Moves a `received` confirmation on, with its audit row (and its event when counted). */
+  function move(tid: string, transId: string, to: C2bRow['status'], reason: string | null) {
+    const db = deps.tenantDb(tid)
+    return grouped(db, () => {
+      const row = getC2bPayment(db, tid, transId)
+      if (!row || row.status !== 'received') return false
+      const at = deps.nowIso()
+      db.sqlite
+        .query('UPDATE c2b_payments SET status = ?, status_reason = ?, updated_at = ? WHERE id = ?')
+        .run(to, reason, at, row.id)
+      appendAudit(db, {
+        tenantId: tid,
+        entity: 'c2b_payment',
+        entityId: row.id,
+        action: to === 'received' ? 'checked' : to,
+        fromStatus: 'received',
+        toStatus: to,
+        detail: { trans_id: transId, amount: row.amount_cents / 100, reason },
+        actor: null,
+        at,
+      })
+      if (to === 'verified') emit(db, { ...row, status: to }, true)
+      return true
+    })
+  }
+
+  /** The provider's Transaction Status result for a confirmation (provider-requests' hook). */
+  async function onResult(tid: string, request: Record<string, unknown>, r: ProviderResult) {
+    const transId = String(request.transaction_id ?? '')
+    const row = getC2bPayment(deps.tenantDb(tid), tid, transId)
+    if (!row || row.status !== 'received') return
+    if (r.code === 0 && !r.timedOut) {
+      const why = disagreement(row, r)
+      await move(tid, transId, why ? 'rejected' : 'verified', why)
+    } else if (notFound(r)) {
+      await move(tid, transId, 'rejected', `the provider knows no such transaction: ${r.desc}`)
+    } else {
+      // The provider could not answer (timeout, credentials): the money is not counted yet.
+      const reason = r.timedOut ? 'the status query timed out' : `${r.rawCode}: ${r.desc}`
+      const db = deps.tenantDb(tid)
+      db.write(() =>
+        db.sqlite
+          .query('UPDATE c2b_payments SET status_reason = ?, updated_at = ? WHERE id = ?')
+          .run(`not verified yet: ${reason}`, deps.nowIso(), row.id),
+      )
+    }
+  }
+
+  return { initiatorOf, emit, onResult }
+}
+
+export type C2bVerifier = ReturnType<typeof createC2bVerifier>
