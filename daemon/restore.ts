@@ -91,7 +91,10 @@ export interface RestoreOptions {
   /** Where Enterprise folders that were outside the data dir go: `<dir>/<tenant>`. Default:
    * `tenants/<tenant>` inside the new data dir. */
   enterpriseDir?: string | undefined
-  /** Events sent this long before the backup began are sent again after the restore. */
+  /**
+   * The relay's replay window: events written before the backup began are marked sent this long
+   * before it, so the restored platform's start-up replay does not publish them again.
+   */
   replayWindowS: number
   onProgress?: (done: number, total: number, file: string) => void
 }
@@ -107,9 +110,10 @@ export interface RestoreReport {
 /**
  * Restores a verified backup into a new, empty data dir. Enterprise databases that lived outside
  * the data dir go to `enterpriseDir/<tenant>` or the tenant's own folder, and the tenant's record
- * and placement are pointed there. Outbox events sent shortly before or during the backup are
- * marked unsent, so the restored platform publishes them again: a consumer whose database was
- * copied before it handled one gets it then, and one that had it drops the repeat (inbox).
+ * and placement are pointed there. The outbox up to the backup point is marked sent: the old
+ * platform published it, and receivers were notified of it. Only events written while the backup
+ * ran (a file copied later holds some that others may lack) are published again; consumers drop
+ * the repeats (inbox), and a webhook receiver sees them under the same `webhook-id`.
  */
 export async function restoreBackup(opts: RestoreOptions): Promise<RestoreReport> {
   restrictNewFiles()
@@ -139,11 +143,14 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreReport
     opts.onProgress?.(done, total, f.path)
   }
   for (const r of relocated) relocateTenant(target, r.tenant, r.to, opts.enterpriseDir)
-  const since = new Date(Date.parse(m.started_at) - opts.replayWindowS * 1000).toISOString()
   let resent = 0
   for (const f of m.files) {
     if (f.kind !== 'database' || f.tables?.outbox === undefined) continue
-    resent += markUnsent(destinationOf(f.path, target, relocated), since)
+    resent += settleOutbox(
+      destinationOf(f.path, target, relocated),
+      m.started_at,
+      opts.replayWindowS,
+    )
   }
   secureTree(target)
   for (const r of relocated) secureTree(r.to)
@@ -193,10 +200,22 @@ function relocateTenant(target: string, tenant: string, to: string, absolute?: s
   }
 }
 
-function markUnsent(path: string, since: string): number {
+/**
+ * Marks a restored outbox sent up to the backup point, dated before the replay window so the
+ * restored platform's start-up replay leaves it alone; what was written after that point goes out
+ * again. Returns how many events will be published again.
+ */
+export function settleOutbox(path: string, backupPoint: string, replayWindowS: number): number {
+  const sentAt = new Date(Date.parse(backupPoint) - replayWindowS * 1000 - 1000).toISOString()
   const db = new Database(path)
   try {
-    return db.run('UPDATE outbox SET sent_at = NULL WHERE sent_at >= ?', [since]).changes
+    return db.transaction(() => {
+      db.run(
+        'UPDATE outbox SET sent_at = ? WHERE created_at < ? AND (sent_at IS NULL OR sent_at > ?)',
+        [sentAt, backupPoint, sentAt],
+      )
+      return db.run('UPDATE outbox SET sent_at = NULL WHERE created_at >= ?', [backupPoint]).changes
+    })()
   } finally {
     db.close()
   }
