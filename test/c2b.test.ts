@@ -23,8 +23,53 @@ describe('C2B payments end to end', () => {
   let acme: ReturnType<typeof api>
   let globex: ReturnType<typeof api>
   let receiver: ReturnType<typeof startWebhookReceiver>
-  let till: { confirmation_url: string; validation_url: string }
-  let globexAccount = ''
+  let tillOnce: Promise<{ confirmation_url: string; validation_url: string }> | null = null
+  let paybillOnce: Promise<string> | null = null
+
+  /** acme's till 600100, registered once by whichever test needs it first. */
+  const registerTill = () => {
+    tillOnce ??= (async () => {
+      const r = await acme.post(
+        '/api/v1/payments/c2b/register',
+        { shortcode: '600100', response_type: 'Completed' },
+        { 'idempotency-key': 'till-1' },
+      )
+      expect(r.status).toBe(201)
+      return r.body
+    })()
+    return tillOnce
+  }
+  /** The platform's aggregator paybill 600200, registered once; globex's account number on it. */
+  const registerPaybill = () => {
+    paybillOnce ??= (async () => {
+      const r = await operator.post('/api/v1/payments/c2b/register', {
+        shortcode: '600200',
+        response_type: 'Cancelled',
+      })
+      expect(r.status).toBe(201)
+      expect(r.body).toMatchObject({ mode: 'aggregator', tenant_id: 'platform' })
+      return (await globex.get('/api/v1/payments/c2b/account')).body.account_number as string
+    })()
+    return paybillOnce
+  }
+  /** Daraja's TransTime for now (Nairobi time). */
+  const transTimeNow = () =>
+    new Date(Date.now() + 3 * 3600_000).toISOString().replace(/[-:T]/g, '').slice(0, 14)
+  /** A customer pays acme's till through the simulator; resolves to the counted TransID. */
+  const payTill = async (phone: string, amount: number) => {
+    await registerTill()
+    const r = await acme.post('/api/v1/payments/c2b/simulate', {
+      shortcode: '600100',
+      amount,
+      phone_number: phone,
+    })
+    expect(r.status).toBe(202)
+    const [transId] = await eventually(async () => {
+      const ids = await transIds(phone.replace(/^0/, '254'))
+      return ids.length ? ids : null
+    })
+    return transId!
+  }
 
   const sim = () => api(p.url('simulator'))
   /** The TransIDs the simulator issued for a payer, oldest first. */
@@ -70,54 +115,34 @@ describe('C2B payments end to end', () => {
 
   it('registers a till for one tenant, replays it for the same Idempotency-Key, and refuses it to another with 409', async () => {
     const body = { shortcode: '600100', response_type: 'Completed' }
-    const r = await acme.post('/api/v1/payments/c2b/register', body, {
-      'idempotency-key': 'till-1',
-    })
-    expect(r.status).toBe(201)
-    expect(r.body).toMatchObject({ shortcode: '600100', status: 'registered', mode: 'tenant' })
-    expect(r.body.confirmation_url).toContain('/api/v1/payments/c2b/confirmation?ref=600100&sig=')
-    expect(r.body.validation_url).toContain('/api/v1/payments/c2b/validation?ref=600100&sig=')
-    till = r.body
+    const first = await registerTill()
+    expect(first).toMatchObject({ shortcode: '600100', status: 'registered', mode: 'tenant' })
+    expect(first.confirmation_url).toContain('/api/v1/payments/c2b/confirmation?ref=600100&sig=')
+    expect(first.validation_url).toContain('/api/v1/payments/c2b/validation?ref=600100&sig=')
     const again = await acme.post('/api/v1/payments/c2b/register', body, {
       'idempotency-key': 'till-1',
     })
     expect(again.status).toBe(201)
-    expect(again.body).toEqual(r.body)
+    expect(again.body).toEqual(first)
     const taken = await globex.post('/api/v1/payments/c2b/register', body)
     expect(taken.status).toBe(409)
     const listed = await acme.get('/api/v1/payments/c2b/shortcodes')
     expect(listed.body.data.map((s: { shortcode: string }) => s.shortcode)).toEqual(['600100'])
+    expect(JSON.stringify(listed.body)).not.toContain('sig=')
     expect((await globex.get('/api/v1/payments/c2b/shortcodes')).body.data).toEqual([])
   })
 
   it('registers the platform paybill as an aggregator and gives each tenant an account number', async () => {
-    const r = await operator.post('/api/v1/payments/c2b/register', {
-      shortcode: '600200',
-      response_type: 'Cancelled',
-    })
-    expect(r.status).toBe(201)
-    expect(r.body).toMatchObject({ mode: 'aggregator', tenant_id: 'platform' })
-    const account = await globex.get('/api/v1/payments/c2b/account')
-    expect(account.status).toBe(200)
-    expect(account.body).toMatchObject({ tenant_id: 'globex', paybills: ['600200'] })
-    expect(account.body.account_number).toMatch(/^\d{6}$/)
-    globexAccount = account.body.account_number
-    expect((await globex.get('/api/v1/payments/c2b/account')).body.account_number).toBe(
-      globexAccount,
-    )
+    const account = await registerPaybill()
+    const r = await globex.get('/api/v1/payments/c2b/account')
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ tenant_id: 'globex', paybills: ['600200'] })
+    expect(account).toMatch(/^\d{6}$/)
+    expect(r.body.account_number).toBe(account)
   })
 
   it('records a till payment as Revenue with the payer masked and sends a verified payment.success with channel c2b', async () => {
-    const r = await acme.post('/api/v1/payments/c2b/simulate', {
-      shortcode: '600100',
-      amount: 250,
-      phone_number: '0712345601',
-    })
-    expect(r.status).toBe(202)
-    const [transId] = await eventually(async () => {
-      const ids = await transIds('254712345601')
-      return ids.length ? ids : null
-    })
+    const transId = await payTill('0712345601', 250)
     expect(transId).toMatch(/^[A-Z][A-Z0-9]{9}$/)
     const [txn] = await eventually(
       async () => {
@@ -148,6 +173,7 @@ describe('C2B payments end to end', () => {
   }, 30_000)
 
   it('routes a payment to the aggregator paybill by its account number to that tenant', async () => {
+    const globexAccount = await registerPaybill()
     const r = await globex.post('/api/v1/payments/c2b/simulate', {
       shortcode: '600200',
       amount: 1200,
@@ -180,6 +206,7 @@ describe('C2B payments end to end', () => {
   }, 30_000)
 
   it('rejects an unknown account number at validation (C2B00012), so no confirmation is sent', async () => {
+    await registerPaybill()
     await globex.post('/api/v1/payments/c2b/simulate', {
       shortcode: '600200',
       amount: 50,
@@ -198,10 +225,11 @@ describe('C2B payments end to end', () => {
   })
 
   it('records 10 copies of one confirmation as one transaction', async () => {
+    const till = await registerTill()
     const body = (transId: string, amount: string) => ({
       TransactionType: 'Buy Goods',
       TransID: transId,
-      TransTime: '20250101120000',
+      TransTime: transTimeNow(),
       TransAmount: amount,
       BusinessShortCode: '600100',
       BillRefNumber: '',
@@ -237,10 +265,11 @@ describe('C2B payments end to end', () => {
   }, 30_000)
 
   it('answers a forged confirmation 401 and records nothing', async () => {
+    const till = await registerTill()
     const forged = {
       TransactionType: 'Buy Goods',
       TransID: 'TFORGED001',
-      TransTime: '20250101120000',
+      TransTime: transTimeNow(),
       TransAmount: '5000.00',
       BusinessShortCode: '600100',
       MSISDN: '2547 ***** 605',
@@ -267,7 +296,8 @@ describe('C2B payments end to end', () => {
   }, 30_000)
 
   it('queries a receipt, reads the till balance and reverses a payment through the provider', async () => {
-    const [transId] = await transIds('254712345601')
+    const transId = await payTill('0712345610', 250)
+    await eventually(async () => (await transactionsOf(acme, transId)).length > 0, 15_000)
     const status = await acme.post('/api/v1/payments/transaction-status', {
       transaction_id: transId,
     })
@@ -322,6 +352,7 @@ describe('C2B payments end to end', () => {
   }, 30_000)
 
   it('simulates a customer paying the till from the CLI (mmp payments simulate-c2b)', async () => {
+    await registerTill()
     const cli = Bun.spawn(
       [
         process.execPath,
@@ -359,15 +390,22 @@ describe('C2B payments end to end', () => {
   }, 30_000)
 
   it("rejects validation for a suspended tenant's till with C2B00016", async () => {
-    expect((await operator.post('/api/v1/tenants/acme/suspend')).status).toBe(200)
-    const r = await fetch(till.validation_url, {
+    await createTenants(p.gateway, await p.login(), 'initech')
+    const initech = await adminOf('initech')
+    const reg = await initech.post('/api/v1/payments/c2b/register', {
+      shortcode: '600150',
+      response_type: 'Completed',
+    })
+    expect(reg.status).toBe(201)
+    expect((await operator.post('/api/v1/tenants/initech/suspend')).status).toBe(200)
+    const r = await fetch(reg.body.validation_url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         TransactionType: 'Buy Goods',
         TransID: 'TVALID0001',
         TransAmount: '10.00',
-        BusinessShortCode: '600100',
+        BusinessShortCode: '600150',
         MSISDN: '2547 ***** 606',
       }),
     })
