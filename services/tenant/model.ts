@@ -93,6 +93,25 @@ export const FeatureState = t.Object(
     features: Features,
     defaults: Features,
     overrides: Features,
+    operator_overrides: t.Optional(
+      t.Record(t.String(), t.Boolean(), {
+        description: "The operator's switches: a layer the tenant cannot lift",
+      }),
+    ),
+    tenant_overrides: t.Optional(
+      t.Record(t.String(), t.Boolean(), {
+        description: "The tenant's own switches, acting only inside the plan and the operator's",
+      }),
+    ),
+    held_by: t.Optional(
+      t.Record(
+        t.String(),
+        t.Union([t.Literal('plan'), t.Literal('operator'), t.Literal('tenant')]),
+        {
+          description: 'For each flag, the layer that decides its value',
+        },
+      ),
+    ),
   },
   { additionalProperties: true },
 )

@@ -10,6 +10,7 @@ import { invalidField, TenantNotFound } from '../kernel/errors.ts'
 import { emitEvent } from '../kernel/events.ts'
 import { type Role, roles } from '../kernel/roles.ts'
 import { DEFAULT_TIMEZONE } from '../kernel/time-zone.ts'
+import { parseLayers, resolveFeatures } from './feature-layers.ts'
 import type { TenantView } from './model.ts'
 
 export type TenantRow = typeof tenants.$inferSelect
@@ -56,11 +57,22 @@ export function termsOf(row: Pick<TenantRow, 'plan' | 'planTerms'>): PlanTerms {
   }
 }
 
-/** The plan's feature defaults with the tenant's overrides on top. */
+/**
+ * The plan's feature defaults, the operator's overrides and the tenant's own toggles inside them
+ * (services/tenant/feature-layers.ts): each flag's value and the layer that holds it.
+ */
 export function effectiveFeatures(row: Pick<TenantRow, 'plan' | 'planTerms' | 'featureOverrides'>) {
   const defaults: Record<string, boolean> = { ...termsOf(row).features }
-  const overrides = parseJson<Record<string, boolean>>(row.featureOverrides, {})
-  return { defaults, overrides, features: { ...defaults, ...overrides } }
+  const layers = parseLayers(row.featureOverrides)
+  const resolved = resolveFeatures(defaults, layers)
+  return {
+    defaults,
+    overrides: { ...layers.operator, ...layers.tenant },
+    operator_overrides: layers.operator,
+    tenant_overrides: layers.tenant,
+    ...resolved,
+    layers,
+  }
 }
 
 /** The instance the tenant was moved to, per partitioned service (`mmp tenant move --to`). */

@@ -12,6 +12,7 @@ import {
 } from '../kernel/errors.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
 import { assertNewTenantId, assertTenantId } from '../kernel/tenant-id.ts'
+import { applyFeatureChange, storeLayers } from './feature-layers.ts'
 import type { CreateTenantInput, UpdateTenantInput } from './model.ts'
 import { placementFor, resolvePlan } from './plan.ts'
 import {
@@ -162,14 +163,14 @@ export function updateTenant(
 }
 
 export function featureState(row: TenantRow) {
-  const f = effectiveFeatures(row)
+  const { layers: _, ...f } = effectiveFeatures(row)
   return { ...f.features, tenant_id: row.id, plan: row.plan, ...f }
 }
 
 /**
- * Sets feature overrides over the plan's defaults (null returns a flag to its default). A tenant
- * Admin may switch features off, or on within the plan; granting a feature the plan lacks is the
- * operator's call.
+ * Sets feature switches (null returns a flag to the layer above). The operator's are a layer of
+ * their own that the tenant cannot lift; a tenant Admin may switch features off, or back on within
+ * what the plan and the operator allow (services/tenant/feature-layers.ts).
  */
 export function setFeatures(
   ctx: ServiceContext,
@@ -180,26 +181,20 @@ export function setFeatures(
   const row = tenantInPath(ctx, actor, id)
   assertWritable(actor, row)
   const nested = body.features
-  const flags = assertFlags(
+  const change = assertFlags(
     nested && typeof nested === 'object' && !Array.isArray(nested)
       ? (nested as Record<string, unknown>)
       : body,
   )
-  const { defaults, overrides } = effectiveFeatures(row)
-  for (const [k, v] of Object.entries(flags)) {
-    if (v === true && defaults[k] !== true && !isOperator(actor)) {
-      throw new AppError(
-        'FEATURE_DISABLED',
-        `the ${row.plan} plan does not include ${k}; upgrade the plan or ask the operator`,
-        { extra: { feature: k, plan: row.plan } },
-      )
-    }
-    if (v === null || defaults[k] === v) delete overrides[k]
-    else overrides[k] = v
-  }
-  return featureState(
-    saveRow(ctx, { ...row, featureOverrides: JSON.stringify(overrides) }, 'updated'),
-  )
+  const { defaults, layers } = effectiveFeatures(row)
+  const next = applyFeatureChange({
+    defaults,
+    layers,
+    change,
+    byOperator: isOperator(actor),
+    plan: row.plan,
+  })
+  return featureState(saveRow(ctx, { ...row, featureOverrides: storeLayers(next) }, 'updated'))
 }
 
 export function setStatus(ctx: ServiceContext, id: string, status: 'active' | 'suspended') {
