@@ -239,4 +239,96 @@ describe('C2B verification end to end', () => {
     ).toBe(401)
     await genuine(admin, '600350', '254712300351', 5)
   }, 60_000)
+  it("queries and reverses the tenant's own STK payment on the platform paybill", async () => {
+    const admin = await createTenantAdmin(p, { id: 'stkshop' })
+    const push = await admin.post('/api/v1/payments/stkpush', {
+      phone_number: '0712300361',
+      amount: 60,
+      account_reference: 'ORDER-9',
+      transaction_desc: 'Flour',
+    })
+    expect(push.status).toBe(202)
+    const paid = await eventually(async () => {
+      const r = await admin.get(`/api/v1/payments/status/${push.body.checkout_request_id}`)
+      return r.body.mpesa_receipt_number ? r.body : null
+    }, 20_000)
+    const receipt = paid.mpesa_receipt_number as string
+    const status = await admin.post('/api/v1/payments/transaction-status', {
+      transaction_id: receipt,
+    })
+    expect(status.status).toBe(202)
+    const done = await eventually(async () => {
+      const r = await admin.get(`/api/v1/payments/transaction-status/${status.body.id}`)
+      return r.body.status !== 'pending' ? r.body : null
+    })
+    expect(done).toMatchObject({ status: 'completed', result: { ReceiptNo: receipt, Amount: 60 } })
+    const rev = await admin.post('/api/v1/payments/reversals', {
+      transaction_id: receipt,
+      amount: 60,
+    })
+    expect(rev.status).toBe(202)
+    const reversed = await eventually(async () => {
+      const r = await admin.get(`/api/v1/payments/reversals/${rev.body.id}`)
+      return r.body.status !== 'pending' ? r.body : null
+    })
+    expect(reversed).toMatchObject({
+      status: 'completed',
+      result: { OriginalTransactionID: receipt },
+    })
+    // Another tenant still cannot ask about it, nor about the platform's shortcode at large.
+    const other = await createTenantAdmin(p, { id: 'stkother' })
+    expect(
+      (await other.post('/api/v1/payments/transaction-status', { transaction_id: receipt })).status,
+    ).toBe(404)
+    expect(
+      (await other.post('/api/v1/payments/account-balance', { shortcode: '174379' })).status,
+    ).toBe(404)
+  }, 60_000)
+})
+
+/** Once live (here: turned on), confirmations to a till nobody can query come only from Safaricom. */
+describe('C2B source check', () => {
+  let p: TestPlatform
+
+  beforeAll(async () => {
+    p = await startTestPlatform({ env: { MMP_C2B_SOURCE_CHECK: 'on' } })
+  }, 90_000)
+
+  afterAll(async () => {
+    await p?.dispose()
+  })
+
+  it("refuses a confirmation from an address that is not the provider's, for a till without an initiator", async () => {
+    const admin = await createTenantAdmin(p, { id: 'guarded' })
+    const plain = await admin.post('/api/v1/payments/c2b/register', {
+      shortcode: '600410',
+      response_type: 'Completed',
+    })
+    expect(plain.status).toBe(201)
+    expect(plain.body.verification).toBe('source')
+    const r = await post(
+      plain.body.confirmation_url,
+      confirmation({ TransID: 'TSRC000001', BusinessShortCode: '600410' }),
+    )
+    expect(r.status).toBe(401)
+    expect((await admin.get('/api/v1/payments/c2b/payments/TSRC000001')).status).toBe(404)
+    // A till with an initiator is verified by query wherever the confirmation comes from.
+    const checked = await admin.post('/api/v1/payments/c2b/register', {
+      shortcode: '600420',
+      response_type: 'Completed',
+      initiator_name: 'guardedapi',
+      security_credential: 'c3VwZXItc2VjcmV0',
+    })
+    expect(checked.body.verification).toBe('query')
+    const forged = await post(
+      checked.body.confirmation_url,
+      confirmation({ TransID: 'TSRC000002', BusinessShortCode: '600420' }),
+    )
+    expect(forged.status).toBe(200)
+    const row = await eventually(async () => {
+      const c = await admin.get('/api/v1/payments/c2b/payments/TSRC000002')
+      return c.body.status === 'rejected' ? c.body : null
+    }, 20_000)
+    expect(row.counted).toBe(false)
+  }, 60_000)
 })
