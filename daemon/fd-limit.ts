@@ -3,6 +3,14 @@ import { readFileSync } from 'node:fs'
 /** Descriptors one open WAL database holds: the file, its `-wal` and its `-shm`. */
 export const FDS_PER_DATABASE = 3
 
+/**
+ * Databases a process may hold outside the registry's cap: the background lease and a tier
+ * move's lease (run/leases.db), the shared rate limits (run/rate-limits.db), the WAL
+ * checkpointers' own connections (webhook queue, analytics consumer: two), the simulator's file
+ * and a backup's or a move's short-lived copy.
+ */
+export const DATABASES_OUTSIDE_REGISTRY = 8
+
 /** The soft RLIMIT_NOFILE of this process, from /proc/self/limits; null where unreadable. */
 export function openFilesLimit(limitsText?: string): number | null {
   let text = limitsText
@@ -19,17 +27,32 @@ export function openFilesLimit(limitsText?: string): number | null {
 }
 
 /**
- * The cap on open databases the process can actually hold (DESIGN §15): the configured cap, lowered
- * so that the databases' descriptors fit under the soft open-files limit with a quarter of it (at
- * least 128) left for the rest: an idle `mmp serve` already holds about 45 (listening and broker
- * sockets, the runtime, logs), and every client connection takes one more. Never below 8.
+ * How a process shares its open-files limit out (DESIGN §15). The limit is per process: each
+ * worker of `mmp serve --workers N` has its own and budgets it alone. A quarter of it (at least
+ * 128) is kept for everything that is not a database: an idle worker already holds about 45
+ * (listening and broker sockets, the runtime, logs) and every client connection takes one more.
+ * The rest is for database files: first those held outside the registry (their own connections),
+ * then the registry's cap, shared by every service of the process.
  *
  * @example
- * databaseCap(256, 1024) // 256: 768 descriptors for databases, 256 for the rest
- * databaseCap(256, 256)  // 42
+ * fileBudget(256, 1024) // { reserve: 256, databases: 768, registry: 248 }
+ * fileBudget(256, 256)  // { reserve: 128, databases: 128, registry: 34 }
+ */
+export function fileBudget(
+  configured: number,
+  limit: number | null,
+): { reserve: number; databases: number; registry: number } {
+  if (limit === null) return { reserve: 0, databases: Infinity, registry: configured }
+  const reserve = Math.max(128, Math.ceil(limit / 4))
+  const databases = Math.max(0, limit - reserve)
+  const own = Math.floor(databases / FDS_PER_DATABASE) - DATABASES_OUTSIDE_REGISTRY
+  return { reserve, databases, registry: Math.max(8, Math.min(configured, own)) }
+}
+
+/**
+ * The cap on open databases the registry of one process keeps: the configured cap, lowered to
+ * what the open-files budget holds (`fileBudget`). Never below 8.
  */
 export function databaseCap(configured: number, limit: number | null): number {
-  if (limit === null) return configured
-  const reserve = Math.max(128, Math.ceil(limit / 4))
-  return Math.max(8, Math.min(configured, Math.floor((limit - reserve) / FDS_PER_DATABASE)))
+  return fileBudget(configured, limit).registry
 }

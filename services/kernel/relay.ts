@@ -47,8 +47,9 @@ export interface Relay {
  *
  * Nothing here may end the process (DESIGN §15): a failed drain is logged and retried with a
  * backoff per database (1 s doubling to `maxRetryMs`), and the poller survives a failing file.
- * A database being drained is held, so the registry does not release it mid-batch; a released one
- * is reopened by the retry.
+ * A database being drained is not held while the broker acknowledges: a slow or absent broker
+ * would otherwise pin one handle per tenant past the open-database cap (DESIGN §15). The registry
+ * may release it between reading a batch and marking it sent; marking reopens it.
  */
 export function createRelay(opts: {
   bus: EventBus
@@ -147,7 +148,6 @@ export function createRelay(opts: {
       again.add(db)
       return current
     }
-    const release = db.hold()
     const p = (async () => {
       try {
         do {
@@ -159,7 +159,6 @@ export function createRelay(opts: {
         retryLater(db, err)
       } finally {
         running.delete(db)
-        release()
       }
     })()
     running.set(db, p)
@@ -167,7 +166,6 @@ export function createRelay(opts: {
   }
 
   const replay = async (db: Db, sinceMs: number) => {
-    const release = db.hold()
     try {
       const since = new Date(Date.now() - sinceMs).toISOString()
       const rows = db.orm
@@ -182,8 +180,6 @@ export function createRelay(opts: {
         db: db.path,
         error: (err as Error)?.message,
       })
-    } finally {
-      release()
     }
   }
 
