@@ -16,9 +16,10 @@ if (builtin || (rawArgs.length === 1 && ['--version', '-v'].includes(rawArgs[0]!
   try {
     await runCommand(main, { rawArgs })
   } catch (err) {
-    // Usage mistakes (unknown command, missing argument) fail before any command ran: citty
-    // prints them with the usage text.
-    if ((err as Error)?.name === 'CLIError') await runMain(main)
+    // Usage mistakes (unknown command, missing argument) fail before any command ran.
+    // citty prints them with the usage text, on stdout: not with --json, whose stdout is JSON
+    // only (the one line below says what is wrong).
+    if ((err as Error)?.name === 'CLIError' && !rawArgs.includes('--json')) await runMain(main)
     // Anything else is one line for the operator; the stack only when asked for.
     const e = err as Error
     console.error(`mmp: ${e?.message ?? String(err)}`)

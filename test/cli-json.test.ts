@@ -42,4 +42,17 @@ describe('mmp --json', () => {
     expect(r.err).toContain('no data dir')
     expect(r.err).not.toMatch(/\n\s+at /)
   })
+
+  it('keeps stdout empty on a usage mistake with --json: one line on stderr instead of the usage', () => {
+    for (const args of [
+      ['user', 'invite', '--tenant', 'x', '--json'],
+      ['nosuch', '--json'],
+    ]) {
+      const r = mmp(...args)
+      expect({ args, code: r.code, out: r.out }).toEqual({ args, code: 1, out: '' })
+      expect(r.err.trim().split('\n')).toHaveLength(1)
+    }
+    // Without --json the usage text helps a person.
+    expect(mmp('user', 'invite', '--tenant', 'x').out).toContain('USAGE')
+  })
 })
