@@ -4,6 +4,7 @@ import { RemovedUsers } from '../../schema/peers.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { PURPOSE_HEADER } from '../kernel/entitlements.ts'
 import { Forbidden, Unauthenticated } from '../kernel/errors.ts'
+import { type PeerServer, peerAddress } from '../kernel/peer-address.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
 import { API_KEY_LOOKUP, bearerToken, isApiKey, TOKEN_ALGORITHM } from '../kernel/tokens.ts'
@@ -42,17 +43,14 @@ import { logout, logoutEverywhere, refreshSession } from './sessions.ts'
 
 /**
  * The client's address for login throttling: the gateway's X-Forwarded-For when the gateway
- * signed it (its hop), otherwise the socket's peer. A direct caller of the auth port cannot pick
- * its own throttle key by sending the header.
+ * signed it (its hop), otherwise the socket's peer, so a client counts in one bucket whichever
+ * door it knocks at (the gateway, the auth port, any worker). A direct caller of the auth port
+ * cannot pick its own throttle key by sending the header.
  */
-function clientIp(
-  ctx: ServiceContext,
-  request: Request,
-  server: { requestIP(r: Request): { address: string } | null } | null,
-): string {
+function clientIp(ctx: ServiceContext, request: Request, server: PeerServer | null): string {
   const forwarded = ctx.hop?.trusted(request.headers, 'x-forwarded-for')
   const first = forwarded?.split(',')[0]?.trim()
-  return first || server?.requestIP(request)?.address || 'in-process'
+  return first || peerAddress(request, server) || 'in-process'
 }
 
 export async function createAuthApp(ctx: ServiceContext, deps: AuthDeps, publicKeyPem: string) {

@@ -7,6 +7,7 @@ import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.
 import { AppError, Forbidden, MethodNotAllowed } from './errors.ts'
 import { handoffRoutes } from './handoff-routes.ts'
 import { createIdempotency } from './idempotency.ts'
+import { carryPeer, type PeerServer } from './peer-address.ts'
 import { isValidRequestId, newRequestId } from './ids.ts'
 import { normalizeDocument, type OpenApiDocument } from './openapi-document.ts'
 import {
@@ -199,6 +200,7 @@ export function createServiceApp(
             duplex: 'half',
           } as RequestInit)
           overLimit.set(replaced, limited.exceeded)
+          carryPeer(request, replaced, (context as { server?: PeerServer | null }).server)
           ;(context as { request: Request }).request = replaced
         }
         // The caller's budget is spent: answering now is pointless (DESIGN §5 deadlines).
