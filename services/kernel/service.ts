@@ -7,9 +7,9 @@ import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.
 import { AppError, Forbidden, MethodNotAllowed } from './errors.ts'
 import { handoffRoutes } from './handoff-routes.ts'
 import { createIdempotency } from './idempotency.ts'
-import { carryPeer, type PeerServer } from './peer-address.ts'
 import { isValidRequestId, newRequestId } from './ids.ts'
 import { normalizeDocument, type OpenApiDocument } from './openapi-document.ts'
+import { carryPeer, type PeerServer } from './peer-address.ts'
 import {
   appErrorResponse,
   fieldErrorsOf,
