@@ -11,6 +11,7 @@ import {
   UPSERT_TAIL,
 } from './ledger.ts'
 import { CHUNK, insertedAll, insertMany } from './many-rows.ts'
+import { adoptFullPhone } from './masked-payers.ts'
 import type { PendingRollups } from './pending-rollups.ts'
 import { pendingRollups } from './pending-rollups.ts'
 import { addToRollups, moveCategory, refreshCounterparty } from './rollups.ts'
@@ -188,6 +189,7 @@ export function applyTransactions(
       const holder = known === undefined ? holderOf(db, row.tenant_id, key) : known
       if (repeated) holders.delete(key)
       if (holder !== null && holder !== row.id) {
+        adoptFullPhone(db, holder, row, () => pending.flush())
         if (opts.onlyNew) {
           recordReports(db, row, holder)
           result.unchanged++

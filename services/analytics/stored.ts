@@ -41,11 +41,15 @@ export function normalizePhone(phone: string | null | undefined): string | null 
   return digits.length >= 6 ? digits : null
 }
 
-/** Groups a counterparty: by phone when known, otherwise by its name, case and spaces folded. */
+/**
+ * Groups a counterparty: by phone when known, otherwise by its name, case and spaces folded. A
+ * masked phone (C2B's `2547 ***** 126`) is shared by many people: it groups with the name.
+ */
 export function counterpartyKey(name: string | null | undefined, phone: string | null | undefined) {
+  const folded = name?.trim().toLowerCase().replace(/\s+/g, ' ')
+  if (phone?.includes('*')) return `tel:${phone.replace(/\s+/g, '')}${folded ? `:${folded}` : ''}`
   const digits = normalizePhone(phone)
   if (digits) return `tel:${digits}`
-  const folded = name?.trim().toLowerCase().replace(/\s+/g, ' ')
   return folded ? `name:${folded}` : null
 }
 

@@ -23,8 +23,6 @@ import {
   ListQuery,
   PaymentList,
   PaymentStatusView,
-  ProviderRequestBody,
-  ProviderRequestView,
   ReconcileReport,
   SimulateC2bAccepted,
   SimulateC2bBody,
@@ -32,46 +30,8 @@ import {
   StkPushBody,
   ValidationAnswer,
 } from './model.ts'
+import { asyncRead, asyncStart, secured, sourceIp } from './route-options.ts'
 import type { Payments } from './service.ts'
-
-const secured = { security: [{ bearer: [] }] }
-
-/**
- * The caller's address for the callback allow-list: what the gateway forwarded under its hop
- * signature (the rightmost entry, added by the gateway itself), otherwise the socket's peer. An
- * X-Forwarded-For sent straight to the payment port is not believed.
- */
-function sourceIp(
-  ctx: ServiceContext,
-  request: Request,
-  server: { requestIP(r: Request): { address: string } | null } | null,
-): string | null {
-  const xff = ctx.hop?.trusted(request.headers, 'x-forwarded-for')
-  if (xff) return xff.split(',').pop()!.trim() || null
-  return server?.requestIP(request)?.address ?? null
-}
-
-const ASYNC_SUMMARY = {
-  status:
-    'Ask the provider about one of your M-Pesa receipts (Transaction Status); the result arrives at our result URL',
-  balance:
-    'Ask the provider for the balance of a shortcode you hold (Account Balance); the result is published for cashflow',
-  reversal: 'Reverse one of your M-Pesa receipts (Reversal); the result arrives at our result URL',
-} as const
-
-const asyncStart = (kind: keyof typeof ASYNC_SUMMARY, auth: 'pay' | 'admin') => ({
-  auth,
-  body: ProviderRequestBody,
-  response: { 202: ProviderRequestView },
-  detail: { summary: ASYNC_SUMMARY[kind], tags: ['payments'], ...secured },
-})
-
-const asyncRead = (kind: string) => ({
-  auth: 'read' as const,
-  params: t.Object({ id: t.String() }),
-  response: { 200: ProviderRequestView },
-  detail: { summary: `The ${kind} request and its result`, tags: ['payments'], ...secured },
-})
 
 /** The payment service's HTTP controller. */
 export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
