@@ -1,58 +1,66 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { createTenantOwner } from './support/tenants.ts'
 
 /** Billing with the real tenant and payment services behind it (DESIGN §10). */
 describe('billing across services', () => {
   let p: TestPlatform
   let operator: ReturnType<typeof api>
-  let admin: ReturnType<typeof api>
-  let adminToken: string
   beforeAll(async () => {
     p = await startTestPlatform()
     operator = api(p.gateway, await p.login())
-    const created = await operator.post('/api/v1/tenants', {
-      id: 'shop',
-      name: 'Corner Shop',
-      admin_email: 'owner@shop.test',
-      admin_password: 'shop-password-1',
-    })
-    expect(created.status).toBe(201)
-    expect(created.body.plan).toBe('free')
-    adminToken = await p.login('owner@shop.test', 'shop-password-1')
-    admin = api(p.gateway, adminToken)
   })
   afterAll(() => p.dispose())
 
-  it('upgrades through billing’s door: the tenant moves to Pro and its own folder', async () => {
+  /**
+   * A tenant of the test's own, made in the test: the billing cycle one test runs covers every
+   * tenant that exists then, so none is shared. On Pro through billing's door when asked.
+   */
+  const shop = async (id: string, plan: 'free' | 'pro' = 'free') => {
+    const owner = await createTenantOwner(p, { id })
     const sub = await eventually(async () => {
-      const s = await admin.get('/api/v1/billing/subscriptions/shop')
+      const s = await owner.admin.get(`/api/v1/billing/subscriptions/${id}`)
       return s.status === 200 ? s.body : null
     })
-    expect(sub).toMatchObject({ tenant_id: 'shop', plan: 'free' })
+    expect(sub).toMatchObject({ tenant_id: id, plan: 'free' })
+    if (plan === 'pro') await upgrade(owner.admin, id)
+    return owner
+  }
+  const upgrade = async (admin: ReturnType<typeof api>, id: string) => {
     const upgraded = await admin.post('/api/v1/billing/subscriptions/upgrade', {
-      tenant_id: 'shop',
+      tenant_id: id,
       plan: 'pro',
     })
     expect(upgraded.status).toBe(200)
-    expect(upgraded.body).toMatchObject({ tenant_id: 'shop', plan: 'pro' })
+    expect(upgraded.body).toMatchObject({ tenant_id: id, plan: 'pro' })
     // The tenant follows billing's subscriptions.changed, milliseconds after the answer.
-    const tenant = await eventually(async () => {
-      const t = await admin.get('/api/v1/tenants/shop')
+    return await eventually(async () => {
+      const t = await admin.get(`/api/v1/tenants/${id}`)
       return t.body.plan === 'pro' ? t.body : null
     })
+  }
+
+  it('upgrades through billing’s door: the tenant moves to Pro and its own folder', async () => {
+    const { admin } = await shop('up')
+    const tenant = await upgrade(admin, 'up')
     expect(tenant).toMatchObject({ plan: 'pro', isolation: 'schema' })
     expect(tenant.features.advanced_analytics).toBe(true)
   })
 
   it('answers 404 to the operator for a tenant nobody knows, instead of inventing one', async () => {
+    await shop('known')
     expect((await operator.get('/api/v1/billing/subscriptions/no-such-shop')).status).toBe(404)
     expect((await operator.get('/api/v1/billing/usage/no-such-shop')).status).toBe(404)
-    expect((await operator.get('/api/v1/billing/subscriptions/shop')).status).toBe(200)
+    expect((await operator.get('/api/v1/billing/subscriptions/known')).status).toBe(200)
   })
 
   it('reports users and webhook endpoints counted by the services that own them', async () => {
-    await admin.post('/api/v1/tenants/shop/users', { email: 'clerk@shop.test', role: 'Viewer' })
-    for (const path of ['/api/v1/billing/usage/shop', '/api/v1/tenants/shop/usage']) {
+    const { admin } = await shop('counted', 'pro')
+    await admin.post('/api/v1/tenants/counted/users', {
+      email: 'clerk@counted.test',
+      role: 'Viewer',
+    })
+    for (const path of ['/api/v1/billing/usage/counted', '/api/v1/tenants/counted/usage']) {
       const usage = await admin.get(path)
       expect(usage.status, path).toBe(200)
       expect(usage.body.metrics.users, path).toEqual({ used: 2, limit: 20 })
@@ -61,6 +69,7 @@ describe('billing across services', () => {
   })
 
   it('invoices the period and is paid by STK push through the payment service', async () => {
+    const { admin, token: adminToken } = await shop('shop', 'pro')
     const sub = (await admin.get('/api/v1/billing/subscriptions/shop')).body
     const at = new Date(new Date(sub.current_period_end).getTime() + 3_600_000).toISOString()
     const cycle = await operator.post('/api/v1/billing/run-cycle', { at })
@@ -142,9 +151,10 @@ describe('billing across services', () => {
   })
 
   it('refuses writes of a tenant the operator suspended, in every service, and keeps reads', async () => {
-    expect((await operator.post('/api/v1/tenants/shop/suspend')).status).toBe(200)
+    const { admin } = await shop('paused')
+    expect((await operator.post('/api/v1/tenants/paused/suspend')).status).toBe(200)
     const push = await admin.post('/api/v1/payments/stkpush', {
-      tenant_id: 'shop',
+      tenant_id: 'paused',
       phone_number: '254712345678',
       amount: 10,
       account_reference: 'X',
@@ -158,7 +168,7 @@ describe('billing across services', () => {
     })
     expect((await admin.post('/api/v1/parser/transactions', row())).status).toBe(403)
     expect((await admin.get('/api/v1/analytics/summary')).status).toBe(200)
-    expect((await operator.post('/api/v1/tenants/shop/resume')).status).toBe(200)
+    expect((await operator.post('/api/v1/tenants/paused/resume')).status).toBe(200)
     expect((await admin.post('/api/v1/parser/transactions', row())).status).toBe(200)
   })
 })

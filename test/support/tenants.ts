@@ -27,8 +27,8 @@ export async function createTenants(
   }
 }
 
-/** The first Admin `createTenants` gives a tenant. */
-function ownerOf(tenantId: string) {
+/** The first Admin `createTenants` gives a tenant: its email and password. */
+export function ownerOf(tenantId: string) {
   return {
     admin_email: `owner@${tenantId}.test`,
     admin_password: `${tenantId}-Owner-Passphrase-42`,
@@ -46,7 +46,22 @@ export async function createTenantAdmin(
   p: Pick<TestPlatform, 'gateway' | 'login'>,
   spec: { id: string; plan?: string },
 ): Promise<ReturnType<typeof api>> {
+  return (await createTenantOwner(p, spec)).admin
+}
+
+/**
+ * As `createTenantAdmin`, and the Admin's access token too (for a request straight at a service
+ * port, or with headers of its own).
+ *
+ * @example
+ * const { admin, token } = await createTenantOwner(p, { id: 'shop' })
+ */
+export async function createTenantOwner(
+  p: Pick<TestPlatform, 'gateway' | 'login'>,
+  spec: { id: string; plan?: string },
+): Promise<{ admin: ReturnType<typeof api>; token: string }> {
   await createTenants(p.gateway, await p.login(), spec)
   const owner = ownerOf(spec.id)
-  return api(p.gateway, await p.login(owner.admin_email, owner.admin_password))
+  const token = await p.login(owner.admin_email, owner.admin_password)
+  return { admin: api(p.gateway, token), token }
 }
