@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { createTenantAdmin } from './support/tenants.ts'
 
 /**
  * A plan the operator creates in billing is usable end to end: through billing's upgrade door and
@@ -10,7 +11,6 @@ import { api, eventually, startTestPlatform, type TestPlatform } from './support
 describe('custom plans', () => {
   let p: TestPlatform
   let operator: ReturnType<typeof api>
-  let admin: ReturnType<typeof api>
   const starter = {
     id: 'starter',
     name: 'Starter',
@@ -22,28 +22,28 @@ describe('custom plans', () => {
   beforeAll(async () => {
     p = await startTestPlatform()
     operator = api(p.gateway, await p.login())
-    const created = await operator.post('/api/v1/tenants', {
-      id: 'acme',
-      name: 'Acme',
-      admin_email: 'owner@acme.test',
-      admin_password: 'acme-password-1',
-    })
-    expect(created.status).toBe(201)
-    admin = api(p.gateway, await p.login('owner@acme.test', 'acme-password-1'))
+    // The plan the tests use, as the operator defines one (the first test defines its own).
+    expect((await operator.post('/api/v1/billing/plans', starter)).status).toBe(201)
   })
   afterAll(() => p.dispose())
 
   it('lets the operator create a plan whose tier follows its price', async () => {
-    const res = await operator.post('/api/v1/billing/plans', starter)
+    const admin = await createTenantAdmin(p, { id: 'lister' })
+    const res = await operator.post('/api/v1/billing/plans', {
+      ...starter,
+      id: 'lite',
+      name: 'Lite',
+    })
     expect(res.status).toBe(201)
-    expect(res.body).toMatchObject({ id: 'starter', tier: 'pro', price: 500 })
+    expect(res.body).toMatchObject({ id: 'lite', tier: 'pro', price: 500 })
     const list = await admin.get('/api/v1/billing/plans')
-    const listed = list.body.data.find((x: { id: string }) => x.id === 'starter')
+    const listed = list.body.data.find((x: { id: string }) => x.id === 'lite')
     expect(listed).toMatchObject({ tier: 'pro', limits: starter.limits })
     expect(list.body.data.find((x: { id: string }) => x.id === 'free').tier).toBe('free')
   })
 
   it('upgrades a tenant to it through billing: tier isolation, plan features and limits', async () => {
+    const admin = await createTenantAdmin(p, { id: 'acme' })
     await eventually(
       async () => (await admin.get('/api/v1/billing/subscriptions/acme')).status === 200,
     )
@@ -113,12 +113,13 @@ describe('custom plans', () => {
       admin_email: 'owner@gamma.test',
     })
     expect(unknown.status).toBe(422)
+    const admin = api(p.gateway, await p.login('owner@beta.test', 'beta-password-1'))
     const viaBilling = await admin.post('/api/v1/billing/subscriptions/upgrade', {
-      tenant_id: 'acme',
+      tenant_id: 'beta',
       plan: 'platinum',
     })
     expect(viaBilling.status).toBe(422)
-    expect((await admin.get('/api/v1/tenants/acme')).body.plan).toBe('starter')
+    expect((await admin.get('/api/v1/tenants/beta')).body.plan).toBe('starter')
   })
   /**
    * The four places a plan shows, each written by its one owner: billing's subscription and
