@@ -6,6 +6,7 @@ import type { Logger } from '../services/kernel/log.ts'
 import type { TenantRegistry } from '../tenants/registry.ts'
 import { isDatabaseOf, type outboxNotices } from './background.ts'
 import { startBackupSchedule } from './backup-schedule.ts'
+import { untilConnected } from './broker-wait.ts'
 import type { Config } from './config.ts'
 import { followProfiles } from './profiles.ts'
 import { version } from './version.ts'
@@ -37,7 +38,14 @@ export function backgroundWork(opts: {
   const { config, log, registry, running, bus } = opts
   let backups: ReturnType<typeof startBackupSchedule> = null
   let profileFeed: { stop(): void } | null = null
+  /** Set by stop: a start still waiting (for the broker) gives up instead of going on. */
+  let stopped = false
+  const isStopped = () => stopped
   return {
+    /**
+     * Runs after the ports are up, never awaited by what answers requests or renews the lease:
+     * it may wait for the broker as long as it is down.
+     */
     async start() {
       // Without the tenant service here, this process keeps its own copy of the tenant profiles
       // and entitlements (a no-op while the tenant service and billing share this data dir).
@@ -53,13 +61,21 @@ export function backgroundWork(opts: {
       // broker keeps nothing for a subscriber that comes later.
       for (const r of running) await r.instance.start?.()
       // Every consumer is registered: the buses connect and take what their sessions queued.
-      for (const r of running) await r.bus.ready?.()
+      for (const r of running) {
+        const ready = r.bus.ready
+        if (!ready) continue
+        const what = `${r.name} events`
+        if (!(await untilConnected(() => ready.call(r.bus), { log, what, stopped: isStopped })))
+          return
+      }
+      if (stopped) return
       for (const r of running) r.relay.release()
       // Every tenant database is opened once at start so its relay replays and drains it; one at
       // a time, so the scan stays under the open-database cap however many tenants there are.
       for (const r of running) {
         registry.platform(r.name)
         for (const path of registry.existingTenantDatabases(r.name)) {
+          if (stopped) return
           try {
             await r.relay.settled(registry.openPath(r.name, path, null))
           } catch (err) {
@@ -79,10 +95,11 @@ export function backgroundWork(opts: {
           r.relay.watch(db)
           r.relay.nudge(db)
         })
-      backups = startBackupSchedule(config, log, version)
+      if (!stopped) backups = startBackupSchedule(config, log, version)
     },
-    /** Stops the backup schedule (first, before the servers stop). */
+    /** Stops the backup schedule (first, before the servers stop); a start under way gives up. */
     async stop() {
+      stopped = true
       await backups?.stop()
     },
     /** Stops following tenant profiles (last, with the other broker feeds). */

@@ -64,7 +64,7 @@ export function isDatabaseOf(dataDir: string, service: string, path: string): bo
 
 /**
  * A worker takes the background work when the lease is free or its holder died, checks every
- * second, and renews while it holds it. A holder that finds the lease taken (it hung past the
+ * second, and renews while it holds it, also while the work is still starting. A holder that finds the lease taken (it hung past the
  * time to live) exits at once: the supervisor starts it again as a standby, and the work never
  * runs twice.
  */
@@ -96,7 +96,11 @@ export async function holdBackground(
       } else if (lease.tryAcquire()) {
         holding = true
         log.info('this worker runs the background work', { worker: worker.index })
-        await start()
+        // Not awaited: renewing the lease never waits on start-up work (it once took longer
+        // than the lease's time to live, and another worker took over mid-start).
+        void start().catch((err) =>
+          log.error('the background work failed to start', { error: (err as Error)?.message }),
+        )
       }
     } catch (err) {
       log.warn('background lease check failed', { error: (err as Error)?.message })

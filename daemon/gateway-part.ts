@@ -83,7 +83,9 @@ export async function listenGateway(opts: {
     // The dashboard (with its security headers) at `/`; everything else is the API.
     fetch: (request, srv) =>
       readiness.answer('gateway', request) ??
-      (dashboard.handles(request) ? dashboard.fetch(request) : gateway.fetch(request, srv)),
+      (dashboard.handles(request)
+        ? dashboard.fetch(request)
+        : withWarming(readiness, request, gateway.fetch(request, srv))),
     // The gateway refuses oversized bodies itself, by Content-Length or while streaming, with
     // a problem+json 413; Bun's own cap (a bare 413) is a backstop at twice the largest limit.
     maxRequestBodySize:
@@ -106,4 +108,25 @@ export async function listenGateway(opts: {
     { stop: () => dashboard.stop() },
     { stop: (closeActive?: boolean) => server.stop(closeActive) },
   ]
+}
+
+/** The gateway's `/health` answer with what is still warming up added (daemon/readiness.ts). */
+async function withWarming(
+  readiness: Readiness,
+  request: Request,
+  answer: Response | Promise<Response>,
+): Promise<Response> {
+  const res = await answer
+  if (!readiness.decorate(request, {})) return res
+  let body: unknown
+  try {
+    body = await res.clone().json()
+  } catch {
+    return res
+  }
+  const decorated = readiness.decorate(request, body)
+  if (!decorated) return res
+  const headers = new Headers(res.headers)
+  headers.delete('content-length')
+  return Response.json(decorated, { status: res.status, headers })
 }

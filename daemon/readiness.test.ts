@@ -25,3 +25,22 @@ describe('readiness', () => {
       expect(readiness.answer('gateway', new Request(url))).toBeNull()
   })
 })
+
+describe('warming up', () => {
+  const health = new Request('http://127.0.0.1:9000/health')
+
+  it('keeps /health 200 while work the parts serve without goes on, and says what it is', () => {
+    const readiness = createReadiness([])
+    readiness.warming('outbox', 'replaying events of the last 10 minutes')
+    expect(readiness.answer('gateway', health)).toBeNull()
+    expect(readiness.decorate(health, { service: 'gateway', status: 'ok' })).toEqual({
+      service: 'gateway',
+      status: 'ok',
+      warming: { outbox: 'replaying events of the last 10 minutes' },
+    })
+    expect(readiness.decorate(new Request('http://h/api/v1/x'), { a: 1 })).toBeUndefined()
+    readiness.warmed('outbox')
+    expect(readiness.decorate(health, { status: 'ok' })).toBeUndefined()
+    expect(readiness.stillWarming()).toEqual({})
+  })
+})

@@ -12,11 +12,30 @@ import { version } from './version.ts'
  */
 export function createReadiness(parts: Iterable<string>) {
   const waiting = new Set(parts)
+  /** Start-up work that answering does not wait for, with what it is doing. */
+  const warming = new Map<string, string>()
   return {
     /** The parts not serving yet, in the order they were named. */
     waiting: () => [...waiting],
     done(...parts: string[]) {
       for (const p of parts) waiting.delete(p)
+    },
+    /**
+     * Work still under way that the parts serve without (the broker connection, consumers
+     * subscribing, the outbox replay, rollups catching up): `/health` stays 200 and says so.
+     */
+    warming: (part: string, detail: string) => void warming.set(part, detail),
+    warmed: (part: string) => void warming.delete(part),
+    /** What is still warming up: part → what it is doing. */
+    stillWarming: () => Object.fromEntries(warming),
+    /**
+     * A `/health` answer's body with what is still warming up added (`warming`), or undefined
+     * when there is nothing to add (another path, nothing warming, not an object).
+     */
+    decorate(request: Request, body: unknown): Record<string, unknown> | undefined {
+      if (warming.size === 0 || !isHealth(request.url)) return undefined
+      if (typeof body !== 'object' || body === null || body instanceof Response) return undefined
+      return { ...(body as Record<string, unknown>), warming: Object.fromEntries(warming) }
     },
     /** A 503 for a `/health` request while something is not serving yet; otherwise null. */
     answer(service: string, request: Request): Response | null {

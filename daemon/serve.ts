@@ -13,6 +13,7 @@ import { createRegistry } from '../tenants/registry.ts'
 import { holdBackground, outboxNotices, type WorkerRole } from './background.ts'
 import { backgroundWork, type Running } from './background-work.ts'
 import { type EmbeddedBroker, startBroker } from './broker.ts'
+import { untilConnected } from './broker-wait.ts'
 import type { Config } from './config.ts'
 import { databaseCap, openFilesLimit } from './fd-limit.ts'
 import { listenGateway } from './gateway-part.ts'
@@ -222,9 +223,9 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
         checks: new Map([['broker', () => ({ status: 'ok' as const })]]),
       }
       const instance = await createService(name, shared, sliceSource)
-      ;(instance.app as unknown as Hookable).onRequest(
-        ({ request }) => readiness.answer(name, request) ?? undefined,
-      )
+      const hooks = instance.app as unknown as Hookable
+      hooks.onRequest(({ request }) => readiness.answer(name, request) ?? undefined)
+      hooks.onAfterHandle(({ request, response }) => readiness.decorate(request, response))
       instance.app.listen({
         port: config.ports[name],
         hostname: config.host,
@@ -244,13 +245,17 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
 
   // One broker session per process feeds the token verifier with revocations (removed users,
   // logouts), so a revoked token stops working in every process at once.
+  // It connects in the background: reads and logins do not wait for the broker (events wait in
+  // the outbox), and /health says the broker is still warming up meanwhile.
   let revocationBus: EventBus | null = null
   let revocationFeed: { stop(): void } | null = null
+  let stopping = false
   const firstPart = names[0] ?? (wants('gateway') ? 'gateway' : null)
   if (firstPart) {
     const clientId = `mmp-tokens-${firstPart}-${config.ports[firstPart as keyof typeof config.ports]}${suffix}`
-    revocationBus = await brokerBus(clientId, log)
-    sessions.keep(revocationBus, clientId)
+    const bus = await brokerBus(clientId, log, true)
+    revocationBus = bus
+    sessions.keep(bus, clientId)
     revocationFeed = await followRevocations({
       tokens,
       bus: revocationBus,
@@ -258,7 +263,13 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       load: !wants('auth'),
       log,
     })
-    notices.attach(revocationBus)
+    notices.attach(bus)
+    readiness.warming('broker', `connecting to ${redactUrl(brokerUrl)}`)
+    void untilConnected(() => bus.ready?.() ?? Promise.resolve(), {
+      log,
+      what: 'token revocations',
+      stopped: () => stopping,
+    }).then((connected) => connected && readiness.warmed('broker'))
   }
 
   if (wants('gateway')) {
@@ -289,6 +300,21 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
     readiness.done('gateway')
   }
 
+  // The payment service talks to the simulator on this host, so it comes along with payment too;
+  // when another local process already serves that port, that one is used. It starts once payment
+  // listens: on start it fires callbacks a previous process accepted, and the events they cause
+  // wait in payment's outbox until every consumer has subscribed (the relays are held until then).
+  // A worker never starts one: its supervisor runs the one simulator (SO_REUSEPORT would let
+  // each worker bind its own, each knowing only the tokens it issued).
+  if (simulator) {
+    const sim = listenSimulator(config, log, simulator === 'implied')
+    if (sim) {
+      servers.push({ stop: async () => void (await sim.stop()) })
+      urls.simulator = `http://${reachable(config.host)}:${config.ports.simulator}`
+    }
+    readiness.done('simulator')
+  }
+
   // The background work: consumers, schedulers, relays and backups. One process runs it; of
   // several workers, the one holding the lease (daemon/lease.ts).
   const work = backgroundWork({
@@ -301,23 +327,20 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
     notices,
     withTenant: wants('tenant'),
   })
-  const background = worker ? await holdBackground(config, log, worker, work.start) : null
-  if (!worker) await work.start()
-
-  // The payment service talks to the simulator on this host, so it comes along with payment too;
-  // when another local process already serves that port, that one is used. It starts last: on
-  // start it fires callbacks a previous process accepted, and their events must find every
-  // consumer already subscribed (the embedded broker keeps no messages for a late subscriber).
-  // A worker never starts one: its supervisor runs the one simulator (SO_REUSEPORT would let
-  // each worker bind its own, each knowing only the tokens it issued).
-  if (simulator) {
-    const sim = listenSimulator(config, log, simulator === 'implied')
-    if (sim) {
-      servers.push({ stop: async () => void (await sim.stop()) })
-      urls.simulator = `http://${reachable(config.host)}:${config.ports.simulator}`
+  // After the ports are up and never awaited: it may wait for the broker, and what it does
+  // (outbox replay, rollups catching up) is not needed to answer. /health says it is warming up.
+  const warmUp = async () => {
+    readiness.warming('background', 'consumers subscribing, outbox replay, rollups catching up')
+    try {
+      await work.start()
+    } catch (err) {
+      log.error('the background work failed to start', { error: (err as Error)?.message })
+    } finally {
+      readiness.warmed('background')
     }
-    readiness.done('simulator')
   }
+  const background = worker ? await holdBackground(config, log, worker, warmUp) : null
+  if (!worker) void warmUp()
 
   // Only now: the line means what /health means, every part of this process serves.
   if (!worker) logStarted(config, log, urls.gateway, format)
@@ -326,6 +349,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   return {
     urls,
     async stop() {
+      stopping = true
       background?.stop()
       await work.stop()
       await Promise.all(servers.map((s) => s.stop(false)))
@@ -346,9 +370,12 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   }
 }
 
-/** An Elysia app's global request hook, which the ServiceInstance type does not name. */
+/** An Elysia app's global hooks, which the ServiceInstance type does not name. */
 interface Hookable {
   onRequest(hook: (c: { request: Request }) => Response | undefined): unknown
+  onAfterHandle(
+    hook: (c: { request: Request; response: unknown }) => Record<string, unknown> | undefined,
+  ): unknown
 }
 
 /** What every service's context holds alike; its name and settings slice are its own. */
@@ -363,6 +390,9 @@ async function createService<N extends ServiceName>(
   const mod = (await serviceModules[name]()).default
   return mod.create({ ...shared, name, settings: sliceOf(name, from) })
 }
+
+/** A broker URL without its credentials, for /health and the log. */
+const redactUrl = (url: string) => url.replace(/\/\/[^@/]*@/, '//')
 
 /** The address a process on this host reaches a server bound to `host` at. */
 const reachable = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host)
