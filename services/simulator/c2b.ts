@@ -12,13 +12,17 @@ import {
   wholeAmount,
 } from './rules.ts'
 import type { Sim } from './sim.ts'
+import { httpsOnly } from './strict.ts'
 
 /**
  * C2B as Daraja serves it: Register URL (`/mpesa/c2b/v1|v2/registerurl`) keeps a shortcode's
  * confirmation and validation URLs; simulate (`/mpesa/c2b/v1|v2/simulate`, sandbox only) is a
  * customer paying the till or paybill. After the delay the registered validation URL is asked
  * (a ResultCode other than "0" stops the payment; no answer: the registered ResponseType
- * decides), then the confirmation URL is told, with the C2B v2 body.
+ * decides), then the confirmation URL is told, with the C2B v2 body. As Daraja: the validation
+ * request carries no OrgAccountBalance, and a ThirdPartyTransID the validation URL answers with is
+ * echoed in the confirmation. Production-like (`production`), URLs must be https and a shortcode
+ * registers once (`DELETE /simulator/c2b/urls/{shortcode}` stands for the portal's URL management).
  */
 export function c2bRoutes(sim: Sim) {
   /** Delivers a C2B payment's callbacks; true when nothing is left to send. */
@@ -29,11 +33,14 @@ export function c2bRoutes(sim: Sim) {
     if (rec.validation === null) {
       let verdict = 'unreachable'
       if (rec.validationUrl) {
-        const answer = await sim.delivery.ask(
-          rec.validationUrl,
-          c2bBodyOf(rec, sim.store.balanceOf(shortcodeOf)),
-        )
+        // Daraja's validation request carries no balance: the payment has not happened yet.
+        const answer = await sim.delivery.ask(rec.validationUrl, {
+          ...c2bBodyOf(rec, 0),
+          OrgAccountBalance: '',
+        })
         if (answer) verdict = String(answer.ResultCode ?? '')
+        const thirdParty = String(answer?.ThirdPartyTransID ?? '').trim()
+        if (verdict === '0' && thirdParty) rec.thirdPartyTransId = thirdParty.slice(0, 40)
       }
       rec.validation = verdict
       const proceed =
@@ -44,7 +51,10 @@ export function c2bRoutes(sim: Sim) {
     }
     const delivered = await sim.delivery.post(
       rec.confirmationUrl,
-      c2bBodyOf(rec, sim.store.balanceOf(shortcodeOf)),
+      {
+        ...c2bBodyOf(rec, sim.store.balanceOf(shortcodeOf)),
+        ThirdPartyTransID: rec.thirdPartyTransId ?? '',
+      },
       rec,
     )
     if (delivered) {
@@ -66,8 +76,13 @@ export function c2bRoutes(sim: Sim) {
         oneOf('ResponseType', ['Completed', 'Cancelled']),
         registrableUrl('ConfirmationURL'),
         registrableUrl('ValidationURL'),
+        ...(sim.production ? [httpsOnly('ConfirmationURL'), httpsOnly('ValidationURL')] : []),
       ])
       if (refused) return refused
+      // Production registers a shortcode's URLs once; they are changed by deleting them on the
+      // M-Pesa portal first (here: DELETE /simulator/c2b/urls/{shortcode}). The sandbox overwrites.
+      if (sim.production && sim.store.urlsOf(String(body.ShortCode)))
+        return darajaError(500, '500.003.1001', 'Urls are already registered')
       sim.store.registerUrls(
         String(body.ShortCode),
         String(body.ResponseType),
@@ -120,5 +135,10 @@ export function c2bRoutes(sim: Sim) {
         ResponseDescription: 'Accept the service request successfully.',
       }
     })
+    .delete('/simulator/c2b/urls/:shortcode', ({ params }) =>
+      sim.store.deleteUrls(params.shortcode)
+        ? { shortcode: params.shortcode, deleted: true }
+        : darajaError(404, '404.001.01', 'Resource not found'),
+    )
   return { app, fire }
 }

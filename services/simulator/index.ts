@@ -29,6 +29,8 @@ import {
   wholeAmount,
 } from './rules.ts'
 import type { Sim } from './sim.ts'
+import { duplicateOriginator } from './strict.ts'
+import { withDarajaErrors } from './not-found.ts'
 import { createStore, type Kind } from './store.ts'
 
 export { type B2cRecord, type Outcome, outcomeForPhone, type SimulatorOptions, type StkRecord }
@@ -224,6 +226,9 @@ export function createSimulator(opts: SimulatorOptions) {
       const phoneNumber = String(body.PartyB)
       const originatorConversationId = String(body.OriginatorConversationID ?? requestId())
       const conversationId = `AG_${eatTimestamp(Date.now()).slice(0, 8)}_${Bun.randomUUIDv7().replaceAll('-', '').slice(-20)}`
+      // Daraja refuses an OriginatorConversationID it saw before, and does not pay it again.
+      if (!store.claimOriginator(originatorConversationId, 'b2c', conversationId))
+        return duplicateOriginator()
       const outcome = opts.outcomeOf ? opts.outcomeOf(phoneNumber) : b2cOutcome(phoneNumber)
       const rec: B2cRecord = {
         kind: 'b2c',
@@ -275,5 +280,5 @@ export function createSimulator(opts: SimulatorOptions) {
       delivery.stop()
       store.close()
     })
-  return app
+  return withDarajaErrors(app)
 }

@@ -92,6 +92,8 @@ export interface C2bRecord {
   responseType: 'Completed' | 'Cancelled'
   /** What the validation URL answered ('unreachable' when it did not). */
   validation: string | null
+  /** The ThirdPartyTransID the validation URL answered with, echoed in the confirmation. */
+  thirdPartyTransId?: string
   confirmed: boolean
   decideAt: number
   callbackStatus: number | null

@@ -33,6 +33,9 @@ export function createStore(statePath: string | undefined) {
     'CREATE TABLE IF NOT EXISTS receipts (receipt TEXT PRIMARY KEY, kind TEXT NOT NULL, id TEXT NOT NULL, amount INTEGER NOT NULL, reversed INTEGER NOT NULL DEFAULT 0)',
   )
   db.run('CREATE TABLE IF NOT EXISTS balances (shortcode TEXT PRIMARY KEY, cents INTEGER NOT NULL)')
+  db.run(
+    'CREATE TABLE IF NOT EXISTS originators (originator_id TEXT PRIMARY KEY, kind TEXT NOT NULL, id TEXT NOT NULL)',
+  )
   const save = db.query('INSERT OR REPLACE INTO requests (id, kind, record) VALUES (?, ?, ?)')
   const load = db.query<{ record: string }, [string, string]>(
     'SELECT record FROM requests WHERE id = ? AND kind = ?',
@@ -136,6 +139,24 @@ export function createStore(statePath: string | undefined) {
          ON CONFLICT (shortcode) DO UPDATE SET cents = cents + excluded.cents - 5000000`,
       ).run(shortcode, cents)
     },
+    /**
+     * Claims an OriginatorConversationID for a request; false when one was seen before (Daraja
+     * refuses it as a duplicate).
+     */
+    claimOriginator: (originatorId: string, kind: Kind, id: string) =>
+      db
+        .query('INSERT OR IGNORE INTO originators (originator_id, kind, id) VALUES (?, ?, ?)')
+        .run(originatorId, kind, id).changes === 1,
+    /** The request an OriginatorConversationID named. */
+    originator: (originatorId: string) =>
+      db
+        .query<{ kind: Kind; id: string }, [string]>(
+          'SELECT kind, id FROM originators WHERE originator_id = ?',
+        )
+        .get(originatorId),
+    /** Forgets a shortcode's C2B URLs (the M-Pesa portal's URL management), so they can be registered again. */
+    deleteUrls: (shortcode: string) =>
+      db.query('DELETE FROM c2b_urls WHERE shortcode = ?').run(shortcode).changes === 1,
     close: () => db.close(),
   }
 }
