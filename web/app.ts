@@ -3,10 +3,12 @@ import { activeTenant, api, can, currentSession, isOperator, logout, pickTenant 
 import { h, showError } from './ui.ts'
 import { acceptView } from './views/accept.ts'
 import { importView } from './views/import.ts'
+import { insightsView } from './views/insights.ts'
 import { loginView } from './views/login.ts'
 import { operatorView } from './views/operator.ts'
 import { overviewView } from './views/overview.ts'
 import { paymentsView } from './views/payments.ts'
+import { peopleView } from './views/people.ts'
 import { reconciliationView } from './views/reconciliation.ts'
 import { settingsView } from './views/settings.ts'
 import { transactionsView } from './views/transactions.ts'
@@ -27,6 +29,8 @@ const views: Record<string, View> = {
     needsTenant: true,
     render: transactionsView,
   },
+  customers: { title: 'Customers', show: () => true, needsTenant: true, render: peopleView },
+  insights: { title: 'Insights', show: () => true, needsTenant: true, render: insightsView },
   payments: { title: 'Payments', show: () => true, needsTenant: true, render: paymentsView },
   reconciliation: {
     title: 'Reconciliation',

@@ -108,6 +108,12 @@ const FIELD_WORDS: Record<string, string> = {
   name: 'Name',
 }
 
+/** A schema's own wording: regular expressions, type names, "Expected …". */
+const TECHNICAL = /Expected|match|regex|pattern|\^|\$|\\[dws]|must be (?:string|number|integer)/i
+
+/** The API's detail when it reads as words (shown under Reference), or null for a schema's. */
+export const plainDetail = (detail: string) => (TECHNICAL.test(detail) ? null : detail)
+
 /**
  * One field problem in plain words: the field as the form labels it, and instead of a schema's
  * wording (a regular expression, "Expected string…") what the field wants.
@@ -115,8 +121,7 @@ const FIELD_WORDS: Record<string, string> = {
 export function fieldSentence(field: string, message: string): string {
   const name = field.replace(/^\/?body\/?|^\//, '').replace(/\//g, ' ')
   const label = FIELD_WORDS[name] ?? (name ? name.replace(/_/g, ' ') : 'A field')
-  const technical = /Expected|match|regex|pattern|\^|\$|\\[dws]|must be (?:string|number|integer)/i
-  if (!technical.test(message)) return `${label}: ${message}`
+  if (!TECHNICAL.test(message)) return `${label}: ${message}`
   if (/phone/.test(name))
     return `${label}: type a Kenyan M-PESA number, such as 0712 345 678 or 254712345678.`
   if (/amount/.test(name)) return `${label}: type a whole number of shillings, such as 150.`

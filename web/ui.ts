@@ -1,4 +1,4 @@
-import { fieldSentence, ownerSentence } from './problems.ts'
+import { fieldSentence, ownerSentence, plainDetail } from './problems.ts'
 
 /** A tiny DOM toolkit: elements, formatting, and a place to show problem details. */
 type Child = Node | string | number | null | undefined | false
@@ -103,7 +103,7 @@ export function showError(err: unknown): void {
         {},
         `Reference: ${[p.status, p.code, p.requestId].filter(Boolean).join(' · ') || 'no answer'}`,
       ),
-      h('span', {}, detail),
+      p.errors?.length ? null : h('span', {}, plainDetail(detail) ?? ''),
     ),
     h('button', { class: 'link', 'aria-label': 'Dismiss', onclick: () => banner.remove() }, '×'),
   )

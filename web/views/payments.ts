@@ -1,24 +1,13 @@
 import { api, can, scoped } from '../api.ts'
+import { localPhone } from '../format.ts'
 import { date, formValues, h, money, showError, table } from '../ui.ts'
+import { type PaymentStatus, paymentResult, STATUS_WORDS } from './payment-words.ts'
 
 /** A random key; crypto.randomUUID needs a secure context, plain http on a LAN is not one. */
 const newKey = () =>
   Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) =>
     b.toString(16).padStart(2, '0'),
   ).join('')
-
-interface PaymentStatus {
-  checkout_request_id: string
-  status: 'pending' | 'success' | 'failed' | 'cancelled' | 'timeout'
-  result_code: number | null
-  result_desc: string | null
-  mpesa_receipt_number: string | null
-  amount: number
-  phone_number: string
-  account_reference: string
-  created_at?: string
-  updated_at: string
-}
 
 export async function paymentsView(root: HTMLElement, tenantId: string): Promise<void> {
   const status = h('div', { id: 'payment-status', role: 'status' })
@@ -86,7 +75,11 @@ export async function paymentsView(root: HTMLElement, tenantId: string): Promise
         )
         idempotencyKey = newKey()
         status.replaceChildren(
-          h('p', {}, 'Prompt sent to ', h('code', {}, v.phone_number ?? ''), '; waiting…'),
+          h(
+            'p',
+            {},
+            `Prompt sent to ${localPhone(v.phone_number)}: waiting for the customer to enter their M-PESA PIN…`,
+          ),
         )
         void watch(res.checkout_request_id)
       } catch (err) {
@@ -109,18 +102,7 @@ export async function paymentsView(root: HTMLElement, tenantId: string): Promise
     for (let i = 0; i < 120 && status.isConnected; i++) {
       try {
         const s = await api.get<PaymentStatus>(`/api/v1/payments/status/${encodeURIComponent(id)}`)
-        status.replaceChildren(
-          h(
-            'p',
-            {},
-            'Payment ',
-            h('code', {}, id),
-            ': ',
-            h('strong', { class: `status-${s.status}`, 'data-status': s.status }, s.status),
-            s.result_desc ? ` — ${s.result_desc}` : '',
-            s.mpesa_receipt_number ? [' · receipt ', h('code', {}, s.mpesa_receipt_number)] : null,
-          ),
-        )
+        status.replaceChildren(paymentResult(s))
         if (s.status !== 'pending') {
           void loadRecent()
           return
@@ -143,13 +125,17 @@ export async function paymentsView(root: HTMLElement, tenantId: string): Promise
               ['When', 'Phone', 'Amount', 'Reference', 'Status'],
               rows.map((p) => [
                 date(p.updated_at ?? p.created_at),
-                p.phone_number,
-                money(p.amount),
+                localPhone(p.phone_number),
+                h('span', { class: 'money' }, money(p.amount)),
                 p.account_reference,
-                h('span', { class: `status-${p.status}` }, p.status),
+                h('span', { class: `status-${p.status}` }, STATUS_WORDS[p.status] ?? p.status),
               ]),
             )
-          : h('p', { class: 'muted' }, 'No payments yet.'),
+          : h(
+              'p',
+              { class: 'empty' },
+              'No payments yet. Payments you request here, and those customers make to your registered till or paybill, are listed here with their M-PESA receipt.',
+            ),
       )
     } catch (err) {
       recent.replaceChildren(h('p', { class: 'muted' }, 'The payment list is not available.'))
@@ -186,10 +172,20 @@ async function customerPayments(root: HTMLElement): Promise<void> {
     'section',
     { class: 'panel', id: 'c2b' },
     h('h2', {}, 'Customer payments (till and paybill)'),
+    own.length || account.paybills.length
+      ? null
+      : h(
+          'p',
+          { class: 'empty' },
+          'No till or paybill yet. Payments customers make to your till or paybill will appear here once it is registered',
+          can('admin')
+            ? [': ', h('a', { href: '#/settings' }, 'register it in Settings'), '.']
+            : ' (an Admin registers it in Settings).',
+        ),
     h(
       'p',
       {},
-      own.length ? ['Your shortcodes: ', h('code', {}, own.join(', ')), '. '] : null,
+      own.length ? ['Your tills and paybills: ', h('code', {}, own.join(', ')), '. '] : null,
       account.paybills.length
         ? [
             'Customers paying the paybill ',
@@ -255,7 +251,7 @@ async function customerPayments(root: HTMLElement): Promise<void> {
           h(
             'p',
             {},
-            `KES ${v.amount} paid to ${v.shortcode}; it appears under transactions shortly.`,
+            `${money(Number(v.amount))} paid to ${v.shortcode} from ${localPhone(v.phone)}: it appears under Transactions shortly.`,
           ),
         )
       } catch (err) {

@@ -1,4 +1,6 @@
 import { api, scoped } from '../api.ts'
+import { exportBar, reportExports } from '../exports.ts'
+import { coverage, periodPicker, rangeQuery, resolve } from '../period.ts'
 import { card, date, day, h, money, num, section, showError, skeleton, table } from '../ui.ts'
 
 interface Item {
@@ -52,44 +54,31 @@ function listOf(empty: string, items: { count: number; data: Item[] }): HTMLElem
  * the platform's running balance. Shown only; nothing is alerted.
  */
 export async function reconciliationView(root: HTMLElement): Promise<void> {
-  const from = h('input', { type: 'date', name: 'from', 'aria-label': 'From' }) as HTMLInputElement
-  const to = h('input', { type: 'date', name: 'to', 'aria-label': 'To' }) as HTMLInputElement
-  const body = h('div', { id: 'reconciliation' }, skeleton())
-  const form = h(
-    'form',
-    { class: 'filters', 'aria-label': 'Reconciliation period' },
-    h('label', {}, 'From', from),
-    h('label', {}, 'To', to),
-    h('button', { type: 'submit' }, 'Check'),
-  )
-  const load = async () => {
-    body.replaceChildren(skeleton())
-    const q = new URLSearchParams()
-    if (from.value) q.set('from', from.value)
-    if (to.value) q.set('to', to.value)
-    const path = `/api/v1/analytics/reconciliation${q.size ? `?${q}` : ''}`
+  const cov = await coverage()
+  const draw = async () => {
+    const period = resolve(cov)
+    const query = rangeQuery(period)
+    const body = h('div', { id: 'reconciliation' }, skeleton())
+    root.replaceChildren(
+      h('h1', {}, 'Reconciliation'),
+      h(
+        'p',
+        {},
+        'Your imported M-PESA statement against what mmp recorded from your till, payment prompts, SMS and the API.',
+      ),
+      periodPicker(cov, period, () => void draw()),
+      exportBar(reportExports('reconciliation', query)) ?? '',
+      body,
+    )
     try {
+      const path = `/api/v1/analytics/reconciliation?${query}`
       body.replaceChildren(render(await api.get<Reconciliation>(scoped(path))))
     } catch (err) {
       body.replaceChildren()
       showError(err)
     }
   }
-  form.addEventListener('submit', (e) => {
-    e.preventDefault()
-    void load()
-  })
-  root.replaceChildren(
-    h('h1', {}, 'Reconciliation'),
-    h(
-      'p',
-      {},
-      'Your imported M-Pesa statement against what the platform recorded from payments, SMS and the API.',
-    ),
-    form,
-    body,
-  )
-  await load()
+  await draw()
 }
 
 function render(r: Reconciliation): HTMLElement {
@@ -97,9 +86,31 @@ function render(r: Reconciliation): HTMLElement {
     return h(
       'p',
       { id: 'reconciliation-empty' },
-      'No imported statement covers this period. Import a statement to reconcile it.',
+      'No imported statement covers this period. Import a statement (or pick the statement’s period above) to reconcile it.',
     )
   const b = r.balance
+  // Nothing live to compare with: every row "never reported live" would say nothing useful.
+  if (
+    r.missing_from_statement.count === 0 &&
+    r.amount_mismatches.count === 0 &&
+    r.not_reported_live.count === r.statement_rows
+  )
+    return h(
+      'div',
+      { id: 'reconciliation-no-live', class: 'empty' },
+      h(
+        'p',
+        {},
+        `Statement from ${day(r.period.from)} to ${day(r.period.to)}: ${num(r.statement_rows)} rows, and nothing recorded live over those days to check them against.`,
+      ),
+      h(
+        'p',
+        {},
+        'Reconciliation compares the statement with the payments mmp hears of as they happen. ',
+        h('a', { href: '#/settings' }, 'Register your till or paybill'),
+        ' or take payments with prompts, then import the next statement to see both side by side.',
+      ),
+    )
   return h(
     'div',
     {},

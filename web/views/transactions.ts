@@ -1,5 +1,6 @@
 import { CATEGORIES } from '../../schema/vocabulary.ts'
 import { api, can, scoped } from '../api.ts'
+import { localPhone } from '../format.ts'
 import { date, formValues, h, money, showError, table } from '../ui.ts'
 
 export const categories: readonly string[] = CATEGORIES
@@ -107,7 +108,7 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
             t.description,
             t.receipt_number ? h('small', { class: 'muted' }, ` ${t.receipt_number}`) : null,
           ),
-          t.counterparty_name ?? t.counterparty_phone ?? '—',
+          t.counterparty_name ?? (t.counterparty_phone ? localPhone(t.counterparty_phone) : '—'),
           h(
             'span',
             { class: t.direction === 'in' ? 'in' : 'out' },
