@@ -5,6 +5,7 @@ import mqtt from 'mqtt'
 import { serviceNames } from '../services/kernel/context.ts'
 import { externalFolders } from './backup.ts'
 import type { Config } from './config.ts'
+import { darajaChecks, paymentAlertChecks } from './doctor-daraja.ts'
 import { databaseCap, FDS_PER_DATABASE, openFilesLimit } from './fd-limit.ts'
 import { DIR_MODE, FILE_MODE } from './permissions.ts'
 
@@ -28,6 +29,8 @@ export interface DoctorOptions {
   /** Free space below this fails the check. */
   minFreeBytes?: number
   now?: Date
+  /** Also call the configured Daraja with the configured credentials (`--daraja`). */
+  daraja?: boolean
 }
 
 export async function runDoctor(config: Config, opts: DoctorOptions = {}): Promise<Check[]> {
@@ -48,7 +51,9 @@ export async function runDoctor(config: Config, opts: DoctorOptions = {}): Promi
     openFiles(config, opts.openFiles === undefined ? openFilesLimit() : opts.openFiles),
     clock(dataDir, opts.now ?? new Date()),
     await broker(config),
+    ...paymentAlertChecks(dataDir),
   ]
+  if (opts.daraja) checks.push(...(await darajaChecks(config, opts.now)))
   return checks
 }
 

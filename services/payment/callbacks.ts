@@ -79,6 +79,21 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
     return 'settled'
   }
 
+  /** Settles a payment from an STK query (a callback that said nothing); ACKs either way. */
+  async function settleByQuery(db: Db, tid: string, ref: string, via: string, requestId?: string) {
+    await awaitInitiated(ref)
+    const p = getPayment(db, tid, ref)
+    if (p && OPEN.has(p.status) && p.checkout_request_id)
+      await confirmByQuery(db, p, null, via).catch((err) =>
+        deps.ctx.log.warn('could not query a payment after an empty callback', {
+          request_id: requestId,
+          payment: p.id,
+          error: (err as Error).message,
+        }),
+      )
+    return ACK
+  }
+
   async function stkCallback(
     query: Record<string, string | undefined>,
     raw: unknown,
@@ -89,13 +104,15 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
     const { tid, ref } = auth.checkToken('stk', query)
     auth.checkSource(sourceIp)
     const signed = auth.checkBodySignature(raw, bodySignature)
-    const body = jsonBody(raw)
+    const body = typeof raw === 'string' && raw.trim() === '' ? null : jsonBody(raw)
     const cb = (body as { Body?: { stkCallback?: Record<string, unknown> } } | null)?.Body
       ?.stkCallback
-    const checkoutId = cb?.CheckoutRequestID
-    if (!cb || typeof checkoutId !== 'string')
-      throw new InvalidCallback('the callback names no CheckoutRequestID')
     const db = deps.tenantDb(tid)
+    // An empty callback (seen from production): taken, and the provider is asked instead.
+    if (!cb) return settleByQuery(db, tid, ref, 'empty callback+query', requestId)
+    const checkoutId = cb.CheckoutRequestID
+    if (typeof checkoutId !== 'string')
+      throw new InvalidCallback('the callback names no CheckoutRequestID')
     await awaitInitiated(ref)
     let p = getPayment(db, tid, ref)
     if (p && unanswered(p.status, p.checkout_request_id, ref)) {
@@ -113,6 +130,11 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
     if (!OPEN.has(p.status)) return ACK
     if (code !== 0) {
       await settle(deps, db, 'stk', tid, p.id, { code, desc, ...NO_META, via: 'callback' })
+      if (code === 2028)
+        deps.alerts.raise(
+          'provider_setup',
+          `M-Pesa refused a push with result 2028 (${desc}): the shortcode or its transaction type is not set up for STK push; check mpesa.shortcode`,
+        )
       return ACK
     }
     // A success: count the money only once the provider confirms it (Daraja does not sign its

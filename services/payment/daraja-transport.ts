@@ -34,13 +34,42 @@ export class ProviderError extends Error {
 }
 
 /**
+ * Daraja's answers that say it did not take the request (docs: M-Pesa Express error codes):
+ * HTTP 500 `500.001.1001` "Wrong credentials", "Merchant does not exist", "Unable to lock
+ * subscriber"; `500.003.02` "System is busy" / "Spike Arrest Violation"; `500.003.03` "Quota
+ * Violation". `credentials`: the platform's own settings are wrong (the operator must act).
+ */
+export type Refusal = 'credentials' | 'locked' | 'busy'
+
+export function refusalOf(err: unknown): Refusal | null {
+  if (!(err instanceof ProviderError)) return null
+  const msg = err.message.toLowerCase()
+  if (err.errorCode === '500.001.1001') {
+    if (msg.includes('wrong credentials') || msg.includes('merchant does not exist'))
+      return 'credentials'
+    if (msg.includes('unable to lock subscriber')) return 'locked'
+    return null
+  }
+  if (err.errorCode === '500.003.02' || err.errorCode === '500.003.03') return 'busy'
+  // OAuth refused the consumer key and secret.
+  if (msg.startsWith('oauth:') && (err.status === 400 || err.status === 401)) return 'credentials'
+  return null
+}
+
+/**
+ * One OAuth token per app (base URL and consumer key) in this process: Daraja invalidates the
+ * previous token each time a new one is generated, so every client of the same app shares it.
+ */
+const tokens = new Map<string, { value: string; expiresAt: number } | null>()
+const pendingTokens = new Map<string, Promise<string>>()
+
+/**
  * OAuth token cache, retries and error mapping shared by every Daraja call: `authed` POSTs a JSON
  * body with a bearer token; `unwrap` turns a retry wrapper's error back into the ProviderError.
  */
 export function createDarajaTransport(cfg: DarajaConfig) {
   const base = cfg.baseUrl.replace(/\/+$/, '')
-  let token: { value: string; expiresAt: number } | null = null
-  let tokenPending: Promise<string> | null = null
+  const app = `${base}|${cfg.consumerKey}`
 
   /**
    * Queries and the token are safe to repeat; a push or a B2C request is retried only when the
@@ -76,12 +105,11 @@ export function createDarajaTransport(cfg: DarajaConfig) {
       body = { errorMessage: text.slice(0, 200) }
     }
     if (res.status >= 200 && res.status < 300) return body
-    const e = new ProviderError(
-      res.status,
-      typeof body.errorCode === 'string' ? body.errorCode : null,
-      String(body.errorMessage ?? body.ResponseDescription ?? `HTTP ${res.status}`),
-    )
-    // The STK query's "still processing" is a 500 that is an answer, not a failure.
+    const errorCode = typeof body.errorCode === 'string' ? body.errorCode : null
+    const message = String(body.errorMessage ?? body.ResponseDescription ?? `HTTP ${res.status}`)
+    let e = new ProviderError(res.status, errorCode, message)
+    if (refusalOf(e)) e = new ProviderError(res.status, errorCode, message, false)
+    // The STK query's "still processing" and the 500.001.1001 refusals are answers, not failures.
     if (res.status < 500 || e.errorCode === '500.001.1001') throw new AbortError(e)
     throw e
   }
@@ -99,21 +127,24 @@ export function createDarajaTransport(cfg: DarajaConfig) {
     const ttl = Number(body.expires_in ?? 3599)
     // Renew a minute early (or halfway for short lifetimes).
     const margin = Math.min(60, ttl / 2)
-    token = { value, expiresAt: Date.now() + (ttl - margin) * 1000 }
+    tokens.set(app, { value, expiresAt: Date.now() + (ttl - margin) * 1000 })
     return value
   }
 
   const accessToken = async (): Promise<string> => {
+    const token = tokens.get(app)
     if (token && token.expiresAt > Date.now()) return token.value
-    tokenPending ??= fetchToken().finally(() => {
-      tokenPending = null
-    })
-    return tokenPending
+    let pending = pendingTokens.get(app)
+    if (!pending) {
+      pending = fetchToken().finally(() => pendingTokens.delete(app))
+      pendingTokens.set(app, pending)
+    }
+    return pending
   }
 
   const authed = async (path: string, payload: unknown, repeatable = true) => {
     return retry(async () => {
-      let bearer: string
+      let bearer = ''
       try {
         bearer = await accessToken()
       } catch (err) {
@@ -122,7 +153,7 @@ export function createDarajaTransport(cfg: DarajaConfig) {
         const unsent = new ProviderError(
           e instanceof ProviderError ? e.status : 0,
           e instanceof ProviderError ? e.errorCode : null,
-          (e as Error).message,
+          `OAuth: ${(e as Error).message}`,
           false,
         )
         throw err instanceof AbortError ? new AbortError(unsent) : unsent
@@ -138,8 +169,9 @@ export function createDarajaTransport(cfg: DarajaConfig) {
         const inner = err instanceof AbortError ? (err as { originalError?: unknown }) : null
         const pe = (inner?.originalError ?? err) as ProviderError
         if (pe instanceof ProviderError && (pe.status === 401 || pe.errorCode === '404.001.03')) {
-          token = null
-          throw pe
+          // Another client of the app may have renewed it already: drop only the one refused.
+          if (tokens.get(app)?.value === bearer) tokens.delete(app)
+          throw new ProviderError(pe.status, pe.errorCode, pe.message, false)
         }
         throw err
       }

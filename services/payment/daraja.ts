@@ -142,7 +142,11 @@ export function createDaraja(cfg: DarajaConfig, now: () => Date = () => new Date
           resultDesc: String(body.ResultDesc ?? ''),
         }
       } catch (err) {
-        if (err instanceof ProviderError && err.errorCode === '500.001.1001')
+        if (
+          err instanceof ProviderError &&
+          err.errorCode === '500.001.1001' &&
+          /being processed/i.test(err.message)
+        )
           return { state: 'processing' }
         throw err
       }

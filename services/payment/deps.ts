@@ -1,7 +1,10 @@
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
+import { type Alerts, createAlerts } from './alerts.ts'
 import type { Daraja } from './daraja.ts'
 import type { DarajaBusiness } from './daraja-business.ts'
+import { createDarajaPull, type DarajaPull } from './daraja-pull.ts'
+import { ownerState, SELF_OWNER } from './owner.ts'
 import { businessFromSettings, type PaymentSettings, providerFromSettings } from './settings.ts'
 
 /**
@@ -17,13 +20,19 @@ export interface PaymentDeps {
   provider: Daraja
   /** C2B registration, transaction status, account balance and reversal. */
   business: DarajaBusiness
+  /** The provider's own record of payments into the shortcode (reconciliation). */
+  pull: DarajaPull
+  /** Operator alerts about money (log, metric, platform table). */
+  alerts: Alerts
+  /** This process as the owner of the provider calls it makes (owner.ts); null: cannot tell. */
+  owner: string | null
   /** Provider calls this process is making, by payment or disbursement id. */
   inflight: Map<string, Promise<unknown>>
   nowIso(): string
   platform(): Db
   tenantDb(tid: string): Db
   /** True when no provider call for this `initiating` row can still be running anywhere. */
-  orphaned(id: string, createdAt: string): boolean
+  orphaned(id: string, createdAt: string, owner?: string | null): boolean
 }
 
 export function createDeps(
@@ -37,11 +46,14 @@ export function createDeps(
   const bootIso = ctx.siblings ? '' : ctx.clock.now().toISOString()
   const inflight = new Map<string, Promise<unknown>>()
   const tuned = new WeakSet<Db>()
-  return {
+  const deps: PaymentDeps = {
     ctx,
     cfg,
     provider: provider ?? providerFromSettings(ctx),
     business: business ?? businessFromSettings(ctx),
+    pull: createDarajaPull({ baseUrl: cfg.providerUrl, ...cfg.credentials }),
+    alerts: null as unknown as Alerts,
+    owner: SELF_OWNER,
     inflight,
     nowIso: () => ctx.clock.now().toISOString(),
     /**
@@ -58,10 +70,17 @@ export function createDeps(
       return db
     },
     tenantDb: (tid) => ctx.registry.tenant('payment', tid),
-    orphaned(id, createdAt) {
+    orphaned(id, createdAt, owner) {
       if (inflight.has(id)) return false
+      // Its owner process is gone (a sibling worker, or this process's previous life): nobody waits.
+      // This process's own rows go by age: a call may be just about to register as in flight.
+      const state = owner && owner === SELF_OWNER ? 'unknown' : ownerState(owner ?? null)
+      if (state === 'dead') return true
+      if (state === 'alive') return false
       const budget = new Date(ctx.clock.nowMs() - PROVIDER_CALL_BUDGET_MS).toISOString()
       return createdAt < bootIso || createdAt < budget
     },
   }
+  deps.alerts = createAlerts(deps)
+  return deps
 }

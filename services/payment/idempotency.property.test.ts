@@ -60,13 +60,14 @@ describe('idempotency under concurrent same-key requests', () => {
   })
   afterAll(() => kit.cleanup())
 
+  // Each run's key pushes to a phone of its own: a phone holds one open prompt at a time.
   const push = async (key: string) => {
     const res = await app.handle(
       new Request(`${base}/api/v1/payments/stkpush`, {
         method: 'POST',
         headers: { ...auth, 'idempotency-key': key },
         body: JSON.stringify({
-          phone_number: '254712345678',
+          phone_number: `2547123${String(Number(key.replace(/\D/g, '')) % 100000).padStart(5, '0')}`,
           amount: 10,
           account_reference: 'INV-1',
           transaction_desc: 'Order',

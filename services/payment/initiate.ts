@@ -3,6 +3,7 @@ import { AppError, IdempotencyInProgress } from '../kernel/errors.ts'
 import { faultPoint } from '../kernel/faults.ts'
 import { newId } from '../kernel/ids.ts'
 import { ProviderError } from './daraja.ts'
+import { type Refusal, refusalOf } from './daraja-transport.ts'
 import type { PaymentDeps } from './deps.ts'
 import { grouped } from './grouped.ts'
 import {
@@ -13,6 +14,7 @@ import {
   releaseKey,
   storeAnswer,
 } from './idempotency.ts'
+import { assertPhoneFree, phoneBusy } from './phone-lock.ts'
 import type { ProviderIndex } from './provider-index.ts'
 import { getEntity, KINDS, type Kind } from './rows.ts'
 import { type Change, markAccepted, markRejected, markUnknown } from './transitions.ts'
@@ -25,6 +27,8 @@ export interface Initiation {
   key: string | null
   hash: string
   requestId?: string | undefined
+  /** STK: the customer's phone, held while its prompt is open (one push per phone at a time). */
+  phone?: string
   /** Throws when the tenant may not start it (checked after a replay, before anything is written). */
   entitle(): void
   /** Inserts the row and its 'created' audit row (inside the write that claims the key). */
@@ -68,7 +72,7 @@ export function createInitiator(deps: PaymentDeps, index: ProviderIndex) {
     if (!cur) throw new IdempotencyInProgress(1)
     if (cur.status === 'initiating') {
       // Nobody can still be waiting on the provider for it: its answer is lost, so it is unknown.
-      if (!deps.orphaned(d.ref, cur.createdAt)) throw new IdempotencyInProgress(1)
+      if (!deps.orphaned(d.ref, cur.createdAt, cur.owner)) throw new IdempotencyInProgress(1)
       await grouped(db, () =>
         markUnknown(db, change(r, d.ref), 'the provider answer was not recorded (process ended)'),
       )
@@ -84,23 +88,21 @@ export function createInitiator(deps: PaymentDeps, index: ProviderIndex) {
     } catch (err) {
       const reason =
         err instanceof ProviderError
-          ? err.message
+          ? `${err.errorCode ? `${err.errorCode} ` : ''}${err.message}`
           : `provider call failed: ${(err as Error).message}`
       if (!mayHaveReached(err)) {
+        const refusal = refusalOf(err)
         deps.ctx.log.warn('the provider did not accept the request', {
           request_id: r.requestId,
           id,
           error: reason,
         })
         await grouped(db, () => {
-          markRejected(deps, db, change(r, id), reason)
+          markRejected(deps, db, change(r, id), describeRefusal(refusal, reason))
           if (r.key) releaseKey(db, r.tid, route, r.key)
         })
         index.close([id])
-        throw new AppError(
-          'BAD_GATEWAY',
-          `the payment provider did not accept the request: ${reason}`,
-        )
+        throw refusalError(deps, r, id, refusal, reason)
       }
       deps.ctx.log.warn(
         'the provider may have received a request whose answer was lost; unknown until its callback',
@@ -114,6 +116,7 @@ export function createInitiator(deps: PaymentDeps, index: ProviderIndex) {
       return r.answer(db, id)
     }
     faultPoint(FAULTS[r.kind])
+    deps.alerts.clear('provider_credentials')
     const answer = await grouped(db, () => {
       markAccepted(deps, db, change(r, id), ids)
       const body = r.answer(db, id)
@@ -136,7 +139,11 @@ export function createInitiator(deps: PaymentDeps, index: ProviderIndex) {
     const inserted = await grouped(db, () => {
       if (r.key && !claimKey(db, { ...r, route: KINDS[r.kind].route, key: r.key, ref: id, at }))
         return false
+      if (r.phone) assertPhoneFree(db, r.tid, r.phone, deps.ctx.clock.nowMs())
       r.insert(db, id, at)
+      db.sqlite
+        .query(`UPDATE ${KINDS[r.kind].table} SET owner = ? WHERE id = ?`)
+        .run(deps.owner, id)
       return true
     })
     if (!inserted) {
@@ -154,4 +161,48 @@ export function createInitiator(deps: PaymentDeps, index: ProviderIndex) {
       deps.inflight.delete(id)
     }
   }
+}
+
+/** The reason kept on a payment the provider refused, with Daraja's own code and words. */
+function describeRefusal(refusal: Refusal | null, reason: string): string {
+  if (refusal === 'credentials')
+    return `the payment provider refused the platform's M-Pesa settings (${reason}); nothing was charged`
+  if (refusal === 'locked')
+    return `another M-Pesa prompt is open on this phone (${reason}); nothing was charged, ask again in a minute`
+  if (refusal === 'busy')
+    return `the payment provider is busy (${reason}); nothing was charged, ask again in a few minutes`
+  return reason
+}
+
+/** The answer to a refused request: what happened and what to do, never a bare 502. */
+function refusalError(
+  deps: PaymentDeps,
+  r: Initiation,
+  id: string,
+  refusal: Refusal | null,
+  reason: string,
+): AppError {
+  const extra = { id, status: 'failed' }
+  if (refusal === 'credentials') {
+    deps.alerts.raise(
+      'provider_credentials',
+      `the payment provider refused the platform's M-Pesa credentials or shortcode (${reason}): every payment fails until mpesa.consumer_key, mpesa.consumer_secret, mpesa.shortcode and mpesa.passkey are right; run \`mmp doctor --daraja\``,
+    )
+    return new AppError(
+      'PROVIDER_MISCONFIGURED',
+      `M-Pesa refused the platform's payment settings (${reason}); nothing was charged. The operator has been alerted.`,
+      { extra },
+    )
+  }
+  if (refusal === 'locked')
+    return phoneBusy(
+      r.phone ?? 'this phone',
+      60,
+      `M-Pesa says a prompt is already open on ${r.phone ?? 'this phone'} (${reason}); nothing was charged, ask again in a minute`,
+    )
+  return new AppError(
+    'BAD_GATEWAY',
+    `the payment provider did not accept the request: ${reason}`,
+    refusal === 'busy' ? { extra, headers: { 'Retry-After': '60' } } : { extra },
+  )
 }

@@ -45,7 +45,12 @@ export const PaymentStatusView = t.Object(
     merchant_request_id: t.Nullable(t.String()),
     status: Status,
     result_code: t.Nullable(t.Integer()),
-    result_desc: t.Nullable(t.String()),
+    result_desc: t.Nullable(t.String({ description: "the provider's own words" })),
+    result_message: t.Nullable(
+      t.String({
+        description: 'what happened, in plain words for the shop owner (null while pending)',
+      }),
+    ),
     mpesa_receipt_number: t.Nullable(t.String()),
     amount: t.Number(),
     phone_number: t.String(),
@@ -126,6 +131,26 @@ export const ReconcileReport = t.Object({
   unknown: t.Integer({
     description: 'requests whose provider answer was lost; only their callback can settle them',
   }),
+})
+
+export const PaymentAlerts = t.Object({
+  alerts: t.Array(
+    t.Object({
+      name: t.Union([
+        t.Literal('provider_credentials'),
+        t.Literal('provider_setup'),
+        t.Literal('payments_unknown'),
+      ]),
+      detail: t.String({ description: 'what is wrong and what to do' }),
+      count: t.Integer({ description: 'times raised since it was last clear' }),
+      first_at: t.String(),
+      last_at: t.String(),
+    }),
+  ),
+  unanswered_over_1h: t.Integer({
+    description: 'payments and disbursements with no provider answer for over an hour',
+  }),
+  oldest_unanswered_at: t.Nullable(t.String()),
 })
 
 export const C2bAccountView = t.Object({

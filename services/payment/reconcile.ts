@@ -3,6 +3,7 @@ import type { createCallbacks } from './callbacks.ts'
 import { metaOf } from './callbacks.ts'
 import type { PaymentDeps } from './deps.ts'
 import { grouped } from './grouped.ts'
+import { type LostPush, settleLostPushes } from './lost-push.ts'
 import type { IndexRow, ProviderIndex } from './provider-index.ts'
 import { getEntity, getPayment, OPEN } from './rows.ts'
 import { markUnknown } from './transitions.ts'
@@ -12,8 +13,26 @@ export interface ReconcileReport {
   settled: number
   still_pending: number
   failed_to_query: number
-  /** Requests whose provider answer was lost and that nothing can settle yet but their callback. */
+  /** Requests whose provider answer was lost and that nothing has settled yet. */
   unknown: number
+}
+
+const HOUR_MS = 3600_000
+
+/** What the operator is alerted to about money (operator API, dashboard, `mmp doctor`). */
+export function reconcileAlerts(deps: PaymentDeps) {
+  const cutoff = new Date(deps.ctx.clock.nowMs() - HOUR_MS).toISOString()
+  const old = deps
+    .platform()
+    .sqlite.query<{ n: number; oldest: string | null }, [string]>(
+      'SELECT count(*) AS n, min(created_at) AS oldest FROM payment_index WHERE open = 1 AND provider_id IS NULL AND created_at < ?',
+    )
+    .get(cutoff)
+  return {
+    alerts: deps.alerts.list(),
+    unanswered_over_1h: old?.n ?? 0,
+    oldest_unanswered_at: old?.oldest ?? null,
+  }
 }
 
 type Confirm = ReturnType<typeof createCallbacks>['confirmByQuery']
@@ -26,8 +45,14 @@ type Confirm = ReturnType<typeof createCallbacks>['confirmByQuery']
 export function createReconciler(deps: PaymentDeps, index: ProviderIndex, confirm: Confirm) {
   let running: Promise<ReconcileReport> | null = null
 
-  /** Marks lost answers `unknown`; returns how many are unknown now and which rows are final. */
+  /**
+   * Marks lost answers `unknown`, then looks each STK one up in the provider's own record (Pull
+   * Transactions); raises the operator alert for those still unknown after an hour.
+   */
   async function sweepUnanswered(report: ReconcileReport, closed: string[]) {
+    const lost: LostPush[] = []
+    let overAnHour = 0
+    const hourAgo = new Date(deps.ctx.clock.nowMs() - HOUR_MS).toISOString()
     for (const row of index.unanswered()) {
       const db = deps.tenantDb(row.tenant_id)
       const cur = getEntity(db, row.kind, row.tenant_id, row.ref)
@@ -36,8 +61,11 @@ export function createReconciler(deps: PaymentDeps, index: ProviderIndex, confir
         continue
       }
       // A crash between recording the provider's id and indexing it: index it now.
-      if (cur.providerId) index.setProviderId(row.ref, cur.providerId)
-      else if (cur.status === 'initiating' && deps.orphaned(row.ref, cur.createdAt)) {
+      if (cur.providerId) {
+        index.setProviderId(row.ref, cur.providerId)
+        continue
+      }
+      if (cur.status === 'initiating' && deps.orphaned(row.ref, cur.createdAt, cur.owner)) {
         const c = {
           kind: row.kind,
           tid: row.tenant_id,
@@ -48,9 +76,31 @@ export function createReconciler(deps: PaymentDeps, index: ProviderIndex, confir
         await grouped(db, () =>
           markUnknown(db, c, 'the provider answer was not recorded (process ended)'),
         )
-        report.unknown++
-      } else if (cur.status === 'unknown') report.unknown++
+      } else if (cur.status !== 'unknown') continue
+      if (row.kind === 'stk') lost.push({ tid: row.tenant_id, ref: row.ref })
+      report.unknown++
+      if (cur.createdAt < hourAgo) overAnHour++
     }
+    if (lost.length) {
+      try {
+        const settled = await settleLostPushes(deps, lost)
+        report.settled += settled
+        report.unknown -= settled
+        overAnHour = Math.max(0, overAnHour - settled)
+      } catch (err) {
+        report.failed_to_query++
+        deps.ctx.log.warn('reconciliation could not read the provider record of payments', {
+          error: (err as Error).message,
+        })
+      }
+    }
+    if (overAnHour > 0)
+      deps.alerts.raise(
+        'payments_unknown',
+        `${overAnHour} payment(s) have had no answer from M-Pesa for over an hour; check the provider (mmp doctor --daraja) and run \`mmp payments reconcile\``,
+        overAnHour,
+      )
+    else deps.alerts.clear('payments_unknown')
   }
 
   async function queryPending(row: IndexRow, db: Db, report: ReconcileReport, closed: string[]) {

@@ -21,6 +21,7 @@ import {
   CallbackQuery,
   DisbursementView,
   ListQuery,
+  PaymentAlerts,
   PaymentList,
   PaymentStatusView,
   ReconcileReport,
@@ -371,6 +372,16 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
       response: { 200: ReconcileReport },
       detail: {
         summary: 'Ask the provider about payments pending too long, now',
+        tags: ['payments'],
+        ...secured,
+      },
+    })
+    .get('/api/v1/payments/alerts', () => payments.alerts(), {
+      auth: 'operator',
+      response: { 200: PaymentAlerts },
+      detail: {
+        summary:
+          'Operator alerts about money: the provider refusing the platform credentials, payments with no provider answer for over an hour',
         tags: ['payments'],
         ...secured,
       },

@@ -1,4 +1,5 @@
 import type { Db } from '../kernel/db.ts'
+import { meaningOf } from './result-codes.ts'
 
 /**
  * initiating → pending → success | failed | cancelled | timeout. `unknown`: the provider may have
@@ -18,13 +19,8 @@ export type FinalStatus = Exclude<PaymentStatus, 'initiating' | 'pending' | 'unk
 /** Statuses a callback, a result or a query may still settle. */
 export const OPEN: ReadonlySet<string> = new Set(['initiating', 'pending', 'unknown'])
 
-/** Daraja result code → our status. 1031 and 1032 are both the customer cancelling. */
-export function statusOfResult(code: number): FinalStatus {
-  if (code === 0) return 'success'
-  if (code === 1032 || code === 1031) return 'cancelled'
-  if (code === 1037 || code === 1019) return 'timeout'
-  return 'failed'
-}
+/** Daraja result code → our status (the one table: result-codes.ts). */
+export const statusOfResult = (code: number): FinalStatus => meaningOf(code).status
 
 export interface PaymentRow {
   id: string
@@ -46,6 +42,7 @@ export interface PaymentRow {
   callback_at: string | null
   user_id: string | null
   transaction_id: string | null
+  owner: string | null
   created_at: string
   updated_at: string
 }
@@ -65,6 +62,7 @@ export interface DisbursementRow {
   receiver_name: string | null
   user_id: string | null
   transaction_id: string | null
+  owner: string | null
   created_at: string
   updated_at: string
 }
@@ -113,15 +111,32 @@ export function getEntity(
   kind: Kind,
   tid: string,
   id: string,
-): { status: PaymentStatus; providerId: string | null; createdAt: string } | null {
+): {
+  status: PaymentStatus
+  providerId: string | null
+  createdAt: string
+  owner: string | null
+} | null {
   const row = db.sqlite
     .query<
-      { status: PaymentStatus; provider_id: string | null; created_at: string },
+      {
+        status: PaymentStatus
+        provider_id: string | null
+        created_at: string
+        owner: string | null
+      },
       [string, string]
     >(
-      `SELECT status, ${KINDS[kind].providerCol} AS provider_id, created_at FROM ${KINDS[kind].table}
-       WHERE tenant_id = ? AND id = ?`,
+      `SELECT status, ${KINDS[kind].providerCol} AS provider_id, created_at, owner
+       FROM ${KINDS[kind].table} WHERE tenant_id = ? AND id = ?`,
     )
     .get(tid, id)
-  return row ? { status: row.status, providerId: row.provider_id, createdAt: row.created_at } : null
+  return row
+    ? {
+        status: row.status,
+        providerId: row.provider_id,
+        createdAt: row.created_at,
+        owner: row.owner,
+      }
+    : null
 }

@@ -20,7 +20,7 @@ import { createInitiator } from './initiate.ts'
 import { createProviderIndex } from './provider-index.ts'
 import { createProviderRequests } from './provider-requests.ts'
 import { createQueries } from './queries.ts'
-import { createReconciler } from './reconcile.ts'
+import { createReconciler, reconcileAlerts } from './reconcile.ts'
 import { getDisbursement, getPayment } from './rows.ts'
 import type { PaymentSettings } from './settings.ts'
 import {
@@ -118,6 +118,7 @@ export function createPayments(
       key: checkKey(idemKey),
       hash: requestHash({ ...body, tenant_id: tid }),
       requestId,
+      phone: body.phone_number,
       // Paying the platform's own invoice is how a suspended tenant gets back; it is not metered.
       entitle: () => {
         if (!invoicePayment) assertEntitled(ctx.registry, tid, { write: true, metric: 'payments' })
@@ -243,6 +244,7 @@ export function createPayments(
     b2cResult: callbacks.b2cResult,
     ...queries,
     reconcile,
+    alerts: () => reconcileAlerts(deps),
     registerShortcode,
     listShortcodes: shortcodes.list,
     releaseShortcode: shortcodes.release,

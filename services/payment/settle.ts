@@ -47,6 +47,7 @@ export async function settle(
     kind === 'stk' ? settlePayment(deps, db, tid, id, o) : settleDisbursement(deps, db, tid, id, o),
   )
   if (done) faultPoint('payment.after_settle_commit')
+  if (done && o.code === 0) deps.alerts.clear('provider_setup')
   // The index row is closed in batches by the reconciliation job, off the hot path.
   return done
 }

@@ -1,4 +1,5 @@
 import { toMajor } from '../kernel/money.ts'
+import { resultMessage } from './result-codes.ts'
 import type { DisbursementRow, PaymentRow, PaymentStatus } from './rows.ts'
 
 type Visible = Exclude<PaymentStatus, 'initiating'>
@@ -17,6 +18,7 @@ export function paymentView(p: PaymentRow) {
     status: visible(p.status),
     result_code: p.result_code,
     result_desc: p.result_desc,
+    result_message: resultMessage(p),
     mpesa_receipt_number: p.mpesa_receipt_number,
     amount: toMajor(p.amount_cents),
     phone_number: p.phone_number,

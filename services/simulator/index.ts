@@ -14,6 +14,8 @@ import {
   type SimulatorOptions,
   type StkRecord,
 } from './model.ts'
+import { withDarajaErrors } from './not-found.ts'
+import { pullRoutes } from './pull.ts'
 import {
   B2C_COMMANDS,
   firstFailure,
@@ -21,17 +23,15 @@ import {
   phone,
   present,
   readJsonBody,
-  STK_TRANSACTION_TYPES,
   shortcode as shortcodeField,
   text,
-  timestamp,
   url,
   wholeAmount,
 } from './rules.ts'
 import type { Sim } from './sim.ts'
-import { duplicateOriginator } from './strict.ts'
-import { withDarajaErrors } from './not-found.ts'
+import { stkRoutes } from './stk.ts'
 import { createStore, type Kind } from './store.ts'
+import { duplicateOriginator } from './strict.ts'
 
 export { type B2cRecord, type Outcome, outcomeForPhone, type SimulatorOptions, type StkRecord }
 
@@ -70,14 +70,14 @@ export function createSimulator(opts: SimulatorOptions) {
   const shortcode = opts.shortcode ?? '174379'
   const passkey = opts.passkey ?? 'mmp-simulator-passkey'
   const outcomeOf = opts.outcomeOf ?? outcomeForPhone
-  const tokens = new Map<string, number>()
+  // Daraja: "each request invalidates the previous token" — one live token per app.
+  let live: { token: string; expiresAt: number } | null = null
   const store = createStore(opts.statePath)
   const delivery = createDelivery()
 
   const bearerOk = (request: Request): boolean => {
     const m = /^bearer\s+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')
-    const exp = m ? tokens.get(m[1]!) : undefined
-    return exp !== undefined && exp > Date.now()
+    return !!m && !!live && m[1] === live.token && live.expiresAt > Date.now()
   }
 
   const fire: Partial<Record<Kind, (id: string) => Promise<boolean>>> = {
@@ -112,22 +112,6 @@ export function createSimulator(opts: SimulatorOptions) {
   fire.balance = (id) => business.fire('balance', id)
   fire.reversal = (id) => business.fire('reversal', id)
 
-  const passwordOk = (body: Record<string, unknown>) =>
-    String(body.BusinessShortCode ?? '') === shortcode &&
-    body.Password ===
-      Buffer.from(shortcode + passkey + String(body.Timestamp ?? '')).toString('base64')
-
-  const stkChecks = [
-    timestamp(() => Date.now()),
-    oneOf('TransactionType', STK_TRANSACTION_TYPES),
-    wholeAmount('Amount'),
-    phone('PartyA'),
-    shortcodeField('PartyB'),
-    phone('PhoneNumber'),
-    url('CallBackURL'),
-    text('AccountReference', 12),
-    text('TransactionDesc', 13),
-  ]
   const b2cChecks = [
     present('InitiatorName'),
     present('SecurityCredential'),
@@ -155,70 +139,15 @@ export function createSimulator(opts: SimulatorOptions) {
       if (given !== `${key}:${secret}`)
         return darajaError(400, '400.008.01', 'Invalid Authentication passed')
       const token = receiptNumber() + receiptNumber() + receiptNumber()
-      tokens.set(token, Date.now() + 3599_000)
-      if (tokens.size > 10_000) tokens.delete(tokens.keys().next().value as string)
+      live = { token, expiresAt: Date.now() + 3599_000 }
       return { access_token: token, expires_in: '3599' }
     })
-    .post('/mpesa/stkpush/v1/processrequest', async ({ request }) => {
-      if (!bearerOk(request)) return darajaError(401, '404.001.03', 'Invalid Access Token')
-      const body = await readJsonBody(request)
-      if (body instanceof Response) return body
-      if (!passwordOk(body)) return darajaError(400, '400.002.02', 'Bad Request - Invalid Password')
-      const refused = firstFailure(body, stkChecks)
-      if (refused) return refused
-      const phoneNumber = String(body.PhoneNumber)
-      const checkoutRequestId = `ws_CO_${eatTimestamp(Date.now())}${Bun.randomUUIDv7().replaceAll('-', '').slice(-12)}`
-      const merchantRequestId = requestId()
-      const rec: StkRecord = {
-        kind: 'stk',
-        checkoutRequestId,
-        merchantRequestId,
-        request: body,
-        outcome: outcomeOf(phoneNumber),
-        receipt: receiptNumber(),
-        decideAt: Date.now() + opts.delayMs,
-        callbackStatus: null,
-        callbackError: null,
-      }
-      store.remember(
-        checkoutRequestId,
-        rec,
-        phoneNumber,
-        rec.outcome.callback ? rec.decideAt : null,
-      )
-      if (rec.outcome.resultCode === 0)
-        store.issueReceipt(rec.receipt, 'stk', checkoutRequestId, Number(body.Amount))
-      if (rec.outcome.callback) sim.schedule('stk', checkoutRequestId, opts.delayMs)
-      return {
-        MerchantRequestID: merchantRequestId,
-        CheckoutRequestID: checkoutRequestId,
-        ResponseCode: '0',
-        ResponseDescription: 'Success. Request accepted for processing',
-        CustomerMessage: 'Success. Request accepted for processing',
-      }
-    })
-    .post('/mpesa/stkpushquery/v1/query', async ({ request }) => {
-      if (!bearerOk(request)) return darajaError(401, '404.001.03', 'Invalid Access Token')
-      const body = await readJsonBody(request)
-      if (body instanceof Response) return body
-      if (!passwordOk(body)) return darajaError(400, '400.002.02', 'Bad Request - Invalid Password')
-      const rec = store.recall('stk', String(body.CheckoutRequestID ?? ''))
-      if (!rec) return darajaError(400, '400.002.02', 'Bad Request - Invalid CheckoutRequestID')
-      if (Date.now() < rec.decideAt)
-        return darajaError(500, '500.001.1001', 'The transaction is being processed')
-      return {
-        ResponseCode: '0',
-        ResponseDescription: 'The service request has been accepted successsfully',
-        MerchantRequestID: rec.merchantRequestId,
-        CheckoutRequestID: rec.checkoutRequestId,
-        ResultCode: String(rec.outcome.resultCode),
-        ResultDesc: rec.outcome.resultDesc,
-      }
-    })
+    .use(stkRoutes(sim, { shortcode, passkey, outcomeOf }))
+    .use(pullRoutes(sim, shortcode))
     .post('/mpesa/b2c/:version/paymentrequest', async ({ request, params }) => {
       if (params.version !== 'v1' && params.version !== 'v3')
         return darajaError(404, '404.001.01', 'Resource not found')
-      if (!bearerOk(request)) return darajaError(401, '404.001.03', 'Invalid Access Token')
+      if (!bearerOk(request)) return darajaError(404, '404.001.03', 'Invalid Access Token')
       const body = await readJsonBody(request)
       if (body instanceof Response) return body
       const refused = firstFailure(body, b2cChecks)

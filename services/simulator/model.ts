@@ -28,28 +28,62 @@ export interface Outcome {
   callback: boolean
 }
 
-const descriptions: Record<number, string> = {
+/** Result descriptions as Daraja sends them (M-Pesa Express result codes). */
+export const descriptions: Record<number, string> = {
   0: 'The service request is processed successfully.',
   1: 'The balance is insufficient for the transaction.',
+  2: 'Declined due to limit rule: less than the minimum transaction amount.',
+  3: 'Declined due to limit rule: greater than the maximum transaction amount.',
+  4: 'Declined due to limit rule: would exceed daily transfer limit.',
+  15: 'Duplicate detected.',
+  17: 'Rule limited.',
+  26: 'System busy. The service request is rejected.',
+  1001: 'Unable to lock subscriber, a transaction is already in process for the current subscriber',
+  1019: 'Transaction has expired.',
+  1025: 'An error occurred while sending a push request.',
+  1031: 'Request cancelled by user',
   1032: 'Request cancelled by user',
   1037: 'DS timeout user cannot be reached',
   2001: 'The initiator information is invalid.',
+  2028: 'The request is not permitted according to product assignment.',
+  9999: 'An error occurred while sending a push request.',
+}
+
+/**
+ * The STK result a test phone number asks for, by its last four digits (docs/daraja.md): the
+ * result code itself where it has four digits (1001, 1019, 1025, 1031, 1032, 1037, 2001, 2028),
+ * 00NN for the short ones (0001, 0004, 0015, 0017, 0026), 9998 for 9999; 9999 is a success whose
+ * callback is never sent. Anything else succeeds.
+ */
+const PHONE_CODES: Record<string, number> = {
+  '0001': 1,
+  '0004': 4,
+  '0015': 15,
+  '0017': 17,
+  '0026': 26,
+  '1001': 1001,
+  '1019': 1019,
+  '1025': 1025,
+  '1031': 1031,
+  '1032': 1032,
+  '1037': 1037,
+  '2001': 2001,
+  '2028': 2028,
+  '9998': 9999,
 }
 
 export function outcomeForPhone(phone: string): Outcome {
   const last4 = phone.slice(-4)
-  const code =
-    last4 === '1032'
-      ? 1032
-      : last4 === '1037'
-        ? 1037
-        : last4 === '0001'
-          ? 1
-          : last4 === '2001'
-            ? 2001
-            : 0
+  const code = PHONE_CODES[last4] ?? 0
   return { resultCode: code, resultDesc: descriptions[code]!, callback: last4 !== '9999' }
 }
+
+/** A documented result code as an outcome (amount limits, product assignment). */
+export const outcomeOfCode = (code: number): Outcome => ({
+  resultCode: code,
+  resultDesc: descriptions[code]!,
+  callback: true,
+})
 
 export function b2cOutcome(phone: string): Outcome {
   const last4 = phone.slice(-4)

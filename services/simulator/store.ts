@@ -36,6 +36,10 @@ export function createStore(statePath: string | undefined) {
   db.run(
     'CREATE TABLE IF NOT EXISTS originators (originator_id TEXT PRIMARY KEY, kind TEXT NOT NULL, id TEXT NOT NULL)',
   )
+  db.run(
+    'CREATE TABLE IF NOT EXISTS ledger (receipt TEXT PRIMARY KEY, shortcode TEXT NOT NULL, msisdn TEXT NOT NULL, bill_ref TEXT NOT NULL, amount INTEGER NOT NULL, completed_at INTEGER NOT NULL)',
+  )
+  db.run('CREATE INDEX IF NOT EXISTS ledger_time ON ledger (shortcode, completed_at)')
   const save = db.query('INSERT OR REPLACE INTO requests (id, kind, record) VALUES (?, ?, ?)')
   const load = db.query<{ record: string }, [string, string]>(
     'SELECT record FROM requests WHERE id = ? AND kind = ?',
@@ -139,6 +143,30 @@ export function createStore(statePath: string | undefined) {
          ON CONFLICT (shortcode) DO UPDATE SET cents = cents + excluded.cents - 5000000`,
       ).run(shortcode, cents)
     },
+    /** A payment into a shortcode as its statement (and Pull Transactions) will show it. */
+    book(e: LedgerEntry) {
+      db.query(
+        'INSERT OR IGNORE INTO ledger (receipt, shortcode, msisdn, bill_ref, amount, completed_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ).run(e.receipt, e.shortcode, e.msisdn, e.billRef, e.amountCents, e.completedAt)
+    },
+    /** The shortcode's payments completed in [from, to] (ms), oldest first, a page at a time. */
+    ledger: (shortcode: string, from: number, to: number, offset: number, limit = 100) =>
+      db
+        .query<
+          {
+            receipt: string
+            msisdn: string
+            bill_ref: string
+            amount: number
+            completed_at: number
+          },
+          [string, number, number, number, number]
+        >(
+          `SELECT receipt, msisdn, bill_ref, amount, completed_at FROM ledger
+           WHERE shortcode = ? AND completed_at >= ? AND completed_at <= ?
+           ORDER BY completed_at, receipt LIMIT ? OFFSET ?`,
+        )
+        .all(shortcode, from, to, limit, offset),
     /**
      * Claims an OriginatorConversationID for a request; false when one was seen before (Daraja
      * refuses it as a duplicate).
@@ -162,3 +190,12 @@ export function createStore(statePath: string | undefined) {
 }
 
 export type Store = ReturnType<typeof createStore>
+
+export interface LedgerEntry {
+  receipt: string
+  shortcode: string
+  msisdn: string
+  billRef: string
+  amountCents: number
+  completedAt: number
+}
