@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export { idempotentRequests, inbox, outbox } from '../kernel.ts'
@@ -15,7 +16,13 @@ export const users = sqliteTable(
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
-  (t) => [uniqueIndex('users_email').on(t.email), index('users_tenant').on(t.tenantId)],
+  // One account per address among those that sign in; an invitation may name an address that
+  // has an account in another tenant (answering otherwise would tell the inviter it exists).
+  (t) => [
+    uniqueIndex('users_email').on(t.email).where(sql`status <> 'invited'`),
+    uniqueIndex('users_tenant_email').on(t.tenantId, t.email),
+    index('users_tenant').on(t.tenantId),
+  ],
 )
 
 /** Single-use invitation tokens; only their SHA-256 is stored. */

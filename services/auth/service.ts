@@ -1,6 +1,6 @@
 import { chmodSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { and, eq } from 'drizzle-orm'
+import { and, eq, ne, or } from 'drizzle-orm'
 import { invites, refreshTokens, users } from '../../schema/auth/tables.ts'
 import type { TenantRegistry } from '../../tenants/registry.ts'
 import type { Clock } from '../kernel/clock.ts'
@@ -146,7 +146,12 @@ export async function login(
 ): Promise<Session> {
   const normalised = normaliseEmail(email)
   deps.throttle.reserve(normalised, ip, deps.clock.nowMs())
-  const user = deps.db.orm.select().from(users).where(eq(users.email, normalised)).get()
+  // Invitations may share an address with an account (one in another tenant): sign in to that.
+  const user = deps.db.orm
+    .select()
+    .from(users)
+    .where(and(eq(users.email, normalised), ne(users.status, 'invited')))
+    .get()
   const ok = await Bun.password.verify(password, user?.passwordHash ?? DUMMY_HASH)
   if (!user || !ok || user.status !== 'active') {
     throw new AppError('UNAUTHENTICATED', 'the email or password is wrong')
@@ -172,7 +177,21 @@ export async function createUser(
   const email = normaliseEmail(input.email)
   if (input.password !== undefined)
     await assertStrongPassword(input.password, 'password', [email, tenantId])
-  const taken = deps.db.orm.select({ id: users.id }).from(users).where(eq(users.email, email)).get()
+  // An address in this tenant is the tenant's own business (409). An account elsewhere is not
+  // told: an invitation of it answers as any other, and only its acceptance meets the account;
+  // a user created with a password there is an account of its own, so it cannot be made.
+  const taken = deps.db.orm
+    .select({ id: users.id })
+    .from(users)
+    .where(
+      and(
+        eq(users.email, email),
+        input.password === undefined
+          ? eq(users.tenantId, tenantId)
+          : or(eq(users.tenantId, tenantId), ne(users.status, 'invited')),
+      ),
+    )
+    .get()
   if (taken) throw new Conflict(`a user with email ${email} already exists`)
   const id = newId('usr')
   const now = deps.clock.now()
@@ -334,6 +353,19 @@ export async function acceptInvite(
       .run(now.toISOString(), invite.tokenHash)
     if (claimed.changes === 0)
       throw new AppError('UNAUTHENTICATED', 'the invitation is invalid, used or expired')
+    // The address may have an account in another tenant (the inviter was not told): the invitee
+    // learns it here, and the invitation stays unused.
+    const account = invited
+      ? orm
+          .select({ id: users.id })
+          .from(users)
+          .where(and(eq(users.email, invited.email), ne(users.status, 'invited')))
+          .get()
+      : undefined
+    if (account && account.id !== invite.userId)
+      throw new Conflict(
+        `${invited?.email} already has an account: sign in with it, or ask for an invitation to another address`,
+      )
     orm
       .update(users)
       .set({ passwordHash: hash, status: 'active', updatedAt: now.toISOString() })
