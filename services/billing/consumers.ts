@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { invoicePayments, invoices, subscriptions } from '../../schema/billing/tables.ts'
-import { isInvoicePayment, type Topic, type TopicEvent, topics } from '../../schema/events.ts'
+import { isInvoicePayment, type TopicEvent, topics } from '../../schema/events.ts'
+import type { TopicsOf } from '../../schema/topic-registry.ts'
 import { handleOnce } from '../kernel/events.ts'
 import { subscribe } from '../kernel/subscribe.ts'
 import { PLATFORM_TENANT } from '../kernel/tenant-id.ts'
@@ -17,7 +18,7 @@ const INVOICE_NUMBER = /^INV-\d{6,}$/
  * through the usage table's (tenant, event id) key, the rest through the inbox.
  */
 export async function subscribeBilling(b: Billing): Promise<void> {
-  const on = <T extends Topic>(topic: T, fn: (e: TopicEvent<T>) => void) =>
+  const on = <T extends TopicsOf<'billing'>>(topic: T, fn: (e: TopicEvent<T>) => void) =>
     subscribe(b.ctx, 'billing', topic, (event) => {
       // The platform is nobody's subscriber: its events are not billed.
       if (event.tenant_id === PLATFORM_TENANT) {

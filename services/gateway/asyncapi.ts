@@ -1,28 +1,19 @@
-import { EventEnvelope, topicSchemas, topics } from '../../schema/events.ts'
+import { EventEnvelope, type Topic, topicSchemas } from '../../schema/events.ts'
+import { topicRegistry } from '../../schema/topic-registry.ts'
 import { exampleOf } from '../kernel/openapi-examples.ts'
 import { normalizeSchema } from '../kernel/openapi-schema.ts'
-
-/** Who publishes each topic (DESIGN §7), for the channel descriptions. */
-const publishers: Record<string, string> = {
-  [topics.transactionsSuccess]: 'payment',
-  [topics.transactionsFailed]: 'payment',
-  [topics.transactionsRaw]: 'parser',
-  [topics.transactionsCategorized]: 'categorizer',
-  [topics.statementsProcessed]: 'parser',
-  [topics.usage]: 'every service',
-  [topics.subscriptionsChanged]: 'billing',
-  [topics.balanceLow]: 'cashflow',
-  [topics.tenantsChanged]: 'tenant',
-  [topics.authRevoked]: 'auth',
-  [topics.balanceReported]: 'payment',
-  [topics.entitlementsChanged]: 'billing',
-}
 
 const keyOf = (topic: string) =>
   topic
     .replace(/^mobilemoney\./, '')
     .replace(/\.(\w)/g, (_, c: string) => c.toUpperCase())
     .replace(/^\w/, (c) => c.toUpperCase())
+
+/** Who publishes and who consumes a topic, from `schema/topic-registry.ts`. */
+const describeChannel = (topic: Topic) => {
+  const { publishers, consumers } = topicRegistry[topic]
+  return `Published by ${publishers.join(', ')}; consumed by ${consumers.join(', ')}; delivered at least once (consumers deduplicate by envelope id).`
+}
 
 /**
  * The broker's AsyncAPI 3 document (`/asyncapi.json`), generated from `schema/events.ts`: one
@@ -55,7 +46,7 @@ export function createAsyncApi(version: string): Record<string, unknown> {
     }
     channels[key] = {
       address: topic,
-      description: `Published by ${publishers[topic] ?? 'the platform'}; delivered at least once (consumers deduplicate by envelope id).`,
+      description: describeChannel(topic as Topic),
       messages: { [key]: { $ref: `#/components/messages/${key}` } },
     }
     operations[`receive${key}`] = {

@@ -1,5 +1,6 @@
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import { EventEnvelope, type Topic, type TopicEvent, topicSchemas } from '../../schema/events.ts'
+import type { TopicsOf } from '../../schema/topic-registry.ts'
 import { FENCED_ELSEWHERE } from '../../tenants/move-fence.ts'
 import type { EventBus } from './bus.ts'
 import type { Logger } from './log.ts'
@@ -40,7 +41,8 @@ function describe(check: TypeCheck<any>, value: unknown, prefix: string): string
 }
 
 /**
- * Subscribes `consumer` to a topic of `schema/events.ts`. The envelope and its data are checked
+ * Subscribes `consumer` to a topic of `schema/events.ts`; `schema/topic-registry.ts` must declare it
+ * a consumer of that topic (a compile error otherwise). The envelope and its data are checked
  * against the topic's schema first: a malformed event (a retry would not fix it) is dropped with
  * one log line and `mmp_events_malformed_total{topic,consumer}`; the handler only ever sees
  * events that fit, typed by topic. Handler errors go to the bus, which retries (DESIGN §7).
@@ -56,9 +58,9 @@ function describe(check: TypeCheck<any>, value: unknown, prefix: string): string
  *   ingest(event.tenant_id, event.data.transactions)
  * })
  */
-export async function subscribe<T extends Topic>(
+export async function subscribe<C extends string, T extends TopicsOf<C>>(
   deps: { bus: EventBus; log: Logger; ownership?: TenantOwnership | undefined },
-  consumer: string,
+  consumer: C,
   topic: T,
   handler: (event: TopicEvent<T>) => Promise<void> | void,
 ): Promise<void> {
