@@ -117,14 +117,14 @@ describe('Daraja outcomes end to end', () => {
     expect(res.body).toMatchObject({ code: 'BAD_GATEWAY' })
     expect(res.body.detail).toContain('500.003.02')
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
-    const failed = await shop.get(`/api/v1/payments/status/${res.body.id}`)
+    const failed = await shop.get(`/api/v1/payments/status/${res.body.payment_id}`)
     expect(failed.body).toMatchObject({ status: 'failed' })
     expect(failed.body.result_message).toContain('nothing was charged')
     // The key is free: the retry is a new attempt, not a replay of the failure.
     const again = await push(shop, '254711115002', {}, key)
     expect(again.status).toBe(502)
     expect(again.headers.get('idempotent-replayed')).toBeNull()
-    expect(again.body.id).not.toBe(res.body.id)
+    expect(again.body.payment_id).not.toBe(res.body.payment_id)
   })
 
   it('settles a push whose answer was a 500 after M-Pesa took it, from its callback', async () => {

@@ -182,7 +182,7 @@ function refusalError(
   refusal: Refusal | null,
   reason: string,
 ): AppError {
-  const extra = { id, status: 'failed' }
+  const extra = { payment_id: id, payment_status: 'failed' }
   if (refusal === 'credentials') {
     deps.alerts.raise(
       'provider_credentials',

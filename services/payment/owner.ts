@@ -25,11 +25,14 @@ function startTimeOf(pid: number | 'self'): string | null {
 
 const bootId = read('/proc/sys/kernel/random/boot_id')?.trim() ?? null
 
-/** This process as an owner; null where /proc is not there to check owners by. */
-export const SELF_OWNER: string | null = (() => {
-  const start = startTimeOf('self')
-  return bootId && start ? `${bootId}:${process.pid}:${start}` : null
-})()
+/** A running process as an owner; null where /proc is not there to check owners by. */
+export function ownerOf(pid: number | 'self'): string | null {
+  const start = startTimeOf(pid)
+  return bootId && start ? `${bootId}:${pid === 'self' ? process.pid : pid}:${start}` : null
+}
+
+/** This process as an owner. */
+export const SELF_OWNER: string | null = ownerOf('self')
 
 /**
  * 'dead' when the owner certainly ended (same machine and boot, and its pid is gone or is another
