@@ -31,6 +31,7 @@ export type ErrorCode =
   | 'C2B_OUT_OF_RANGE'
   | 'PAYLOAD_TOO_LARGE'
   | 'URI_TOO_LONG'
+  | 'HEADERS_TOO_LARGE'
   | 'RATE_LIMITED'
   | 'BAD_GATEWAY'
   | 'PROVIDER_MISCONFIGURED'
@@ -70,6 +71,7 @@ export const statusOf: Record<ErrorCode, number> = {
   C2B_OUT_OF_RANGE: 422,
   PAYLOAD_TOO_LARGE: 413,
   URI_TOO_LONG: 414,
+  HEADERS_TOO_LARGE: 431,
   RATE_LIMITED: 429,
   BAD_GATEWAY: 502,
   /** The provider refused the platform's own settings (credentials, shortcode): the operator fixes. */

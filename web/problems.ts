@@ -53,6 +53,8 @@ export const OWNER_WORDS: Record<ErrorCode, string> = {
   PAYLOAD_TOO_LARGE:
     'This file is too large. Upload a smaller file (a statement of fewer months), or split it.',
   URI_TOO_LONG: 'The search is too long. Use fewer or shorter filters and try again.',
+  HEADERS_TOO_LARGE:
+    'The request carried too much (often too many cookies). Sign out and in again, or clear this site’s cookies, and try again.',
   RATE_LIMITED: 'Too many requests at once. Wait a minute and try again.',
   BAD_GATEWAY:
     'M-PESA or another service mmp relies on did not answer properly. Wait a minute and try again.',
