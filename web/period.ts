@@ -89,7 +89,7 @@ export function resolve(cov: Coverage, s: Stored = stored()): Period {
   const prevTo = addDays(from, -1)
   const prevFrom = addDays(from, -days)
   const covered = !!cov.first_day && cov.first_day <= prevFrom
-  const label = s.preset === 'custom' ? 'From' : PRESETS[s.preset]
+  const label = PRESETS[s.preset]
   return {
     preset: s.preset,
     from,
@@ -111,7 +111,17 @@ export const rangeQuery = (p: { from: string; to: string }) =>
  * The picker: a preset list, and two date fields for a custom range. Changing it stores the
  * choice and calls `onChange` (the page draws itself again).
  */
-export function periodPicker(cov: Coverage, period: Period, onChange: () => void): HTMLElement {
+export function periodPicker(
+  cov: Coverage,
+  period: Period,
+  onChange: () => Promise<void>,
+): HTMLElement {
+  // The page says it is busy while it draws the new period (as it does on navigation).
+  const redraw = () => {
+    const main = document.getElementById('main')
+    main?.setAttribute('aria-busy', 'true')
+    void onChange().finally(() => main?.setAttribute('aria-busy', 'false'))
+  }
   const select = h(
     'select',
     { id: 'period-preset', name: 'preset' },
@@ -159,14 +169,14 @@ export function periodPicker(cov: Coverage, period: Period, onChange: () => void
       return
     }
     choose({ preset })
-    onChange()
+    redraw()
   })
   form.addEventListener('submit', (e) => {
     e.preventDefault()
     const v = (n: string) => (form.querySelector(`#period-${n}`) as HTMLInputElement).value
     if (!v('from') || !v('to')) return
     choose({ preset: 'custom', from: v('from'), to: v('to') })
-    onChange()
+    redraw()
   })
   return form
 }

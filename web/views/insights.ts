@@ -41,7 +41,7 @@ export async function insightsView(root: HTMLElement, _tenantId: string): Promis
     const box = h('div', { id: 'insights' }, skeleton())
     root.replaceChildren(
       root.querySelector('h1') ?? '',
-      periodPicker(cov, period, () => void draw()),
+      periodPicker(cov, period, draw),
       section('What stands out', exportBar(reportExports('insights', query)) ?? '', box),
     )
     try {

@@ -135,12 +135,14 @@ async function drawChart(
   }
   const stale = anchor < cov.today
   note.append(
-    h(
-      'p',
-      { class: 'forecast-sentence' },
-      stale ? `Your data ends on ${day(anchor)}, so the forecast starts there. ` : '',
-      forecastSentence(fc, c?.balance ?? null),
-    ),
+    stale
+      ? h(
+          'p',
+          { class: 'muted', id: 'forecast-anchor' },
+          `Your data ends on ${day(anchor)}, so the forecast starts there.`,
+        )
+      : '',
+    h('p', { class: 'forecast-sentence' }, forecastSentence(fc, c?.balance ?? null)),
     fc.model === 'insufficient_history' ? '' : howCalculated(fc),
   )
 }
@@ -174,7 +176,14 @@ export async function overviewView(root: HTMLElement, tenantId: string): Promise
     heading ?? '',
     checklist,
     warnings,
-    periodPicker(cov, p, () => void overviewView(root, tenantId)),
+    cov.last_day && cov.last_day < cov.today
+      ? h(
+          'p',
+          { class: 'muted', id: 'as-of' },
+          `Your latest transaction is from ${day(cov.last_day)}: the periods below end that day.`,
+        )
+      : '',
+    periodPicker(cov, p, () => overviewView(root, tenantId)),
     cov.last_day ? '' : nothingYet(),
     section(
       'Summary',

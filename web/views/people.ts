@@ -144,7 +144,7 @@ export async function peopleView(root: HTMLElement, _tenantId: string): Promise<
     )
     root.replaceChildren(
       root.querySelector('h1') ?? '',
-      periodPicker(cov, period, () => void draw()),
+      periodPicker(cov, period, draw),
       section(
         'Who you deal with',
         tabs,

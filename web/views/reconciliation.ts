@@ -66,7 +66,7 @@ export async function reconciliationView(root: HTMLElement): Promise<void> {
         {},
         'Your imported M-PESA statement against what mmp recorded from your till, payment prompts, SMS and the API.',
       ),
-      periodPicker(cov, period, () => void draw()),
+      periodPicker(cov, period, draw),
       exportBar(reportExports('reconciliation', query)) ?? '',
       body,
     )
