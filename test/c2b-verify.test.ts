@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { createSimulator } from '../services/simulator/index.ts'
 import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { createTenantAdmin } from './support/tenants.ts'
 import { startWebhookReceiver } from './support/webhook-receiver.ts'
@@ -206,12 +207,21 @@ describe('C2B verification end to end', () => {
     expect(c2bOnly).toEqual([])
   }, 60_000)
 
-  it('a till without an initiator counts a confirmation as unverified, with no balance', async () => {
-    const { admin } = await shop('plain', '600340', false)
+  it("verifies a till without an initiator with the platform's on the simulator (a sandbox answers it)", async () => {
+    const { admin, till } = await shop('plain', '600340', false)
+    expect((await admin.get('/api/v1/payments/c2b/shortcodes')).body.data[0]).toMatchObject({
+      verification: 'query',
+      initiator_name: null,
+    })
     const transId = await genuine(admin, '600340', '254712300341', 15)
-    expect(await c2bPayment(admin, transId)).toMatchObject({ status: 'unverified', amount: 15 })
-    const [txn] = await transactionsOf(admin, transId)
-    expect(txn!.description).toMatch(/unverified/i)
+    expect(await c2bPayment(admin, transId)).toMatchObject({ status: 'verified', amount: 15 })
+    const forged = confirmation({ TransID: 'TPLAIN0001', BusinessShortCode: '600340' })
+    expect((await post(till.confirmation_url, forged)).status).toBe(200)
+    const row = await eventually(async () => {
+      const c = await c2bPayment(admin, 'TPLAIN0001')
+      return c?.status === 'rejected' ? c : null
+    }, 20_000)
+    expect(row.counted).toBe(false)
   }, 60_000)
 
   it('shows token-bearing URLs to Admins only, once, and rotates them', async () => {
@@ -286,16 +296,27 @@ describe('C2B verification end to end', () => {
   }, 60_000)
 })
 
-/** Once live (here: turned on), confirmations to a till nobody can query come only from Safaricom. */
-describe('C2B source check', () => {
+/**
+ * Live (mpesa.base_url set, here to a simulator of the test's own): confirmations to a till
+ * nobody can query come only from Safaricom's published addresses.
+ */
+describe('C2B source check once live', () => {
   let p: TestPlatform
+  let sim: ReturnType<typeof createSimulator>
 
   beforeAll(async () => {
-    p = await startTestPlatform({ env: { MMP_C2B_SOURCE_CHECK: 'on' } })
+    sim = createSimulator({ delayMs: 50, version: 'test' }).listen({
+      port: 0,
+      hostname: '127.0.0.1',
+    })
+    p = await startTestPlatform({
+      env: { MMP_MPESA_BASE_URL: `http://127.0.0.1:${sim.server!.port}` },
+    })
   }, 90_000)
 
   afterAll(async () => {
     await p?.dispose()
+    await sim?.stop()
   })
 
   it("refuses a confirmation from an address that is not the provider's, for a till without an initiator", async () => {

@@ -93,7 +93,8 @@ export function createC2bCallbacks(
     })
     auth.checkSource(ip)
     const row = getShortcode(deps.platform(), ref)!
-    if (which === 'confirmation' && verificationOf(row) === 'source') auth.checkC2bSource(ip)
+    if (which === 'confirmation' && verificationOf(row, deps.cfg.usingSimulator) === 'source')
+      auth.checkC2bSource(ip)
     const body = (jsonBody(raw) ?? {}) as C2bBody
     if (text(body.BusinessShortCode) !== null && text(body.BusinessShortCode) !== row.shortcode)
       throw new InvalidCallback('the callback names another shortcode than its token')

@@ -46,11 +46,17 @@ export interface RegisterBody {
 
 /**
  * How a shortcode's confirmations are verified: 'query' (a Transaction Status query with its own
- * initiator, or the platform's on an aggregator paybill) or 'source' (none to query with: only
- * from Safaricom's addresses, and marked unverified).
+ * initiator, or the platform's on an aggregator paybill and on the simulator, which like Daraja's
+ * sandbox answers the platform's initiator for any shortcode) or 'source' (none to query with:
+ * only from Safaricom's addresses, and marked unverified).
  */
-export const verificationOf = (r: Pick<ShortcodeRow, 'mode' | 'initiator_name'>) =>
-  r.mode === 'aggregator' || r.initiator_name ? ('query' as const) : ('source' as const)
+export const verificationOf = (
+  r: Pick<ShortcodeRow, 'mode' | 'initiator_name'>,
+  usingSimulator: boolean,
+) =>
+  r.mode === 'aggregator' || r.initiator_name || usingSimulator
+    ? ('query' as const)
+    : ('source' as const)
 
 const newNonce = () => Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('hex')
 
@@ -77,7 +83,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
     mode: r.mode,
     response_type: r.response_type,
     status: r.status === 'released' ? ('released' as const) : ('registered' as const),
-    verification: verificationOf(r),
+    verification: verificationOf(r, deps.cfg.usingSimulator),
     initiator_name: r.initiator_name,
     registered_at: r.registered_at,
     released_at: r.released_at,
@@ -270,7 +276,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
           shortcode,
           mode: row.mode,
           response_type: row.response_type,
-          verification: verificationOf(row),
+          verification: verificationOf(row, deps.cfg.usingSimulator),
         },
         actor: actor.userId,
         at,
