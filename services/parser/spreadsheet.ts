@@ -1,19 +1,27 @@
 import { AppError } from '../kernel/errors.ts'
+import { isDateFormat, numberText, serialDate, wallClock } from './spreadsheet-cells.ts'
+import { type SheetSink, XlsxBook, type XlsxLimits } from './spreadsheet-xlsx.ts'
 import { StatementReader } from './statement-reader.ts'
 import { newChunk, type StatementChunk, type StatementRead } from './statement-row.ts'
+import { XmlError } from './xml-scan.ts'
+import { ZipError, type ZipPart, zipParts } from './zip-parts.ts'
 
 /**
  * Org-portal (M-PESA business, G2) statements come as spreadsheets: XLSX, the older binary XLS,
- * or an HTML table saved as ".xls". SheetJS (`@e965/xlsx`, the npm publication of SheetJS CE
- * 0.20.3; npm's own `xlsx` stopped at 0.18.5 with two known advisories) reads all three. It reads
- * a workbook whole, so the file is bounded before it is opened: an XLSX's zip directory must
- * unpack to at most MAX_UNPACKED bytes in at most MAX_ENTRIES files, and at most MAX_ROWS rows are
- * read. The caller runs this on the statement thread (statement-worker.ts), never on the
- * service's event loop.
+ * or an HTML table saved as ".xls". An XLSX is streamed (spreadsheet-xlsx.ts): its rows reach the
+ * statement reader as its sheet inflates, so a 100,000-row statement is never held whole. The
+ * older two are read whole by SheetJS (`@e965/xlsx`, the npm publication of SheetJS CE 0.20.3;
+ * npm's own `xlsx` stopped at 0.18.5 with two known advisories), bounded by the upload's size.
+ * An XLSX is bounded before it is opened: its zip directory must unpack to at most MAX_UNPACKED
+ * bytes in at most MAX_ENTRIES parts, each part may not unpack past what the directory declares,
+ * and at most MAX_ROWS rows are read. The caller runs this on the statement thread
+ * (statement-worker.ts), never on the service's event loop.
  */
 export const MAX_UNPACKED = 256 * 1024 * 1024
 export const MAX_ENTRIES = 5000
 export const MAX_ROWS = 500_000
+/** Shared strings (distinct texts) an XLSX may hold: a statement's 500,000 rows need fewer. */
+export const MAX_STRINGS = 4_000_000
 /** Rows handed on per chunk. */
 const CHUNK_ROWS = 5000
 
@@ -32,35 +40,13 @@ export async function spreadsheetFormat(file: Blob): Promise<SheetFormat | null>
 
 /**
  * The bytes a zip's entries unpack to and how many there are, from its central directory (the
- * sizes its writer declared; an entry that inflates past its declared size fails the read in
- * SheetJS's inflater). Null when the directory cannot be found.
+ * sizes its writer declared; a part that inflates past its declared size stops the read,
+ * zip-parts.ts). Null when the directory cannot be found.
  */
 export function zipDirectory(bytes: Uint8Array): { unpacked: number; entries: number } | null {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  // The end-of-central-directory record sits in the last 64 KiB + 22 bytes.
-  let eocd = -1
-  for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 65_557); i--) {
-    if (view.getUint32(i, true) === 0x06054b50) {
-      eocd = i
-      break
-    }
-  }
-  if (eocd < 0) return null
-  const entries = view.getUint16(eocd + 10, true)
-  let at = view.getUint32(eocd + 16, true)
-  let unpacked = 0
-  for (let n = 0; n < entries; n++) {
-    if (at + 46 > bytes.length || view.getUint32(at, true) !== 0x02014b50) return null
-    const size = view.getUint32(at + 24, true)
-    // 0xFFFFFFFF: a ZIP64 size, past any sane statement.
-    unpacked += size === 0xffffffff ? Number.POSITIVE_INFINITY : size
-    at +=
-      46 +
-      view.getUint16(at + 28, true) +
-      view.getUint16(at + 30, true) +
-      view.getUint16(at + 32, true)
-  }
-  return { unpacked, entries }
+  const parts = zipParts(bytes)
+  if (!parts) return null
+  return { unpacked: parts.reduce((sum, p) => sum + p.size, 0), entries: parts.length }
 }
 
 const tooLarge = (what: string) =>
@@ -78,8 +64,9 @@ const loadSheetJs = () => {
 
 /**
  * Reads the first sheet that holds an M-Pesa statement table through the statement reader, in
- * chunks of rows. Dates stored as spreadsheet dates are written back as `YYYY-MM-DD HH:MM:SS`
- * wall-clock text; numbers as plain decimals; text as it is.
+ * chunks of rows (spreadsheet-cells.ts says how cells become text). An XLSX is read as a stream
+ * (spreadsheet-xlsx.ts); the older XLS, an HTML ".xls" and any other zip workbook (XLSB, ODS)
+ * whole by SheetJS, bounded by the upload's size.
  */
 export async function readSpreadsheet(
   file: Blob,
@@ -92,12 +79,53 @@ export async function readSpreadsheet(
   const bytes = new Uint8Array(await file.arrayBuffer())
   const format = await spreadsheetFormat(file)
   if (format === 'xlsx') {
-    const dir = zipDirectory(bytes)
-    if (!dir) throw unreadable('its zip directory is damaged')
-    if (dir.entries > MAX_ENTRIES) throw tooLarge(`more than ${MAX_ENTRIES} parts inside`)
-    if (dir.unpacked > MAX_UNPACKED)
+    const parts = zipParts(bytes)
+    if (!parts) throw unreadable('its zip directory is damaged')
+    if (parts.length > MAX_ENTRIES) throw tooLarge(`more than ${MAX_ENTRIES} parts inside`)
+    if (parts.reduce((sum, p) => sum + p.size, 0) > MAX_UNPACKED)
       throw tooLarge(`it unpacks to more than ${MAX_UNPACKED / 1024 / 1024} MiB`)
+    const read = await readXlsx(bytes, parts, opts)
+    if (read) return read
   }
+  return readWithSheetJs(bytes, opts)
+}
+
+type ReadOpts = Parameters<typeof readSpreadsheet>[1]
+
+const LIMITS: XlsxLimits = {
+  maxRows: MAX_ROWS,
+  maxStrings: MAX_STRINGS,
+  tooMany: (what) =>
+    tooLarge(what === 'rows' ? `more than ${MAX_ROWS} rows` : `more than ${MAX_STRINGS} texts`),
+}
+
+/** An XLSX streamed sheet by sheet; null when the zip is not a SpreadsheetML workbook. */
+async function readXlsx(
+  bytes: Uint8Array,
+  parts: ZipPart[],
+  opts: ReadOpts,
+): Promise<StatementRead | null> {
+  try {
+    const book = new XlsxBook(bytes, parts, LIMITS)
+    const sheets = await book.sheets()
+    if (!sheets) return null
+    let last: StatementRead | null = null
+    for (const path of sheets) {
+      const sheet = new StatementSheet(opts)
+      await book.readSheet(path, sheet)
+      const read = await sheet.finish()
+      if (read.headerFound) return read
+      last ??= read
+    }
+    return last ?? { headerFound: false, rows: 0, found: '(an empty workbook)' }
+  } catch (err) {
+    if (err instanceof ZipError || err instanceof XmlError) throw unreadable(err.message)
+    throw err
+  }
+}
+
+/** A legacy XLS, an HTML table or another zip workbook, read whole by SheetJS. */
+async function readWithSheetJs(bytes: Uint8Array, opts: ReadOpts): Promise<StatementRead> {
   const XLSX = await loadSheetJs()
   let book: import('@e965/xlsx').WorkBook
   try {
@@ -123,31 +151,54 @@ export async function readSpreadsheet(
       Array<import('@e965/xlsx').CellObject | undefined> | undefined
     >
     if (rows.length > MAX_ROWS) throw tooLarge(`more than ${MAX_ROWS} rows`)
-    const reader = new StatementReader({ timeZone: opts.timeZone, now: opts.now })
-    let out = newChunk()
-    let pending = 0
+    const out = new StatementSheet(opts)
     for (let r = 0; r < rows.length; r++) {
       const row = rows[r]
       if (!row) continue
-      const cells = Array.from(row, (c) => textOf(XLSX, c))
-      if (cells.every((c) => c === '')) continue
-      reader.record(cells, r + 1, out)
-      if (++pending >= CHUNK_ROWS) {
-        await opts.onChunk(out)
-        out = newChunk()
-        pending = 0
-      }
-      // A sheet without the table's header in its first rows is not the statement.
-      if (!reader.headerFound && r > 200) break
+      if (!out.row(Array.from(row, textOf), r + 1)) break
+      await out.handOn()
     }
-    reader.flush(out)
-    if (reader.headerFound) {
-      await opts.onChunk(out)
-      return reader.finish()
-    }
-    last ??= reader.finish()
+    const read = await out.finish()
+    if (read.headerFound) return read
+    last ??= read
   }
   return last ?? { headerFound: false, rows: 0, found: '(an empty workbook)' }
+}
+
+/**
+ * One sheet's rows through the statement reader, handed on in chunks. A sheet without the
+ * table's header in its first 201 rows is not the statement: the rest of it is not wanted.
+ */
+class StatementSheet implements SheetSink {
+  private readonly reader: StatementReader
+  private out = newChunk()
+  private pending = 0
+
+  constructor(private readonly opts: ReadOpts) {
+    this.reader = new StatementReader({ timeZone: opts.timeZone, now: opts.now })
+  }
+
+  row(cells: string[], rowNo: number): boolean {
+    if (cells.every((c) => c === '')) return true
+    this.reader.record(cells, rowNo, this.out)
+    this.pending++
+    return this.reader.headerFound || rowNo <= 201
+  }
+
+  handOn(): Promise<void> | void {
+    if (this.pending < CHUNK_ROWS) return
+    const out = this.out
+    this.out = newChunk()
+    this.pending = 0
+    return this.opts.onChunk(out)
+  }
+
+  /** What the sheet was; its last rows are handed on when it holds the statement. */
+  async finish(): Promise<StatementRead> {
+    this.reader.flush(this.out)
+    if (this.reader.headerFound) await this.opts.onChunk(this.out)
+    return this.reader.finish()
+  }
 }
 
 function unreadable(why: string): AppError {
@@ -156,23 +207,11 @@ function unreadable(why: string): AppError {
   })
 }
 
-const pad = (n: number) => String(n).padStart(2, '0')
-/** Day 0 of a spreadsheet's dates (1899-12-30, which absorbs Lotus's 1900 leap-day bug). */
-const EXCEL_EPOCH = Date.UTC(1899, 11, 30)
-const DAY_S = 86_400
-
-/** A wall-clock time held in a Date's UTC fields, as statement text. */
-const wallClock = (d: Date) =>
-  `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`
-
-/** A cell as the text the statement reader reads. */
-function textOf(XLSX: SheetJs, c: import('@e965/xlsx').CellObject | undefined): string {
+/** A SheetJS cell as the text the statement reader reads. */
+function textOf(c: import('@e965/xlsx').CellObject | undefined): string {
   if (!c || c.v === undefined || c.v === null) return ''
-  if (c.t === 'n' && typeof c.v === 'number') {
-    if (c.z && XLSX.SSF.is_date(c.z))
-      return wallClock(new Date(EXCEL_EPOCH + Math.round(c.v * DAY_S) * 1000))
-    return Number.isInteger(c.v) ? String(c.v) : c.v.toFixed(2)
-  }
+  if (c.t === 'n' && typeof c.v === 'number')
+    return c.z && isDateFormat(String(c.z)) ? serialDate(c.v) : numberText(c.v)
   if (c.t === 'd' && c.v instanceof Date) return wallClock(c.v)
   if (c.t === 'b') return c.v ? 'true' : 'false'
   return String(c.v).trim()
