@@ -92,7 +92,11 @@ async function route(moveFocus = false): Promise<void> {
     document.title = 'Accept the invitation · mmp'
     app.replaceChildren(
       h('div', { id: 'problems', 'aria-live': 'assertive' }),
-      acceptView(new URLSearchParams(query).get('token') ?? '', () => go('#/overview')),
+      acceptView(new URLSearchParams(query).get('token') ?? '', () => {
+        // The link's token is spent: it leaves the address bar and the history entry.
+        history.replaceState(null, '', `${location.pathname}#/overview`)
+        void route(true)
+      }),
     )
     return
   }

@@ -34,29 +34,30 @@ const FAILURES: Record<number, string> = {
 /** A payment's state in the owner's words: `KES 150.00 received from 0712 345 678, receipt …`. */
 export function paymentResult(s: PaymentStatus): HTMLElement {
   const who = localPhone(s.phone_number)
-  const words =
-    s.status === 'success'
-      ? [
-          `${money(s.amount)} received from ${who}`,
-          s.mpesa_receipt_number ? [', receipt ', h('code', {}, s.mpesa_receipt_number)] : '',
-          '.',
-        ]
-      : s.status === 'pending'
-        ? [`Waiting for ${who} to enter their M-PESA PIN for ${money(s.amount)}…`]
-        : [
-            `${money(s.amount)} from ${who} was not paid: `,
-            (s.result_code !== null && FAILURES[s.result_code]) ||
-              (s.status === 'cancelled'
-                ? FAILURES[1032]!
-                : s.status === 'timeout'
-                  ? FAILURES[1037]!
-                  : 'M-PESA did not complete it. Check the number and send it again.'),
-          ]
-  return h(
-    'p',
-    {},
-    h('strong', { class: `status-${s.status}`, 'data-status': s.status }, STATUS_WORDS[s.status]),
-    ' ',
-    ...words,
-  )
+  const head = (text: string) =>
+    h('strong', { class: `status-${s.status}`, 'data-status': s.status }, text)
+  if (s.status === 'success')
+    return h(
+      'p',
+      {},
+      head(`${money(s.amount)} received`),
+      ` from ${who}`,
+      s.mpesa_receipt_number ? [', receipt ', h('code', {}, s.mpesa_receipt_number)] : '',
+      '.',
+    )
+  if (s.status === 'pending')
+    return h(
+      'p',
+      {},
+      head('Waiting'),
+      ` for ${who} to enter their M-PESA PIN for ${money(s.amount)}…`,
+    )
+  const why =
+    (s.result_code !== null && FAILURES[s.result_code]) ||
+    (s.status === 'cancelled'
+      ? FAILURES[1032]!
+      : s.status === 'timeout'
+        ? FAILURES[1037]!
+        : 'M-PESA did not complete it. Check the number and send it again.')
+  return h('p', {}, head('Not paid'), `: ${money(s.amount)} from ${who}, because ${why}`)
 }
