@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { readFileSync } from 'node:fs'
-import { api, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { connect } from 'node:net'
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { createTenants } from './support/tenants.ts'
 
 interface Operation {
@@ -264,10 +265,64 @@ describe('security suite over every documented route', () => {
     expect(hook.headers.get('cache-control')).toBe('no-store')
   })
 
-  it('answers an over-long URL with a 414 problem', async () => {
-    const res = await fetch(`${p.gateway}/api/v1/analytics/summary?q=${'x'.repeat(9000)}`)
-    expect(res.status).toBe(414)
-    expect(res.headers.get('content-type')).toContain('application/problem+json')
-    expect((await res.json()).code).toBe('URI_TOO_LONG')
+  /** Sends a GET with a long URL or header: what came back, as `status type code`. */
+  const oversized = async (urlPad: number, headerPad: number) => {
+    const res = await fetch(`${p.gateway}/api/v1/analytics/summary?q=${'x'.repeat(urlPad)}`, {
+      headers: { 'x-pad': 'y'.repeat(headerPad) },
+    })
+    const type = res.headers.get('content-type') ?? ''
+    const body = type.includes('json') ? await res.json() : null
+    return `${res.status} ${type} ${body?.code} ${typeof body?.request_id}`
+  }
+
+  it('answers an over-long URL with a 414 problem, at 9 KiB and at 16 and 40 KiB', async () => {
+    for (const size of [9000, 16 * 1024, 40 * 1024])
+      expect(await oversized(size, 0)).toBe('414 application/problem+json URI_TOO_LONG string')
   })
+
+  it('answers oversized headers with a 431 problem, at 20 and 48 KiB', async () => {
+    for (const size of [20 * 1024, 48 * 1024])
+      expect(await oversized(0, size)).toBe('431 application/problem+json HEADERS_TOO_LARGE string')
+  })
+
+  it('closes keep-alive connections of one address past its cap, answering each', async () => {
+    const SOCKETS = 300
+    const CAP = 128
+    const host = new URL(p.gateway)
+    const sockets = await Promise.all(
+      Array.from(
+        { length: SOCKETS },
+        () =>
+          new Promise<{ closed: () => boolean; status: Promise<string>; end: () => void }>(
+            (resolve, reject) => {
+              let closed = false
+              let head = ''
+              const { promise, resolve: answered } = Promise.withResolvers<string>()
+              const s = connect(Number(host.port), host.hostname, () => {
+                s.write(`GET /api/v1/analytics/summary HTTP/1.1\r\nHost: ${host.host}\r\n\r\n`)
+                resolve({ closed: () => closed, status: promise, end: () => s.destroy() })
+              })
+              s.on('data', (d) => {
+                head += d.toString('latin1')
+                answered(head.slice(9, 12))
+              })
+              s.on('close', () => {
+                closed = true
+                answered(head.slice(9, 12))
+              })
+              s.on('error', reject)
+            },
+          ),
+      ),
+    )
+    const statuses = await Promise.all(sockets.map((s) => s.status))
+    expect(new Set(statuses)).toEqual(new Set(['401']))
+    const held = await eventually(() => {
+      const open = sockets.filter((s) => !s.closed()).length
+      return open <= CAP ? open : null
+    })
+    for (const s of sockets) s.end()
+    expect(held).toBeGreaterThan(0)
+    expect(held).toBeLessThanOrEqual(CAP)
+  }, 30_000)
 })

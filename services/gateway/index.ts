@@ -28,9 +28,11 @@ import {
   tenantInBody,
   tooLarge,
 } from './checks.ts'
+import { createConnectionCap, type PeerServer } from './connections.ts'
 import { createObserver } from './observe.ts'
 import { createOpenApi, docsPage } from './openapi.ts'
 import { createRateLimiter, type RateLimiter, type RateVerdict } from './rate-limit.ts'
+import { assertRequestSize, raiseRuntimeHeadLimit } from './request-size.ts'
 import { errorResponse, setRateHeaders, withHeaders } from './respond.ts'
 import { routedServices, routeLabel, serviceFor } from './routes.ts'
 import { traceIdOf, traceparentFor } from './trace.ts'
@@ -66,9 +68,13 @@ export interface GatewayOptions {
   metricsText?: () => Promise<string>
   /** Where the token buckets live: this process's memory unless workers share them. */
   limiter?: RateLimiter
+  /** How long the server keeps an idle connection, in seconds (130 unless said). */
+  idleTimeoutS?: number
+  /** Keep-alive connections one client address may hold open (connections.ts; 128). */
+  connectionsPerAddress?: number
 }
 
-type Server = { requestIP(request: Request): { address: string } | null }
+type Server = PeerServer
 
 /** Identity, hop-by-hop and deadline headers: never passed on as the client sent them. */
 const DROP = [
@@ -90,7 +96,6 @@ const DROP = [
   'host',
 ]
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/
-const MAX_URL_LENGTH = 8192
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 /**
@@ -111,6 +116,11 @@ export function createGateway(opts: GatewayOptions) {
     upload: opts.uploadLimit ?? BODY_LIMITS.upload,
   }
   const limiter = opts.limiter ?? createRateLimiter()
+  raiseRuntimeHeadLimit()
+  const connections = createConnectionCap({
+    perAddress: opts.connectionsPerAddress,
+    idleMs: (opts.idleTimeoutS ?? 130) * 1000,
+  })
   const observe = createObserver({ log: opts.log, accessLog: opts.accessLog ?? 'json' })
   const breakerOpts: BreakerOptions = {
     threshold: 0.5,
@@ -206,10 +216,9 @@ export function createGateway(opts: GatewayOptions) {
     let traceparent: string | undefined
     let response: Response
     try {
-      // Bun itself refuses request lines past about 16 KiB with a bare 431; below that, an
-      // over-long URL is refused here with a problem body.
-      if (url.length > MAX_URL_LENGTH)
-        throw new AppError('URI_TOO_LONG', `the URL is longer than ${MAX_URL_LENGTH} characters`)
+      // Over-long URLs and headers get a problem body here (414, 431): the runtime's own bare
+      // 431 is raised far above these limits (request-size.ts).
+      assertRequestSize(url, request.headers)
       if (
         method === 'GET' &&
         (path === '/health' ||
@@ -356,7 +365,13 @@ export function createGateway(opts: GatewayOptions) {
   }
 
   return {
-    fetch: fetchHandler,
+    /** Answers a request; a connection past its address's cap closes after the answer. */
+    async fetch(request: Request, server?: Server): Promise<Response> {
+      const keep = connections.admit(request, server)
+      const response = await fetchHandler(request, server)
+      if (!keep) response.headers.set('connection', 'close')
+      return response
+    },
     /** Breaker state per upstream, for tests and health pages. */
     breakerStates: () => breakers.states(),
   }
