@@ -132,4 +132,3 @@ export const UsageStats = t.Object(
   { title: 'UsageStats' },
 )
 export type UsageStats = Static<typeof UsageStats>
-export const TenantUsage = UsageStats

@@ -17,7 +17,7 @@ import {
   syncFileAsync,
 } from './move-staging.ts'
 import { finalStep } from './move-switch.ts'
-import { countOf, hasRows, MoveError, nextTurn, type TenantTable, tablesOf } from './move-tables.ts'
+import { hasRows, nextTurn, type TenantTable, tablesOf } from './move-tables.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
 
 export {
@@ -27,20 +27,13 @@ export {
   removeDatabaseFile,
   settleMoveLeftovers,
 } from './move-purge.ts'
-export { copySnapshot, MoveError, type TenantTable }
+export { copySnapshot, type TenantTable }
 
 /** Consumer inbox records younger than this travel with the tenant, so redeliveries stay no-ops. */
 export const INBOX_WINDOW_MS = 7 * 86_400_000
 
 /** Every table of a database that holds tenant rows (see `tablesOf`). */
 export const tenantTables = (db: Db): TenantTable[] => tablesOf(db.sqlite)
-
-/** How many rows a tenant has in each tenant table of a database. */
-export function countTenantRows(db: Db, tenantId: string): Record<string, number> {
-  const out: Record<string, number> = {}
-  for (const t of tenantTables(db)) out[t.name] = countOf(db.sqlite, t.name, tenantId)
-  return out
-}
 
 /** Whether the tenant's current placement keeps its files in `dir`. */
 const switchedTo = (registry: TenantRegistry, tenantId: string, dir: string) =>

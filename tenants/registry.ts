@@ -2,19 +2,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } fr
 import { isAbsolute, join, resolve } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import { TenantNotFound } from '../schema/errors.ts'
-import { type Isolation, TenantProfile } from '../schema/profiles.ts'
+import { TenantProfile } from '../schema/profiles.ts'
 import { assertTenantId, PLATFORM_TENANT } from '../schema/tenant-id.ts'
 import type { Db, Migration } from './db.ts'
 import { openDatabase } from './db.ts'
 import { type ProfileGeneration, profileGeneration, type Stamp } from './generation.ts'
 import { replaceJson } from './json-file.ts'
 
-/**
- * Where a tenant's data lives (DESIGN §3): Free tenants share `tenants/_shared/<service>.db`, Pro
- * tenants own `tenants/<id>/`, Enterprise tenants a dedicated location. No placement file means
- * shared.
- */
-export type { Isolation }
 /** The tenant's profile (schema/profiles.ts): where its data lives, plan, status, features, zone. */
 export type Placement = TenantProfile
 

@@ -10,8 +10,6 @@ import { KIND_LABELS, KIND_ROLE, KINDS, type Kind } from '../../schema/vocabular
  */
 export type BalanceGroup = 'financing' | 'transfers'
 
-export const BALANCE_GROUPS: readonly BalanceGroup[] = ['financing', 'transfers']
-
 const BALANCE_KINDS = KINDS.filter((k) => KIND_ROLE[k] === 'balance')
 
 /** The line each balance-role kind is shown on. */
@@ -41,8 +39,4 @@ const byLabel = new Map<string, Kind>(
 export function kindOfTransaction(txn: TransactionEvent): Kind | '' {
   if (txn.kind && (KINDS as readonly string[]).includes(txn.kind)) return txn.kind
   return byLabel.get(txn.category?.trim().toLowerCase() ?? '') ?? ''
-}
-
-export function isOperating(kind: string): boolean {
-  return !kind || !(kind in KIND_ROLE) || KIND_ROLE[kind as Kind] !== 'balance'
 }

@@ -27,5 +27,3 @@ export function createClock(): Clock {
     },
   }
 }
-
-export const systemClock: Clock = createClock()

@@ -282,5 +282,3 @@ export function createIdempotency(ctx: ServiceContext<unknown>) {
     claimed: (request: Request) => claims.has(request),
   }
 }
-
-export type Idempotency = ReturnType<typeof createIdempotency>

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { TenantUsage } from '../../schema/peers.ts'
+import { UsageStats } from '../../schema/peers.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { wholeList } from '../kernel/lists.ts'
 import type { Actor } from '../kernel/roles.ts'
@@ -249,7 +249,7 @@ export function createTenantsApp(ctx: ServiceContext) {
       },
       {
         auth: 'read',
-        response: { 200: TenantUsage },
+        response: { 200: UsageStats },
         detail: secured('Current usage and limits (from billing)'),
       },
     )
