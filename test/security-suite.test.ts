@@ -3,53 +3,16 @@
  * `/openapi.json`, so every route a service documents runs it and a new route cannot skip it.
  * No token → 401, a role that may not → 403, another tenant → 403, a malformed tenant id → 422,
  * an oversized body by Content-Length and by a chunked stream → 413; every refusal is a
- * problem+json body with the request id.
+ * problem+json body with the request id. Then the platform-wide points: secrets shown once are not
+ * replayed, the operator's switches hold against the tenant, one login throttle whatever the door,
+ * no address told across tenants, 414/431 as problems, and a keep-alive cap per address.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { readFileSync } from 'node:fs'
-import { connect } from 'node:net'
 import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
+import { type Operation, operationsOf } from './support/openapi-ops.ts'
+import { openKeptAlive } from './support/raw-http.ts'
 import { createTenants } from './support/tenants.ts'
-
-interface Operation {
-  method: string
-  path: string
-  summary: string
-  public: boolean
-  hasBody: boolean
-  /** Takes only multipart/form-data (a file upload). */
-  multipart: boolean
-  tenantDoor: 'path' | 'query' | 'body' | null
-}
-
-function operationsOf(doc: { paths: Record<string, Record<string, any>> }): Operation[] {
-  const out: Operation[] = []
-  for (const [path, ops] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(ops)) {
-      const params: Array<{ in: string; name: string }> = op.parameters ?? []
-      const named = (where: string) => params.some((p) => p.in === where && p.name === 'tenant_id')
-      const schema = op.requestBody?.content?.['application/json']?.schema
-      out.push({
-        method,
-        path,
-        summary: op.summary ?? '',
-        public: !op.security || op.security.length === 0,
-        hasBody: !!op.requestBody,
-        multipart:
-          !!op.requestBody &&
-          Object.keys(op.requestBody.content ?? {}).every((t) => t === 'multipart/form-data'),
-        tenantDoor: named('path')
-          ? 'path'
-          : schema?.properties?.tenant_id
-            ? 'body'
-            : named('query')
-              ? 'query'
-              : null,
-      })
-    }
-  }
-  return out
-}
 
 const PASSWORD = 'Sec-Suite-Passphrase-77'
 const LIMIT = 1024 * 1024
@@ -265,6 +228,75 @@ describe('security suite over every documented route', () => {
     expect(hook.headers.get('cache-control')).toBe('no-store')
   })
 
+  it('replays a create that returned a secret without it, saying it was shown once', async () => {
+    const admin = api(p.gateway, tokens.Admin)
+    for (const [path, body, field] of [
+      ['/api/v1/auth/api-keys', { name: 'suite', role: 'Viewer' }, 'key'],
+      [
+        '/api/v1/webhooks',
+        { url: 'https://hooks.example.com/once', events: ['payment.success'] },
+        'secret',
+      ],
+    ] as const) {
+      const key = { 'idempotency-key': `suite-once-${path}` }
+      const first = await admin.post(path, body, key)
+      const again = await admin.post(path, body, key)
+      expect(typeof first.body[field]).toBe('string')
+      expect(again.body[field]).toBeUndefined()
+      expect(again.body).toMatchObject({
+        id: first.body.id,
+        shown_once: expect.stringContaining('shown once'),
+      })
+    }
+  })
+
+  it("keeps the operator's feature switches: the tenant's Admin cannot lift them", async () => {
+    await createTenants(p.gateway, tokens.operator!, 'sec-c')
+    const admin = api(p.gateway, await p.login('owner@sec-c.test', 'sec-c-Owner-Passphrase-42'))
+    const path = '/api/v1/tenants/sec-c/features'
+    const off = await api(p.gateway, tokens.operator).put(path, {
+      api_access: false,
+      bulk_upload: false,
+    })
+    expect(off.status).toBe(200)
+    const lift = await admin.put(path, { api_access: null, bulk_upload: true })
+    expect(lift.status).toBe(402)
+    const cleared = await admin.put(path, { api_access: null })
+    expect(cleared.body).toMatchObject({
+      features: { api_access: false, bulk_upload: false },
+      held_by: { api_access: 'operator', bulk_upload: 'operator' },
+    })
+    expect((await admin.post('/api/v1/auth/api-keys', { name: 'k', role: 'Viewer' })).status).toBe(
+      402,
+    )
+  })
+
+  it('counts a login in one throttle through the gateway and at the auth port', async () => {
+    const email = 'throttled@sec-a.test'
+    const user = { tenant_id: 'sec-a', email, role: 'Viewer', password: PASSWORD }
+    expect((await api(p.gateway, tokens.operator).post('/api/v1/auth/users', user)).status).toBe(
+      201,
+    )
+    const login = (base: string, password: string) =>
+      api(base).post('/api/v1/auth/login', { email, password })
+    for (let i = 0; i < 5; i++) expect((await login(p.gateway, `wrong-${i}`)).status).toBe(401)
+    expect((await login(p.url('auth'), PASSWORD)).status).toBe(429)
+    expect((await login(p.gateway, PASSWORD)).status).toBe(429)
+  })
+
+  it("answers an invitation of another tenant's address like any other invitation", async () => {
+    await createTenants(p.gateway, tokens.operator!, { id: 'sec-d', plan: 'pro' })
+    const admin = api(p.gateway, await p.login('owner@sec-d.test', 'sec-d-Owner-Passphrase-42'))
+    const invite = (email: string) =>
+      admin.post('/api/v1/tenants/sec-d/users', { email, role: 'Viewer' })
+    const fresh = await invite('fresh@nowhere.test')
+    const foreign = await invite('owner@sec-b.test')
+    expect(`${foreign.status} ${Object.keys(foreign.body).sort()}`).toBe(
+      `${fresh.status} ${Object.keys(fresh.body).sort()}`,
+    )
+    expect(foreign.status).toBe(201)
+  })
+
   /** Sends a GET with a long URL or header: what came back, as `status type code`. */
   const oversized = async (urlPad: number, headerPad: number) => {
     const res = await fetch(`${p.gateway}/api/v1/analytics/summary?q=${'x'.repeat(urlPad)}`, {
@@ -286,37 +318,9 @@ describe('security suite over every documented route', () => {
   })
 
   it('closes keep-alive connections of one address past its cap, answering each', async () => {
-    const SOCKETS = 300
     const CAP = 128
-    const host = new URL(p.gateway)
-    const sockets = await Promise.all(
-      Array.from(
-        { length: SOCKETS },
-        () =>
-          new Promise<{ closed: () => boolean; status: Promise<string>; end: () => void }>(
-            (resolve, reject) => {
-              let closed = false
-              let head = ''
-              const { promise, resolve: answered } = Promise.withResolvers<string>()
-              const s = connect(Number(host.port), host.hostname, () => {
-                s.write(`GET /api/v1/analytics/summary HTTP/1.1\r\nHost: ${host.host}\r\n\r\n`)
-                resolve({ closed: () => closed, status: promise, end: () => s.destroy() })
-              })
-              s.on('data', (d) => {
-                head += d.toString('latin1')
-                answered(head.slice(9, 12))
-              })
-              s.on('close', () => {
-                closed = true
-                answered(head.slice(9, 12))
-              })
-              s.on('error', reject)
-            },
-          ),
-      ),
-    )
-    const statuses = await Promise.all(sockets.map((s) => s.status))
-    expect(new Set(statuses)).toEqual(new Set(['401']))
+    const sockets = await openKeptAlive(p.gateway, '/api/v1/analytics/summary', 300)
+    expect(new Set(await Promise.all(sockets.map((s) => s.status)))).toEqual(new Set(['401']))
     const held = await eventually(() => {
       const open = sockets.filter((s) => !s.closed()).length
       return open <= CAP ? open : null
