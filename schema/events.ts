@@ -246,6 +246,8 @@ export const PaymentFailedEvent = t.Object({
   status: t.String(),
   result_code: t.Nullable(t.Integer()),
   result_desc: t.Nullable(t.String()),
+  /** What happened in plain words for the shop owner (services/payment/result-codes.ts). */
+  result_message: t.Optional(t.String()),
   amount: t.Number(),
   phone_number: t.String(),
   account_reference: t.String(),

@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { STK_RESULTS } from '../services/payment/result-codes.ts'
 import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { createTenantAdmin } from './support/tenants.ts'
+import { startWebhookReceiver } from './support/webhook-receiver.ts'
+
+const SECRET = `whsec_${Buffer.from('daraja-outcomes-signing-secret-01').toString('base64')}`
 
 /**
  * Every documented Daraja STK outcome, end to end through the gateway against the simulator:
@@ -19,7 +22,7 @@ describe('Daraja outcomes end to end', () => {
 
   beforeAll(async () => {
     p = await startTestPlatform({
-      only: 'gateway,auth,tenant,payment,simulator,broker',
+      only: 'gateway,auth,tenant,payment,webhook,simulator,broker',
       env: { MMP_RECONCILE_AFTER: '1' },
     })
     operator = api(p.gateway, await p.login())
@@ -28,7 +31,9 @@ describe('Daraja outcomes end to end', () => {
     sim = api(p.url('simulator'))
   }, 60_000)
 
+  const receiver = startWebhookReceiver(SECRET)
   afterAll(async () => {
+    receiver.stop()
     await p?.dispose()
   })
 
@@ -82,6 +87,33 @@ describe('Daraja outcomes end to end', () => {
         result_message: STK_RESULTS[code]!.message,
       })
     })
+
+  it("tells the tenant's webhook what happened in the same words", async () => {
+    const hook = await other.post('/api/v1/webhooks', {
+      url: `${receiver.url}/other`,
+      events: ['payment.failed'],
+      secret: SECRET,
+    })
+    expect(hook.status).toBe(201)
+    const res = await push(other, '254700031032')
+    expect(res.status).toBe(202)
+    const hit = await eventually(
+      async () =>
+        receiver.hits.find(
+          (h) =>
+            h.path === '/other' &&
+            h.body.data?.checkout_request_id === res.body.checkout_request_id,
+        ),
+      20_000,
+      'the payment.failed webhook',
+    )
+    expect(hit.verified).toBe(true)
+    expect(hit.body.data).toMatchObject({
+      status: 'cancelled',
+      result_code: 1032,
+      result_message: STK_RESULTS[1032]!.message,
+    })
+  })
 
   it('answers a second push to the same phone 409 PHONE_BUSY with Retry-After while the first is open', async () => {
     const phone = '254711119999' // success whose callback never comes: it stays pending

@@ -4,6 +4,7 @@ import { emitEvent } from '../kernel/events.ts'
 import { toMajor } from '../kernel/money.ts'
 import { appendAudit } from './audit.ts'
 import type { PaymentDeps } from './deps.ts'
+import { resultMessage } from './result-codes.ts'
 import { getEntity, getPayment, KINDS, type Kind, type PaymentRow } from './rows.ts'
 
 /**
@@ -32,6 +33,7 @@ export function emitPaymentFailed(
     status,
     result_code: code,
     result_desc: desc,
+    result_message: resultMessage({ status, result_code: code, result_desc: desc })!,
     amount: toMajor(p.amount_cents),
     phone_number: p.phone_number,
     account_reference: p.account_reference,

@@ -36,6 +36,9 @@ const PaymentFailed = t.Object({
   status: t.String({ description: 'failed, cancelled or timeout' }),
   result_code: nullable(t.Integer()),
   result_desc: nullable(t.String()),
+  result_message: t.Optional(
+    t.String({ description: 'what happened, in plain words for the shop owner' }),
+  ),
   amount: Money,
   phone_number: t.String(),
   account_reference: t.String(),

@@ -51,6 +51,7 @@ export const sourceMappings: { [T in SourceTopic]: (data: TopicData<T>) => Mappe
         status: p.status,
         result_code: p.result_code ?? null,
         result_desc: p.result_desc ?? null,
+        ...(p.result_message ? { result_message: p.result_message } : {}),
         amount: p.amount,
         phone_number: p.phone_number,
         account_reference: p.account_reference,
