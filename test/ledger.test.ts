@@ -248,6 +248,19 @@ describe('one ledger across channels', () => {
 
   const confirmC2b = async (url: string, receipt: string, amount: number, at: string) => {
     const time = nairobi(at).replace(/[- :]/g, '')
+    // The payment happened at M-Pesa (the simulator), so the confirmation's Transaction Status
+    // check finds it: a confirmation the provider does not know is never counted.
+    const seeded = await fetch(`${p.url('simulator')}/simulator/c2b/payments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        TransID: receipt,
+        ShortCode: url.match(/ref=(\d+)/)![1],
+        Amount: amount,
+        TransTime: time,
+      }),
+    })
+    expect(seeded.status).toBe(200)
     const r = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -268,20 +281,35 @@ describe('one ledger across channels', () => {
       }),
     })
     expect(r.status).toBe(200)
+    // Counted once the provider's Transaction Status agreed (moments later, asynchronously).
+    const client = clients[tillTenant.get(url)!]!
+    await eventually(async () => {
+      const c = await client.get(`/api/v1/payments/c2b/payments/${receipt}`)
+      return c.body.status === 'verified' ? c.body : null
+    }, 20_000)
   }
+  const tillTenant = new Map<string, string>()
   const registerTill = async (tenant: string, shortcode: string) => {
     const r = await clients[tenant]!.post('/api/v1/payments/c2b/register', {
       shortcode,
       response_type: 'Completed',
     })
     expect(r.status).toBe(201)
+    tillTenant.set(r.body.confirmation_url, tenant)
     return r.body.confirmation_url as string
   }
 
   it('counts a C2B payment once when the emailed PDF statement reporting it is imported later', async () => {
-    const made = await makeStatementPdf({ pages: 1, password: '12345678', receiptPrefix: 'LC' })
+    // A statement ending now: Daraja confirms a payment within a day, in whole shillings.
+    const end = new Date(Date.now() + 3 * 3_600_000).toISOString().slice(0, 19)
+    const made = await makeStatementPdf({
+      pages: 1,
+      password: '12345678',
+      receiptPrefix: 'LC',
+      end,
+    })
     const done = made.rows.filter((r) => r.status === 'Completed')
-    const row = done.find((r) => r.paidIn > 0)!
+    const row = done.find((r) => r.paidIn > 0 && r.paidIn % 100 === 0)!
     const at = new Date(Date.parse(`${row.time.replace(' ', 'T')}+03:00`)).toISOString()
     const url = await registerTill('cbfirst', '600201')
     await confirmC2b(url, row.receipt, row.paidIn / 100, at)

@@ -5,6 +5,7 @@ import {
   firstFailure,
   oneOf,
   phone,
+  present,
   readJsonBody,
   registrableUrl,
   shortcode,
@@ -134,6 +135,51 @@ export function c2bRoutes(sim: Sim) {
         ResponseCode: '0',
         ResponseDescription: 'Accept the service request successfully.',
       }
+    })
+    // Test helper (not Daraja): a payment M-Pesa made whose confirmation the test sends itself,
+    // so Transaction Status knows it. `TransTime` (Nairobi YYYYMMDDHHmmss) defaults to now.
+    .post('/simulator/c2b/payments', async ({ request }) => {
+      const body = await readJsonBody(request)
+      if (body instanceof Response) return body
+      const refused = firstFailure(body, [
+        present('TransID'),
+        shortcode('ShortCode'),
+        wholeAmount('Amount'),
+      ])
+      if (refused) return refused
+      const time = /^\d{14}$/.exec(String(body.TransTime ?? ''))?.[0]
+      const at = time
+        ? Date.UTC(
+            +time.slice(0, 4),
+            +time.slice(4, 6) - 1,
+            +time.slice(6, 8),
+            +time.slice(8, 10),
+            +time.slice(10, 12),
+            +time.slice(12, 14),
+          ) -
+          3 * 3600_000
+        : Date.now()
+      const transId = String(body.TransID)
+      const rec: C2bRecord = {
+        kind: 'c2b',
+        transId,
+        request: {
+          ShortCode: body.ShortCode,
+          Amount: body.Amount,
+          CommandID: 'CustomerBuyGoodsOnline',
+        },
+        validationUrl: null,
+        confirmationUrl: null,
+        responseType: 'Completed',
+        validation: '0',
+        confirmed: false,
+        decideAt: at,
+        callbackStatus: null,
+        callbackError: null,
+      }
+      sim.store.remember(transId, rec, String(body.Msisdn ?? ''), null)
+      sim.store.issueReceipt(transId, 'c2b', transId, Number(body.Amount))
+      return { TransID: transId, recorded: true }
     })
     .delete('/simulator/c2b/urls/:shortcode', ({ params }) =>
       sim.store.deleteUrls(params.shortcode)
