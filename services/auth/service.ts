@@ -36,8 +36,11 @@ export interface AuthDeps {
   keepSeconds: number
 }
 
-/** A hash verified when the email is unknown, so both failures take the same time. */
-const DUMMY_HASH = await Bun.password.hash('mmp-timing-equaliser', { algorithm: 'argon2id' })
+/**
+ * A hash verified when the email is unknown, so both failures take the same time. Hashed off the
+ * main thread and not awaited at import: argon2 is slow on purpose, and start-up must not wait.
+ */
+const DUMMY_HASH = Bun.password.hash('mmp-timing-equaliser', { algorithm: 'argon2id' })
 
 export const hashPassword = (password: string) =>
   Bun.password.hash(password, { algorithm: 'argon2id' })
@@ -152,7 +155,8 @@ export async function login(
     .from(users)
     .where(and(eq(users.email, normalised), ne(users.status, 'invited')))
     .get()
-  const ok = await Bun.password.verify(password, user?.passwordHash ?? DUMMY_HASH)
+  const dummy = await DUMMY_HASH
+  const ok = await Bun.password.verify(password, user?.passwordHash ?? dummy)
   if (!user || !ok || user.status !== 'active') {
     throw new AppError('UNAUTHENTICATED', 'the email or password is wrong')
   }
