@@ -77,12 +77,14 @@ describe('Idempotency-Key on a streamed upload', () => {
   }, 60_000)
 
   it('replays the same bytes sent again and refuses others, leaving no spool file', async () => {
+    const ran = runs
     const first = await upload('same', 3 * MiB)
     expect(first.status).toBe(201)
     const again = await upload('same', 3 * MiB)
     expect(again.headers.get(REPLAYED_HEADER)).toBe('true')
     const other = await upload('same', 3 * MiB, 121)
     expect(other.status).toBe(409)
+    expect(runs - ran).toBe(1)
     const tmp = join(kit.dataDir, 'tmp')
     expect(readdirSync(tmp).filter((f) => f.endsWith('.body'))).toEqual([])
   })
