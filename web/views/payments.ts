@@ -103,7 +103,7 @@ export async function paymentsView(root: HTMLElement, tenantId: string): Promise
       try {
         const s = await api.get<PaymentStatus>(`/api/v1/payments/status/${encodeURIComponent(id)}`)
         status.replaceChildren(paymentResult(s))
-        if (s.status !== 'pending') {
+        if (s.status !== 'pending' && s.status !== 'unknown') {
           void loadRecent()
           return
         }
