@@ -120,7 +120,7 @@ describe('periods in the dashboard', () => {
     expect(await card('total_in').getAttribute('data-value')).toBe(String(now.total_in))
     const change = Math.round(((now.total_in - before.total_in) / before.total_in) * 1000) / 10
     expect(await card('total_in').locator('.compare').textContent()).toBe(
-      `${change > 0 ? '+' : '−'}${Math.abs(change).toLocaleString('en-KE')}% on the 5 days before`,
+      `${change > 0 ? '+' : '-'}${Math.abs(change).toLocaleString('en-KE')}% on the 5 days before`,
     )
     await b.shot('periods-custom-desktop')
 

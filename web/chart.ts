@@ -113,7 +113,11 @@ export function cashflowChart(
       { series: [8, 7], fill: 'rgba(31,78,153,0.08)' },
     ],
     axes: [
-      { values: (_u, ticks) => ticks.map((t) => dayMonth.format(new Date(t * 1000))) },
+      {
+        // Whole days at least: a short period would otherwise label each day several times.
+        incrs: [1, 2, 7, 14, 28, 56, 91].map((d) => d * 86_400),
+        values: (_u, ticks) => ticks.map((t) => dayMonth.format(new Date(t * 1000))),
+      },
       { size: 64, values: (_u, ticks) => ticks.map(short) },
       ...(hasBalance
         ? [

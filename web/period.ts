@@ -191,5 +191,5 @@ export function comparison(current: number, previous: number | null, p: Period):
     return current === 0 ? `same as the ${p.days} days before` : `none in the ${p.days} days before`
   const change = Math.round(((current - previous) / Math.abs(previous)) * 1000) / 10
   if (change === 0) return `same as the ${p.days} days before`
-  return `${change > 0 ? '+' : '−'}${Math.abs(change).toLocaleString('en-KE')}% on the ${p.days} days before`
+  return `${change > 0 ? '+' : '-'}${Math.abs(change).toLocaleString('en-KE')}% on the ${p.days} days before`
 }

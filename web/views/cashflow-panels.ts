@@ -150,6 +150,13 @@ export function fillHealth(
         ' or register your till in Settings.',
       ),
     )
+    flows.replaceChildren(
+      h(
+        'p',
+        { class: 'empty' },
+        'What you earned, spent, borrowed (Fuliza, loans) and moved to savings appears here, each on its own line.',
+      ),
+    )
     return
   }
   // A statement that does not add up is never shown as healthy, whatever the score says.
@@ -194,7 +201,7 @@ export function fillHealth(
           ? h(
               'span',
               { class: r.impact < 0 ? 'out' : 'in' },
-              ` (${r.impact > 0 ? '+' : '−'}${Math.abs(r.impact)} points)`,
+              ` (${r.impact > 0 ? '+' : '-'}${Math.abs(r.impact)} points)`,
             )
           : null,
       ),

@@ -26,7 +26,7 @@ export async function importView(root: HTMLElement): Promise<void> {
   const file = h('input', {
     name: 'file',
     type: 'file',
-    accept: '.csv,.pdf,text/csv,application/pdf',
+    accept: '.csv,.pdf,.xls,.xlsx,text/csv,application/pdf',
     required: true,
   }) as HTMLInputElement
   const passwordField = h(
@@ -42,7 +42,7 @@ export async function importView(root: HTMLElement): Promise<void> {
   const form = h(
     'form',
     { class: 'stack', id: 'import-form', 'aria-label': 'Import a statement' },
-    h('label', {}, 'Statement file (CSV or PDF)', file),
+    h('label', {}, 'Statement file (PDF, CSV or Excel)', file),
     passwordField,
     button,
     bar,

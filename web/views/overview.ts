@@ -41,9 +41,11 @@ function summaryCards(s: Summary, before: Summary | null, p: Period): HTMLElemen
     const c = card(title, text, hint)
     c.dataset.key = key
     c.dataset.value = String(s[key])
-    c.append(
-      h('div', { class: 'compare muted' }, comparison(s[key], before ? before[key] : null, p)),
-    )
+    // Nothing at all yet: no comparison to speak of.
+    if (s.total_transactions > 0 || before)
+      c.append(
+        h('div', { class: 'compare muted' }, comparison(s[key], before ? before[key] : null, p)),
+      )
     return c
   }
   return [

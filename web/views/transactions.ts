@@ -111,8 +111,9 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
           t.counterparty_name ?? (t.counterparty_phone ? localPhone(t.counterparty_phone) : '—'),
           h(
             'span',
-            { class: t.direction === 'in' ? 'in' : 'out' },
-            `${t.direction === 'in' ? '+' : '−'}${money(t.amount)}`,
+            { class: t.direction === 'in' ? 'in money' : 'out money' },
+            // One minus sign everywhere: money out reads KES -1,234.00, as in every table.
+            money(t.direction === 'in' ? t.amount : -t.amount),
           ),
           categoryCell(t),
         ]),
