@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { statusOf } from '../schema/errors.ts'
 import { localPhone } from './format.ts'
-import { fieldSentence, OWNER_WORDS, ownerSentence } from './problems.ts'
+import { fieldSentence, OWNER_WORDS, ownerSentence, plainDetail } from './problems.ts'
 
 describe('problems in the owner’s words', () => {
   it('has a sentence for every problem code the platform can answer', () => {
@@ -43,6 +43,12 @@ describe('problems in the owner’s words', () => {
     )
     expect(fieldSentence('amount', 'Expected number')).toContain('whole number of shillings')
     expect(fieldSentence('email', 'is already a member')).toBe('Email: is already a member')
+  })
+
+  it('keeps an API detail only when it reads as words', () => {
+    expect(plainDetail('send its password in the `password` field')).toBeNull()
+    expect(plainDetail("Expected string to match '^\\d+$'")).toBeNull()
+    expect(plainDetail('the plan allows 3 users')).toBe('the plan allows 3 users')
   })
 
   it('shows phones in the local form, hidden digits kept hidden', () => {

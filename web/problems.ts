@@ -111,7 +111,7 @@ const FIELD_WORDS: Record<string, string> = {
 }
 
 /** A schema's own wording: regular expressions, type names, "Expected …". */
-const TECHNICAL = /Expected|match|regex|pattern|\^|\$|\\[dws]|must be (?:string|number|integer)/i
+const TECHNICAL = /`|Expected|match|regex|pattern|\^|\$|\\[dws]|must be (?:string|number|integer)/i
 
 /** The API's detail when it reads as words (shown under Reference), or null for a schema's. */
 export const plainDetail = (detail: string) => (TECHNICAL.test(detail) ? null : detail)
