@@ -27,11 +27,12 @@ describe('API keys end to end', () => {
   let p: TestPlatform
   let admin: string
   let slowAdmin: string
+  let operator: string
 
   beforeAll(async () => {
     // Free tenants get 3 requests/s (a bucket of 6); the Pro tenant is effectively unlimited.
     p = await startTestPlatform({ env: { MMP_RATE_LIMIT_FREE: '3' } })
-    const operator = await p.login()
+    operator = await p.login()
     await createTenants(p.gateway, operator, { id: 'keys-a', plan: 'pro' }, 'keys-slow')
     admin = await p.login(...ownerOf('keys-a'))
     slowAdmin = await p.login(...ownerOf('keys-slow'))
@@ -128,6 +129,32 @@ describe('API keys end to end', () => {
     const problem = await api(p.gateway, made.key).get('/api/v1/auth/me')
     expect(problem.body).toMatchObject({ status: 401, code: 'UNAUTHENTICATED' })
     expect(await statuses(other.key)).toEqual({ gateway: 200, service: 200 })
+  })
+
+  it("cannot lift the operator's feature switches, by the tenant's Admin key or Admin", async () => {
+    await createTenants(p.gateway, operator, { id: 'keys-flags', plan: 'pro' })
+    const owner = await p.login(...ownerOf('keys-flags'))
+    const { key } = await createKey(owner, { role: 'Admin' })
+    const path = '/api/v1/tenants/keys-flags/features'
+    const off = await api(p.gateway, operator).put(path, { api_access: false, bulk_upload: false })
+    expect(off.status).toBe(200)
+    const change = { api_access: null, bulk_upload: true }
+    // The key itself stops working with api_access off.
+    const byKey = await api(p.gateway, key).put(path, change)
+    expect(byKey.body).toMatchObject({
+      status: 402,
+      code: 'FEATURE_DISABLED',
+      feature: 'api_access',
+    })
+    const byAdmin = await api(p.gateway, owner).put(path, change)
+    expect(byAdmin.body).toMatchObject({ status: 402, feature: 'bulk_upload', held_by: 'operator' })
+    const cleared = await api(p.gateway, owner).put(path, { api_access: null })
+    expect(cleared.body.features).toMatchObject({ api_access: false, bulk_upload: false })
+    const more = await api(p.gateway, owner).post('/api/v1/auth/api-keys', {
+      name: 'x',
+      role: 'Viewer',
+    })
+    expect(more.status).toBe(402)
   })
 
   it('is managed with mmp apikey create|list|revoke as the operator', async () => {
