@@ -1,9 +1,11 @@
 import { toMajor } from '../kernel/money.ts'
 import { counterpartyTotals, moneyInSince, segmentSizes } from './customers.ts'
 import { customersActive } from './groups.ts'
+import { dayText, money, pct, pctText } from './insight-words.ts'
 import { roleOf } from './stored.ts'
 import { type DayCell, readCells, type Scope } from './summary.ts'
 import { addDays, daysBetween } from './time.ts'
+import { unusualDays } from './unusual-days.ts'
 
 export interface Insight {
   type: string
@@ -11,20 +13,6 @@ export interface Insight {
   message: string
   numbers: Record<string, unknown>
 }
-
-const grouped = new Intl.NumberFormat('en-KE', {
-  minimumFractionDigits: 2,
-  maximumFractionDigits: 2,
-})
-/** The dashboard's money format, `KES 1,234.00`, for sentences people read. */
-const money = (cents: number) =>
-  `KES ${cents < 0 ? '-' : ''}${grouped.format(Math.abs(toMajor(cents)))}`
-const pct = (x: number, of: number) => (of === 0 ? 0 : Math.round((10_000 * x) / of) / 100)
-const pctText = (p: number) => `${p.toLocaleString('en-KE', { maximumFractionDigits: 1 })}%`
-const MONTHS = 'Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec'.split(' ')
-/** `2026-11-22` as people write it: `22 Nov 2026`. */
-const dayText = (day: string) =>
-  `${Number(day.slice(8, 10))} ${MONTHS[Number(day.slice(5, 7)) - 1]} ${day.slice(0, 4)}`
 
 /** The last local day with a transaction in scope, or null without any. */
 export function lastDataDay(scope: Scope): string | null {
@@ -272,44 +260,4 @@ function insightsUpTo(
     }
   }
   return out
-}
-
-/**
- * Days whose volume (in + out) is far from the usual: robust z-score from the median and the
- * median absolute deviation over the last 90 days, flagged above 3.5. Needs 14 active days.
- */
-function unusualDays(cells: readonly DayCell[]): Insight | null {
-  const perDay = new Map<string, number>()
-  for (const c of cells) perDay.set(c.day, (perDay.get(c.day) ?? 0) + c.cents)
-  if (perDay.size < 14) return null
-  const values = [...perDay.values()]
-  const med = median(values)
-  const mad = median(values.map((v) => Math.abs(v - med)))
-  if (mad === 0) return null
-  const flagged = [...perDay.entries()]
-    .map(([day, cents]) => ({ day, cents, z: (0.6745 * (cents - med)) / mad }))
-    .filter((d) => Math.abs(d.z) > 3.5)
-    .sort((a, b) => Math.abs(b.z) - Math.abs(a.z))
-  if (flagged.length === 0) return null
-  const first = flagged[0]!
-  return {
-    type: 'unusual_days',
-    title: `${flagged.length} unusual day${flagged.length === 1 ? '' : 's'}`,
-    message: `On ${dayText(first.day)} ${money(first.cents)} moved through your account, against a typical ${money(med)} a day.`,
-    numbers: {
-      period_days: 90,
-      typical_daily_volume: toMajor(med),
-      days: flagged.slice(0, 10).map((d) => ({
-        date: d.day,
-        volume: toMajor(d.cents),
-        robust_z: Math.round(d.z * 100) / 100,
-      })),
-    },
-  }
-}
-
-function median(values: readonly number[]): number {
-  const s = [...values].sort((a, b) => a - b)
-  const mid = s.length >> 1
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
 }
