@@ -156,7 +156,8 @@ export function createDarajaTransport(cfg: DarajaConfig) {
           `OAuth: ${(e as Error).message}`,
           false,
         )
-        throw err instanceof AbortError ? new AbortError(unsent) : unsent
+        // The token fetch ran its own retries: another round here would multiply them.
+        throw new AbortError(unsent)
       }
       try {
         return await call(path, {
