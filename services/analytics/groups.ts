@@ -126,15 +126,22 @@ export function customersActive(
       .get(fromDay, fromDay, toDay, scope.tenantId, scope.userId, toDay)
     return row ?? { active: 0, fresh: 0 }
   }
+  // The window's customers from the daily rollup, each looked up in the all-time rollup for the
+  // day it was first seen: work in proportion to the window, not to the whole history.
   const row = scope.db.sqlite
     .query<{ active: number; fresh: number }, string[]>(
-      `SELECT count(*) AS active, coalesce(sum(NOT EXISTS (
-           SELECT 1 FROM daily_counterparties b WHERE b.tenant_id = ? AND b.direction = 'in'
-             AND b.day < ? AND b.counterparty_key = w.k)), 0) AS fresh
+      `SELECT count(*) AS active, coalesce(sum(c.first_seen >= ?), 0) AS fresh
        FROM (SELECT DISTINCT counterparty_key AS k FROM daily_counterparties
-             WHERE tenant_id = ? AND direction = 'in' AND day >= ? AND day <= ?) w`,
+             WHERE tenant_id = ? AND direction = 'in' AND day >= ? AND day <= ?) w
+       LEFT JOIN counterparties c ON c.tenant_id = ? AND c.key = w.k`,
     )
-    .get(scope.tenantId, fromDay, scope.tenantId, fromDay, toDay)
+    .get(
+      new Date(scope.zone.startOf(fromDay)).toISOString(),
+      scope.tenantId,
+      fromDay,
+      toDay,
+      scope.tenantId,
+    )
   return row ?? { active: 0, fresh: 0 }
 }
 
