@@ -12,7 +12,7 @@ import { createTokenVerifier } from '../services/kernel/tokens.ts'
 import { createRegistry } from '../tenants/registry.ts'
 import { holdBackground, outboxNotices, type WorkerRole } from './background.ts'
 import { backgroundWork, type Running } from './background-work.ts'
-import { type EmbeddedBroker, startBroker } from './broker.ts'
+import type { EmbeddedBroker } from './broker.ts'
 import { untilConnected } from './broker-wait.ts'
 import type { Config } from './config.ts'
 import { databaseCap, openFilesLimit } from './fd-limit.ts'
@@ -66,6 +66,8 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   let broker: EmbeddedBroker | null = null
   const externalBroker = config.get<string | null>('mqtt.url')
   if (!externalBroker && wants('broker')) {
+    // Imported here: a worker never runs the embedded broker.
+    const { startBroker } = await import('./broker.ts')
     broker = await startBroker({
       host: '127.0.0.1',
       port: config.ports.broker,

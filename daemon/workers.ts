@@ -1,13 +1,14 @@
+import { existsSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
+import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { AggregatorRegistry } from 'prom-client'
-import { metrics } from '../services/kernel/metrics.ts'
-import { type EmbeddedBroker, startBroker } from './broker.ts'
+import type { metrics } from '../services/kernel/metrics.ts'
+import type { EmbeddedBroker } from './broker.ts'
 import type { Config } from './config.ts'
+import type { Platform, WorkerRole } from './platform.ts'
 import { PLATFORM_READY } from './readiness.ts'
 import { initDataDir, loadSecrets } from './secrets.ts'
-import type { Platform, WorkerRole } from './serve.ts'
-import { listenSimulator, simulatorWanted } from './simulator.ts'
+import type { listenSimulator } from './simulator.ts'
 import { logStarted, startLogging } from './startup.ts'
 
 /** How many workers `mmp serve` runs: the setting, or one per core when it is 0. */
@@ -35,15 +36,20 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
   await initDataDir(config)
   const secrets = loadSecrets(config)
   const wants = (p: string) => config.only.includes(p as never)
-  let broker: EmbeddedBroker | null = null
-  if (!config.get<string | null>('mqtt.url') && wants('broker'))
-    broker = await startBroker({
-      host: '127.0.0.1',
-      port: config.ports.broker,
-      username: secrets.mqttUsername,
-      password: secrets.mqttPassword,
-      log,
-    })
+  // Started beside the workers, not before them: they serve without it and connect once it
+  // answers (daemon/broker-wait.ts). Imported here, so a worker's start never loads it.
+  const brokerStarted: Promise<EmbeddedBroker | null> =
+    !config.get<string | null>('mqtt.url') && wants('broker')
+      ? import('./broker.ts').then(({ startBroker }) =>
+          startBroker({
+            host: '127.0.0.1',
+            port: config.ports.broker,
+            username: secrets.mqttUsername,
+            password: secrets.mqttPassword,
+            log,
+          }),
+        )
+      : Promise.resolve(null)
 
   const workers: Array<Subprocess | null> = new Array(count).fill(null)
   let stopping = false
@@ -69,6 +75,7 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
       }),
     )
     const got = answers.filter((a): a is metric[] => Array.isArray(a))
+    const { AggregatorRegistry } = await import('prom-client')
     return AggregatorRegistry.aggregate(got).metrics()
   }
   const spawnWorker = (index: number, failures = 0): Promise<void> =>
@@ -103,12 +110,20 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
       })
     })
 
-  // The first worker creates the databases and takes the background work; the others follow it.
-  await spawnWorker(0)
-  await Promise.all(Array.from({ length: count - 1 }, (_, i) => spawnWorker(i + 1)))
-
-  const wanted = simulatorWanted(config)
-  const simulator = wanted ? listenSimulator(config, log, wanted === 'implied') : null
+  // On a new install the first worker creates the databases and the others follow it; on an
+  // existing one every worker starts at once (start-up is then one worker's, not the sum). The
+  // simulator starts once a worker listens: what it calls back on start reaches payment then.
+  let simulator: ReturnType<typeof listenSimulator> = null
+  // Imported meanwhile: the simulator is a whole service this process would load before its
+  // first worker could start.
+  const first = Promise.all([spawnWorker(0), import('./simulator.ts')]).then(([, sim]) => {
+    const wanted = sim.simulatorWanted(config)
+    if (wanted) simulator = sim.listenSimulator(config, log, wanted === 'implied')
+  })
+  if (!existsSync(join(config.dataDir, 'platform', 'auth.db'))) await first
+  const others = Array.from({ length: count - 1 }, (_, i) => spawnWorker(i + 1))
+  const broker = await brokerStarted
+  await Promise.all([first, ...others])
   // The workers' /health answer 503 until told; the line below says the same thing.
   platformReady = true
   for (const w of workers) {
@@ -161,16 +176,19 @@ export function shareMetrics(): () => Promise<string> {
       collected?: string
       text?: string
     }
-    if (m?.metrics_request)
+    if (m?.metrics_request) {
+      const { metrics } = await import('../services/kernel/metrics.ts')
       process.send?.({ metrics_reply: m.metrics_request, data: await metrics.getMetricsAsJSON() })
-    else if (m?.collected) waiting.get(m.collected)?.(m.text ?? '')
+    } else if (m?.collected) waiting.get(m.collected)?.(m.text ?? '')
   })
   return () =>
     new Promise<string>((resolve) => {
       const id = String(++asked)
       const timer = setTimeout(() => {
         waiting.delete(id)
-        resolve(metrics.metrics())
+        void import('../services/kernel/metrics.ts').then(({ metrics }) =>
+          resolve(metrics.metrics()),
+        )
       }, 3000)
       waiting.set(id, (text) => {
         clearTimeout(timer)
