@@ -155,13 +155,19 @@ export function dataSpan(scope: Scope): { first_day: string | null; last_day: st
   return { first_day: row?.first_day ?? null, last_day: row?.last_day ?? null }
 }
 
-/** The local days the imported statements cover (their first to their last row), or null. */
+/**
+ * The local days the imported statements cover (their first to their last row), or null: the
+ * first and last statement report through the reports' (tenant, source, time) index.
+ */
 export function statementSpan(scope: Scope): { from: string; to: string } | null {
+  const edge = (fn: 'min' | 'max') =>
+    `(SELECT ${fn}(occurred_at) FROM receipt_reports WHERE tenant_id = ?1 AND source = 'statement')`
   const row = scope.db.sqlite
-    .query<{ from: string | null; to: string | null }, string[]>(
-      `SELECT min(local_day) AS "from", max(local_day) AS "to" FROM transactions
-       WHERE tenant_id = ? AND source = 'statement'`,
+    .query<{ first: string | null; last: string | null }, [string]>(
+      `SELECT ${edge('min')} AS first, ${edge('max')} AS last`,
     )
     .get(scope.tenantId)
-  return row?.from && row.to ? { from: row.from, to: row.to } : null
+  if (!row?.first || !row.last) return null
+  const day = (iso: string) => scope.zone.dayOf(Date.parse(iso))
+  return { from: day(row.first), to: day(row.last) }
 }
