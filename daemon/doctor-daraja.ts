@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { darajaTimestamp, stkPassword } from '../services/payment/daraja.ts'
 import type { Config } from './config.ts'
-import type { Check } from './doctor.ts'
+import type { Check } from './doctor-check.ts'
 
 /**
  * The go-live checks of `mmp doctor --daraja`: the configured Daraja base URL is called with the

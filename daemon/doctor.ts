@@ -5,20 +5,12 @@ import mqtt from 'mqtt'
 import { serviceNames } from '../services/kernel/context.ts'
 import { externalFolders } from './backup.ts'
 import type { Config } from './config.ts'
+import type { Check } from './doctor-check.ts'
 import { darajaChecks, paymentAlertChecks } from './doctor-daraja.ts'
 import { databaseCap, FDS_PER_DATABASE, openFilesLimit } from './fd-limit.ts'
 import { DIR_MODE, FILE_MODE } from './permissions.ts'
 
-/**
- * What `mmp doctor` checks on an install, each answered with what to do about it. Read-only:
- * nothing here changes a file.
- */
-export interface Check {
-  name: string
-  status: 'ok' | 'warn' | 'fail'
-  detail: string
-  fix?: string
-}
+export type { Check } from './doctor-check.ts'
 
 const SECRET_KEYS = ['mqtt_username', 'mqtt_password', 'callback_secret', 'webhook_key', 'hop_key']
 const GiB = 1024 ** 3

@@ -1,5 +1,6 @@
+import type { ServiceContext } from '../kernel/context.ts'
+import type { Db } from '../kernel/db.ts'
 import { counter, gauge } from '../kernel/metrics.ts'
-import type { PaymentDeps } from './deps.ts'
 
 /**
  * Operator alerts about money, kept in the platform database (`payment_alerts`) so the operator
@@ -38,7 +39,14 @@ const credentialsGauge = gauge(
   '1 while the payment provider refuses the platform credentials or shortcode',
 )
 
-export function createAlerts(deps: Pick<PaymentDeps, 'ctx' | 'platform' | 'nowIso'>) {
+/** What alerts need of the payment service (deps.ts gives it). */
+export interface AlertDeps {
+  ctx: ServiceContext<unknown>
+  platform(): Db
+  nowIso(): string
+}
+
+export function createAlerts(deps: AlertDeps) {
   // Alerts this process knows to be clear, and when it last looked (a sibling may raise one).
   const clearSince = new Map<AlertName, number>()
   const setGauge = (name: AlertName, v: number) => {

@@ -1,4 +1,5 @@
-import type { FinalStatus } from './rows.ts'
+/** The final statuses (rows.ts `FinalStatus`, spelt out here: rows.ts reads this table). */
+type FinalStatus = 'success' | 'failed' | 'cancelled' | 'timeout'
 
 /**
  * What each documented Daraja STK result code means for the payment, in one table used by the
