@@ -6,6 +6,7 @@ import { createRelay, type Relay } from '../services/kernel/events.ts'
 import { createHop } from '../services/kernel/hop.ts'
 import { createServiceClient, staticDiscovery } from '../services/kernel/http-client.ts'
 import { lazyBus } from '../services/kernel/lazy-bus.ts'
+import { onDescriptorsExhausted } from '../services/kernel/problem.ts'
 import { createLogger, type Logger } from '../services/kernel/log.ts'
 import { createOwnership } from '../services/kernel/tenant-owner.ts'
 import { createTokenVerifier } from '../services/kernel/tokens.ts'
@@ -112,6 +113,17 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
     onOpen(db, info) {
       relays.get(info.service)?.watch(db, { replaySinceMs: info.firstInProcess ? replayMs : 0 })
     },
+  })
+  // Out of descriptors (sockets, JSON files, databases): idle handles go, at most once a second,
+  // so the requests after find descriptors again without a restart.
+  let shedAt = 0
+  onDescriptorsExhausted(() => {
+    if (Date.now() - shedAt < 1000) return
+    shedAt = Date.now()
+    if (registry.shed?.())
+      log.warn('out of file descriptors: idle databases released', {
+        open: registry.openCount?.(),
+      })
   })
   const tokens = await createTokenVerifier(
     publicKey,

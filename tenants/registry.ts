@@ -81,6 +81,11 @@ export interface TenantRegistry {
   closeAll(): void
   /** Handles open right now (tests and metrics). */
   openCount?(): number
+  /**
+   * Releases half the idle handles at once (the process ran out of descriptors elsewhere: a
+   * socket, a JSON file); whether any was released.
+   */
+  shed?(): boolean
   /** The data dir's profile counter (tenants/generation.ts): caches of profiles check it. */
   readonly generation: ProfileGeneration
 }
@@ -321,5 +326,6 @@ export function createRegistry(opts: RegistryOptions): TenantRegistry {
       current.clear()
     },
     openCount: () => lru.size,
+    shed: () => shrink(Math.max(1, lru.size >> 1)),
   }
 }

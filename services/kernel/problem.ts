@@ -175,7 +175,31 @@ export { AppError }
 
 const FULL = /^(SQLITE_FULL|ENOSPC|EDQUOT)/
 const UNAVAILABLE =
-  /^(SQLITE_(IOERR|BUSY|LOCKED|CANTOPEN|READONLY|PROTOCOL|NOMEM|CORRUPT)|EIO|EMFILE|ENFILE|EROFS|EAGAIN)/
+  /^(SQLITE_(IOERR|BUSY|LOCKED|CANTOPEN|READONLY|PROTOCOL|NOMEM|CORRUPT)|EIO|EMFILE|ENFILE|EROFS|EAGAIN|ENOMEM)/
+/**
+ * What SQLite says once an I/O error rolled a transaction back by itself: the COMMIT (or
+ * ROLLBACK) that follows finds none (SQLITE_ERROR, no I/O code of its own).
+ */
+const ROLLED_BACK = /cannot (commit|rollback) - no transaction is active/i
+const OUT_OF_DESCRIPTORS = /^(EMFILE|ENFILE)/
+const exhaustedListeners: Array<() => void> = []
+
+/**
+ * Called when a storage error says the process ran out of file descriptors (EMFILE, ENFILE, or a
+ * database SQLite could not open): the daemon releases idle database handles then, so the next
+ * requests find descriptors again without a restart.
+ */
+export function onDescriptorsExhausted(listener: () => void): void {
+  exhaustedListeners.push(listener)
+}
+
+function descriptorsExhausted(): void {
+  for (const l of exhaustedListeners) {
+    try {
+      l()
+    } catch {}
+  }
+}
 
 /**
  * A storage fault (SQLite or the file system) as the kernel error a client should see: 507
@@ -206,9 +230,14 @@ export function storageError(err: unknown): AppError | null {
         cause: e,
       })
     }
+    if (OUT_OF_DESCRIPTORS.test(code) || /too many open files|unable to open/i.test(message))
+      descriptorsExhausted()
     if (
       UNAVAILABLE.test(code) ||
-      /disk I\/O error|database is locked|unable to open|malformed/i.test(message)
+      ROLLED_BACK.test(message) ||
+      /disk I\/O error|database is locked|unable to open|malformed|too many open files/i.test(
+        message,
+      )
     ) {
       return new AppError('STORAGE_UNAVAILABLE', 'the storage failed; retry in a moment', {
         headers: { 'Retry-After': '1' },
