@@ -36,7 +36,7 @@ export class XlsxBook {
   private readonly byName = new Map<string, ZipPart>()
 
   constructor(
-    private readonly bytes: Uint8Array,
+    private readonly file: Blob,
     parts: ZipPart[],
     private readonly limits: XlsxLimits,
   ) {
@@ -101,7 +101,7 @@ export class XlsxBook {
     )
     let complete = true
     await readPartText(
-      this.bytes,
+      this.file,
       part,
       (text) => {
         scanner.write(text)

@@ -43,8 +43,10 @@ export async function spreadsheetFormat(file: Blob): Promise<SheetFormat | null>
  * sizes its writer declared; a part that inflates past its declared size stops the read,
  * zip-parts.ts). Null when the directory cannot be found.
  */
-export function zipDirectory(bytes: Uint8Array): { unpacked: number; entries: number } | null {
-  const parts = zipParts(bytes)
+export async function zipDirectory(
+  file: Blob,
+): Promise<{ unpacked: number; entries: number } | null> {
+  const parts = await zipParts(file)
   if (!parts) return null
   return { unpacked: parts.reduce((sum, p) => sum + p.size, 0), entries: parts.length }
 }
@@ -76,18 +78,17 @@ export async function readSpreadsheet(
     onChunk: (chunk: StatementChunk) => Promise<void> | void
   },
 ): Promise<StatementRead> {
-  const bytes = new Uint8Array(await file.arrayBuffer())
   const format = await spreadsheetFormat(file)
   if (format === 'xlsx') {
-    const parts = zipParts(bytes)
+    const parts = await zipParts(file)
     if (!parts) throw unreadable('its zip directory is damaged')
     if (parts.length > MAX_ENTRIES) throw tooLarge(`more than ${MAX_ENTRIES} parts inside`)
     if (parts.reduce((sum, p) => sum + p.size, 0) > MAX_UNPACKED)
       throw tooLarge(`it unpacks to more than ${MAX_UNPACKED / 1024 / 1024} MiB`)
-    const read = await readXlsx(bytes, parts, opts)
+    const read = await readXlsx(file, parts, opts)
     if (read) return read
   }
-  return readWithSheetJs(bytes, opts)
+  return readWithSheetJs(new Uint8Array(await file.arrayBuffer()), opts)
 }
 
 type ReadOpts = Parameters<typeof readSpreadsheet>[1]
@@ -101,12 +102,12 @@ const LIMITS: XlsxLimits = {
 
 /** An XLSX streamed sheet by sheet; null when the zip is not a SpreadsheetML workbook. */
 async function readXlsx(
-  bytes: Uint8Array,
+  file: Blob,
   parts: ZipPart[],
   opts: ReadOpts,
 ): Promise<StatementRead | null> {
   try {
-    const book = new XlsxBook(bytes, parts, LIMITS)
+    const book = new XlsxBook(file, parts, LIMITS)
     const sheets = await book.sheets()
     if (!sheets) return null
     let last: StatementRead | null = null

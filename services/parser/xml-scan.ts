@@ -46,8 +46,34 @@ export class XmlScanner {
   ) {}
 
   write(piece: string): void {
-    const s = this.rest ? this.rest + piece : piece
-    this.rest = ''
+    if (this.rest) {
+      // Only the markup left open is joined to the start of the piece, not the whole piece
+      // (a copy of every piece would double the text a large sheet passes through).
+      const open = this.rest
+      for (let k = Math.min(piece.length, 4096); ; k = Math.min(piece.length, k * 4)) {
+        const joined = open + piece.slice(0, k)
+        const next = this.markup(joined, 0)
+        if (next >= 0) {
+          this.rest = ''
+          this.scan(piece.slice(next - open.length))
+          return
+        }
+        if (k === piece.length) {
+          this.pending(joined)
+          return
+        }
+      }
+    }
+    this.scan(piece)
+  }
+
+  /** Markup not all here yet, kept for the next piece. */
+  private pending(markup: string): void {
+    this.rest = markup
+    if (markup.length > MAX_MARKUP) throw new XmlError('a tag runs on past any sane length')
+  }
+
+  private scan(s: string): void {
     const n = s.length
     let i = 0
     while (i < n) {
@@ -59,8 +85,7 @@ export class XmlScanner {
       if (lt > i) this.h.text(s.slice(i, lt))
       const next = this.markup(s, lt)
       if (next < 0) {
-        this.rest = s.slice(lt)
-        if (this.rest.length > MAX_MARKUP) throw new XmlError('a tag runs on past any sane length')
+        this.pending(s.slice(lt))
         return
       }
       i = next

@@ -1,8 +1,8 @@
 /**
  * The parts of a zip (an XLSX is one) read from its central directory, and one part's bytes
- * inflated as a stream. The container is small and already in memory (an upload is at most
- * 20 MiB); what is large is what its parts unpack to, so a part is inflated a slice at a time
- * by the platform's `DecompressionStream` (native zlib) and handed on as text, never held whole.
+ * inflated as a stream: a slice of the file at a time goes through the platform's
+ * `DecompressionStream` (native zlib) and is handed on as text, so neither the file nor what a
+ * part unpacks to is ever held whole.
  * Every part is checked against the size its directory declares while it inflates: a part that
  * unpacks past it (an inflate bomb with a lying directory) stops the read at once.
  */
@@ -22,30 +22,44 @@ export interface ZipPart {
 export class ZipError extends Error {}
 
 /** Compressed bytes fed to the inflater at a time: bounds what one step can unpack. */
-const SLICE = 64 * 1024
+const SLICE = 1024 * 1024
 
-/** The parts listed in the zip's central directory, or null when it has none to be found. */
-export function zipParts(bytes: Uint8Array): ZipPart[] | null {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+/** Bytes `from`–`to` of a file (a slice of a Blob is not copied until it is read). */
+const bytesOf = async (file: Blob, from: number, to: number) =>
+  new Uint8Array(await file.slice(from, to).arrayBuffer())
+
+/**
+ * The parts listed in the zip's central directory, or null when it has none to be found. Only
+ * the directory is read, not the file.
+ */
+export async function zipParts(file: Blob): Promise<ZipPart[] | null> {
   // The end-of-central-directory record sits in the last 64 KiB + 22 bytes.
+  const tailFrom = Math.max(0, file.size - 65_557)
+  const tail = await bytesOf(file, tailFrom, file.size)
+  const end = new DataView(tail.buffer)
   let eocd = -1
-  for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 65_557); i--) {
-    if (view.getUint32(i, true) === 0x06054b50) {
+  for (let i = tail.length - 22; i >= 0; i--) {
+    if (end.getUint32(i, true) === 0x06054b50) {
       eocd = i
       break
     }
   }
   if (eocd < 0) return null
-  const count = view.getUint16(eocd + 10, true)
-  let at = view.getUint32(eocd + 16, true)
+  const count = end.getUint16(eocd + 10, true)
+  const dirFrom = end.getUint32(eocd + 16, true)
+  const dirSize = end.getUint32(eocd + 12, true)
+  if (dirFrom + dirSize > file.size) return null
+  const dir = await bytesOf(file, dirFrom, dirFrom + dirSize)
+  const view = new DataView(dir.buffer)
   const names = new TextDecoder()
   const parts: ZipPart[] = []
+  let at = 0
   for (let n = 0; n < count; n++) {
-    if (at + 46 > bytes.length || view.getUint32(at, true) !== 0x02014b50) return null
+    if (at + 46 > dir.length || view.getUint32(at, true) !== 0x02014b50) return null
     const nameLength = view.getUint16(at + 28, true)
     const size = view.getUint32(at + 24, true)
     parts.push({
-      name: names.decode(bytes.subarray(at + 46, at + 46 + nameLength)).replaceAll('\\', '/'),
+      name: names.decode(dir.subarray(at + 46, at + 46 + nameLength)).replaceAll('\\', '/'),
       method: view.getUint16(at + 10, true),
       flags: view.getUint16(at + 8, true),
       packed: view.getUint32(at + 20, true),
@@ -64,12 +78,12 @@ export function zipParts(bytes: Uint8Array): ZipPart[] | null {
  * read waits for `between`, so its consumer can hand on what it has made.
  */
 export async function readPartText(
-  bytes: Uint8Array,
+  file: Blob,
   part: ZipPart,
   onText: (text: string) => boolean | undefined,
   between?: () => Promise<void> | undefined | void,
 ): Promise<void> {
-  const data = partData(bytes, part)
+  const [from, to] = await partData(file, part)
   const decoder = new TextDecoder('utf-8', { fatal: false })
   let unpacked = 0
   const take = (chunk: Uint8Array): boolean => {
@@ -78,9 +92,9 @@ export async function readPartText(
       throw new ZipError(`${part.name} unpacks past the size its zip directory declares`)
     return onText(decoder.decode(chunk as Uint8Array<ArrayBuffer>, { stream: true })) !== false
   }
-  if (part.method === 0 || data.length === 0) {
-    for (let i = 0; i < data.length; i += SLICE) {
-      if (!take(data.subarray(i, i + SLICE))) return
+  if (part.method === 0 || from === to) {
+    for (let i = from; i < to; i += SLICE) {
+      if (!take(await bytesOf(file, i, Math.min(i + SLICE, to)))) return
       await between?.()
     }
   } else {
@@ -89,9 +103,10 @@ export async function readPartText(
     const reader = inflate.readable.getReader()
     // The compressed bytes go in a slice at a time as the reader takes what they unpack to.
     const feeding = (async () => {
-      for (let i = 0; i < data.length; i += SLICE) {
+      for (let i = from; i < to; i += SLICE) {
+        const slice = await bytesOf(file, i, Math.min(i + SLICE, to))
         await writer.ready
-        await writer.write(data.subarray(i, i + SLICE) as Uint8Array<ArrayBuffer>)
+        await writer.write(slice)
       }
       await writer.close()
     })()
@@ -119,16 +134,16 @@ async function inflatedSlice(reader: ReadableStreamDefaultReader<Uint8Array>) {
   }
 }
 
-/** A part's stored bytes, after its local header (whose name and extra lengths may differ). */
-function partData(bytes: Uint8Array, part: ZipPart): Uint8Array {
+/** Where a part's stored bytes are, after its local header (whose name and extra lengths may differ). */
+async function partData(file: Blob, part: ZipPart): Promise<[number, number]> {
   if (part.flags & 1) throw new ZipError(`${part.name} is encrypted`)
   if (part.method !== 0 && part.method !== 8)
     throw new ZipError(`${part.name} is packed with method ${part.method}, not deflate`)
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (part.at + 30 > bytes.length || view.getUint32(part.at, true) !== 0x04034b50)
+  const head = await bytesOf(file, part.at, part.at + 30)
+  const view = new DataView(head.buffer)
+  if (head.length < 30 || view.getUint32(0, true) !== 0x04034b50)
     throw new ZipError(`${part.name} has no local header where its directory says`)
-  const start =
-    part.at + 30 + view.getUint16(part.at + 26, true) + view.getUint16(part.at + 28, true)
-  if (start + part.packed > bytes.length) throw new ZipError(`${part.name} is cut short`)
-  return bytes.subarray(start, start + part.packed)
+  const start = part.at + 30 + view.getUint16(26, true) + view.getUint16(28, true)
+  if (start + part.packed > file.size) throw new ZipError(`${part.name} is cut short`)
+  return [start, start + part.packed]
 }
