@@ -1,9 +1,12 @@
 import * as XLSX from '@e965/xlsx'
+import { gridXlsx } from '../test/support/xlsx.ts'
 
 /**
  * The demo generator's rows written in the org-portal (M-PESA business) layout, as the portal's
  * CSV and XLSX: the preamble with opening and closing balance and totals, the 14-column table,
  * newest first, dates DD-MM-YYYY HH:MM:SS, Withdrawn negative (test/fixtures/statements/org-portal).
+ * The XLSX twice: as SheetJS writes it (every cell an inline text) and as Excel saves it (texts in
+ * the shared strings, amounts as numbers).
  */
 export function orgPortalFiles(
   rows: Array<{
@@ -77,8 +80,19 @@ export function orgPortalFiles(
   const xlsx = new Uint8Array(
     XLSX.write(book, { type: 'array', bookType: 'xlsx', compression: true }),
   )
+  const header = grid.findIndex((r) => r[0] === 'Receipt No.')
+  const typed = grid.map((row, i) =>
+    i <= header ? row : row.map((c, k) => (k >= 5 && k <= 7 && c !== '' ? Number(c) : c)),
+  )
   return [
     { name: 'org-portal statement CSV', file: new File([csv], 'org.csv', { type: 'text/csv' }) },
-    { name: 'org-portal statement XLSX', file: new File([xlsx], 'org.xlsx') },
+    {
+      name: 'org-portal statement XLSX (SheetJS, inline texts)',
+      file: new File([xlsx], 'org.xlsx'),
+    },
+    {
+      name: 'org-portal statement XLSX (as Excel saves: shared strings, numbers)',
+      file: new File([gridXlsx(typed)], 'org-excel.xlsx'),
+    },
   ]
 }
