@@ -150,7 +150,11 @@ const declared: Array<[Method, string, Facts?]> = [
   ['POST', '/api/v1/payments/c2b/confirmation', { access: 'provider' }],
   ['GET', '/api/v1/payments/c2b/payments'],
   ['GET', '/api/v1/payments/c2b/payments/:trans_id'],
-  ['POST', '/api/v1/payments/c2b/register', { create: true }],
+  [
+    'POST',
+    '/api/v1/payments/c2b/register',
+    { create: true, shownOnce: ['confirmation_url', 'validation_url'] },
+  ],
   ['GET', '/api/v1/payments/c2b/shortcodes'],
   ['DELETE', '/api/v1/payments/c2b/shortcodes/:shortcode'],
   ['POST', '/api/v1/payments/c2b/shortcodes/:shortcode/rotate'],

@@ -20,6 +20,8 @@ function holders(dir: string, needles: Map<string, string>): string[] {
   for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
     if (!e.isFile()) continue
     const path = join(e.parentPath, e.name)
+    // The simulator plays Safaricom, which keeps a till's registered URLs in order to call them.
+    if (path.slice(dir.length).split(/[\\/]/).includes('simulator')) continue
     const bytes = readFileSync(path)
     for (const [needle, label] of needles)
       if (bytes.includes(needle)) found.push(`${path.slice(dir.length)}: ${label}`)
@@ -114,6 +116,13 @@ describe('secrets shown once are kept nowhere in clear', () => {
       url: 'https://hooks.example.com/rest',
       events: ['payment.success'],
     })
+    // A till's confirmation and validation URLs carry its tokens (the `sig` parameter).
+    const till = await twice('c2b', admin, '/api/v1/payments/c2b/register', {
+      shortcode: '600931',
+      response_type: 'Completed',
+    })
+    for (const f of ['confirmation_url', 'validation_url'])
+      keep(`c2b ${f} token`, new URL(till[f]).searchParams.get('sig'))
     const rotated = await api(p.gateway, admin).post(`/api/v1/webhooks/${hook.id}/rotate-secret`)
     expect(rotated.status).toBe(200)
     keep('rotated webhook secret', rotated.body.secret)

@@ -54,12 +54,23 @@ export const ShortcodeWithUrls = t.Composite(
   [
     ShortcodeView,
     t.Object({
-      confirmation_url: t.String({
-        description: 'carries its own token: shown once, keep it secret; rotate if it leaks',
-      }),
-      validation_url: t.String({
-        description: 'carries a token of its own, distinct from the confirmation one',
-      }),
+      confirmation_url: t.Optional(
+        t.String({
+          description:
+            'carries its own token: shown once (absent from a replay), keep it secret; rotate if it leaks',
+        }),
+      ),
+      validation_url: t.Optional(
+        t.String({
+          description: 'carries a token of its own, distinct from the confirmation one',
+        }),
+      ),
+      shown_once: t.Optional(
+        t.String({
+          description:
+            'on a replay of the registration: the URLs were shown once and are not kept; rotate to get new ones',
+        }),
+      ),
     }),
   ],
   { title: 'ShortcodeWithUrls' },

@@ -1,5 +1,6 @@
 import type { Db } from '../kernel/db.ts'
 import { AppError, Conflict, IdempotencyInProgress, NotFound } from '../kernel/errors.ts'
+import { shownOnceNotice } from '../kernel/idempotency.ts'
 import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
 import { PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { appendAudit } from './audit.ts'
@@ -67,6 +68,9 @@ export const getShortcode = (platform: Db, shortcode: string) =>
   platform.sqlite
     .query<ShortcodeRow, [string]>('SELECT * FROM c2b_shortcodes WHERE shortcode = ?')
     .get(shortcode)
+
+/** The answer's fields that carry the URL tokens: shown once, never kept for a replay. */
+const URL_FIELDS = ['confirmation_url', 'validation_url'] as const
 
 export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: CredentialBox) {
   const registering = new Set<string>()
@@ -152,16 +156,16 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
     tid: string,
     key: string,
     hash: string,
-  ): (ReturnType<typeof view> & ReturnType<typeof urlsOf>) | null {
+  ): ReturnType<typeof view> | null {
     const row = readKey(db, tid, ROUTE, key, deps.ctx.clock.nowMs())
     const d = decideKey(row, hash, row ? registering.has(`${tid}:${row.ref}`) : false)
     if (d.action === 'new') return null
-    if (d.action === 'replay') return d.body as ReturnType<typeof view> & ReturnType<typeof urlsOf>
+    if (d.action === 'replay') return d.body as ReturnType<typeof view>
     if (d.action === 'in_progress') throw new IdempotencyInProgress(1)
     const current = getShortcode(deps.platform(), d.ref)
     if (!current || current.tenant_id !== tid || current.status === 'pending')
       throw new IdempotencyInProgress(1)
-    return markReplayed({ ...view(current), ...urlsOf(current) })
+    return markReplayed({ ...view(current), shown_once: shownOnceNotice(URL_FIELDS) })
   }
 
   /**
@@ -281,7 +285,8 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
         actor: actor.userId,
         at,
       })
-      if (key) storeAnswer(db, tid, ROUTE, key, answer)
+      if (key)
+        storeAnswer(db, tid, ROUTE, key, { ...view(row), shown_once: shownOnceNotice(URL_FIELDS) })
     })
     return answer
   }
