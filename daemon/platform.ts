@@ -1,32 +1,29 @@
 import { largestBodyLimit } from '../schema/routes.ts'
-import { createMqttBus, type EventBus } from '../services/kernel/bus.ts'
+import { createMqttBus } from '../services/kernel/bus.ts'
 import { createClock } from '../services/kernel/clock.ts'
-import type { ServiceContext, ServiceInstance, ServiceName } from '../services/kernel/context.ts'
+import type { ServiceName } from '../services/kernel/context.ts'
 import { createRelay, type Relay } from '../services/kernel/events.ts'
 import { createHop } from '../services/kernel/hop.ts'
 import { createServiceClient, staticDiscovery } from '../services/kernel/http-client.ts'
 import { lazyBus } from '../services/kernel/lazy-bus.ts'
-import { onDescriptorsExhausted } from '../services/kernel/problem.ts'
 import { createLogger, type Logger } from '../services/kernel/log.ts'
 import { createOwnership } from '../services/kernel/tenant-owner.ts'
 import { createTokenVerifier } from '../services/kernel/tokens.ts'
-import { createRegistry } from '../tenants/registry.ts'
 import { holdBackground, outboxNotices, type WorkerRole } from './background.ts'
 import { backgroundWork, type Running } from './background-work.ts'
 import type { EmbeddedBroker } from './broker.ts'
-import { untilConnected } from './broker-wait.ts'
 import type { Config } from './config.ts'
-import { databaseCap, openFilesLimit } from './fd-limit.ts'
 import { listenGateway } from './gateway-part.ts'
-import { migrationsOf } from './migrations.ts'
+import { processRegistry } from './process-registry.ts'
 import { learnTenantsFrom } from './profiles.ts'
 import { createReadiness, followSupervisorReadiness } from './readiness.ts'
-import { followRevocations, resolveApiKeysOverHttp } from './revocations.ts'
+import { resolveApiKeysOverHttp, startRevocationFeed } from './revocations.ts'
 import { initDataDir, loadSecrets, publicKeyFromAuth } from './secrets.ts'
-import { serviceModules, synchronousOf } from './services.ts'
+import { answerHealthWith, createService, type SharedContext } from './service-start.ts'
+import { serviceModules } from './services.ts'
 import { keepSessions } from './sessions.ts'
 import { listenSimulator, simulatorWanted } from './simulator.ts'
-import { type SliceSource, sliceOf } from './slices.ts'
+import type { SliceSource } from './slices.ts'
 import { armFaults, logStarted, startLogging } from './startup.ts'
 import { version } from './version.ts'
 
@@ -91,40 +88,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
 
   const relays = new Map<string, Relay>()
   const replayMs = config.get<number>('outbox.replay_window_s') * 1000
-  // One cap for the whole process (DESIGN §15), lowered to what the open-files limit can hold.
-  const fdLimit = openFilesLimit()
-  const maxOpen = databaseCap(config.get('registry.max_open'), fdLimit)
-  if (maxOpen < config.get<number>('registry.max_open'))
-    log.info('open databases capped by the open-files limit', {
-      max_open: maxOpen,
-      configured: config.get('registry.max_open'),
-      open_files_limit: fdLimit,
-    })
-  const registry = createRegistry({
-    dataDir: config.dataDir,
-    migrations: migrationsOf,
-    synchronous: synchronousOf,
-    maxOpen,
-    onOverCap: (open, max) =>
-      log.warn('every open database is busy; the open-database cap is exceeded for now', {
-        open,
-        max_open: max,
-      }),
-    onOpen(db, info) {
-      relays.get(info.service)?.watch(db, { replaySinceMs: info.firstInProcess ? replayMs : 0 })
-    },
-  })
-  // Out of descriptors (sockets, JSON files, databases): idle handles go, at most once a second,
-  // so the requests after find descriptors again without a restart.
-  let shedAt = 0
-  onDescriptorsExhausted(() => {
-    if (Date.now() - shedAt < 1000) return
-    shedAt = Date.now()
-    if (registry.shed?.())
-      log.warn('out of file descriptors: idle databases released', {
-        open: registry.openCount?.(),
-      })
-  })
+  const registry = processRegistry(config, log, relays)
   const tokens = await createTokenVerifier(
     publicKey,
     {
@@ -237,9 +201,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
         checks: new Map([['broker', () => ({ status: 'ok' as const })]]),
       }
       const instance = await createService(name, shared, sliceSource)
-      const hooks = instance.app as unknown as Hookable
-      hooks.onRequest(({ request }) => readiness.answer(name, request) ?? undefined)
-      hooks.onAfterHandle(({ request, response }) => readiness.decorate(request, response))
+      answerHealthWith(instance, name, readiness)
       instance.app.listen({
         port: config.ports[name],
         hostname: config.host,
@@ -258,33 +220,27 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   )
 
   // One broker session per process feeds the token verifier with revocations (removed users,
-  // logouts), so a revoked token stops working in every process at once.
-  // It connects in the background: reads and logins do not wait for the broker (events wait in
-  // the outbox), and /health says the broker is still warming up meanwhile.
-  let revocationBus: EventBus | null = null
-  let revocationFeed: { stop(): void } | null = null
+  // logouts), so a revoked token stops working in every process at once. It connects in the
+  // background: reads and logins do not wait for the broker (events wait in the outbox).
   let stopping = false
   const firstPart = names[0] ?? (wants('gateway') ? 'gateway' : null)
-  if (firstPart) {
-    const clientId = `mmp-tokens-${firstPart}-${config.ports[firstPart as keyof typeof config.ports]}${suffix}`
-    const bus = await brokerBus(clientId, log, true)
-    revocationBus = bus
-    sessions.keep(bus, clientId)
-    revocationFeed = await followRevocations({
-      tokens,
-      bus: revocationBus,
-      client,
-      load: !wants('auth'),
-      log,
-    })
-    notices.attach(bus)
-    readiness.warming('broker', `connecting to ${redactUrl(brokerUrl)}`)
-    void untilConnected(() => bus.ready?.() ?? Promise.resolve(), {
-      log,
-      what: 'token revocations',
-      stopped: () => stopping,
-    }).then((connected) => connected && readiness.warmed('broker'))
-  }
+  const tokensClientId = `mmp-tokens-${firstPart}-${config.ports[firstPart as keyof typeof config.ports]}${suffix}`
+  const feed = firstPart
+    ? await startRevocationFeed({
+        bus: await brokerBus(tokensClientId, log, true),
+        clientId: tokensClientId,
+        brokerUrl,
+        tokens,
+        client,
+        load: !wants('auth'),
+        log,
+        readiness,
+        sessions,
+        notices,
+        stopped: () => stopping,
+      })
+    : null
+  const revocationBus = feed?.bus ?? null
 
   if (wants('gateway')) {
     servers.push(
@@ -373,7 +329,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
       await Promise.all(running.map((r) => r.relay.stop()))
       sessions.stop()
       await Promise.all(running.map((r) => r.bus.close().catch(() => {})))
-      revocationFeed?.stop()
+      feed?.stop()
       work.close()
       await revocationBus?.close().catch(() => {})
       registry.closeAll()
@@ -383,30 +339,6 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
     },
   }
 }
-
-/** An Elysia app's global hooks, which the ServiceInstance type does not name. */
-interface Hookable {
-  onRequest(hook: (c: { request: Request }) => Response | undefined): unknown
-  onAfterHandle(
-    hook: (c: { request: Request; response: unknown }) => Record<string, unknown> | undefined,
-  ): unknown
-}
-
-/** What every service's context holds alike; its name and settings slice are its own. */
-type SharedContext = Omit<ServiceContext, 'name' | 'settings'>
-
-/** Builds one service with its typed settings slice (daemon/slices.ts). */
-async function createService<N extends ServiceName>(
-  name: N,
-  shared: SharedContext,
-  from: SliceSource,
-): Promise<ServiceInstance> {
-  const mod = (await serviceModules[name]()).default
-  return mod.create({ ...shared, name, settings: sliceOf(name, from) })
-}
-
-/** A broker URL without its credentials, for /health and the log. */
-const redactUrl = (url: string) => url.replace(/\/\/[^@/]*@/, '//')
 
 /** The address a process on this host reaches a server bound to `host` at. */
 const reachable = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host)

@@ -12,7 +12,9 @@ import {
   type ApiKeyResolver,
   type TokenVerifier,
 } from '../services/kernel/tokens.ts'
+import { untilConnected } from './broker-wait.ts'
 import { platformRead } from './platform-sync.ts'
+import type { Readiness } from './readiness.ts'
 
 /** Events arrive checked by `subscribe`; the list loaded over HTTP is checked here. */
 const apply = (tokens: TokenVerifier, r: Partial<AuthRevokedEvent> | undefined) => {
@@ -102,4 +104,35 @@ export async function followRevocations(opts: {
       stopped = true
     },
   }
+}
+
+/**
+ * This process's own broker session and its revocation feed (`followRevocations`), connected in
+ * the background as long as the broker takes to answer: `/health` says the broker is warming up
+ * meanwhile, and the standby's outbox notices go out on it once it is up.
+ */
+export async function startRevocationFeed(opts: {
+  bus: EventBus
+  brokerUrl: string
+  tokens: TokenVerifier
+  client: ServiceClient
+  load: boolean
+  log: Logger
+  readiness: Readiness
+  sessions: { keep(bus: EventBus, clientId: string): void }
+  notices: { attach(bus: EventBus): void }
+  clientId: string
+  stopped: () => boolean
+}): Promise<{ bus: EventBus; stop(): void }> {
+  const { bus, log, readiness } = opts
+  opts.sessions.keep(bus, opts.clientId)
+  const feed = await followRevocations(opts)
+  opts.notices.attach(bus)
+  readiness.warming('broker', `connecting to ${opts.brokerUrl.replace(/\/\/[^@/]*@/, '//')}`)
+  void untilConnected(() => bus.ready?.() ?? Promise.resolve(), {
+    log,
+    what: 'token revocations',
+    stopped: opts.stopped,
+  }).then((connected) => connected && readiness.warmed('broker'))
+  return { bus, stop: () => feed.stop() }
 }
