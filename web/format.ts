@@ -13,7 +13,3 @@ export function localPhone(value: string | null | undefined): string {
   if (local.length !== 10 || !local.startsWith('0')) return value
   return `${local.slice(0, 4)} ${local.slice(4, 7)} ${local.slice(7)}`
 }
-
-/** A whole-number count with its noun: `1 payment`, `3 payments`. */
-export const plural = (n: number, one: string, many = `${one}s`) =>
-  `${n.toLocaleString('en-KE')} ${n === 1 ? one : many}`

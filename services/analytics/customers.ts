@@ -128,19 +128,6 @@ function untilChanged<T>(db: Scope['db'], key: string, compute: () => T): T {
 }
 
 /**
- * Counterparties seen at or after `sinceIso`, and how many of them were first seen then: one pass
- * over the all-time `counterparties` rollup (its first and last seen), not the daily rows.
- */
-export function activeSince(db: Scope['db'], tenantId: string, sinceIso: string) {
-  return db.sqlite
-    .query<{ active: number; fresh: number }, [string, string, string]>(
-      `SELECT count(*) AS active, coalesce(sum(first_seen >= ?), 0) AS fresh FROM counterparties
-       WHERE tenant_id = ? AND last_seen >= ?`,
-    )
-    .get(sinceIso, tenantId, sinceIso)!
-}
-
-/**
  * Counterparty totals of one category's transactions in scope. The rollups have no category per
  * counterparty, so this reads the rows through the time index (a report, not a dashboard read).
  */

@@ -35,16 +35,6 @@ const GROUP_SQL: Record<Exclude<Group, 'customers'>, string> = {
   lenders: "kind IN ('loan_drawn', 'loan_repaid')",
 }
 
-/** The group a transaction's counterparty belongs to, or null (charges, own transfers…). */
-export function groupOf(kind: string | null, category: string | null): Group | null {
-  if (kind === 'customer_payment') return 'customers'
-  if (kind === 'supplier_payment')
-    return CATEGORY_GROUP[category as keyof typeof CATEGORY_GROUP] ?? 'suppliers'
-  if (kind === 'cash_deposit' || kind === 'cash_withdrawal') return 'agents'
-  if (kind === 'loan_drawn' || kind === 'loan_repaid') return 'lenders'
-  return null
-}
-
 interface Row {
   key: string
   name: string | null

@@ -3,7 +3,6 @@ import { addDays, type TimeZone } from '../kernel/time-zone.ts'
 
 export {
   addDays,
-  DEFAULT_TIMEZONE,
   daysBetween,
   type TimeZone,
   timeZone,

@@ -273,14 +273,6 @@ export function changeUserRole(deps: AuthDeps, actor: Actor, id: string, role: R
   return publicUser(changed ?? user)
 }
 
-export function findUser(deps: AuthDeps, tenantId: string, id: string) {
-  return deps.db.orm
-    .select()
-    .from(users)
-    .where(and(eq(users.id, id), eq(users.tenantId, tenantId)))
-    .get()
-}
-
 export function listUsers(deps: AuthDeps, actor: Actor, tenantIdParam: string | undefined) {
   const tenantId = tenantFor(actor, tenantIdParam ? assertTenantId(tenantIdParam) : undefined)
   return deps.db.orm.select().from(users).where(eq(users.tenantId, tenantId)).all().map(publicUser)
