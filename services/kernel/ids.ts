@@ -23,6 +23,7 @@ export type IdPrefix =
   | 'use'
   | 'pln'
   | 'key'
+  | 'job'
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${Bun.randomUUIDv7().replaceAll('-', '')}`
