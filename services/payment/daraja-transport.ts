@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto'
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { dirname } from 'node:path'
 import pRetry, { AbortError } from 'p-retry'
 import { httpRequest, NetworkError } from './http.ts'
 
@@ -60,8 +63,57 @@ export function refusalOf(err: unknown): Refusal | null {
  * One OAuth token per app (base URL and consumer key) in this process: Daraja invalidates the
  * previous token each time a new one is generated, so every client of the same app shares it.
  */
-const tokens = new Map<string, { value: string; expiresAt: number } | null>()
+type Token = { value: string; expiresAt: number }
+const tokens = new Map<string, Token | null>()
 const pendingTokens = new Map<string, Promise<string>>()
+
+/**
+ * Where the processes of one install (`mmp serve --workers N`) share the token too: without it
+ * each worker's new token invalidates its siblings' and they take turns being refused. A file
+ * (0600) holding each app's current token by a hash of the app; null: this process only.
+ */
+let tokenFile: string | null = null
+export function shareTokensThrough(path: string | null): void {
+  tokenFile = path
+}
+
+/** Tokens the provider refused: never taken again from the shared file. */
+const refusedTokens = new Set<string>()
+
+const appKey = (app: string) => createHash('sha256').update(app).digest('hex').slice(0, 32)
+
+function readShared(app: string): Token | null {
+  if (!tokenFile) return null
+  try {
+    const all = JSON.parse(readFileSync(tokenFile, 'utf8')) as Record<string, Token>
+    const t = all[appKey(app)]
+    return t &&
+      typeof t.value === 'string' &&
+      t.expiresAt > Date.now() &&
+      !refusedTokens.has(t.value)
+      ? t
+      : null
+  } catch {
+    return null
+  }
+}
+
+function writeShared(app: string, t: Token): void {
+  if (!tokenFile) return
+  try {
+    let all: Record<string, Token> = {}
+    try {
+      all = JSON.parse(readFileSync(tokenFile, 'utf8'))
+    } catch {}
+    all[appKey(app)] = t
+    mkdirSync(dirname(tokenFile), { recursive: true, mode: 0o700 })
+    const tmp = `${tokenFile}.${process.pid}.tmp`
+    writeFileSync(tmp, JSON.stringify(all), { mode: 0o600 })
+    renameSync(tmp, tokenFile)
+  } catch {
+    // Sharing is an optimisation: each process still renews its own token when refused.
+  }
+}
 
 /**
  * OAuth token cache, retries and error mapping shared by every Daraja call: `authed` POSTs a JSON
@@ -127,12 +179,18 @@ export function createDarajaTransport(cfg: DarajaConfig) {
     const ttl = Number(body.expires_in ?? 3599)
     // Renew a minute early (or halfway for short lifetimes).
     const margin = Math.min(60, ttl / 2)
-    tokens.set(app, { value, expiresAt: Date.now() + (ttl - margin) * 1000 })
+    const t = { value, expiresAt: Date.now() + (ttl - margin) * 1000 }
+    tokens.set(app, t)
+    writeShared(app, t)
     return value
   }
 
   const accessToken = async (): Promise<string> => {
-    const token = tokens.get(app)
+    let token = tokens.get(app)
+    if (!token || token.expiresAt <= Date.now()) {
+      token = readShared(app)
+      if (token) tokens.set(app, token)
+    }
     if (token && token.expiresAt > Date.now()) return token.value
     let pending = pendingTokens.get(app)
     if (!pending) {
@@ -170,8 +228,13 @@ export function createDarajaTransport(cfg: DarajaConfig) {
         const inner = err instanceof AbortError ? (err as { originalError?: unknown }) : null
         const pe = (inner?.originalError ?? err) as ProviderError
         if (pe instanceof ProviderError && (pe.status === 401 || pe.errorCode === '404.001.03')) {
-          // Another client of the app may have renewed it already: drop only the one refused.
-          if (tokens.get(app)?.value === bearer) tokens.delete(app)
+          // Another client of the app (or a sibling process) may have renewed it already: use
+          // theirs; drop only the one refused.
+          refusedTokens.add(bearer)
+          if (refusedTokens.size > 1000) refusedTokens.delete(refusedTokens.values().next().value!)
+          const shared = readShared(app)
+          if (shared) tokens.set(app, shared)
+          else if (tokens.get(app)?.value === bearer) tokens.delete(app)
           throw new ProviderError(pe.status, pe.errorCode, pe.message, false)
         }
         throw err

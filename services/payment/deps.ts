@@ -1,9 +1,11 @@
+import { join } from 'node:path'
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import { type Alerts, createAlerts } from './alerts.ts'
 import type { Daraja } from './daraja.ts'
 import type { DarajaBusiness } from './daraja-business.ts'
 import { createDarajaPull, type DarajaPull } from './daraja-pull.ts'
+import { shareTokensThrough } from './daraja-transport.ts'
 import { ownerState, SELF_OWNER } from './owner.ts'
 import { businessFromSettings, type PaymentSettings, providerFromSettings } from './settings.ts'
 
@@ -41,6 +43,8 @@ export function createDeps(
   business?: DarajaBusiness,
 ): PaymentDeps {
   const cfg = ctx.settings
+  // Workers share the provider's one live OAuth token (Daraja invalidates the previous one).
+  shareTokensThrough(join(ctx.registry.dataDir, 'platform', 'daraja-token.json'))
   // A call from before this process started can no longer be running, unless a sibling worker
   // made it: then only its age tells.
   const bootIso = ctx.siblings ? '' : ctx.clock.now().toISOString()
