@@ -43,8 +43,9 @@ export function createDeps(
   business?: DarajaBusiness,
 ): PaymentDeps {
   const cfg = ctx.settings
-  // Workers share the provider's one live OAuth token (Daraja invalidates the previous one).
-  shareTokensThrough(join(ctx.registry.dataDir, 'platform', 'daraja-token.json'))
+  // Workers share the provider's one live OAuth token (Daraja invalidates the previous one);
+  // in run/, with the other live-process state a backup leaves out.
+  shareTokensThrough(join(ctx.registry.dataDir, 'run', 'daraja-token.json'))
   // A call from before this process started can no longer be running, unless a sibling worker
   // made it: then only its age tells.
   const bootIso = ctx.siblings ? '' : ctx.clock.now().toISOString()
