@@ -1,4 +1,5 @@
 import { defineService } from '../kernel/context.ts'
+import { type Periodic, startPeriodic } from '../kernel/periodic.ts'
 import { type BillingSettings, createBilling } from './billing.ts'
 import { subscribeBilling } from './consumers.ts'
 import { runCycle } from './cycle.ts'
@@ -11,42 +12,31 @@ export default defineService<BillingSettings>({
     const b = createBilling(ctx)
     seedPlans(b.db, ctx.clock.now())
     const everyMs = ctx.settings.cycleIntervalS * 1000
-    let timer: ReturnType<typeof setTimeout> | null = null
-    let failures = 0
-    let stopped = false
+    let job: Periodic | undefined
     /** Runs the cycle; a failure is logged and retried sooner (5 s doubling, up to the interval). */
-    const cycle = (): number => {
-      try {
-        const r = runCycle(b, ctx.clock.now())
-        if (r.invoices.length || r.past_due.length || r.suspended.length)
-          ctx.log.info('billing cycle', { ...r })
-        failures = 0
-        return everyMs
-      } catch (err) {
-        failures++
-        const retryMs = Math.min(everyMs, 5000 * 2 ** (failures - 1))
-        ctx.log.error('billing cycle failed; retrying', {
-          error: (err as Error)?.message,
-          failures,
-          retry_ms: retryMs,
-        })
-        return retryMs
-      }
-    }
-    const schedule = (ms: number) => {
-      if (stopped || everyMs <= 0) return
-      timer = setTimeout(() => schedule(cycle()), ms)
-      timer.unref?.()
+    const cycle = () => {
+      const r = runCycle(b, ctx.clock.now())
+      if (r.invoices.length || r.past_due.length || r.suspended.length)
+        ctx.log.info('billing cycle', { ...r })
     }
     return {
       app: createBillingApp(ctx, b),
       async start() {
         await subscribeBilling(b)
-        schedule(cycle())
+        job = startPeriodic({
+          everyMs,
+          run: cycle,
+          backoff: { initialMs: 5000, maxMs: everyMs },
+          onFailure: (err, { failures, retryMs }) =>
+            ctx.log.error('billing cycle failed; retrying', {
+              error: (err as Error)?.message,
+              failures,
+              retry_ms: retryMs,
+            }),
+        })
       },
-      stop() {
-        stopped = true
-        if (timer) clearTimeout(timer)
+      async stop() {
+        await job?.stop()
       },
     }
   },
