@@ -175,6 +175,7 @@ const declared: Array<[Method, string, Facts?]> = [
   ['PATCH', '/api/v1/tenants/:tenant_id'],
   ['DELETE', '/api/v1/tenants/:tenant_id'],
   ['GET', '/api/v1/tenants/:tenant_id/features'],
+  ['GET', '/api/v1/tenants/:tenant_id/jobs/:job_id'],
   ['POST', '/api/v1/tenants/:tenant_id/instances', { budget: 'bulk' }],
   ['PUT', '/api/v1/tenants/:tenant_id/features'],
   ['POST', '/api/v1/tenants/:tenant_id/resume'],

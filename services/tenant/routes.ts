@@ -2,9 +2,11 @@ import { t } from 'elysia'
 import { UsageStats } from '../../schema/peers.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { wholeList } from '../kernel/lists.ts'
-import type { Actor } from '../kernel/roles.ts'
+import { type Actor, tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
+import { assertTenantId } from '../kernel/tenant-id.ts'
 import { moveTenantToInstance } from './instance-move.ts'
+import { createJobs, type Job, JobView, waitFor } from './jobs.ts'
 import {
   CreatedTenant,
   CreateTenantBody,
@@ -51,6 +53,22 @@ function callOf(actor: Actor, requestId: string, request: Request): CallInfo {
 
 /** The tenant service's HTTP controller (DESIGN §10–11). */
 export function createTenantsApp(ctx: ServiceContext) {
+  const jobs = createJobs(ctx.registry.dataDir)
+  /** The work's answer when it is quick; otherwise 202 with the job, and where to follow it. */
+  const asJob = async <T>(
+    set: { status?: number | string; headers: Record<string, string | number> },
+    request: Request,
+    kind: Job['kind'],
+    tenantId: string,
+    work: () => Promise<T>,
+  ): Promise<T | Job> => {
+    const r = await jobs.run(kind, tenantId, work, waitFor(request))
+    if (r.done) return r.value
+    set.status = 202
+    set.headers.location = `/api/v1/tenants/${tenantId}/jobs/${r.job.id}`
+    set.headers['retry-after'] = '1'
+    return r.job
+  }
   return createServiceApp(ctx, {
     title: 'Tenants',
     description: 'Tenants, their users, plans, isolation tiers and feature flags',
@@ -127,18 +145,43 @@ export function createTenantsApp(ctx: ServiceContext) {
     )
     .put(
       '/api/v1/tenants/:tenant_id/upgrade',
-      ({ params, actor, body, requestId, request }) =>
-        upgradeTenant(ctx, callOf(actor, requestId, request), actor, params.tenant_id, body),
+      ({ params, actor, body, requestId, request, set }) =>
+        asJob(
+          set,
+          request,
+          'tier_move',
+          tenantFor(actor, assertTenantId(params.tenant_id, 'tenant_id')),
+          () =>
+            upgradeTenant(ctx, callOf(actor, requestId, request), actor, params.tenant_id, body),
+        ),
       {
         auth: 'admin',
         body: UpgradeBody,
-        response: { 200: UpgradeResult },
-        detail: secured('Change the plan: isolation tier, feature defaults, data moved'),
+        response: { 200: UpgradeResult, 202: JobView },
+        detail: secured(
+          'Change the plan: isolation tier, feature defaults, data moved (202 with a job when it takes longer; Prefer: respond-async asks for the job at once)',
+        ),
+      },
+    )
+    .get(
+      '/api/v1/tenants/:tenant_id/jobs/:job_id',
+      ({ params, actor }) => jobs.get(tenantInPath(ctx, actor, params.tenant_id).id, params.job_id),
+      {
+        auth: 'admin',
+        response: { 200: JobView },
+        detail: secured('Follow a tier or instance move answered 202'),
       },
     )
     .post(
       '/api/v1/tenants/:tenant_id/instances',
-      ({ params, actor, body }) => moveTenantToInstance(ctx, actor, params.tenant_id, body),
+      ({ params, actor, body, request, set }) =>
+        asJob(
+          set,
+          request,
+          'instance_move',
+          tenantFor(actor, assertTenantId(params.tenant_id, 'tenant_id')),
+          () => moveTenantToInstance(ctx, actor, params.tenant_id, body),
+        ),
       {
         auth: 'operator',
         body: t.Object({
@@ -158,6 +201,7 @@ export function createTenantsApp(ctx: ServiceContext) {
             },
             { title: 'InstanceMove' },
           ),
+          202: JobView,
         },
         detail: secured(
           'Move a tenant to another instance of a partitioned service, reads working meanwhile (operator)',
