@@ -27,6 +27,47 @@ interface TenantOut {
   moved_rows?: number
 }
 
+interface JobOut {
+  id: string
+  status: 'running' | 'succeeded' | 'failed'
+  result: unknown
+  error: { status: number; code: string; detail: string } | null
+}
+
+const isJob = (body: unknown): body is JobOut =>
+  typeof (body as JobOut | null)?.id === 'string' && (body as JobOut).id.startsWith('job_')
+
+/**
+ * The outcome of a move the platform answered 202 for: follows its job every half second,
+ * showing how long it has run (on a terminal, one line redrawn), until it ends.
+ */
+async function followJob<T>(
+  client: Awaited<ReturnType<typeof api>>,
+  tenantId: string,
+  answer: T | JobOut,
+  label: string,
+): Promise<T> {
+  if (!isJob(answer)) return answer
+  const started = Date.now()
+  const tty = process.stderr.isTTY
+  let job: JobOut = answer
+  while (job.status === 'running') {
+    const seconds = Math.round((Date.now() - started) / 1000)
+    if (tty) process.stderr.write(`\r${label}: still running (${seconds} s, job ${job.id})`)
+    else if (seconds % 10 === 0) console.error(`${label}: still running (${seconds} s)`)
+    await Bun.sleep(500)
+    const r = await client.read<JobOut>(`/api/v1/tenants/${tenantId}/jobs/${job.id}`)
+    if (r.status !== 200) fail(`following job ${job.id}: ${r.status}`)
+    job = r.body
+  }
+  if (tty) process.stderr.write('\n')
+  if (job.status === 'failed')
+    fail(
+      `${label} failed: ${job.error?.detail ?? 'see the log'} (${job.error?.code ?? 'INTERNAL'})`,
+    )
+  return job.result as T
+}
+
 function show(args: Common, t: TenantOut) {
   if (args.json) return console.log(JSON.stringify(t, null, 2))
   const flags = Object.entries(t.features)
@@ -108,10 +149,15 @@ const upgrade = defineCommand({
   async run({ args }) {
     const client = await api(args)
     consola.start(`moving ${args.id} to the ${args.plan} plan…`)
-    const t = await client.call<TenantOut>('PUT', `/api/v1/tenants/${args.id}/upgrade`, {
-      plan: args.plan,
-      ...(args['database-path'] ? { database_path: args['database-path'] } : {}),
-    })
+    const answer = await client.call<TenantOut | JobOut>(
+      'PUT',
+      `/api/v1/tenants/${args.id}/upgrade`,
+      {
+        plan: args.plan,
+        ...(args['database-path'] ? { database_path: args['database-path'] } : {}),
+      },
+    )
+    const t = await followJob(client, args.id, answer, `moving ${args.id}`)
     consola.success(`${t.id} is on ${t.plan} (${t.isolation}); ${t.moved_rows ?? 0} rows moved`)
     show(args, t)
   },
@@ -132,11 +178,16 @@ const move = defineCommand({
   async run({ args }) {
     const client = await api(args)
     if (!args.json) consola.start(`moving ${args.id}'s ${args.service} data to ${args.to}…`)
-    const r = await client.call<{ moved: boolean; from: string; rows: number; replayed: number }>(
+    type Moved = { moved: boolean; from: string; rows: number; replayed: number }
+    const answer = await client.call<Moved | JobOut>(
       'POST',
       `/api/v1/tenants/${args.id}/instances`,
-      { service: args.service, instance: args.to },
+      {
+        service: args.service,
+        instance: args.to,
+      },
     )
+    const r = await followJob(client, args.id, answer, `moving ${args.id}`)
     if (args.json) return console.log(JSON.stringify(r, null, 2))
     if (!r.moved) return consola.info(`${args.id} is on ${args.to} already`)
     consola.success(
