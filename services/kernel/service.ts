@@ -1,41 +1,15 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
-import { allowedMethods, bodyLimitOf, findRoute } from '../../schema/routes.ts'
+import { bodyLimitOf } from '../../schema/routes.ts'
 import { limitStream, payloadTooLarge } from './body-limit.ts'
 import type { ServiceContext } from './context.ts'
-import { assertEntitled, INVOICE_PAYMENT, PURPOSE_HEADER } from './entitlements.ts'
-import { AppError, Forbidden, MethodNotAllowed } from './errors.ts'
 import { handoffRoutes } from './handoff-routes.ts'
 import { createIdempotency } from './idempotency.ts'
-import { isValidRequestId, newRequestId } from './ids.ts'
 import { normalizeDocument, type OpenApiDocument } from './openapi-document.ts'
 import { carryPeer, type PeerServer } from './peer-address.ts'
-import {
-  appErrorResponse,
-  fieldErrorsOf,
-  problemResponse,
-  queryParameterOf,
-  type SchemaIssue,
-  storageError,
-} from './problem.ts'
-import {
-  assertHeadersAgree,
-  assertTenantsKnown,
-  platformReader,
-  writesWhileSuspendedRefused,
-} from './request-guards.ts'
-import { type Action, type Actor, assertCan, isOperator } from './roles.ts'
-import { assertTenantId } from './tenant-id.ts'
-import { assertTenantHere, tenantOfCall } from './tenant-owner.ts'
-import { bearerToken } from './tokens.ts'
-
-/** What the error hook is given (the parts read here). */
-interface ErrorContext {
-  code: string | number
-  error: unknown
-  request: Request
-  [key: string]: unknown
-}
+import { appErrorResponse, problemResponse } from './problem.ts'
+import { errorAnswerer, requestIdOf } from './service-errors.ts'
+import { authMacro, idempotentMacro } from './service-macros.ts'
 
 /** The plugin caches its document; so is its normalised copy (registered before the plugin). */
 const normalized = new WeakMap<object, OpenApiDocument>()
@@ -45,11 +19,6 @@ function normalizedDocument(raw: OpenApiDocument): OpenApiDocument {
   const doc = normalizeDocument(raw)
   normalized.set(raw, doc)
   return doc
-}
-
-function requestIdOf(request: Request): string {
-  const given = request.headers.get('x-request-id')
-  return isValidRequestId(given) ? given : newRequestId()
 }
 
 /**
@@ -81,85 +50,7 @@ export function createServiceApp(
   /** Requests whose body stream went past its limit (their parse error is really a 413). */
   const overLimit = new WeakMap<Request, () => boolean>()
   const idem = createIdempotency(ctx)
-  /** Every error as problem+json (DESIGN §6), Elysia's own included. */
-  const answerError = ({ code, error, request, ...rest }: ErrorContext): Response => {
-    const requestId = (rest as { requestId?: string }).requestId ?? requestIdOf(request)
-    if (error instanceof AppError) return appErrorResponse(error, requestId)
-    if (overLimit.get(request)?.())
-      return appErrorResponse(payloadTooLarge(limitOf(request)), requestId)
-    const storage = storageError(error)
-    if (storage) {
-      ctx.log.warn('storage error', {
-        request_id: requestId,
-        path: new URL(request.url).pathname,
-        code: storage.code,
-        error: (error as Error)?.message,
-      })
-      return appErrorResponse(storage, requestId)
-    }
-    switch (code) {
-      case 'VALIDATION': {
-        const v = error as unknown as { type?: string; value?: unknown; all: SchemaIssue[] }
-        // A numeric query value that fails its bounds arrives as type 'property' with no name:
-        // the parameter is found by its value.
-        const whole =
-          v.type === 'property' ? queryParameterOf(request, v.value) : `(${v.type ?? 'body'})`
-        const errors = fieldErrorsOf(v.all ?? [], whole)
-        return problemResponse(
-          {
-            status: 422,
-            code: 'VALIDATION_FAILED',
-            detail:
-              errors.map((e) => `${e.field}: ${e.message}`).join('; ') || 'the request is invalid',
-            errors,
-          },
-          requestId,
-        )
-      }
-      case 'PARSE':
-        return problemResponse(
-          {
-            status: 400,
-            code: 'MALFORMED_BODY',
-            detail: 'the request body could not be parsed',
-          },
-          requestId,
-        )
-      case 'NOT_FOUND': {
-        const path = new URL(request.url).pathname
-        const allowed = allowedMethods(path)
-        if (allowed.length)
-          return appErrorResponse(new MethodNotAllowed(request.method, path, allowed), requestId)
-        return problemResponse(
-          { status: 404, code: 'NOT_FOUND', detail: `no route for ${request.method} ${path}` },
-          requestId,
-        )
-      }
-      default: {
-        const status = (error as { status?: number }).status
-        if (typeof status === 'number' && status >= 400 && status < 500) {
-          return problemResponse(
-            {
-              status,
-              code: status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST',
-              detail: String((error as Error).message ?? 'bad request'),
-            },
-            requestId,
-          )
-        }
-        ctx.log.error('unhandled error', {
-          request_id: requestId,
-          path: new URL(request.url).pathname,
-          error: (error as Error)?.message,
-          stack: (error as Error)?.stack,
-        })
-        return problemResponse(
-          { status: 500, code: 'INTERNAL', detail: 'an internal error occurred' },
-          requestId,
-        )
-      }
-    }
-  }
+  const answerError = errorAnswerer({ ctx, limitOf, overLimit })
   return (
     new Elysia({ name: `mmp-${ctx.name}` })
       .onAfterHandle({ as: 'global' }, ({ path, response }) => {
@@ -221,101 +112,8 @@ export function createServiceApp(
       })
       // A create that claimed an Idempotency-Key keeps its error answer too (a 5xx frees the key).
       .onError({ as: 'global' }, (c) => idem.settle(c.request, answerError(c)))
-      .macro({
-        /**
-         * `idempotent: true` on a create: Stripe's Idempotency-Key semantics, keyed per caller's
-         * tenant and route pattern (services/kernel/idempotency.ts). Runs after auth and validation.
-         * Answer fields that are secrets shown once (`shownOnce` in schema/routes.ts, or
-         * `{ shownOnce: ['key'] }` here) are never stored: a replay leaves them out and says so.
-         */
-        idempotent: (on: boolean | { shownOnce: readonly string[] }) =>
-          on
-            ? {
-                async beforeHandle(c: {
-                  request: Request
-                  route: string
-                  params?: unknown
-                  query?: unknown
-                  body?: unknown
-                }) {
-                  const actor = await ctx.tokens.verify(
-                    bearerToken(c.request.headers.get('authorization')),
-                  )
-                  const answer = await idem.begin({
-                    request: c.request,
-                    tenantId: actor.tenantId,
-                    route: `${c.request.method} ${c.route}`,
-                    params: c.params,
-                    query: c.query,
-                    body: c.body,
-                    shownOnce:
-                      typeof on === 'object'
-                        ? on.shownOnce
-                        : findRoute(c.request.method, new URL(c.request.url).pathname)?.shownOnce,
-                  })
-                  // A streamed body was spooled while hashed: the route reads it from there.
-                  if (answer instanceof Request) c.request = answer
-                  else return answer
-                },
-                async afterHandle(c: {
-                  request: Request
-                  response?: unknown
-                  set: { status?: number | string }
-                }) {
-                  if (!idem.claimed(c.request)) return
-                  const value = c.response
-                  const status = typeof c.set.status === 'number' ? c.set.status : 200
-                  await idem.settle(
-                    c.request,
-                    value instanceof Response
-                      ? value
-                      : new Response(JSON.stringify(value ?? null), {
-                          status,
-                          headers: { 'content-type': 'application/json' },
-                        }),
-                  )
-                },
-              }
-            : {},
-      })
-      .macro({
-        auth: (action: Action) => ({
-          // Runs before body validation, so a request without a valid token is a 401 whatever
-          // its body; the verified token is cached, so resolve's second look is cheap.
-          async transform({
-            request,
-            params,
-            query,
-            body,
-          }: {
-            request: Request
-            params?: unknown
-            query?: unknown
-            body?: unknown
-          }) {
-            const synced = platformReader(ctx, request, action)
-            if (synced) return
-            const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
-            assertHeadersAgree(request.headers, actor)
-            assertCan(actor, action)
-            // Another instance's tenant is refused before its existence is asked: this instance
-            // knows only its own tenants.
-            assertTenantHere(ctx.ownership, tenantOfCall(actor.tenantId, [params, query, body]))
-            await assertTenantsKnown(ctx, actor, [params, query, body])
-            if (suspendedWrites === 'refuse' && writesWhileSuspendedRefused(ctx, request, actor)) {
-              assertEntitled(ctx.registry, actor.tenantId, { write: true })
-            }
-          },
-          async resolve({ request }: { request: Request }): Promise<{ actor: Actor }> {
-            const synced = platformReader(ctx, request, action)
-            if (synced) return { actor: synced }
-            const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
-            assertHeadersAgree(request.headers, actor)
-            assertCan(actor, action)
-            return { actor }
-          },
-        }),
-      })
+      .macro({ idempotent: idempotentMacro({ ctx, idem }) })
+      .macro({ auth: authMacro({ ctx, suspendedWrites }) })
       .get(
         '/health',
         async () => {
@@ -337,3 +135,6 @@ export function createServiceApp(
       .use(handoffRoutes(ctx))
   )
 }
+
+/** A service's app as `createServiceApp` makes it: what a group of routes is added to. */
+export type ServiceApp = ReturnType<typeof createServiceApp>
