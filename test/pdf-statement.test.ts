@@ -7,7 +7,7 @@ import {
 } from '../scripts/make-statement-pdf.ts'
 import { cli } from './support/cli.ts'
 import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
-import { createTenants } from './support/tenants.ts'
+import { createTenantOwner, createTenants } from './support/tenants.ts'
 
 /**
  * The emailed M-PESA statement PDF through a running platform: generated at test time (jsPDF,
@@ -22,14 +22,15 @@ const toMajor = (cents: number) => cents / 100
 
 describe('the emailed M-PESA statement PDF on a running platform', () => {
   let p: TestPlatform
-  let owner: string
   let statement: MadeStatement
 
+  /** A tenant of the test's own: its first Admin's access token. */
+  const ownerOf = async (id: string) => (await createTenantOwner(p, { id })).token
   const upload = async (
+    token: string,
     file: Blob,
     name: string,
     fields: Record<string, string> = {},
-    token = owner,
   ) => {
     const form = new FormData()
     form.append('file', new File([file], name))
@@ -47,9 +48,6 @@ describe('the emailed M-PESA statement PDF on a running platform', () => {
     p = await startTestPlatform({
       only: 'gateway,auth,tenant,parser,categorizer,analytics,broker',
     })
-    const operator = await p.login()
-    await createTenants(p.gateway, operator, 'pdfshop', 'clipdf')
-    owner = await p.login('owner@pdfshop.test', 'pdfshop-Owner-Passphrase-42')
     statement = await made
   }, 60_000)
   afterAll(async () => {
@@ -57,10 +55,16 @@ describe('the emailed M-PESA statement PDF on a running platform', () => {
   })
 
   it('imports a 3-page encrypted statement with the right counts, amounts and balances', async () => {
+    const owner = await ownerOf('pdfshop')
     const done = completed(statement)
-    const res = await upload(new Blob([statement.bytes as Uint8Array<ArrayBuffer>]), 'mpesa.pdf', {
-      password: PASSWORD,
-    })
+    const res = await upload(
+      owner,
+      new Blob([statement.bytes as Uint8Array<ArrayBuffer>]),
+      'mpesa.pdf',
+      {
+        password: PASSWORD,
+      },
+    )
     expect(res.status).toBe(201)
     expect(res.body).toMatchObject({
       accepted: done.length,
@@ -108,7 +112,11 @@ describe('the emailed M-PESA statement PDF on a running platform', () => {
       receiptPrefix: 'SF',
       breakRows: true,
     })
-    const res = await upload(new Blob([app.bytes as Uint8Array<ArrayBuffer>]), 'app.pdf')
+    const res = await upload(
+      await ownerOf('appshop'),
+      new Blob([app.bytes as Uint8Array<ArrayBuffer>]),
+      'app.pdf',
+    )
     expect(res.status).toBe(201)
     expect(res.body).toMatchObject({
       accepted: completed(app).length,
@@ -119,21 +127,28 @@ describe('the emailed M-PESA statement PDF on a running platform', () => {
   }, 60_000)
 
   it('accepts nothing new when the same PDF comes again', async () => {
-    const res = await upload(new Blob([statement.bytes as Uint8Array<ArrayBuffer>]), 'again.pdf', {
-      password: PASSWORD,
-    })
+    const owner = await ownerOf('twice')
+    const bytes = new Blob([statement.bytes as Uint8Array<ArrayBuffer>])
+    const first = await upload(owner, bytes, 'mpesa.pdf', { password: PASSWORD })
+    expect(first.body).toMatchObject({ accepted: completed(statement).length, duplicates: 0 })
+    const res = await upload(owner, bytes, 'again.pdf', { password: PASSWORD })
     expect(res.status).toBe(201)
     expect(res.body).toMatchObject({ accepted: 0, duplicates: completed(statement).length })
   })
 
   it('answers 422 STATEMENT_PASSWORD_INCORRECT and _REQUIRED, and 422 for a PDF of another kind', async () => {
+    const owner = await ownerOf('locked')
     const bytes = new Blob([statement.bytes as Uint8Array<ArrayBuffer>])
-    const wrong = await upload(bytes, 'mpesa.pdf', { password: '11111111' })
+    const wrong = await upload(owner, bytes, 'mpesa.pdf', { password: '11111111' })
     expect(wrong).toMatchObject({ status: 422, body: { code: 'STATEMENT_PASSWORD_INCORRECT' } })
-    const none = await upload(bytes, 'mpesa.pdf')
+    const none = await upload(owner, bytes, 'mpesa.pdf')
     expect(none).toMatchObject({ status: 422, body: { code: 'STATEMENT_PASSWORD_REQUIRED' } })
     expect(none.body.errors[0].field).toBe('password')
-    const other = await upload(new Blob([makeOtherPdf() as Uint8Array<ArrayBuffer>]), 'invoice.pdf')
+    const other = await upload(
+      owner,
+      new Blob([makeOtherPdf() as Uint8Array<ArrayBuffer>]),
+      'invoice.pdf',
+    )
     expect(other.status).toBe(422)
     expect(other.body.detail).toContain('the PDF is not an M-Pesa statement')
   })
@@ -144,7 +159,8 @@ describe('the emailed M-PESA statement PDF on a running platform', () => {
       'SPC0000001,2024-04-02 08:15:22,Funds received from 254722111222 -,Completed,"1,500.00",,"11,500.00"',
       ',,PETER OTIENO,,,,',
     ].join('\n')
-    const res = await upload(new Blob([csv]), 'wrapped.csv')
+    const owner = await ownerOf('wrapped')
+    const res = await upload(owner, new Blob([csv]), 'wrapped.csv')
     expect(res).toMatchObject({ status: 201, body: { accepted: 1, rejected: 0 } })
     const row = await eventually(
       async () => {
@@ -158,13 +174,14 @@ describe('the emailed M-PESA statement PDF on a running platform', () => {
       description: 'Funds received from 254722111222 - PETER OTIENO',
       counterparty_name: 'PETER OTIENO',
     })
-    const unknown = await upload(new Blob(['Date,Narrative,Debit,Credit\n']), 'bank.csv')
+    const unknown = await upload(owner, new Blob(['Date,Narrative,Debit,Credit\n']), 'bank.csv')
     expect(unknown.status).toBe(422)
     expect(unknown.body.detail).toContain(HEADER.replaceAll(',', ', '))
     expect(unknown.body.detail).toContain('found "Date, Narrative, Debit, Credit"')
   })
 
   it('imports the PDF with `mmp import --password` and says what is wrong without it', async () => {
+    await createTenants(p.gateway, await p.login(), 'clipdf')
     const file = join(p.dataDir, 'mpesa-cli.pdf')
     const other = await makeStatementPdf({ pages: 2, password: PASSWORD, receiptPrefix: 'SQ' })
     await Bun.write(file, other.bytes)
