@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrations as analyticsMigrations } from '../schema/analytics/migrations.ts'
 import { type Db, openDatabase } from '../services/kernel/db.ts'
+import { outcome } from './support/jobs.ts'
 import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 
 const ROWS = 300_000
@@ -90,7 +91,12 @@ describe('a crash in the middle of a plan change', () => {
     }
     expect(countIn(sharedPath, 'beta')).toBe(1000)
 
-    const again = await gw.put('/api/v1/tenants/acme/upgrade', { plan: 'pro' })
+    // A move of this size may take longer than the request waits: followed as a job then.
+    const again = await outcome(
+      p.gateway,
+      token,
+      await gw.put('/api/v1/tenants/acme/upgrade', { plan: 'pro' }),
+    )
     expect(again.status).toBe(200)
     expect(again.body).toMatchObject({ plan: 'pro', isolation: 'schema' })
     expect(placement()).toMatchObject({ plan: 'pro', isolation: 'schema' })
