@@ -29,8 +29,11 @@ export interface SheetSink {
   handOn(): Promise<void> | undefined | void
 }
 
-/** Columns in a sheet at most (XFD). */
-const MAX_COLUMNS = 16_384
+/**
+ * Columns read, at most: Excel 2003's 256 (a statement has 14). A sheet may go on to XFD, but a
+ * hostile one with a cell there in every row would make each row 16,384 cells to look through.
+ */
+const MAX_COLUMNS = 256
 
 export class XlsxBook {
   private readonly byName = new Map<string, ZipPart>()
@@ -310,8 +313,10 @@ class SheetRows implements XmlHandler {
     this.type = 'n'
     this.style = 0
     for (let i = from; ; ) {
-      const eq = src.indexOf('=', i)
-      if (eq < 0 || eq >= to) break
+      // The next `=` inside the tag (a search past its end could run to the end of the piece).
+      let eq = i
+      while (eq < to && src.charCodeAt(eq) !== 61) eq++
+      if (eq >= to) break
       let q = eq + 1
       while (isSpace(src.charCodeAt(q))) q++
       const quote = src.charCodeAt(q)
@@ -416,11 +421,23 @@ function numberAt(src: string, from: number, to: number): number {
   return n
 }
 
-const CELL_TYPES = ['s', 'str', 'n', 'b', 'e', 'd', 'inlineStr']
-
-/** A cell's `t` attribute, as one of the known type strings when it is one (no text cut out). */
+/** A cell's `t` attribute as a constant string when it is a known type (no text cut out). */
 function cellType(src: string, from: number, to: number): string {
-  for (const t of CELL_TYPES) if (t.length === to - from && src.startsWith(t, from)) return t
+  const first = src.charCodeAt(from)
+  switch (to - from) {
+    case 1:
+      if (first === 115) return 's'
+      if (first === 110) return 'n'
+      if (first === 98) return 'b'
+      if (first === 101) return 'e'
+      if (first === 100) return 'd'
+      break
+    case 3:
+      if (src.startsWith('str', from)) return 'str'
+      break
+    case 9:
+      if (src.startsWith('inlineStr', from)) return 'inlineStr'
+  }
   return src.slice(from, to)
 }
 

@@ -132,13 +132,15 @@ export class XmlScanner {
       throw new XmlError('the XML declares a document type, which a spreadsheet never does')
     }
     let e = lt + 1
-    for (let c = s.charCodeAt(e); c > 32 && c !== 47 && c !== 62; c = s.charCodeAt(++e)) {}
+    let colon = -1
+    for (let c = s.charCodeAt(e); c > 32 && c !== 47 && c !== 62; c = s.charCodeAt(++e))
+      if (c === 58) colon = e
     if (e >= s.length) return -1
     const gt = tagEnd(s, e)
     if (gt < 0) return -1
     const empty = s.charCodeAt(gt - 1) === 47
     const qname = s.slice(lt + 1, e)
-    const name = localName(qname)
+    const name = colon < 0 ? qname : s.slice(colon + 1, e)
     if (!empty && this.whole?.has(name) && this.h.element) {
       const end = closingTag(s, qname, gt + 1)
       if (end < 0) return -1
