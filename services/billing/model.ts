@@ -203,3 +203,10 @@ export const CycleReport = t.Object({
   suspended: t.Array(t.String()),
 })
 export type CycleReport = typeof CycleReport.static
+
+/** The OpenAPI detail of a route that takes a bearer token. */
+export const secured = (summary: string) => ({
+  summary,
+  tags: ['billing'],
+  security: [{ bearer: [] }],
+})

@@ -1,47 +1,31 @@
 import { t } from 'elysia'
-import { StkPushAccepted } from '../../schema/peers.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { listEntitlements } from '../kernel/entitlements.ts'
-import { invalidField } from '../kernel/errors.ts'
 import { listOf, wholeList } from '../kernel/lists.ts'
-import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
-import { createServiceApp } from '../kernel/service.ts'
+import { type Actor, tenantFor } from '../kernel/roles.ts'
+import { createServiceApp, type ServiceApp } from '../kernel/service.ts'
 import { assertTenantId } from '../kernel/tenant-id.ts'
 import type { Billing } from './billing.ts'
-import { runCycle } from './cycle.ts'
-import { getInvoiceRow, listInvoices, paymentAttempts, toInvoice } from './invoices.ts'
 import {
   CreatePlanBody,
-  CycleReport,
-  Invoice,
-  InvoiceList,
-  InvoiceStatus,
-  PayBody,
   Plan,
   PlanLimits,
-  RunCycleBody,
   Subscription,
   SubscriptionEvent,
+  secured,
   UpgradeBody,
   UpgradedSubscription,
   UsageRecord,
   UsageRecordBody,
   UsageStats,
 } from './model.ts'
-import { payInvoice, upgradeSubscription } from './pay.ts'
-import { renderInvoicePdf } from './pdf.ts'
+import { upgradeSubscription } from './pay.ts'
 import { createPlan, listPlans, toPlan } from './plans.ts'
-import { voidInvoice } from './settle.ts'
+import { invoiceRoutes } from './routes-invoices.ts'
 import { ensureSubscription, listSubscriptionEvents, toSubscription } from './subscriptions.ts'
 import { recordUsage, syncEntitlements, usageStats } from './usage.ts'
 
-const secured = (summary: string) => ({ summary, tags: ['billing'], security: [{ bearer: [] }] })
 const TenantParams = t.Object({ tenant_id: t.String() })
-const InvoiceParams = t.Object({ invoice_id: t.String() })
-const deadlineOf = (request: Request) => {
-  const v = Number(request.headers.get('x-request-deadline'))
-  return Number.isFinite(v) && v > 0 ? v : undefined
-}
 
 /** A subscription for the path's tenant, created on the free plan when it has none yet. */
 function subscriptionFor(b: Billing, tenantId: string) {
@@ -51,10 +35,10 @@ function subscriptionFor(b: Billing, tenantId: string) {
   return sub
 }
 
-/** The billing service's HTTP controller (SPEC §4 Billing, DESIGN §10–11). */
 /** Every limit of a plan, unlimited: what a limit left out of a new plan is. */
 const UNLIMITED = { transactions: null, statements: null, users: null, webhook_endpoints: null }
 
+/** The billing service's HTTP controller (SPEC §4 Billing, DESIGN §10–11). */
 export function createBillingApp(ctx: ServiceContext, b: Billing) {
   /** The tenant a path names: one the actor may see, and one that exists (404 otherwise). */
   const knownTenant = (actor: Actor, named: string): string =>
@@ -64,12 +48,13 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
    * asked as the platform, not routed by the gateway.
    */
   const entitlementsForParts = () => ({ data: listEntitlements(ctx.registry) })
-  return createServiceApp(ctx, {
+  const app = createServiceApp(ctx, {
     title: 'Billing',
     description: 'Plans, subscriptions, usage metering and invoices',
     // Billing is the way out of a suspension: paying and changing plans stay open.
     suspendedWrites: 'allow',
   })
+  app
     .get('/internal/entitlements', entitlementsForParts, {
       auth: 'operator',
       detail: { hide: true },
@@ -138,6 +123,24 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
         detail: secured('Change the plan of a tenant (prorated on the next invoice)'),
       },
     )
+  usageRoutes({ app, ctx, b, knownTenant })
+  invoiceRoutes({ app, ctx, b })
+  return app
+}
+
+/** Recording usage and reading a tenant's usage against its plan's limits. */
+function usageRoutes({
+  app,
+  ctx,
+  b,
+  knownTenant,
+}: {
+  app: ServiceApp
+  ctx: ServiceContext
+  b: Billing
+  knownTenant: (actor: Actor, named: string) => string
+}) {
+  return app
     .post(
       '/api/v1/billing/usage/record',
       ({ body, actor, set }) => {
@@ -201,127 +204,6 @@ export function createBillingApp(ctx: ServiceContext, b: Billing) {
         params: TenantParams,
         response: { 200: UsageStats },
         detail: secured('Usage of the current period against the plan limits'),
-      },
-    )
-    .get(
-      '/api/v1/billing/invoices',
-      ({ query, actor }) => {
-        const tenantId =
-          query.tenant_id !== undefined
-            ? tenantFor(actor, assertTenantId(query.tenant_id))
-            : isOperator(actor)
-              ? null
-              : actor.tenantId
-        return listInvoices(b, tenantId, {
-          limit: query.limit ?? 50,
-          cursor: query.cursor,
-          status: query.status,
-        })
-      },
-      {
-        auth: 'admin',
-        query: t.Object({
-          tenant_id: t.Optional(t.String()),
-          status: t.Optional(InvoiceStatus),
-          limit: t.Optional(t.Integer({ minimum: 1, maximum: 500 })),
-          cursor: t.Optional(t.String()),
-        }),
-        response: { 200: InvoiceList },
-        detail: secured('List invoices of the current tenant (operator: any or all)'),
-      },
-    )
-    .get(
-      '/api/v1/billing/invoices/:invoice_id',
-      ({ params, actor }) => {
-        const row = getInvoiceRow(b, actor, params.invoice_id)
-        return toInvoice(row, paymentAttempts(b, row.id))
-      },
-      {
-        auth: 'admin',
-        params: InvoiceParams,
-        response: { 200: Invoice },
-        detail: secured('One invoice with its payment attempts'),
-      },
-    )
-    .get(
-      '/api/v1/billing/invoices/:invoice_id/pdf',
-      ({ params, actor, requestId }) => {
-        const row = getInvoiceRow(b, actor, params.invoice_id)
-        const inv = toInvoice(row)
-        const sub = ensureSubscription(b, row.tenantId, ctx.clock.now()).sub
-        const pdf = renderInvoicePdf(
-          inv,
-          { name: 'mmp Mobile-Money Analytics', address: ['Nairobi, Kenya', 'billing@mmp.local'] },
-          sub.tenantName ?? row.tenantId,
-        )
-        return new Response(pdf, {
-          headers: {
-            'content-type': 'application/pdf',
-            'content-disposition': `attachment; filename="${inv.number}.pdf"`,
-            'x-request-id': requestId,
-          },
-        })
-      },
-      {
-        auth: 'admin',
-        params: InvoiceParams,
-        detail: {
-          ...secured('Download an invoice as PDF'),
-          responses: {
-            200: {
-              description: 'the invoice',
-              content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
-            },
-          },
-        },
-      },
-    )
-    .post(
-      '/api/v1/billing/invoices/:invoice_id/pay',
-      async ({ params, body, actor, requestId, request, set }) => {
-        const res = await payInvoice(b, actor, params.invoice_id, body.phone_number, {
-          requestId,
-          deadline: deadlineOf(request),
-        })
-        set.status = 202
-        return res
-      },
-      {
-        auth: 'admin',
-        idempotent: true,
-        params: InvoiceParams,
-        body: PayBody,
-        response: { 202: StkPushAccepted },
-        detail: secured('Pay an invoice by M-Pesa STK push through the payment service'),
-      },
-    )
-    .post(
-      '/api/v1/billing/invoices/:invoice_id/void',
-      ({ params }) => {
-        const now = ctx.clock.now()
-        const inv = voidInvoice(b, params.invoice_id, now)
-        syncEntitlements(b, inv.tenantId, now)
-        return toInvoice(inv)
-      },
-      {
-        auth: 'operator',
-        params: InvoiceParams,
-        response: { 200: Invoice },
-        detail: secured('Void an unpaid invoice (operator only)'),
-      },
-    )
-    .post(
-      '/api/v1/billing/run-cycle',
-      ({ body }) => {
-        const at = body?.at ? new Date(body.at) : ctx.clock.now()
-        if (Number.isNaN(at.getTime())) throw invalidField('at', 'must be an ISO 8601 time')
-        return runCycle(b, at)
-      },
-      {
-        auth: 'operator',
-        body: t.Optional(RunCycleBody),
-        response: { 200: CycleReport },
-        detail: secured('Run the billing cycle now or as of a time (operator only)'),
       },
     )
 }
