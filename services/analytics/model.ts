@@ -215,3 +215,10 @@ export const ReconciliationResponse = t.Object({
     }),
   ),
 })
+
+/** The OpenAPI detail of a route that takes a bearer token. */
+export const secured = (summary: string) => ({
+  summary,
+  tags: ['analytics'],
+  security: [{ bearer: [] }],
+})

@@ -6,7 +6,7 @@ import { type Actor, tenantFor } from '../kernel/roles.ts'
 import type { createServiceApp } from '../kernel/service.ts'
 import { dataSpan, GROUPS, type Group, statementSpan, topOfGroup } from './groups.ts'
 import { buildInsights, type DayPeriod } from './insights.ts'
-import { CustomerList, ScopeQuery } from './model.ts'
+import { CustomerList, ScopeQuery, secured } from './model.ts'
 import { reconcileStatement } from './reconciliation.ts'
 import {
   groupReport,
@@ -19,13 +19,7 @@ import {
 import type { Scope } from './summary.ts'
 import { parseRange, timeZone } from './time.ts'
 
-const secured = (summary: string) => ({
-  summary,
-  tags: ['analytics'],
-  security: [{ bearer: [] }],
-})
-
-type ScopeArgs = { tenant_id?: string; from?: string; to?: string; scope?: 'me' | 'tenant' }
+export type ScopeArgs = { tenant_id?: string; from?: string; to?: string; scope?: 'me' | 'tenant' }
 
 /** The tenant, user and period a request reads (the tenant's zone makes a date a local day). */
 export function scopeReader(ctx: ServiceContext) {

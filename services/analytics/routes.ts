@@ -5,7 +5,6 @@ import { wholeList } from '../kernel/lists.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
 import { segmentSizes, topCustomers } from './customers.ts'
-import { exportCsv, exportPdf } from './export.ts'
 import { buildInsights } from './insights.ts'
 import {
   CustomerList,
@@ -16,41 +15,43 @@ import {
   ScopeQuery,
   SegmentList,
   SummaryResponse,
+  secured,
   Transaction,
   TransactionPage,
   TrendResponse,
 } from './model.ts'
 import { reconcileStatement } from './reconciliation.ts'
+import { exportRoutes } from './routes-export.ts'
 import { dayPeriodOf, ownerRoutes, scopeReader } from './routes-owner.ts'
-import { isTradingParty } from './stored.ts'
-import { readCells, summarize, summaryOf, trendOf } from './summary.ts'
+import { readCells, summaryOf, trendOf } from './summary.ts'
 import { getTransaction, listTransactions } from './transactions.ts'
 
-const secured = (summary: string) => ({
-  summary,
-  tags: ['analytics'],
-  security: [{ bearer: [] }],
-})
+/** Whether the tenant's plan has advanced analytics (RFM segments, insights against a period). */
+function hasAdvancedAnalytics(ctx: ServiceContext, tenantId: string): boolean {
+  return ctx.registry.placement(tenantId).features?.advanced_analytics !== false
+}
+
+function requireAdvanced(ctx: ServiceContext, tenantId: string) {
+  if (!hasAdvancedAnalytics(ctx, tenantId)) {
+    throw new AppError(
+      'FEATURE_DISABLED',
+      "advanced analytics is not enabled for this tenant's plan",
+      {
+        extra: { feature: 'advanced_analytics' },
+      },
+    )
+  }
+}
 
 /** The analytics service's HTTP controller (SPEC analytics endpoints, DESIGN §11). */
 export function createAnalyticsApp(ctx: ServiceContext) {
   const scopeOf = scopeReader(ctx)
-  const advanced = (tenantId: string) =>
-    ctx.registry.placement(tenantId).features?.advanced_analytics !== false
-  const requireAdvanced = (tenantId: string) => {
-    if (!advanced(tenantId)) {
-      throw new AppError(
-        'FEATURE_DISABLED',
-        "advanced analytics is not enabled for this tenant's plan",
-        { extra: { feature: 'advanced_analytics' } },
-      )
-    }
-  }
+  const advanced = (tenantId: string) => hasAdvancedAnalytics(ctx, tenantId)
   const app = createServiceApp(ctx, {
     title: 'Analytics',
     description: 'Summaries, trends, customers, insights and exports of mobile-money transactions',
   })
-  return ownerRoutes(app, ctx, advanced)
+  ownerRoutes(app, ctx, advanced)
     .get('/api/v1/analytics/summary', ({ actor, query }) => summaryOf(scopeOf(actor, query)), {
       auth: 'read',
       query: t.Object(ScopeQuery),
@@ -173,7 +174,7 @@ export function createAnalyticsApp(ctx: ServiceContext) {
       '/api/v1/analytics/segments',
       ({ actor, query }) => {
         const scope = scopeOf(actor, { tenant_id: query.tenant_id })
-        requireAdvanced(scope.tenantId)
+        requireAdvanced(ctx, scope.tenantId)
         return {
           as_of: ctx.clock.now().toISOString(),
           data: segmentSizes(scope, ctx.clock.nowMs()),
@@ -186,78 +187,6 @@ export function createAnalyticsApp(ctx: ServiceContext) {
         detail: secured('RFM customer segments with their sizes and value (advanced analytics)'),
       },
     )
-    .get(
-      '/api/v1/analytics/export',
-      ({ actor, query, requestId }) => {
-        const scope = scopeOf(actor, query)
-        const format = query.format ?? 'csv'
-        const stamp = ctx.clock.now().toISOString().slice(0, 10)
-        if (format === 'csv') {
-          return new Response(exportCsv(scope, query), {
-            headers: {
-              'content-type': 'text/csv; charset=utf-8',
-              'content-disposition': `attachment; filename="transactions-${scope.tenantId}-${stamp}.csv"`,
-              'x-request-id': requestId,
-            },
-          })
-        }
-        // The report reads rollups: period, scope, direction and category apply; the row-level
-        // filters (amounts, phone, text) are for the CSV. Without advanced analytics it has no
-        // RFM segments.
-        const cells = readCells(scope, { byCategory: !!query.category }).filter(
-          (c) =>
-            (!query.direction || c.direction === query.direction) &&
-            (!query.kind || c.kind === query.kind) &&
-            (!query.category || c.category === query.category),
-        )
-        const withRfm = advanced(scope.tenantId)
-        // Customers and suppliers are the counterparties of customer and supplier payments only.
-        const parties = !query.kind || isTradingParty(query.kind)
-        const pdf = exportPdf({
-          tenantId: scope.tenantId,
-          generatedAt: ctx.clock.now().toISOString(),
-          from: query.from,
-          to: query.to,
-          filters: query,
-          summary: summarize(cells),
-          customers: parties
-            ? topCustomers(scope, {
-                limit: 10,
-                direction: query.direction,
-                category: query.category,
-                withRfm,
-                nowMs: ctx.clock.nowMs(),
-              })
-            : [],
-          withSegments: withRfm,
-          months: trendOf(cells, 'month'),
-        })
-        return new Response(pdf, {
-          headers: {
-            'content-type': 'application/pdf',
-            'content-disposition': `attachment; filename="analytics-${scope.tenantId}-${stamp}.pdf"`,
-            'x-request-id': requestId,
-          },
-        })
-      },
-      {
-        auth: 'analyze',
-        query: t.Object({
-          ...FilterQuery,
-          format: t.Optional(t.Union([t.Literal('csv'), t.Literal('pdf')])),
-        }),
-        detail: {
-          ...secured('Export the filtered transactions as CSV (streamed) or a PDF report'),
-          responses: {
-            200: {
-              description: 'text/csv or application/pdf',
-              content: {
-                'text/csv': { schema: { type: 'string' } },
-                'application/pdf': { schema: { type: 'string', format: 'binary' } },
-              },
-            },
-          },
-        },
-      },
-    )
+  exportRoutes({ app, ctx, scopeOf, advanced })
+  return app
 }

@@ -1,0 +1,101 @@
+import { t } from 'elysia'
+import type { ServiceContext } from '../kernel/context.ts'
+import type { Actor } from '../kernel/roles.ts'
+import type { ServiceApp } from '../kernel/service.ts'
+import { topCustomers } from './customers.ts'
+import { exportCsv, exportPdf } from './export.ts'
+import { FilterQuery, secured } from './model.ts'
+import type { ScopeArgs } from './routes-owner.ts'
+import { isTradingParty } from './stored.ts'
+import { readCells, type Scope, summarize, trendOf } from './summary.ts'
+
+/**
+ * The export of the filtered transactions: the CSV streamed row by row, or a PDF report of the
+ * period (summary, top counterparties, months) read from the rollups.
+ */
+export function exportRoutes({
+  app,
+  ctx,
+  scopeOf,
+  advanced,
+}: {
+  app: ServiceApp
+  ctx: ServiceContext
+  scopeOf: (actor: Actor, q: ScopeArgs) => Scope
+  advanced: (tenantId: string) => boolean
+}) {
+  return app.get(
+    '/api/v1/analytics/export',
+    ({ actor, query, requestId }) => {
+      const scope = scopeOf(actor, query)
+      const format = query.format ?? 'csv'
+      const stamp = ctx.clock.now().toISOString().slice(0, 10)
+      if (format === 'csv') {
+        return new Response(exportCsv(scope, query), {
+          headers: {
+            'content-type': 'text/csv; charset=utf-8',
+            'content-disposition': `attachment; filename="transactions-${scope.tenantId}-${stamp}.csv"`,
+            'x-request-id': requestId,
+          },
+        })
+      }
+      // The report reads rollups: period, scope, direction and category apply; the row-level
+      // filters (amounts, phone, text) are for the CSV. Without advanced analytics it has no
+      // RFM segments.
+      const cells = readCells(scope, { byCategory: !!query.category }).filter(
+        (c) =>
+          (!query.direction || c.direction === query.direction) &&
+          (!query.kind || c.kind === query.kind) &&
+          (!query.category || c.category === query.category),
+      )
+      const withRfm = advanced(scope.tenantId)
+      // Customers and suppliers are the counterparties of customer and supplier payments only.
+      const parties = !query.kind || isTradingParty(query.kind)
+      const pdf = exportPdf({
+        tenantId: scope.tenantId,
+        generatedAt: ctx.clock.now().toISOString(),
+        from: query.from,
+        to: query.to,
+        filters: query,
+        summary: summarize(cells),
+        customers: parties
+          ? topCustomers(scope, {
+              limit: 10,
+              direction: query.direction,
+              category: query.category,
+              withRfm,
+              nowMs: ctx.clock.nowMs(),
+            })
+          : [],
+        withSegments: withRfm,
+        months: trendOf(cells, 'month'),
+      })
+      return new Response(pdf, {
+        headers: {
+          'content-type': 'application/pdf',
+          'content-disposition': `attachment; filename="analytics-${scope.tenantId}-${stamp}.pdf"`,
+          'x-request-id': requestId,
+        },
+      })
+    },
+    {
+      auth: 'analyze',
+      query: t.Object({
+        ...FilterQuery,
+        format: t.Optional(t.Union([t.Literal('csv'), t.Literal('pdf')])),
+      }),
+      detail: {
+        ...secured('Export the filtered transactions as CSV (streamed) or a PDF report'),
+        responses: {
+          200: {
+            description: 'text/csv or application/pdf',
+            content: {
+              'text/csv': { schema: { type: 'string' } },
+              'application/pdf': { schema: { type: 'string', format: 'binary' } },
+            },
+          },
+        },
+      },
+    },
+  )
+}
