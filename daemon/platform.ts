@@ -8,7 +8,6 @@ import { createServiceClient, staticDiscovery } from '../services/kernel/http-cl
 import { lazyBus } from '../services/kernel/lazy-bus.ts'
 import { createLogger, type Logger } from '../services/kernel/log.ts'
 import { createOwnership } from '../services/kernel/tenant-owner.ts'
-import { createTokenVerifier } from '../services/kernel/tokens.ts'
 import { holdBackground, outboxNotices, type WorkerRole } from './background.ts'
 import { backgroundWork, type Running } from './background-work.ts'
 import type { EmbeddedBroker } from './broker.ts'
@@ -19,7 +18,13 @@ import { learnTenantsFrom } from './profiles.ts'
 import { createReadiness, followSupervisorReadiness } from './readiness.ts'
 import { resolveApiKeysOverHttp, startRevocationFeed } from './revocations.ts'
 import { initDataDir, loadSecrets, publicKeyFromAuth } from './secrets.ts'
-import { answerHealthWith, createService, type SharedContext } from './service-start.ts'
+import {
+  answerHealthWith,
+  createService,
+  idleTimeoutOf,
+  processTokens,
+  type SharedContext,
+} from './service-start.ts'
 import { serviceModules } from './services.ts'
 import { keepSessions } from './sessions.ts'
 import { listenSimulator, simulatorWanted } from './simulator.ts'
@@ -89,22 +94,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   const relays = new Map<string, Relay>()
   const replayMs = config.get<number>('outbox.replay_window_s') * 1000
   const registry = processRegistry(config, log, relays)
-  const tokens = await createTokenVerifier(
-    publicKey,
-    {
-      issuer: config.get('jwt.issuer'),
-      audience: config.get('jwt.audience'),
-      clockToleranceSec: config.get('jwt.clock_tolerance_s'),
-    },
-    {
-      // Revocations older than the longest token lifetime can no longer match a live token.
-      maxTokenAgeSec:
-        config.get<number>('jwt.access_ttl_s') + config.get<number>('jwt.clock_tolerance_s'),
-      // A key revoked through a sibling worker must stop here at once too: workers ask auth's
-      // database each time (a lookup by hash) instead of reusing an answer.
-      apiKeyCacheMs: worker ? 0 : undefined,
-    },
-  )
+  const tokens = await processTokens(config, publicKey, !!worker)
   /** The instance a tenant was moved to on a partitioned service, from its (cached) profile. */
   const placed = (service: string, tenantId: string) => {
     try {
@@ -128,17 +118,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
     simulatorUrl: `http://${reachable(config.host)}:${config.ports.simulator}`,
   }
 
-  // Longer than the longest route budget, so a spent budget is always answered with a 504 before
-  // the server drops an idle connection (DESIGN §15). Bun allows at most 255 s.
-  const idleTimeout = Math.min(
-    255,
-    Math.ceil(
-      Math.max(
-        config.get<number>('gateway.timeout_ms'),
-        config.get<number>('gateway.bulk_timeout_ms'),
-      ) / 1000,
-    ) + 10,
-  )
+  const idleTimeout = idleTimeoutOf(config)
   const running: Running[] = []
   const notices = outboxNotices(log)
   const servers: Array<{ stop(closeActive?: boolean): Promise<void> | void }> = []

@@ -1,4 +1,6 @@
 import type { ServiceContext, ServiceInstance, ServiceName } from '../services/kernel/context.ts'
+import { createTokenVerifier } from '../services/kernel/tokens.ts'
+import type { Config } from './config.ts'
 import type { Readiness } from './readiness.ts'
 import { serviceModules } from './services.ts'
 import { type SliceSource, sliceOf } from './slices.ts'
@@ -32,4 +34,40 @@ export function answerHealthWith(instance: ServiceInstance, name: string, readin
   const hooks = instance.app as unknown as Hookable
   hooks.onRequest(({ request }) => readiness.answer(name, request) ?? undefined)
   hooks.onAfterHandle(({ request, response }) => readiness.decorate(request, response))
+}
+
+/** The token verifier of this process, as configured. */
+export function processTokens(
+  config: Config,
+  publicKey: Parameters<typeof createTokenVerifier>[0],
+  worker: boolean,
+) {
+  return createTokenVerifier(
+    publicKey,
+    {
+      issuer: config.get('jwt.issuer'),
+      audience: config.get('jwt.audience'),
+      clockToleranceSec: config.get('jwt.clock_tolerance_s'),
+    },
+    {
+      // Revocations older than the longest token lifetime can no longer match a live token.
+      maxTokenAgeSec:
+        config.get<number>('jwt.access_ttl_s') + config.get<number>('jwt.clock_tolerance_s'),
+      // A key revoked through a sibling worker must stop here at once too: workers ask auth's
+      // database each time (a lookup by hash) instead of reusing an answer.
+      apiKeyCacheMs: worker ? 0 : undefined,
+    },
+  )
+}
+
+/**
+ * Longer than the longest route budget, so a spent budget is always answered with a 504 before
+ * the server drops an idle connection (DESIGN §15). Bun allows at most 255 s.
+ */
+export function idleTimeoutOf(config: Config): number {
+  const longest = Math.max(
+    config.get<number>('gateway.timeout_ms'),
+    config.get<number>('gateway.bulk_timeout_ms'),
+  )
+  return Math.min(255, Math.ceil(longest / 1000) + 10)
 }
