@@ -61,7 +61,8 @@ function makeTxn(userId: string, over: Partial<TransactionEvent> = {}): Transact
   return {
     transaction_id: `txn_e2e_${String(n).padStart(5, '0')}`,
     occurred_at: new Date(Date.parse('2026-01-01T00:00:00Z') + n * 3_917_000).toISOString(),
-    amount: ((n * 7919) % 250_000) / 100 + 1,
+    // Whole cents (1.00 to 2,500.99): as exact as a CSV or a JSON number carries it.
+    amount: (((n * 7919) % 250_000) + 100) / 100,
     direction: n % 4 === 0 ? 'out' : 'in',
     counterparty_name: `Shop, "${party}"`,
     counterparty_phone: `25472200000${party}`,
@@ -343,7 +344,7 @@ describe('analytics end to end', () => {
     // One money format everywhere (KES 1,234.00, en-KE grouping) and dates in words.
     const kes = (n: number) =>
       `KES ${n.toLocaleString('en-KE', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`
-    expect(text).toContain(`Transactions: ${summary.total_transactions}`)
+    expect(text).toContain(`Transactions: ${summary.total_transactions.toLocaleString('en-KE')}`)
     expect(text).toContain(`Money in: ${kes(summary.total_in)}`)
     expect(text).toContain(`Money out: ${kes(summary.total_out)}`)
     expect(text).toContain(`Average transaction: ${kes(summary.average_transaction)}`)
