@@ -89,7 +89,17 @@ describe('gateway edge', () => {
     await createTenants(
       p.gateway,
       operator,
-      ...['acme', 'other', 'bursty', 'calm', 'direct', 'tenant-a', 'tenant-b', 'viewers'],
+      ...[
+        'acme',
+        'other',
+        'bursty',
+        'calm',
+        'direct',
+        'tenant-a',
+        'tenant-b',
+        'viewers',
+        'metered',
+      ],
     )
     privateKey = (await importPKCS8(
       readFileSync(join(p.dataDir, 'keys', 'jwt-private.pem'), 'utf8'),
@@ -317,6 +327,12 @@ describe('gateway edge', () => {
   })
 
   it('serves a merged OpenAPI document, a self-contained /docs page and /metrics', async () => {
+    // Traffic of its own to count: a burst past a Free tenant's limit (10) on /auth/me.
+    const token = await userToken('metered')
+    const burst = await Promise.all(
+      Array.from({ length: 16 }, () => api(p.gateway, token).get('/api/v1/auth/me')),
+    )
+    expect(burst.map((r) => r.status)).toContain(429)
     const doc = (await api(p.gateway).get('/openapi.json')).body
     expect(doc.openapi).toMatch(/^3\./)
     expect(Object.keys(doc.paths)).toEqual(
@@ -367,11 +383,19 @@ describe('gateway edge', () => {
       ).status,
     ).toBe(401)
 
-    const wrong = { email: 'v@viewers.test', password: 'wrong-password' }
+    // A user of the test's own: its logins end up slowed down.
+    const made = await api(p.gateway, operator).post('/api/v1/auth/users', {
+      tenant_id: 'viewers',
+      email: 'locked@viewers.test',
+      role: 'Viewer',
+      password: 'viewer-password-1',
+    })
+    expect(made.status).toBe(201)
+    const wrong = { email: 'locked@viewers.test', password: 'wrong-password' }
     for (let i = 0; i < 5; i++)
       expect((await api(p.gateway).post('/api/v1/auth/login', wrong)).status).toBe(401)
     const locked = await api(p.gateway).post('/api/v1/auth/login', {
-      email: 'v@viewers.test',
+      email: 'locked@viewers.test',
       password: 'viewer-password-1',
     })
     expect(locked.status).toBe(429)
