@@ -44,6 +44,11 @@ describe('starting while the broker is down', () => {
     expect(health.status).toBe(200)
     const body = (await health.json()) as { warming?: Record<string, string> }
     expect(Object.keys(body.warming ?? {})).toContain('broker')
+    // Each service's own port says the same.
+    const analytics = (await (await fetch(`${p.url('analytics')}/health`)).json()) as {
+      warming?: Record<string, string>
+    }
+    expect(Object.keys(analytics.warming ?? {})).toContain('broker')
 
     const admin = await createTenantAdmin(p, { id: 'nobroker', plan: 'pro' })
     const write = await admin.post('/api/v1/parser/transactions', {
