@@ -6,6 +6,7 @@ import {
   handleAll,
   type IBreaker,
 } from 'cockatiel'
+import type { Logger } from '../kernel/log.ts'
 
 export type BreakerState = 'closed' | 'open' | 'half-open'
 
@@ -162,4 +163,35 @@ export function createBreakers(
       return Object.fromEntries([...breakers].map(([k, b]) => [k, b.state]))
     },
   }
+}
+
+/**
+ * The gateway's breakers, one per upstream: half of at least 10 requests failing within 10 s
+ * opens one for 5 s (unless `overrides` say otherwise); each change is a metric and a log line.
+ */
+export function upstreamBreakers({
+  log,
+  observe,
+  overrides,
+}: {
+  log: Logger
+  observe: { breaker(service: string, state: BreakerState): void }
+  overrides?: Partial<BreakerOptions>
+}) {
+  const breakerOpts: BreakerOptions = {
+    threshold: 0.5,
+    minRequests: 10,
+    windowMs: 10_000,
+    halfOpenMs: 5_000,
+    ...overrides,
+  }
+  return createBreakers(breakerOpts, {
+    onChange(service, state) {
+      observe.breaker(service, state)
+      log[state === 'closed' ? 'info' : 'warn'](`circuit breaker for ${service} is ${state}`, {
+        upstream: service,
+        state,
+      })
+    },
+  })
 }
