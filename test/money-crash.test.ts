@@ -123,19 +123,29 @@ describe('money survives a crash at every fault point', () => {
         await p.restart({ MMP_FAULT: '' })
         // Clients retry every key; the operator reconciles until nothing is open.
         await Promise.all(burst.map(push))
+        let last = ''
         await eventually(
           async () => {
             const r = await operator.post('/api/v1/payments/reconcile', {})
             const list = await shop.get('/api/v1/payments?limit=500')
-            return (
-              r.status === 200 &&
-              list.body.data.every((x: { status: string }) => FINAL.includes(x.status))
+            const open = (
+              list.body.data as Array<{ status: string; phone_number: string; created_at: string }>
+            ).filter(
+              (x) => burst.some((b) => b.phone === x.phone_number) && !FINAL.includes(x.status),
             )
+            last = JSON.stringify({ report: r.body, open })
+            return r.status === 200 && open.length === 0
           },
-          60_000,
+          // A push that died before it was sent is known to be unpaid once its prompt could no
+          // longer be answered: a minute after it started.
+          120_000,
           'every payment to end',
-        )
+        ).catch((err) => {
+          throw new Error(
+            `${(err as Error).message}: ${last}\n${p.logs().split('\n').slice(-20).join('\n')}`,
+          )
+        })
       }
       await expectChargedOnce(sent)
-    }, 180_000)
+    }, 400_000)
 })
