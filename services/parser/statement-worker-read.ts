@@ -2,7 +2,7 @@ import { readSpreadsheet } from './spreadsheet.ts'
 import { streamStatement } from './statement.ts'
 import type { StatementChunk, StatementRead } from './statement-row.ts'
 
-/** What the statement thread reads a file with: a spreadsheet whole, CSV text as a stream. */
+/** What the statement thread reads a file with: a spreadsheet (an XLSX as a stream), CSV text as a stream. */
 export function readFile(
   file: Blob,
   opts: {
