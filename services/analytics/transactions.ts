@@ -1,3 +1,4 @@
+import type { TransactionView } from '../../schema/analytics/views.ts'
 import { CATEGORIES, KINDS, type Kind } from '../../schema/vocabulary.ts'
 import { invalidField, NotFound } from '../kernel/errors.ts'
 import { toMajor, toMinor } from '../kernel/money.ts'
@@ -14,26 +15,6 @@ export interface TransactionFilters {
   max_amount?: number | undefined
   phone?: string | undefined
   q?: string | undefined
-}
-
-/** A transaction as read back (DESIGN §11). */
-export interface TransactionView {
-  id: string
-  occurred_at: string
-  amount: number
-  direction: 'in' | 'out'
-  counterparty_name: string | null
-  counterparty_phone: string | null
-  description: string
-  receipt_number: string | null
-  balance: number | null
-  category: string | null
-  category_confidence: number | null
-  category_source: string | null
-  source: string
-  user_id: string | null
-  kind: Kind | null
-  leg: string
 }
 
 export const VIEW_FIELDS = [

@@ -1,3 +1,4 @@
+import type { TransactionView } from '../../schema/analytics/views.ts'
 import { CATEGORIES } from '../../schema/vocabulary.ts'
 import { api, can, scoped } from '../api.ts'
 import { localPhone } from '../format.ts'
@@ -5,88 +6,14 @@ import { date, formValues, h, money, showError, table } from '../ui.ts'
 
 export const categories: readonly string[] = CATEGORIES
 
-/** A transaction as the analytics list returns it (DESIGN §11). */
-interface Transaction {
-  id: string
-  occurred_at: string
-  amount: number
-  direction: 'in' | 'out'
-  counterparty_name: string | null
-  counterparty_phone: string | null
-  description: string
-  receipt_number: string | null
-  category: string | null
-  category_source: string | null
-}
+type Transaction = TransactionView
 
 export async function transactionsView(root: HTMLElement): Promise<void> {
   const today = new Date().toISOString().slice(0, 10)
-  const filters = h(
-    'form',
-    { class: 'filters', 'aria-label': 'Filter transactions' },
-    h('label', {}, 'From', h('input', { type: 'date', name: 'from', max: today })),
-    h('label', {}, 'To', h('input', { type: 'date', name: 'to', max: today })),
-    h(
-      'label',
-      {},
-      'Direction',
-      h(
-        'select',
-        { name: 'direction' },
-        h('option', { value: '' }, 'Any'),
-        h('option', { value: 'in' }, 'In'),
-        h('option', { value: 'out' }, 'Out'),
-      ),
-    ),
-    h(
-      'label',
-      {},
-      'Category',
-      h(
-        'select',
-        { name: 'category' },
-        h('option', { value: '' }, 'Any'),
-        categories.map((c) => h('option', { value: c }, c)),
-      ),
-    ),
-    h('label', {}, 'Search', h('input', { type: 'search', name: 'q', maxlength: 200 })),
-    h('button', { type: 'submit' }, 'Apply'),
-  ) as HTMLFormElement
+  const filters = filterForm(today)
   const list = h('div', { id: 'transactions' })
   const more = h('button', { type: 'button', hidden: true }, 'Load more')
-  const exports = can('analyze')
-    ? h(
-        'div',
-        { class: 'actions' },
-        h(
-          'button',
-          {
-            type: 'button',
-            id: 'export-csv',
-            onclick: () =>
-              api
-                .download(
-                  scoped(`/api/v1/analytics/export?format=csv&${query()}`),
-                  'transactions.csv',
-                )
-                .catch(showError),
-          },
-          'Export CSV',
-        ),
-        h(
-          'button',
-          {
-            type: 'button',
-            id: 'export-pdf',
-            onclick: () =>
-              api
-                .download(scoped(`/api/v1/analytics/export?format=pdf&${query()}`), 'report.pdf')
-                .catch(showError),
-          },
-          'Export PDF',
-        ),
-      )
-    : null
+  const exports = can('analyze') ? exportButtons(() => query()) : null
   root.append(
     h('section', { class: 'panel' }, h('h2', {}, 'Transactions'), filters, exports, list, more),
   )
@@ -100,57 +27,10 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
     list.replaceChildren(
       table(
         ['Date', 'Description', 'Counterparty', 'Amount', 'Category'],
-        rows.map((t) => [
-          date(t.occurred_at),
-          h(
-            'span',
-            {},
-            t.description,
-            t.receipt_number ? h('small', { class: 'muted' }, ` ${t.receipt_number}`) : null,
-          ),
-          t.counterparty_name ?? (t.counterparty_phone ? localPhone(t.counterparty_phone) : '—'),
-          h(
-            'span',
-            { class: t.direction === 'in' ? 'in money' : 'out money' },
-            // One minus sign everywhere: money out reads KES -1,234.00, as in every table.
-            money(t.direction === 'in' ? t.amount : -t.amount),
-          ),
-          categoryCell(t),
-        ]),
+        rows.map(transactionCells),
         { id: 'transactions-table' },
       ),
     )
-  }
-
-  const categoryCell = (t: Transaction) => {
-    const source = t.category_source ? `${t.category_source}` : ''
-    if (!can('analyze'))
-      return h('span', { 'data-transaction': t.id, title: source }, t.category ?? '—')
-    const select = h(
-      'select',
-      {
-        'aria-label': `Category of ${t.description} on ${date(t.occurred_at)}`,
-        'data-transaction': t.id,
-        title: source ? `set by ${source}` : null,
-      },
-      t.category ? null : h('option', { value: '', selected: true }, '—'),
-      categories.map((c) => h('option', { value: c, selected: c === t.category }, c)),
-    ) as HTMLSelectElement
-    select.addEventListener('change', async () => {
-      try {
-        await api.send('PUT', scoped(`/api/v1/categorize/transactions/${t.id}`), {
-          category: select.value,
-        })
-        t.category = select.value
-        t.category_source = 'override'
-        select.classList.add('saved')
-        select.dataset.saved = select.value
-      } catch (err) {
-        select.value = t.category ?? ''
-        showError(err)
-      }
-    })
-    return select
   }
 
   const load = async (reset: boolean) => {
@@ -184,4 +64,124 @@ export async function transactionsView(root: HTMLElement): Promise<void> {
   })
   more.addEventListener('click', () => void load(false))
   await load(true)
+}
+
+/** The filters above the list: period, direction, category and a search. */
+function filterForm(today: string): HTMLFormElement {
+  return h(
+    'form',
+    { class: 'filters', 'aria-label': 'Filter transactions' },
+    h('label', {}, 'From', h('input', { type: 'date', name: 'from', max: today })),
+    h('label', {}, 'To', h('input', { type: 'date', name: 'to', max: today })),
+    h(
+      'label',
+      {},
+      'Direction',
+      h(
+        'select',
+        { name: 'direction' },
+        h('option', { value: '' }, 'Any'),
+        h('option', { value: 'in' }, 'In'),
+        h('option', { value: 'out' }, 'Out'),
+      ),
+    ),
+    h(
+      'label',
+      {},
+      'Category',
+      h(
+        'select',
+        { name: 'category' },
+        h('option', { value: '' }, 'Any'),
+        categories.map((c) => h('option', { value: c }, c)),
+      ),
+    ),
+    h('label', {}, 'Search', h('input', { type: 'search', name: 'q', maxlength: 200 })),
+    h('button', { type: 'submit' }, 'Apply'),
+  ) as HTMLFormElement
+}
+
+/** The CSV and PDF exports of what the filters select. */
+function exportButtons(query: () => string) {
+  return h(
+    'div',
+    { class: 'actions' },
+    h(
+      'button',
+      {
+        type: 'button',
+        id: 'export-csv',
+        onclick: () =>
+          api
+            .download(scoped(`/api/v1/analytics/export?format=csv&${query()}`), 'transactions.csv')
+            .catch(showError),
+      },
+      'Export CSV',
+    ),
+    h(
+      'button',
+      {
+        type: 'button',
+        id: 'export-pdf',
+        onclick: () =>
+          api
+            .download(scoped(`/api/v1/analytics/export?format=pdf&${query()}`), 'report.pdf')
+            .catch(showError),
+      },
+      'Export PDF',
+    ),
+  )
+}
+
+/** One row of the table. */
+function transactionCells(t: Transaction) {
+  return [
+    date(t.occurred_at),
+    h(
+      'span',
+      {},
+      t.description,
+      t.receipt_number ? h('small', { class: 'muted' }, ` ${t.receipt_number}`) : null,
+    ),
+    t.counterparty_name ?? (t.counterparty_phone ? localPhone(t.counterparty_phone) : '—'),
+    h(
+      'span',
+      { class: t.direction === 'in' ? 'in money' : 'out money' },
+      // One minus sign everywhere: money out reads KES -1,234.00, as in every table.
+      money(t.direction === 'in' ? t.amount : -t.amount),
+    ),
+    categoryCell(t),
+  ]
+}
+
+/** A transaction's category: a select that saves an override for an Analyst, text otherwise. */
+function categoryCell(t: Transaction) {
+  const source = t.category_source ? `${t.category_source}` : ''
+  if (!can('analyze'))
+    return h('span', { 'data-transaction': t.id, title: source }, t.category ?? '—')
+  const select = h(
+    'select',
+    {
+      'aria-label': `Category of ${t.description} on ${date(t.occurred_at)}`,
+      'data-transaction': t.id,
+      title: source ? `set by ${source}` : null,
+    },
+    t.category ? null : h('option', { value: '', selected: true }, '—'),
+    categories.map((c) => h('option', { value: c, selected: c === t.category }, c)),
+  ) as HTMLSelectElement
+  select.addEventListener('change', async () => {
+    try {
+      await api.send('PUT', scoped(`/api/v1/categorize/transactions/${t.id}`), {
+        category: select.value,
+      })
+      t.category = select.value
+      t.category_source = 'override'
+      select.classList.add('saved')
+      select.dataset.saved = select.value
+    } catch (err) {
+      select.value = t.category ?? ''
+      showError(err)
+    }
+  })
+  return select
 }
