@@ -9,7 +9,7 @@ import { settle } from './settle.ts'
  * of its answer, and its callback never came) has no CheckoutRequestID to query. It is found in
  * the provider's own record instead (Pull Transactions): the payment into the shortcode with the
  * account reference the platform sent (stored before sending), the same phone and amount, made
- * after the push started. Found: `success` with the receipt. Not found once the prompt can no
+ * while its prompt could be answered (and before M-Pesa took another push to that phone). Found: `success` with the receipt. Not found once the prompt can no
  * longer be answered: `failed`, nothing was charged. Never a payment already final.
  */
 export interface LostPush {
@@ -33,13 +33,21 @@ export function samePhone(shown: string, ours: string): boolean {
   return digits.length >= 8 && ours.endsWith(digits.slice(-9))
 }
 
-/** The provider's transaction for this push, or null. `taken`: receipts other payments hold. */
+/** How long after a push its payment can complete: the prompt's life, and some slack. */
+export const COMPLETES_WITHIN_MS = PROMPT_HOLD_MS + 15_000
+
+/**
+ * The provider's transaction for this push, or null. `taken`: receipts other payments hold.
+ * `until`: when M-Pesa took another push to the same phone (its prompt was over by then).
+ */
 export function matchOf(
   p: PaymentRow,
   txns: PulledTransaction[],
   taken: (receipt: string) => boolean,
+  until = Number.POSITIVE_INFINITY,
 ): PulledTransaction | null {
   const started = Date.parse(p.created_at) - 60_000
+  const ends = Math.min(Date.parse(p.created_at) + COMPLETES_WITHIN_MS, until)
   const ref = p.account_reference.trim().toLowerCase()
   const found = txns
     .filter(
@@ -47,6 +55,7 @@ export function matchOf(
         t.billReference.trim().toLowerCase() === ref &&
         Math.round(t.amount * 100) === p.amount_cents &&
         t.at.getTime() >= started &&
+        t.at.getTime() <= ends &&
         samePhone(t.msisdn, p.phone_number) &&
         !taken(t.receipt),
     )
@@ -81,7 +90,13 @@ export async function settleLostPushes(deps: PaymentDeps, lost: LostPush[]): Pro
           'SELECT 1 AS n FROM payments WHERE mpesa_receipt_number = ? LIMIT 1',
         )
         .get(receipt)
-    const t = matchOf(p, txns, taken)
+    const next = db.sqlite
+      .query<{ at: string | null }, [string, string, string]>(
+        `SELECT min(created_at) AS at FROM payments WHERE tenant_id = ? AND phone_number = ?
+         AND created_at > ? AND checkout_request_id IS NOT NULL`,
+      )
+      .get(p.tenant_id, p.phone_number, p.created_at)?.at
+    const t = matchOf(p, txns, taken, next ? Date.parse(next) : undefined)
     if (t) {
       used.add(t.receipt)
       const done = await settle(deps, db, 'stk', p.tenant_id, p.id, {
