@@ -6,7 +6,8 @@ import { configArgs, configFromArgs, jsonArg, printJson } from './shared.ts'
 const reconcile = defineCommand({
   meta: {
     name: 'reconcile',
-    description: 'Ask the provider now about payments pending longer than mpesa.reconcile_after_s',
+    description:
+      "Ask the provider now about payments pending longer than mpesa.reconcile_after_s, and look pushes whose answer was lost up in the provider's own record",
   },
   args: { ...configArgs, ...clientArgs, ...jsonArg },
   async run({ args }) {
@@ -21,7 +22,7 @@ const reconcile = defineCommand({
     }>('POST', '/api/v1/payments/reconcile')
     if (args.json) return printJson(r)
     console.log(
-      `checked ${r.checked}, settled ${r.settled}, still pending ${r.still_pending}, query failures ${r.failed_to_query}, unknown (waiting for their callback) ${r.unknown}`,
+      `checked ${r.checked}, settled ${r.settled}, still pending ${r.still_pending}, query failures ${r.failed_to_query}, unknown (no answer from the provider yet) ${r.unknown}`,
     )
   },
 })
