@@ -129,7 +129,8 @@ export const ReconcileReport = t.Object({
   still_pending: t.Integer(),
   failed_to_query: t.Integer(),
   unknown: t.Integer({
-    description: 'requests whose provider answer was lost; only their callback can settle them',
+    description:
+      "requests whose provider answer was lost and that neither their callback nor the provider's record (Pull Transactions) has settled yet",
   }),
 })
 
