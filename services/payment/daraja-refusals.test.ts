@@ -15,8 +15,22 @@ describe('Daraja refusals and the shared token', () => {
     hostname: '127.0.0.1',
     async fetch(req) {
       const path = new URL(req.url).pathname
-      if (path === '/oauth/v1/generate')
+      if (path === '/oauth/v1/generate') {
+        const basic = Buffer.from('shared-key:s').toString('base64')
+        if (
+          req.headers.get('authorization') &&
+          req.headers.get('authorization') !== `Basic ${basic}`
+        )
+          return Response.json(
+            {
+              requestId: 'r',
+              errorCode: '400.008.01',
+              errorMessage: 'Invalid Authentication passed',
+            },
+            { status: 400 },
+          )
         return Response.json({ access_token: `tok-${++live}`, expires_in: '3599' })
+      }
       if (req.headers.get('authorization') !== `Bearer tok-${live}`)
         return Response.json(
           { errorCode: '404.001.03', errorMessage: 'Invalid Access Token' },
@@ -66,6 +80,13 @@ describe('Daraja refusals and the shared token', () => {
       ['500.003.03', 'Quota Violation', 'busy', false],
       ['500.003.1001', 'Internal Server Error', null, true],
     ]
+    // The app's keys refused by OAuth: the push was never sent, and the settings are at fault.
+    const badKeys = createDaraja({ ...cfg, consumerKey: 'other-key', retries: 0 })
+    const oauth = (await badKeys.stkPush(input).catch((e) => e)) as ProviderError
+    expect({ refusal: refusalOf(oauth), reached: oauth.reached }).toEqual({
+      refusal: 'credentials',
+      reached: false,
+    })
     const daraja = createDaraja({ ...cfg, retries: 0 })
     for (const [errorCode, errorMessage, refusal, reached] of cases) {
       pushAnswer = { status: 500, body: { requestId: 'r', errorCode, errorMessage } }
