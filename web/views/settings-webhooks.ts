@@ -43,88 +43,16 @@ export async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
       const none = hooks.value.data.length === 0
       if (triggerButton) triggerButton.disabled = none
       noEndpoint.hidden = !none
-      list.replaceChildren(
-        hooks.value.data.length
-          ? table(
-              ['URL', 'Events', 'Status'],
-              hooks.value.data.map((w) => [
-                h('code', {}, w.url),
-                w.events.join(', '),
-                w.disabled_reason ? `${w.status} (${w.disabled_reason})` : w.status,
-              ]),
-              { id: 'webhooks-table' },
-            )
-          : h('p', { class: 'muted' }, 'No webhook endpoints yet.'),
-      )
+      list.replaceChildren(endpointsTable(hooks.value.data))
     } else showError(hooks.reason)
     if (dels.status === 'fulfilled')
-      deliveries.replaceChildren(
-        dels.value.data.length
-          ? table(
-              ['Event', 'Status', 'Attempts', 'Last answer', 'Updated', ''],
-              dels.value.data.map((d) => [
-                d.event,
-                h('span', { class: `status-${d.status}` }, d.status),
-                String(d.attempt_count),
-                d.last_status_code ? String(d.last_status_code) : (d.last_error ?? '—'),
-                date(d.updated_at),
-                d.status === 'dead' || d.status === 'delivered'
-                  ? h(
-                      'button',
-                      {
-                        type: 'button',
-                        'aria-label': `Replay ${d.event} delivery ${d.id}`,
-                        onclick: () =>
-                          api
-                            .send('POST', `/api/v1/webhooks/deliveries/${d.id}/replay`)
-                            .then(load, showError),
-                      },
-                      'Replay',
-                    )
-                  : '',
-              ]),
-              { id: 'deliveries-table' },
-            )
-          : h('p', { class: 'muted' }, 'No deliveries yet.'),
-      )
+      deliveries.replaceChildren(deliveriesTable(dels.value.data, load))
     else showError(dels.reason)
   }
   const form = formWith(
     'webhook-form',
     'Register a webhook',
-    [
-      field(
-        'URL',
-        h('input', { name: 'url', type: 'url', placeholder: 'https://…', required: true }),
-      ),
-      field(
-        'Signing secret (optional)',
-        h('input', {
-          name: 'secret',
-          minlength: 8,
-          autocomplete: 'off',
-          placeholder: 'leave empty to have one made',
-        }),
-      ),
-      h(
-        'fieldset',
-        { class: 'checks', id: 'webhook-events' },
-        h('legend', {}, 'Events'),
-        webhookEvents.map((e) =>
-          h(
-            'label',
-            {},
-            h('input', {
-              type: 'checkbox',
-              name: 'events',
-              value: e,
-              checked: e === 'payment.success',
-            }),
-            e,
-          ),
-        ),
-      ),
-    ],
+    registerFields(),
     'Register',
     async (v, form) => {
       const events = [
@@ -137,23 +65,7 @@ export async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
         { tenant_id: tenantId, url: v.url, ...(v.secret ? { secret: v.secret } : {}), events },
       )
       created.replaceChildren()
-      if (res.secret) {
-        // The service keeps it encrypted and never answers it again: this is the one showing.
-        const code = h('code', { id: 'webhook-secret' }, res.secret)
-        created.append(
-          h(
-            'p',
-            {},
-            `Signing secret for ${res.url}, shown this once: keep it where your server verifies the signatures.`,
-          ),
-          h(
-            'div',
-            { class: 'inline secret' },
-            code,
-            copyButton('copy-webhook-secret', res.secret, code),
-          ),
-        )
-      }
+      if (res.secret) showSecret(created, res.url, res.secret)
       await load()
     },
   )
@@ -199,5 +111,102 @@ export async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
     sent,
     h('h3', {}, 'Recent deliveries ', refresh),
     deliveries,
+  )
+}
+
+/** The tenant's endpoints, or a line saying there are none. */
+function endpointsTable(endpoints: Endpoint[]) {
+  return endpoints.length
+    ? table(
+        ['URL', 'Events', 'Status'],
+        endpoints.map((w) => [
+          h('code', {}, w.url),
+          w.events.join(', '),
+          w.disabled_reason ? `${w.status} (${w.disabled_reason})` : w.status,
+        ]),
+        { id: 'webhooks-table' },
+      )
+    : h('p', { class: 'muted' }, 'No webhook endpoints yet.')
+}
+
+/** The recent deliveries, a delivered or dead one with a button that replays it. */
+function deliveriesTable(deliveries: Delivery[], reload: () => Promise<void>) {
+  return deliveries.length
+    ? table(
+        ['Event', 'Status', 'Attempts', 'Last answer', 'Updated', ''],
+        deliveries.map((d) => [
+          d.event,
+          h('span', { class: `status-${d.status}` }, d.status),
+          String(d.attempt_count),
+          d.last_status_code ? String(d.last_status_code) : (d.last_error ?? '—'),
+          date(d.updated_at),
+          d.status === 'dead' || d.status === 'delivered'
+            ? h(
+                'button',
+                {
+                  type: 'button',
+                  'aria-label': `Replay ${d.event} delivery ${d.id}`,
+                  onclick: () =>
+                    api
+                      .send('POST', `/api/v1/webhooks/deliveries/${d.id}/replay`)
+                      .then(reload, showError),
+                },
+                'Replay',
+              )
+            : '',
+        ]),
+        { id: 'deliveries-table' },
+      )
+    : h('p', { class: 'muted' }, 'No deliveries yet.')
+}
+
+/** The fields of the registration form: URL, optional secret and the events. */
+function registerFields() {
+  return [
+    field(
+      'URL',
+      h('input', { name: 'url', type: 'url', placeholder: 'https://…', required: true }),
+    ),
+    field(
+      'Signing secret (optional)',
+      h('input', {
+        name: 'secret',
+        minlength: 8,
+        autocomplete: 'off',
+        placeholder: 'leave empty to have one made',
+      }),
+    ),
+    h(
+      'fieldset',
+      { class: 'checks', id: 'webhook-events' },
+      h('legend', {}, 'Events'),
+      webhookEvents.map((e) =>
+        h(
+          'label',
+          {},
+          h('input', {
+            type: 'checkbox',
+            name: 'events',
+            value: e,
+            checked: e === 'payment.success',
+          }),
+          e,
+        ),
+      ),
+    ),
+  ]
+}
+
+/** The signing secret of a new endpoint, shown this once with a copy button. */
+function showSecret(created: HTMLElement, url: string, secret: string) {
+  // The service keeps it encrypted and never answers it again: this is the one showing.
+  const code = h('code', { id: 'webhook-secret' }, secret)
+  created.append(
+    h(
+      'p',
+      {},
+      `Signing secret for ${url}, shown this once: keep it where your server verifies the signatures.`,
+    ),
+    h('div', { class: 'inline secret' }, code, copyButton('copy-webhook-secret', secret, code)),
   )
 }
