@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { csvKit, EXPORT_SELECT } from './csv.ts'
+import { csvBytesKit, csvTextKit, EXPORT_SELECT } from './csv.ts'
 
 /**
  * A whole-history CSV export, read and written by two worker threads at once. On one thread the
@@ -67,7 +67,7 @@ export type SliceReply =
 
 const source = `
 import { Database } from 'bun:sqlite'
-const { exportPageBytes } = (${csvKit.toString()})()
+const { exportPageBytes } = (${csvBytesKit.toString()})((${csvTextKit.toString()})().unparsePage)
 const SELECT = ${JSON.stringify(EXPORT_SELECT)}
 // A connection a slice, closed when the slice is read: a thread between slices (waiting for a
 // slow client, say) holds no file open, so an erased tenant's file is let go.

@@ -1,10 +1,10 @@
 /**
  * CSV lines exactly as `Papa.unparse` writes them (CRLF, quotes only where Papa puts them), with
- * cells a spreadsheet would run as formulas neutralised. Everything is made inside one function
+ * cells a spreadsheet would run as formulas neutralised. Each kit is made inside one function
  * with no import and no outside name, because the export's worker threads run its source text
  * (csv-slices.ts): a source string needs no file of its own in the single executable.
  */
-export function csvKit() {
+export function csvTextKit() {
   /** Papa's own rule for when a field needs quotes (BAD_DELIMITERS, the delimiter, edge spaces). */
   const NEEDS_QUOTES = /[\r\n",\ufeff]|^ | $/
   /**
@@ -82,6 +82,14 @@ export function csvKit() {
     return unparsePage(rows)
   }
 
+  return { neutraliseCell, unparsePage, exportPage }
+}
+
+/**
+ * The export's pages straight as UTF-8 bytes, the rows that need care through `unparsePage`
+ * (csvTextKit's, handed in: this kit too names nothing outside itself).
+ */
+export function csvBytesKit(unparsePage: (rows: readonly unknown[][]) => string) {
   const encoder = new TextEncoder()
 
   /**
@@ -162,10 +170,11 @@ export function csvKit() {
     return out.subarray(0, o)
   }
 
-  return { neutraliseCell, unparsePage, exportPage, exportPageBytes }
+  return { exportPageBytes }
 }
 
-export const { neutraliseCell, unparsePage, exportPage, exportPageBytes } = csvKit()
+export const { neutraliseCell, unparsePage, exportPage } = csvTextKit()
+export const { exportPageBytes } = csvBytesKit(unparsePage)
 
 /** The read-back fields (DESIGN §11) in VIEW_FIELDS order; `id` and `occurred_at` lead (keyset). */
 export const EXPORT_SELECT = `SELECT id, occurred_at, amount_cents, direction, counterparty_name,
