@@ -136,6 +136,16 @@ describe('XLSX statements read as a stream', () => {
 const HEADER_LABELS =
   'Receipt No.,Completion Time,Details,Transaction Status,Paid In,Withdrawn,Balance'.split(',')
 
+describe('other zip workbooks', () => {
+  it('leaves an XLSB (binary workbook) to SheetJS, which reads its statement', async () => {
+    const book = XLSX.utils.book_new()
+    XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet(typedGrid(false)), 'Statement')
+    const r = await read(new Blob([XLSX.write(book, { type: 'array', bookType: 'xlsb' })]))
+    expect(r.counts).toEqual({ read: 34, kept: 34, skipped: 0, rejected: 0 })
+    expect(r.proof).toMatchObject({ totalsMatch: true, balanceChains: true })
+  })
+})
+
 describe('hostile XLSX files are refused in words, never a 500', () => {
   const sheet = (data: string) => workbookParts({ sheets: [{ name: 'S', data }] })
   const refused = async (file: Uint8Array<ArrayBuffer>, code: string, message: RegExp) => {

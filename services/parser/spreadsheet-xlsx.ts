@@ -39,7 +39,8 @@ export class XlsxBook {
   async sheets(): Promise<string[] | null> {
     const root = (await this.relations('_rels/.rels', '')).find((r) => r.type === 'officeDocument')
     const workbook = root?.target ?? 'xl/workbook.xml'
-    if (!this.part(workbook)) return null
+    // An XLSB's workbook is binary (`workbook.bin`): left to SheetJS, as an ODS is.
+    if (!/\.xml$/i.test(workbook) || !this.part(workbook)) return null
     const rels = await this.relations(relsOf(workbook), dirOf(workbook))
     const ids: string[] = []
     let date1904 = false
