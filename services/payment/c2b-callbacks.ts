@@ -1,7 +1,7 @@
 import type { Db } from '../kernel/db.ts'
 import { assertEntitled } from '../kernel/entitlements.ts'
 import { AppError } from '../kernel/errors.ts'
-import { newId } from '../kernel/ids.ts'
+import { derivedId } from '../kernel/ids.ts'
 import { maskPhone } from '../kernel/phone.ts'
 import { PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { appendAudit } from './audit.ts'
@@ -166,7 +166,8 @@ export function createC2bCallbacks(
     const at = deps.nowIso()
     const names = [body.FirstName, body.MiddleName, body.LastName].map(text).filter(Boolean)
     const msisdn = text(body.MSISDN)
-    const txnId = newId('txn')
+    // Derived from the receipt: a replayed or restored confirmation names the same transaction.
+    const txnId = derivedId('txn', 'c2b', transId)
     const c2b: C2bRow = {
       id: `c2b_${txnId.slice(4)}`,
       tenant_id: tid,

@@ -1,7 +1,7 @@
 import { topics } from '../../schema/events.ts'
 import { AppError, NotFound } from '../kernel/errors.ts'
 import { emitEvent } from '../kernel/events.ts'
-import { newId } from '../kernel/ids.ts'
+import { derivedId, newId } from '../kernel/ids.ts'
 import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
 import { appendAudit } from './audit.ts'
 import { type CallbackAuth, InvalidCallback, jsonBody } from './callback-auth.ts'
@@ -348,7 +348,8 @@ export function createProviderRequests(
         if (row.kind === 'reversal' && req.amount)
           emitSuccess(deps, db, {
             tenant: tid,
-            transaction_id: newId('txn'),
+            // Derived from the request: a restored platform settling it again names the same one.
+            transaction_id: derivedId('txn', row.id),
             occurred_at: at,
             amount: req.amount,
             direction: 'out',
