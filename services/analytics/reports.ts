@@ -2,7 +2,7 @@ import { jsPDF } from 'jspdf'
 import type { CustomerView } from './customers.ts'
 import { dayText, money, unparsePage } from './export.ts'
 import type { Group } from './groups.ts'
-import type { Insight } from './insights.ts'
+import type { Insight } from './insight-rules.ts'
 import type { reconcileStatement } from './reconciliation.ts'
 
 /**

@@ -1,6 +1,6 @@
 import { toMajor } from '../kernel/money.ts'
+import type { Insight } from './insight-rules.ts'
 import { dayText, money } from './insight-words.ts'
-import type { Insight } from './insights.ts'
 import type { DayCell } from './summary.ts'
 
 /**
