@@ -79,11 +79,7 @@ const builders: { [N in ServiceName]: (from: SliceSource) => Slices[N] } = {
         secrets.callbackSecret ||
         Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url'),
       allowedIps: config.get<string[]>('mpesa.allowed_ips').filter(Boolean),
-      c2bSourceIps:
-        config.get<string>('mpesa.c2b_source_check') === 'on' ||
-        (config.get<string>('mpesa.c2b_source_check') === 'auto' && !!base)
-          ? config.get<string[]>('mpesa.c2b_source_ips').filter(Boolean)
-          : [],
+      c2bSourceIps: c2bSourceIps(config, !!base),
       reconcileAfterS: config.get('mpesa.reconcile_after_s'),
       credentials: {
         consumerKey: config.get('mpesa.consumer_key'),
@@ -123,4 +119,11 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value)
   }
   return value
+}
+
+/** The addresses C2B confirmations must come from: mpesa.c2b_source_ips when the check is on. */
+function c2bSourceIps(config: Config, live: boolean): string[] {
+  const check = config.get<string>('mpesa.c2b_source_check')
+  const ips = config.get<string[]>('mpesa.c2b_source_ips').filter(Boolean)
+  return check === 'on' || (check === 'auto' && live) ? ips : []
 }
