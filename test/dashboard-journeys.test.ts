@@ -17,11 +17,11 @@ import {
   startTestPlatform,
   type TestPlatform,
 } from './support/platform.ts'
+import { createTenantOwner, ownerOf } from './support/tenants.ts'
 
 const OUT = join(import.meta.dir, '..', 'test-output', 'dashboard')
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run']
 const OWNER = { email: 'owner@soko.test', password: 'soko-owner-password-9' }
-const TENANT = 'soko'
 const STRONG = 'tall giraffe eats mango 71'
 const SIZES = [
   { name: 'phone', width: 390, height: 844 },
@@ -50,6 +50,24 @@ function statementCsv(rows: ReturnType<typeof generateDemo>): string {
     'DETAILED STATEMENT',
     'Receipt No.,Completion Time,Details,Transaction Status,Paid In,Withdrawn,Balance',
     ...lines,
+    '',
+  ].join('\n')
+}
+
+/** Four rows whose printed balance jumps by 54,272 between 16:10 and 19:40 (rows deleted). */
+function brokenCsv(): string {
+  const nairobiDay = (daysAgo: number) =>
+    new Date(Date.now() + 3 * 3_600_000 - daysAgo * 86_400_000).toISOString().slice(0, 10)
+  const [d1, d2] = [nairobiDay(3), nairobiDay(2)]
+  return [
+    'M-PESA STATEMENT',
+    'Customer Name:,SOKO SHOP',
+    '',
+    'Receipt No.,Completion Time,Details,Transaction Status,Paid In,Withdrawn,Balance',
+    `QBRK000004,${d2} 10:00:00,Merchant Payment to 123456 - SHELL KAREN,Completed,,"-1,000.00","65,772.00"`,
+    `QBRK000003,${d1} 19:40:05,Funds received from - 2547******111 ANN WANJIKU,Completed,"2,000.00",,"66,772.00"`,
+    `QBRK000002,${d1} 16:10:22,Pay Bill Online to 888880 - KPLC PREPAID Acc. 123,Completed,,-500.00,"10,500.00"`,
+    `QBRK000001,${d1} 09:00:00,Funds received from - 2547******222 PAUL OTIENO,Completed,"1,000.00",,"11,000.00"`,
     '',
   ].join('\n')
 }
@@ -122,6 +140,34 @@ describe('dashboard journeys in Chromium', () => {
     await p?.dispose()
   })
 
+  /** The demo statement the import tests use: every 5th row of 60 days ending 10 days ago. */
+  const demo = () => {
+    const end = new Date(Date.now() + 3 * 3600_000 - 10 * 86_400_000).toISOString().slice(0, 10)
+    return { end, rows: generateDemo({ days: 60, seed: 5, end }).filter((_, i) => i % 5 === 0) }
+  }
+  /**
+   * A Pro tenant of the test's own with its first Admin signed in on the page; through the API
+   * first, when asked, the demo statement and one that does not add up imported.
+   */
+  const ownTenant = async (id: string, opts: { imported?: boolean; broken?: boolean } = {}) => {
+    const { admin, token } = await createTenantOwner(p, { id, plan: 'pro' })
+    const upload = async (csv: string, name: string) => {
+      const form = new FormData()
+      form.append('file', new File([csv], name))
+      const res = await fetch(`${p.gateway}/api/v1/statements`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body: form,
+      })
+      expect(res.status).toBe(201)
+    }
+    if (opts.imported) await upload(statementCsv(demo().rows), 'statement.csv')
+    if (opts.broken) await upload(brokenCsv(), 'broken.csv')
+    const owner = ownerOf(id)
+    const who = { email: owner.admin_email, password: owner.admin_password }
+    await logIn(who)
+    return { admin, who }
+  }
   it('lets the operator create a tenant, change its plan, suspend and resume it', async () => {
     await logIn(OPERATOR)
     await page.goto(`${origin}/#/tenants`)
@@ -165,9 +211,10 @@ describe('dashboard journeys in Chromium', () => {
   }, 60_000)
 
   it('invites a Manager by link, who signs in as Manager; the Admin changes the role and removes them', async () => {
+    const { who } = await ownTenant('invites')
     await page.goto(`${origin}/#/settings`)
     const invite = page.locator('#invite-form')
-    await invite.getByLabel('Email').fill('clerk@soko.test')
+    await invite.getByLabel('Email').fill('clerk@invites.test')
     await invite.getByLabel('Role').selectOption('Manager')
     await invite.getByRole('button', { name: 'Invite' }).click()
     const url = await page.locator('input.invite-url').inputValue()
@@ -177,29 +224,29 @@ describe('dashboard journeys in Chromium', () => {
     await page.getByLabel('New password').fill(STRONG)
     await page.getByLabel('Repeat the password').fill(STRONG)
     await page.getByRole('button', { name: 'Set password and sign in' }).click()
-    await page.locator('.who', { hasText: 'clerk@soko.test · Manager · soko-mjinga' }).waitFor()
+    await page.locator('.who', { hasText: 'clerk@invites.test · Manager · invites' }).waitFor()
     expect(await page.locator('nav a', { hasText: 'Import' }).count()).toBe(1)
 
-    await logIn(OWNER)
+    await logIn(who)
     await page.goto(`${origin}/#/settings`)
-    await page.locator('select[data-user="clerk@soko.test"]').selectOption('Viewer')
-    await page.locator('#users', { hasText: 'clerk@soko.test' }).waitFor()
-    await page.locator('[role="status"]', { hasText: 'clerk@soko.test is now Viewer' }).waitFor()
-    const clerk = await p.login('clerk@soko.test', STRONG)
+    await page.locator('select[data-user="clerk@invites.test"]').selectOption('Viewer')
+    await page.locator('#users', { hasText: 'clerk@invites.test' }).waitFor()
+    await page.locator('[role="status"]', { hasText: 'clerk@invites.test is now Viewer' }).waitFor()
+    const clerk = await p.login('clerk@invites.test', STRONG)
     const me = await api(p.gateway, clerk).get('/api/v1/auth/me')
     expect(me.body.role).toBe('Viewer')
-    await page.locator('[data-remove="clerk@soko.test"]').click()
-    await page.locator('[role="status"]', { hasText: 'clerk@soko.test was removed' }).waitFor()
+    await page.locator('[data-remove="clerk@invites.test"]').click()
+    await page.locator('[role="status"]', { hasText: 'clerk@invites.test was removed' }).waitFor()
     // The status line comes first; the table re-renders without the user right after it.
     await page
-      .locator('#users-table', { hasText: 'clerk@soko.test' })
+      .locator('#users-table', { hasText: 'clerk@invites.test' })
       .waitFor({ state: 'detached' })
-    expect(await page.locator('#users-table', { hasText: 'clerk@soko.test' }).count()).toBe(0)
+    expect(await page.locator('#users-table', { hasText: 'clerk@invites.test' }).count()).toBe(0)
   }, 60_000)
 
   it('imports a statement from the page and lists its transactions', async () => {
-    const end = new Date(Date.now() + 3 * 3600_000 - 10 * 86_400_000).toISOString().slice(0, 10)
-    const rows = generateDemo({ days: 60, seed: 5, end }).filter((_, i) => i % 5 === 0)
+    await ownTenant('importer')
+    const { rows } = demo()
     const csv = statementCsv(rows)
     await page.goto(`${origin}/#/import`)
     await page.locator('#import-form input[type=file]').setInputFiles({
@@ -235,9 +282,8 @@ describe('dashboard journeys in Chromium', () => {
   }, 60_000)
 
   it("reports no decline after a statement that ended 10 days ago, and every figure is the API's", async () => {
-    const end = new Date(Date.now() + 3 * 3600_000 - 10 * 86_400_000).toISOString().slice(0, 10)
-    const rows = generateDemo({ days: 60, seed: 5, end }).filter((_, i) => i % 5 === 0)
-    const owner = api(p.gateway, await p.login(OWNER.email, OWNER.password))
+    const { admin: owner } = await ownTenant('ended', { imported: true })
+    const { end, rows } = demo()
     const s = await eventually(
       async () => {
         const r = await owner.get('/api/v1/analytics/summary')
@@ -248,7 +294,7 @@ describe('dashboard journeys in Chromium', () => {
     )
     await eventually(
       async () => {
-        const r = await owner.get('/api/v1/cashflow/summary/soko-mjinga')
+        const r = await owner.get('/api/v1/cashflow/summary/ended')
         return r.body?.as_of === end ? true : undefined
       },
       20_000,
@@ -306,21 +352,8 @@ describe('dashboard journeys in Chromium', () => {
   }, 60_000)
 
   it('shows where a statement does not add up on the import page and the overview, never as healthy', async () => {
-    // Four rows whose printed balance jumps by 54,272 between 16:10 and 19:40 (rows deleted).
-    const nairobiDay = (daysAgo: number) =>
-      new Date(Date.now() + 3 * 3_600_000 - daysAgo * 86_400_000).toISOString().slice(0, 10)
-    const [d1, d2] = [nairobiDay(3), nairobiDay(2)]
-    const csv = [
-      'M-PESA STATEMENT',
-      'Customer Name:,SOKO SHOP',
-      '',
-      'Receipt No.,Completion Time,Details,Transaction Status,Paid In,Withdrawn,Balance',
-      `QBRK000004,${d2} 10:00:00,Merchant Payment to 123456 - SHELL KAREN,Completed,,"-1,000.00","65,772.00"`,
-      `QBRK000003,${d1} 19:40:05,Funds received from - 2547******111 ANN WANJIKU,Completed,"2,000.00",,"66,772.00"`,
-      `QBRK000002,${d1} 16:10:22,Pay Bill Online to 888880 - KPLC PREPAID Acc. 123,Completed,,-500.00,"10,500.00"`,
-      `QBRK000001,${d1} 09:00:00,Funds received from - 2547******222 PAUL OTIENO,Completed,"1,000.00",,"11,000.00"`,
-      '',
-    ].join('\n')
+    const { admin: owner } = await ownTenant('broken', { imported: true })
+    const csv = brokenCsv()
     await page.goto(`${origin}/#/import`)
     await page.locator('#import-form input[type=file]').setInputFiles({
       name: 'broken.csv',
@@ -345,7 +378,7 @@ describe('dashboard journeys in Chromium', () => {
     expect((await listed.textContent()) ?? '').toContain(
       'is missing KES 54,272 of money in between',
     )
-    // The demo statement imported before keeps every 5th row with the full demo's balances: its
+    // The demo statement imported first keeps every 5th row with the full demo's balances: its
     // chain breaks too, and the list says so.
     expect(await page.locator('#imports-table tbody tr').count()).toBeGreaterThanOrEqual(2)
     expect(
@@ -357,10 +390,9 @@ describe('dashboard journeys in Chromium', () => {
     await page.setViewportSize({ width: 1366, height: 900 })
 
     // The overview warns in the owner's words and never calls the business healthy.
-    const owner = api(p.gateway, await p.login(OWNER.email, OWNER.password))
     await eventually(
       async () => {
-        const r = await owner.get('/api/v1/cashflow/summary/soko-mjinga')
+        const r = await owner.get('/api/v1/cashflow/summary/broken')
         return r.body?.data_quality?.verdict === 'does_not_add_up' ? true : undefined
       },
       20_000,
@@ -389,6 +421,9 @@ describe('dashboard journeys in Chromium', () => {
   }, 60_000)
 
   it('keeps every element inside its card on every page at 390 and 1366 px', async () => {
+    // Every panel there is: figures, insights, people, and the warning of a statement that does
+    // not add up.
+    await ownTenant('laid-out', { imported: true, broken: true })
     for (const size of SIZES) {
       await page.setViewportSize({ width: size.width, height: size.height })
       for (const view of ['overview', 'transactions', 'payments', 'import', 'settings']) {
@@ -407,7 +442,15 @@ describe('dashboard journeys in Chromium', () => {
     await page.setViewportSize({ width: 1366, height: 900 })
   }, 90_000)
 
-  it('made no request outside the platform', () => {
+  it('makes no request outside the platform', async () => {
+    // Every page of its own visit, and whatever the other tests made the browser ask for.
+    const from = requests.length
+    await ownTenant('inward', { imported: true })
+    for (const view of ['overview', 'transactions', 'payments', 'import', 'settings']) {
+      await page.goto(`${origin}/#/${view}`)
+      await page.locator('main[aria-busy="false"]').waitFor()
+    }
+    expect(requests.length).toBeGreaterThan(from)
     expect(requests.filter((u) => !u.startsWith(origin))).toEqual([])
-  })
+  }, 60_000)
 })
