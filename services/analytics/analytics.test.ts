@@ -8,6 +8,7 @@ import {
   topics,
 } from '../../schema/events.ts'
 import { KIND_ROLE, KINDS } from '../../schema/vocabulary.ts'
+import { api } from '../../test/support/client.ts'
 import { newId } from '../kernel/ids.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { subscribeTransactions } from './events.ts'
@@ -99,25 +100,19 @@ describe('analytics service', () => {
   let kit: TestKit
   let app: ReturnType<typeof createAnalyticsApp>
   const rows = new Map<string, TransactionEvent>()
-  const get = async (
+  /** GET as a user of a tenant (an Analyst of acme unless told). */
+  const json = async (
     path: string,
     opts: { tenantId?: string; role?: any; userId?: string } = {},
-  ) => {
-    const res = await app.handle(
-      new Request(`http://localhost${path}`, {
-        headers: await kit.authFor({
-          tenantId: opts.tenantId ?? 'acme',
-          role: opts.role ?? 'Analyst',
-          userId: opts.userId ?? 'usr_a',
-        }),
+  ) =>
+    api(
+      app,
+      await kit.authFor({
+        tenantId: opts.tenantId ?? 'acme',
+        role: opts.role ?? 'Analyst',
+        userId: opts.userId ?? 'usr_a',
       }),
-    )
-    return res
-  }
-  const json = async (path: string, opts = {}) => {
-    const res = await get(path, opts)
-    return { status: res.status, body: (await res.json()) as any }
-  }
+    ).get(path)
 
   beforeAll(async () => {
     kit = await createTestKit('analytics', { migrations })
@@ -280,10 +275,10 @@ describe('analytics service', () => {
   })
 
   it('streams a CSV that parses back to the rows', async () => {
-    const res = await get('/api/v1/analytics/export?format=csv&direction=out')
+    const res = await json('/api/v1/analytics/export?format=csv&direction=out')
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toContain('text/csv')
-    const parsed = Papa.parse<Record<string, string>>(await res.text(), {
+    const parsed = Papa.parse<Record<string, string>>(res.body as string, {
       header: true,
       skipEmptyLines: true,
     })
@@ -296,7 +291,7 @@ describe('analytics service', () => {
       expect(line.category).toBe(r.category!)
       expect(line.occurred_at).toBe(new Date(r.occurred_at).toISOString())
     }
-    expect((await get('/api/v1/analytics/export?format=csv', { role: 'Viewer' })).status).toBe(403)
+    expect((await json('/api/v1/analytics/export?format=csv', { role: 'Viewer' })).status).toBe(403)
   })
 
   it('lists top customers by the money they paid in, with RFM segments', async () => {
@@ -343,17 +338,15 @@ describe('analytics service', () => {
   it('runs every route through the security suite', async () => {
     const paths = ['summary', 'transactions', 'customers', 'insights', 'trends', 'segments']
     for (const path of [...paths, 'export?format=csv']) {
-      const url = `http://localhost/api/v1/analytics/${path}`
-      expect((await app.handle(new Request(url))).status).toBe(401)
-      const forged = await app.handle(
-        new Request(url, {
-          headers: { ...(await kit.authFor({ tenantId: 'acme' })), 'x-tenant-id': 'beta' },
-        }),
-      )
+      const url = `/api/v1/analytics/${path}`
+      expect((await api(app).get(url)).status).toBe(401)
+      const forged = await api(app, await kit.authFor({ tenantId: 'acme' }), {
+        'x-tenant-id': 'beta',
+      }).get(url)
       expect(forged.status).toBe(403)
       const sep = path.includes('?') ? '&' : '?'
-      expect((await get(`/api/v1/analytics/${path}${sep}tenant_id=beta`)).status).toBe(403)
-      const operator = await get(`/api/v1/analytics/${path}${sep}tenant_id=beta`, {
+      expect((await json(`/api/v1/analytics/${path}${sep}tenant_id=beta`)).status).toBe(403)
+      const operator = await json(`/api/v1/analytics/${path}${sep}tenant_id=beta`, {
         tenantId: 'platform',
         role: 'Admin',
       })

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import Papa from 'papaparse'
 import { migrations } from '../../schema/analytics/migrations.ts'
 import { type TransactionEvent, topics } from '../../schema/events.ts'
+import { api } from '../../test/support/client.ts'
 import { newId } from '../kernel/ids.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import type { CustomerView } from './customers.ts'
@@ -146,13 +147,11 @@ describe('CSV export read back', () => {
   afterAll(() => kit.cleanup())
 
   it('reads back with papaparse as quoted text for formula cells and real numbers for amounts', async () => {
-    const res = await app.handle(
-      new Request('http://localhost/api/v1/analytics/export?format=csv', {
-        headers: await kit.authFor({ tenantId: 'acme', role: 'Analyst' }),
-      }),
+    const res = await api(app, await kit.authFor({ tenantId: 'acme', role: 'Analyst' })).get(
+      '/api/v1/analytics/export?format=csv',
     )
     expect(res.status).toBe(200)
-    const parsed = Papa.parse<Record<string, unknown>>(await res.text(), {
+    const parsed = Papa.parse<Record<string, unknown>>(res.body as string, {
       header: true,
       skipEmptyLines: true,
       dynamicTyping: true,
