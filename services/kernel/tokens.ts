@@ -6,6 +6,7 @@ import {
   jwtVerify,
   type KeyObject,
 } from 'jose'
+import { type ApiKeyResolver, createApiKeyCache } from './api-key-cache.ts'
 import { AppError, Unauthenticated } from './errors.ts'
 import { type Actor, type Role, roles } from './roles.ts'
 import { isTenantId } from './tenant-id.ts'
@@ -14,7 +15,6 @@ export const TOKEN_ALGORITHM = 'EdDSA'
 
 /** Secret API keys (Stripe's `sk_…`): this prefix, then 32 random bytes in base64url. */
 export const API_KEY_PREFIX = 'mmp_sk_'
-const API_KEY = /^mmp_sk_[A-Za-z0-9_-]{43}$/
 
 /**
  * The signed purpose (`X-MMP-Purpose` under the hop signature) of a process asking auth about a
@@ -32,21 +32,7 @@ export const PLATFORM_SYNC = 'platform-sync'
 /** Whether a bearer credential is an API key rather than an access token. */
 export const isApiKey = (token: string): boolean => token.startsWith(API_KEY_PREFIX)
 
-/** What auth answers for a live API key. */
-export interface ApiKeyGrant {
-  /** `key_…`: the actor's `userId`, so logs and `X-User-ID` name the key. */
-  id: string
-  tenantId: string
-  role: Role
-  /** Epoch ms after which the key is refused; null: never. */
-  expiresAt: number | null
-}
-
-/**
- * Asks auth about a presented key: its grant, or null when it is unknown, revoked or expired.
- * Other refusals (the plan lacks `api_access`) and outages are thrown and never cached.
- */
-export type ApiKeyResolver = (key: string) => Promise<ApiKeyGrant | null>
+export type { ApiKeyGrant, ApiKeyResolver } from './api-key-cache.ts'
 
 export interface TokenSettings {
   issuer: string
@@ -125,46 +111,18 @@ export async function createTokenVerifier(
   const cache = new Map<string, Entry>()
   const max = opts.cacheSize ?? 10_000
   const now = opts.now ?? Date.now
+  const apiKeys = createApiKeyCache({
+    now,
+    max,
+    keyCacheMs: Math.min(opts.apiKeyCacheMs ?? 30_000, 30_000),
+    resolver: opts.resolveApiKey,
+  })
   const maxAgeMs = (opts.maxTokenAgeSec ?? 86_400) * 1000
   /** user id → revoked-before (ms) for all of the user's tokens. */
   const users = new Map<string, number>()
   /** session id → revoked-before (ms) for that session's tokens. */
   const sessions = new Map<string, number>()
   let revocations = 0
-  let resolveApiKey = opts.resolveApiKey
-  const keyCacheMs = Math.min(opts.apiKeyCacheMs ?? 30_000, 30_000)
-  /** key → auth's answer and when it was asked for. */
-  const keys = new Map<string, { grant: ApiKeyGrant; askedAt: number }>()
-  /** One question to auth per key at a time, however many requests carry it. */
-  const asking = new Map<string, Promise<ApiKeyGrant | null>>()
-  /** Revoked key ids → when; an answer already on its way when the revocation came is refused. */
-  const revokedKeys = new Map<string, number>()
-
-  const keyActor = (grant: ApiKeyGrant, key: string): Actor => {
-    if (revokedKeys.has(grant.id)) throw new Unauthenticated('the API key has been revoked')
-    if (grant.expiresAt !== null && grant.expiresAt <= now())
-      throw new Unauthenticated('the API key has expired')
-    return { userId: grant.id, tenantId: grant.tenantId, role: grant.role, token: key }
-  }
-  const verifyApiKey = async (key: string): Promise<Actor> => {
-    if (!API_KEY.test(key)) throw new Unauthenticated('the API key is invalid')
-    const hit = keys.get(key)
-    if (hit && now() - hit.askedAt < keyCacheMs) return keyActor(hit.grant, key)
-    keys.delete(key)
-    if (!resolveApiKey) throw new Unauthenticated('API keys are not accepted here')
-    const askedAt = now()
-    let pending = asking.get(key)
-    if (!pending) {
-      pending = resolveApiKey(key).finally(() => asking.delete(key))
-      asking.set(key, pending)
-    }
-    const grant = await pending
-    if (!grant) throw new Unauthenticated('the API key is invalid, revoked or expired')
-    const actor = keyActor(grant, key)
-    if (keys.size >= max) keys.delete(keys.keys().next().value as string)
-    keys.set(key, { grant, askedAt })
-    return actor
-  }
 
   const assertLive = (e: Entry) => {
     if (revocations === 0) return
@@ -182,13 +140,14 @@ export async function createTokenVerifier(
     if (now() - prunedAt < 5_000) return
     prunedAt = now()
     const oldest = prunedAt - maxAgeMs
-    for (const map of [users, sessions, revokedKeys])
+    for (const map of [users, sessions])
       for (const [k, before] of map) if (before < oldest) map.delete(k)
+    apiKeys.prune(oldest)
   }
 
   return {
     async verify(token) {
-      if (isApiKey(token)) return verifyApiKey(token)
+      if (isApiKey(token)) return apiKeys.verify(token)
       const hit = cache.get(token)
       if (hit) {
         if ((hit.actor.exp ?? 0) * 1000 > now()) {
@@ -202,37 +161,12 @@ export async function createTokenVerifier(
         }
         cache.delete(token)
       }
-      let payload: JWTPayload
       if (!key)
         throw new AppError(
           'SERVICE_UNAVAILABLE',
           'the token key is not known yet: auth has not answered',
         )
-      try {
-        ;({ payload } = await jwtVerify(token, key, {
-          algorithms: [TOKEN_ALGORITHM],
-          issuer: settings.issuer,
-          audience: settings.audience,
-          requiredClaims: ['exp', 'iat', 'sub', 'tenant_id', 'role'],
-          clockTolerance: settings.clockToleranceSec,
-          currentDate: new Date(now()),
-        }))
-      } catch (err) {
-        if (err instanceof errors.JWTExpired) throw new Unauthenticated('the token has expired')
-        throw new Unauthenticated('the token is invalid')
-      }
-      if (
-        typeof payload.iat === 'number' &&
-        payload.iat * 1000 > now() + settings.clockToleranceSec * 1000
-      ) {
-        throw new Unauthenticated('the token is issued in the future')
-      }
-      const entry: Entry = {
-        actor: actorOf(payload, token),
-        issuedMs:
-          typeof payload.iat_ms === 'number' ? payload.iat_ms : (payload.iat as number) * 1000,
-        sid: typeof payload.sid === 'string' ? payload.sid : undefined,
-      }
+      const entry = await verifiedEntry({ token, key, settings, now })
       assertLive(entry)
       if (cache.size >= max) cache.delete(cache.keys().next().value as string)
       cache.set(token, entry)
@@ -240,12 +174,11 @@ export async function createTokenVerifier(
     },
     forget(token) {
       cache.delete(token)
-      keys.delete(token)
+      apiKeys.forget(token)
     },
     revoke(r) {
       if (r.apiKeyId) {
-        revokedKeys.set(r.apiKeyId, now())
-        for (const [key, e] of keys) if (e.grant.id === r.apiKeyId) keys.delete(key)
+        apiKeys.revoke(r.apiKeyId)
         prune()
         return
       }
@@ -259,9 +192,49 @@ export async function createTokenVerifier(
       revocations = users.size + sessions.size
     },
     resolveApiKeysWith(resolver) {
-      resolveApiKey = resolver
+      apiKeys.resolveWith(resolver)
     },
   }
+}
+
+/** A token's signature and claims checked (algorithm, issuer, audience, times); its cache entry. */
+async function verifiedEntry({
+  token,
+  key,
+  settings,
+  now,
+}: {
+  token: string
+  key: CryptoKey | KeyObject
+  settings: TokenSettings
+  now: () => number
+}): Promise<Entry> {
+  let payload: JWTPayload
+  try {
+    ;({ payload } = await jwtVerify(token, key, {
+      algorithms: [TOKEN_ALGORITHM],
+      issuer: settings.issuer,
+      audience: settings.audience,
+      requiredClaims: ['exp', 'iat', 'sub', 'tenant_id', 'role'],
+      clockTolerance: settings.clockToleranceSec,
+      currentDate: new Date(now()),
+    }))
+  } catch (err) {
+    if (err instanceof errors.JWTExpired) throw new Unauthenticated('the token has expired')
+    throw new Unauthenticated('the token is invalid')
+  }
+  if (
+    typeof payload.iat === 'number' &&
+    payload.iat * 1000 > now() + settings.clockToleranceSec * 1000
+  ) {
+    throw new Unauthenticated('the token is issued in the future')
+  }
+  const entry: Entry = {
+    actor: actorOf(payload, token),
+    issuedMs: typeof payload.iat_ms === 'number' ? payload.iat_ms : (payload.iat as number) * 1000,
+    sid: typeof payload.sid === 'string' ? payload.sid : undefined,
+  }
+  return entry
 }
 
 function actorOf(p: JWTPayload, token: string): Actor {
