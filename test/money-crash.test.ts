@@ -148,4 +148,59 @@ describe('money survives a crash at every fault point', () => {
       }
       await expectChargedOnce(sent)
     }, 400_000)
+
+  it('loses and doubles no disbursement when killed at b2c.after_provider_accepted', async () => {
+    const fault = 'b2c.after_provider_accepted'
+    const outs = ['5678', '0001', '2001', '5690']
+    const burst = outs.map((end, i) => ({
+      key: `crash-b2c-${i}`,
+      phone: `25470990${i}${end.slice(1)}`,
+      body: {
+        phone_number: `25470990${i}${end.slice(1)}`,
+        amount: 200 + i,
+        remarks: 'Crash refund',
+      },
+    }))
+    const send = (b: (typeof burst)[number]) =>
+      shop.post('/api/v1/payments/b2c', b.body, { 'idempotency-key': b.key }).catch(() => null)
+    await p.kill()
+    await p.restart({ MMP_ALLOW_FAULTS: '1', MMP_FAULT: fault })
+    await Promise.all(burst.map(send))
+    await eventually(gatewayDown, 20_000, `the platform to die at ${fault}`)
+    await p.kill()
+    await p.restart({ MMP_FAULT: '' })
+    for (const b of burst) {
+      const id = await eventually(
+        async () => {
+          const r = await send(b)
+          return r?.status === 202 ? (r.body.id as string) : null
+        },
+        20_000,
+        `a 202 for ${b.key}`,
+      )
+      let last = ''
+      const done = await eventually(
+        async () => {
+          await operator.post('/api/v1/payments/reconcile', {})
+          const d = await shop.get(`/api/v1/payments/b2c/${id}`)
+          last = JSON.stringify(d.body)
+          return FINAL.includes(d.body.status) ? d.body : null
+        },
+        60_000,
+        `disbursement ${id} to end`,
+      ).catch((err) => {
+        throw new Error(`${(err as Error).message}: ${last}`)
+      })
+      const received = await simApi.get(`/simulator/received?phone=${b.phone}&kind=b2c`)
+      let paid = 0
+      for (const r of received.body.requests as Array<{ id: string }>) {
+        const rec = await simApi.get(`/simulator/requests/${r.id}`)
+        if (rec.body.outcome.resultCode === 0) paid++
+      }
+      expect({ phone: b.phone, paid: done.status === 'success' ? 1 : 0 }).toEqual({
+        phone: b.phone,
+        paid,
+      })
+    }
+  }, 200_000)
 })

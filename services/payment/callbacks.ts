@@ -1,4 +1,5 @@
 import type { Db } from '../kernel/db.ts'
+import { createLostDisbursements, outcomeOfStatus } from './b2c-lost.ts'
 import { type CallbackAuth, InvalidCallback, jsonBody } from './callback-auth.ts'
 import { parseDarajaTimestamp } from './daraja.ts'
 import type { PaymentDeps } from './deps.ts'
@@ -175,6 +176,14 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
     const result = (jsonBody(raw) as { Result?: Record<string, unknown> } | null)?.Result
     if (!result) throw new InvalidCallback('the result names no transaction')
     const db = deps.tenantDb(tid)
+    // The answer to reconciliation's Transaction Status about a disbursement whose answer was lost.
+    if (query.status === '1') {
+      const o = outcomeOfStatus(result, query.timeout === '1')
+      const d = getDisbursement(db, tid, ref)
+      if (o && d && OPEN.has(d.status) && !d.conversation_id)
+        await settle(deps, db, 'b2c', tid, ref, o)
+      return ACK
+    }
     await awaitInitiated(ref)
     let d = getDisbursement(db, tid, ref)
     const conversationId =
@@ -215,5 +224,9 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
     return ACK
   }
 
-  return { stkCallback, b2cResult, confirmByQuery }
+  const lostDisbursements = createLostDisbursements(deps, (tid, ref, extra) =>
+    auth.callbackUrl('b2c', tid, ref, extra),
+  )
+
+  return { stkCallback, b2cResult, confirmByQuery, askLostDisbursements: lostDisbursements.ask }
 }

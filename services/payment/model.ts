@@ -119,6 +119,8 @@ export const CallbackQuery = t.Object({
   ref: t.Optional(t.String()),
   sig: t.Optional(t.String()),
   timeout: t.Optional(t.String()),
+  /** 1: the result of reconciliation's Transaction Status about a lost disbursement. */
+  status: t.Optional(t.String()),
 })
 
 export const CallbackAck = t.Object({ ResultCode: t.Integer(), ResultDesc: t.String() })

@@ -35,14 +35,15 @@ export function reconcileAlerts(deps: PaymentDeps) {
   }
 }
 
-type Confirm = ReturnType<typeof createCallbacks>['confirmByQuery']
+type Callbacks = Pick<ReturnType<typeof createCallbacks>, 'confirmByQuery' | 'askLostDisbursements'>
 
 /**
  * Reconciliation: requests whose answer was lost become `unknown` (never `failed`: the provider
  * may have them); STK payments pending too long are settled by an STK query; what cannot be
  * settled (unknown ones, B2C without a result) is reported, not guessed.
  */
-export function createReconciler(deps: PaymentDeps, index: ProviderIndex, confirm: Confirm) {
+export function createReconciler(deps: PaymentDeps, index: ProviderIndex, callbacks: Callbacks) {
+  const confirm = callbacks.confirmByQuery
   let running: Promise<ReconcileReport> | null = null
 
   /**
@@ -51,6 +52,7 @@ export function createReconciler(deps: PaymentDeps, index: ProviderIndex, confir
    */
   async function sweepUnanswered(report: ReconcileReport, closed: string[]) {
     const lost: LostPush[] = []
+    const lostB2c: LostPush[] = []
     let overAnHour = 0
     const hourAgo = new Date(deps.ctx.clock.nowMs() - HOUR_MS).toISOString()
     for (const row of index.unanswered()) {
@@ -77,7 +79,7 @@ export function createReconciler(deps: PaymentDeps, index: ProviderIndex, confir
           markUnknown(db, c, 'the provider answer was not recorded (process ended)'),
         )
       } else if (cur.status !== 'unknown') continue
-      if (row.kind === 'stk') lost.push({ tid: row.tenant_id, ref: row.ref })
+      ;(row.kind === 'stk' ? lost : lostB2c).push({ tid: row.tenant_id, ref: row.ref })
       report.unknown++
       if (cur.createdAt < hourAgo) overAnHour++
     }
@@ -94,6 +96,13 @@ export function createReconciler(deps: PaymentDeps, index: ProviderIndex, confir
         })
       }
     }
+    if (lostB2c.length)
+      await callbacks.askLostDisbursements(lostB2c).catch((err) => {
+        report.failed_to_query++
+        deps.ctx.log.warn('reconciliation could not ask about a lost disbursement', {
+          error: (err as Error).message,
+        })
+      })
     if (overAnHour > 0)
       deps.alerts.raise(
         'payments_unknown',

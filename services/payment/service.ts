@@ -8,8 +8,8 @@ import { createAccounts } from './c2b-accounts.ts'
 import { createC2bCallbacks } from './c2b-callbacks.ts'
 import { createC2bPayments } from './c2b-payments.ts'
 import { createCredentialBox } from './c2b-secrets.ts'
-import { createC2bVerifier } from './c2b-verify.ts'
 import { createShortcodes, type RegisterBody } from './c2b-shortcodes.ts'
+import { createC2bVerifier } from './c2b-verify.ts'
 import { createCallbackAuth } from './callback-auth.ts'
 import { createCallbacks } from './callbacks.ts'
 import type { Daraja } from './daraja.ts'
@@ -49,7 +49,7 @@ export function createPayments(
   const initiate = createInitiator(deps, index)
   const callbacks = createCallbacks(deps, auth, index)
   const queries = createQueries(deps, index)
-  const reconcile = createReconciler(deps, index, callbacks.confirmByQuery)
+  const reconcile = createReconciler(deps, index, callbacks)
   const accounts = createAccounts(deps)
   const box = createCredentialBox(deps.cfg.callbackSecret)
   const shortcodes = createShortcodes(deps, auth, box)

@@ -106,5 +106,5 @@ describe('payments unknown for an hour', () => {
     kit.ctx.clock.advance(31_000)
     await payments.reconcile({ olderThanS: 0 })
     expect((await alerts()).alerts.map((a) => a.name)).not.toContain('payments_unknown')
-  })
+  }, 30_000)
 })
