@@ -1,11 +1,16 @@
-import { and, asc, gt, isNull, lte } from 'drizzle-orm'
-import { outbox } from '../../schema/kernel.ts'
+import { ExponentialBackoff, type IBackoff, noJitterGenerator } from 'cockatiel'
 import { createBulkGate } from './bulk.ts'
 import type { EventBus } from './bus.ts'
 import type { Db } from './db.ts'
-import { faultPoint } from './faults.ts'
 import type { Logger } from './log.ts'
-import { counter } from './metrics.ts'
+import { startPeriodic } from './periodic.ts'
+import {
+  PRUNE_EVERY_MS,
+  pollOutboxes,
+  publishUnsent,
+  republishAfterReconnect,
+  republishRecent,
+} from './relay-publish.ts'
 
 export interface Relay {
   /** Starts relaying a database's outbox: drains what is unsent now and after each commit. */
@@ -40,18 +45,8 @@ export interface Relay {
   stop(): Promise<void>
 }
 
-/**
- * The outbox relay: publishes unsent rows in order and marks them sent once the broker acked.
- * On first watch after a start it also republishes what was sent within `replaySinceMs`, because an
- * embedded broker loses what it held when the process died; consumers' inboxes drop the repeats.
- *
- * Nothing here may end the process (DESIGN §15): a failed drain is logged and retried with a
- * backoff per database (1 s doubling to `maxRetryMs`), and the poller survives a failing file.
- * A database being drained is not held while the broker acknowledges: a slow or absent broker
- * would otherwise pin one handle per tenant past the open-database cap (DESIGN §15). The registry
- * may release it between reading a batch and marking it sent; marking reopens it.
- */
-export function createRelay(opts: {
+/** What a relay is made with. */
+export interface RelayOptions {
   bus: EventBus
   log: Logger
   batchSize?: number
@@ -78,59 +73,44 @@ export function createRelay(opts: {
   replayAfterReconnectMs?: number
   /** During a `bulk` write, a held drain goes through once this long passed since the last. */
   bulkHoldMs?: number
-}): Relay {
+}
+
+/**
+ * The outbox relay: publishes unsent rows in order and marks them sent once the broker acked.
+ * On first watch after a start it also republishes what was sent within `replaySinceMs`, because an
+ * embedded broker loses what it held when the process died; consumers' inboxes drop the repeats.
+ *
+ * Nothing here may end the process (DESIGN §15): a failed drain is logged and retried with a
+ * backoff per database (1 s doubling to `maxRetryMs`), and the poller survives a failing file.
+ * A database being drained is not held while the broker acknowledges: a slow or absent broker
+ * would otherwise pin one handle per tenant past the open-database cap (DESIGN §15). The registry
+ * may release it between reading a batch and marking it sent; marking reopens it.
+ */
+export function createRelay(opts: RelayOptions): Relay {
   /** One handle per file: a newer handle of the same file (after a release) replaces the old. */
   const watched = new Map<string, Db>()
   const running = new Map<Db, Promise<void>>()
   const starting = new Map<Db, Promise<void>>()
   const again = new Set<Db>()
-  const backoff = new Map<string, number>()
+  /** Per database file: the backoff of its failing drain (cockatiel, 1 s doubling, no jitter). */
+  const backoff = new Map<string, IBackoff<unknown>>()
   let stopped = false
   let held = opts.held ?? false
   /** Watches made while held: their replay window, run on release. */
   const waiting = new Map<Db, number>()
   const batch = opts.batchSize ?? 500
   const retryMs = opts.retryMs ?? 1000
-  const maxRetryMs = opts.maxRetryMs ?? 30_000
+  const retryPolicy = new ExponentialBackoff({
+    generator: noJitterGenerator,
+    initialDelay: retryMs,
+    maxDelay: opts.maxRetryMs ?? 30_000,
+  })
   const bulks = createBulkGate(opts.bulkHoldMs ?? 2000)
 
-  const drainOnce = async (db: Db): Promise<void> => {
-    while (!stopped && !db.gone) {
-      const rows = db.orm
-        .select({ seq: outbox.seq, topic: outbox.topic, payload: outbox.payload })
-        .from(outbox)
-        .where(isNull(outbox.sentAt))
-        .orderBy(asc(outbox.seq))
-        .limit(batch)
-        .all()
-      if (rows.length === 0) return
-      // Publish in order, then mark the published rows sent in one commit: on a FULL-synced
-      // money database one sync per event would cap the relay at the disk's sync rate. A crash
-      // in between republishes a few events, which consumers' inboxes drop.
-      let published = 0
-      try {
-        for (const row of rows) {
-          await opts.bus.publish(row.topic, JSON.parse(row.payload))
-          published++
-          eventsPublished.inc({ topic: row.topic })
-        }
-        faultPoint('relay.after_publish')
-      } finally {
-        if (published > 0 && !db.gone) {
-          const last = rows[published - 1]!.seq
-          db.orm
-            .update(outbox)
-            .set({ sentAt: new Date().toISOString() })
-            .where(and(isNull(outbox.sentAt), lte(outbox.seq, last)))
-            .run()
-        }
-      }
-    }
-  }
-
   const retryLater = (db: Db, err: unknown) => {
-    const delay = Math.min(backoff.get(db.path) ?? retryMs, maxRetryMs)
-    backoff.set(db.path, delay * 2)
+    const next = (backoff.get(db.path) ?? retryPolicy).next(undefined)
+    backoff.set(db.path, next)
+    const delay = next.duration
     opts.log.warn('outbox relay failed; retrying', {
       db: db.path,
       retry_ms: delay,
@@ -152,7 +132,7 @@ export function createRelay(opts: {
       try {
         do {
           again.delete(db)
-          await drainOnce(db)
+          await publishUnsent({ db, bus: opts.bus, batchSize: batch, stopped: () => stopped })
         } while (again.has(db))
         backoff.delete(db.path)
       } catch (err) {
@@ -165,74 +145,49 @@ export function createRelay(opts: {
     return p
   }
 
-  const replay = async (db: Db, sinceMs: number) => {
-    try {
-      const since = new Date(Date.now() - sinceMs).toISOString()
-      const rows = db.orm
-        .select({ topic: outbox.topic, payload: outbox.payload })
-        .from(outbox)
-        .where(and(gt(outbox.sentAt, since)))
-        .orderBy(asc(outbox.seq))
-        .all()
-      for (const row of rows) await opts.bus.publish(row.topic, JSON.parse(row.payload))
-    } catch (err) {
-      opts.log.warn('outbox replay failed; consumers may miss what the broker lost', {
-        db: db.path,
-        error: (err as Error)?.message,
-      })
-    }
-  }
-
-  const poll = (prune: boolean) => {
-    for (const [path, db] of watched) {
-      if (db.gone) {
-        watched.delete(path)
-        continue
-      }
-      // A released handle is not reopened just to look: a commit or a retry reopens it.
-      if (db.closed || running.has(db) || backoff.has(path)) continue
-      try {
-        if (hasUnsent(db)) void drain(db)
-        if (prune) pruneDelivered(db)
-      } catch (err) {
-        opts.log.warn('outbox poll failed', { db: path, error: (err as Error)?.message })
-      }
-    }
-  }
-
   const replayWindow = opts.replayAfterReconnectMs ?? 0
   if (replayWindow > 0)
-    opts.bus.onReconnect?.(() => {
-      setTimeout(() => {
-        if (held || stopped || opts.paused) return
-        opts.log.info('republishing recent events after the broker connection came back', {
-          window_s: replayWindow / 1000,
-        })
-        const dbs = [...watched.values()].filter((db) => !db.gone && !db.closed)
-        void Promise.all(dbs.map((db) => replay(db, replayWindow).then(() => drain(db)))).then(() =>
-          opts.log.info('recent events republished after the broker connection came back'),
-        )
-      }, 2000).unref?.()
-    })
+    opts.bus.onReconnect?.(() =>
+      republishAfterReconnect({
+        bus: opts.bus,
+        log: opts.log,
+        windowMs: replayWindow,
+        active: () => !(held || stopped || opts.paused),
+        dbs: () => [...watched.values()].filter((db) => !db.gone && !db.closed),
+        drain,
+      }),
+    )
 
   const pollMs = opts.pollMs ?? 1000
   let lastPrune = 0
   const poller =
     pollMs > 0 && !opts.paused
-      ? setInterval(() => {
-          try {
+      ? startPeriodic({
+          everyMs: pollMs,
+          firstInMs: pollMs,
+          backoff: { initialMs: pollMs, maxMs: pollMs },
+          run: () => {
             const prune = Date.now() - lastPrune > PRUNE_EVERY_MS
             if (prune) lastPrune = Date.now()
-            poll(prune)
-          } catch (err) {
-            opts.log.error('outbox poller failed', { error: (err as Error)?.message })
-          }
-        }, pollMs)
+            pollOutboxes({
+              watched,
+              busy: (db) => running.has(db) || backoff.has(db.path),
+              drain,
+              prune,
+              log: opts.log,
+            })
+          },
+          onFailure: (err) =>
+            opts.log.error('outbox poller failed', { error: (err as Error)?.message }),
+        })
       : null
-  ;(poller as { unref?: () => void } | null)?.unref?.()
 
   const begin = (db: Db, since: number) => {
-    const start = (since > 0 ? replay(db, since) : Promise.resolve())
+    const start = (
+      since > 0
+        ? republishRecent({ db, bus: opts.bus, log: opts.log, sinceMs: since })
+        : Promise.resolve()
+    )
       .then(() => drain(db))
       .finally(() => starting.delete(db))
     starting.set(db, start)
@@ -268,30 +223,10 @@ export function createRelay(opts: {
     },
     async stop() {
       stopped = true
-      if (poller) clearInterval(poller)
+      await poller?.stop()
       await Promise.all(running.values())
     },
   }
 }
 
-function hasUnsent(db: Db): boolean {
-  return !!db.sqlite.query('SELECT 1 FROM outbox WHERE sent_at IS NULL LIMIT 1').get()
-}
-
-const PRUNE_EVERY_MS = 3_600_000
-/** Sent events and handled-event records are kept this long, then deleted. */
-export const EVENT_RETENTION_MS = 30 * 86_400_000
-
-/**
- * Deletes outbox rows sent and inbox records handled more than EVENT_RETENTION_MS ago, so the
- * tables do not grow forever. Replays (`mmp replay events`) reach back as far as this.
- */
-export function pruneDelivered(db: Db, now = Date.now()): void {
-  const before = new Date(now - EVENT_RETENTION_MS).toISOString()
-  db.sqlite.query('DELETE FROM outbox WHERE sent_at IS NOT NULL AND sent_at < ?').run(before)
-  db.sqlite.query('DELETE FROM inbox WHERE handled_at < ?').run(before)
-}
-
-const eventsPublished = counter('mmp_events_published_total', 'Events the outbox relay published', [
-  'topic',
-])
+export { EVENT_RETENTION_MS, pruneDelivered } from './relay-publish.ts'
