@@ -1,6 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { startPeriodic } from '../kernel/periodic.ts'
 import { createRateLimiter, type RateLimiter, rateVerdict } from './rate-limit.ts'
 
 /**
@@ -58,23 +59,29 @@ export function createSharedRateLimiter(
   const sliceOf = (capacity: number) => Math.max(1, Math.floor(capacity / (4 * workers)))
 
   // Slices left unspent for a second go back, so an idle worker does not sit on a tenant's tokens.
-  const sweeper = setInterval(() => {
-    const at = now()
-    for (const [key, s] of local) {
-      if (at - s.at < sliceMs) continue
-      local.delete(key)
-      if (s.tokens < 1) continue
-      try {
-        db.transaction(() => {
-          const row = read.get(key)
-          if (row) write.run(key, row.tokens + Math.floor(s.tokens), row.at)
-        }).immediate()
-      } catch {
-        // A busy file: these tokens are lost to this second only.
+  const sweeper = startPeriodic({
+    everyMs: sliceMs,
+    firstInMs: sliceMs,
+    backoff: { initialMs: sliceMs, maxMs: sliceMs },
+    run: () => {
+      const at = now()
+      for (const [key, s] of local) {
+        if (at - s.at < sliceMs) continue
+        local.delete(key)
+        if (s.tokens < 1) continue
+        try {
+          db.transaction(() => {
+            const row = read.get(key)
+            if (row) write.run(key, row.tokens + Math.floor(s.tokens), row.at)
+          }).immediate()
+        } catch {
+          // A busy file: these tokens are lost to this second only.
+        }
       }
-    }
-  }, sliceMs)
-  sweeper.unref?.()
+    },
+    // The sweep catches what a busy file throws: nothing else is expected here.
+    onFailure: () => {},
+  })
 
   return {
     take(key, rate, burstFactor) {
@@ -117,7 +124,7 @@ export function createSharedRateLimiter(
       return local.size
     },
     close() {
-      clearInterval(sweeper)
+      void sweeper.stop()
       db.close()
     },
   }

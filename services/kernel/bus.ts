@@ -1,3 +1,4 @@
+import { ExponentialBackoff, type IBackoff, noJitterGenerator } from 'cockatiel'
 import mqtt, { type MqttClient } from 'mqtt'
 import type { EventEnvelope } from '../../schema/events.ts'
 import type { Logger } from './log.ts'
@@ -187,8 +188,12 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
   }
 }
 
-/** The longest pause between two attempts at a failing handler. */
-const MAX_RETRY_MS = 30_000
+/** The pause between two attempts at a failing handler: 100 ms doubling to 30 s. */
+const HANDLER_BACKOFF = new ExponentialBackoff({
+  generator: noJitterGenerator,
+  initialDelay: 100,
+  maxDelay: 30_000,
+})
 /** A handler that keeps failing is logged at its 5th attempt, then once a minute. */
 const LOG_EVERY_MS = 60_000
 
@@ -208,6 +213,7 @@ async function runWithRetry(
   giveUp: (attempts: number) => boolean,
 ): Promise<boolean> {
   let loggedAt = 0
+  let backoff: IBackoff<unknown> | undefined
   for (let attempt = 1; ; attempt++) {
     try {
       await handler(event)
@@ -232,7 +238,8 @@ async function runWithRetry(
         })
       }
       if (giveUp(attempt)) return false
-      await Bun.sleep(Math.min(MAX_RETRY_MS, 50 * 2 ** attempt))
+      backoff = (backoff ?? HANDLER_BACKOFF).next(undefined)
+      await Bun.sleep(backoff.duration)
       if (giveUp(attempt)) return false
     }
   }

@@ -1,3 +1,4 @@
+import { ExponentialBackoff, type IBackoff, noJitterGenerator } from 'cockatiel'
 import { FetchError, ofetch } from 'ofetch'
 import { tenantInPath } from '../../schema/routes.ts'
 import { AppError, type FieldError } from './errors.ts'
@@ -56,7 +57,13 @@ export function staticDiscovery(
   const base = opts.baseBackoffMs ?? 1000
   const max = opts.maxBackoffMs ?? 30_000
   const next = new Map<ServiceName, number>()
-  const down = new Map<string, { until: number; failures: number }>()
+  /** Exponential, without jitter: `base` doubling to `max` with each consecutive failure. */
+  const policy = new ExponentialBackoff({
+    generator: noJitterGenerator,
+    initialDelay: base,
+    maxDelay: max,
+  })
+  const down = new Map<string, { until: number; backoff: IBackoff<unknown> }>()
   const isUp = (url: string, at: number) => {
     const d = down.get(url)
     return d === undefined || d.until <= at
@@ -93,8 +100,8 @@ export function staticDiscovery(
         if (down.size) down.delete(url)
         return
       }
-      const failures = (down.get(url)?.failures ?? 0) + 1
-      down.set(url, { failures, until: now() + Math.min(max, base * 2 ** (failures - 1)) })
+      const backoff = (down.get(url)?.backoff ?? policy).next(undefined)
+      down.set(url, { backoff, until: now() + backoff.duration })
     },
     status(service) {
       const at = now()
