@@ -129,6 +129,19 @@ describe('Daraja outcomes end to end', () => {
     expect((await push(shop, '254711119998')).status).toBe(202)
   })
 
+  it('replays a retried key instead of calling its own open prompt busy', async () => {
+    const phone = '254711129999'
+    const first = await push(shop, phone, {}, 'busy-replay-1')
+    expect(first.status).toBe(202)
+    const again = await push(shop, phone, {}, 'busy-replay-1')
+    expect(again.status).toBe(202)
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(again.body.checkout_request_id).toBe(first.body.checkout_request_id)
+    const other = await push(shop, phone, {}, 'busy-replay-2')
+    expect(other.status).toBe(409)
+    expect(other.body).toMatchObject({ code: 'PHONE_BUSY' })
+  })
+
   it("fails a push at once when M-Pesa holds the phone for another tenant's prompt, with a retry hint", async () => {
     const phone = '254711112222'
     // The simulator's prompt lasts its delay; a long one keeps the phone locked meanwhile.
