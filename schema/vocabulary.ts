@@ -19,7 +19,10 @@ export type Category = (typeof CATEGORIES)[number]
 export const ROLES = ['Admin', 'Manager', 'Analyst', 'Viewer'] as const
 export type Role = (typeof ROLES)[number]
 
-/** The six webhook events of SPEC §6. */
+/**
+ * The webhook events' names, for the dashboard: each is declared in schema/webhook-events.ts (which
+ * the browser must not load), and the compiler holds the two lists to the same names.
+ */
 export const WEBHOOK_EVENTS = [
   'payment.success',
   'payment.failed',

@@ -13,6 +13,7 @@ import { type Topic, topics } from '../schema/events.ts'
 import * as kernelTables from '../schema/kernel.ts'
 import { findRoute, type Owner, segmentOwners } from '../schema/routes.ts'
 import { consumerHomes, topicRegistry } from '../schema/topic-registry.ts'
+import { webhookSourceTopics } from '../schema/webhook-events.ts'
 
 const root = join(import.meta.dir, '..')
 export const architecturePath = join(root, 'ARCHITECTURE.md')
@@ -55,8 +56,9 @@ const withoutComments = (text: string) =>
 /**
  * What the code does with each topic: `topic: topics.x` in a service's file is a publication (the
  * argument of `emitEvent`); any other `topics.x` in a file that calls `subscribe…(` is consumed by
- * that file's home (`services/<name>`, or the daemon file itself). The kernel is left out: it
- * carries events for everyone and names topics only in examples.
+ * that file's home (`services/<name>`, or the daemon file itself), and so is each of
+ * `webhookSourceTopics` (schema/webhook-events.ts) in a file that subscribes to them. The kernel is
+ * left out: it carries events for everyone and names topics only in examples.
  */
 export function scanTopicUse(sources: Map<string, string>) {
   const published = new Map<Topic, Set<string>>()
@@ -67,12 +69,15 @@ export function scanTopicUse(sources: Map<string, string>) {
     if (service === 'kernel') continue
     const text = withoutComments(raw)
     const calls = /\bsubscribe\w*\(/.test(text)
+    const home = service ? `services/${service}` : path
     for (const m of text.matchAll(/(topic:\s*)?\btopics\.(\w+)/g)) {
       const topic = topicByKey.get(m[2]!)
       if (!topic) continue
       if (m[1] && service) add(published, topic, service)
-      else if (!m[1] && calls) add(consumed, service ? `services/${service}` : path, topic)
+      else if (!m[1] && calls) add(consumed, home, topic)
     }
+    if (calls && /\bwebhookSourceTopics\b/.test(text))
+      for (const topic of webhookSourceTopics) add(consumed, home, topic)
   }
   return { published, consumed }
 }

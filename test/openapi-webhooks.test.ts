@@ -2,8 +2,9 @@ import { describe, expect, it } from 'bun:test'
 import Ajv2020 from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import { topics } from '../schema/events.ts'
+import { webhookSourceTopics } from '../schema/webhook-events.ts'
 import { webhookPayloadSchema } from '../services/kernel/openapi-webhooks.ts'
-import { sourceMappings } from '../services/webhook/sources.ts'
+import { mapSourceEvent } from '../services/webhook/sources.ts'
 
 const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }))
 const txn = {
@@ -57,10 +58,8 @@ const samples: Record<string, unknown> = {
 
 describe('the documented webhook payloads', () => {
   it('match what the webhook service sends for each source event', () => {
-    for (const [topic, map] of Object.entries(sourceMappings)) {
-      for (const m of (map as (d: unknown) => Array<{ event: string; data: unknown }>)(
-        samples[topic],
-      )) {
+    for (const topic of webhookSourceTopics) {
+      for (const m of mapSourceEvent(topic, { id: 'evt_1', data: samples[topic] })) {
         const body = {
           id: 'msg_1',
           event: m.event,
@@ -68,7 +67,7 @@ describe('the documented webhook payloads', () => {
           timestamp: txn.occurred_at,
           data: m.data,
         }
-        const validate = ajv.compile(webhookPayloadSchema(m.event as never))
+        const validate = ajv.compile(webhookPayloadSchema(m.event))
         expect(validate(body) ? [] : validate.errors, `${topic} → ${m.event}`).toEqual([])
       }
     }

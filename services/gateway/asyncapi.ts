@@ -1,5 +1,10 @@
 import { EventEnvelope, type Topic, topicSchemas } from '../../schema/events.ts'
 import { topicRegistry } from '../../schema/topic-registry.ts'
+import {
+  type WebhookEventRegistry,
+  webhookEventRegistry,
+  webhookEventsOf,
+} from '../../schema/webhook-events.ts'
 import { exampleOf } from '../kernel/openapi-examples.ts'
 import { normalizeSchema } from '../kernel/openapi-schema.ts'
 
@@ -9,17 +14,25 @@ const keyOf = (topic: string) =>
     .replace(/\.(\w)/g, (_, c: string) => c.toUpperCase())
     .replace(/^\w/, (c) => c.toUpperCase())
 
-/** Who publishes and who consumes a topic, from `schema/topic-registry.ts`. */
-const describeChannel = (topic: Topic) => {
+/**
+ * Who publishes and who consumes a topic (`schema/topic-registry.ts`), and the webhook events it
+ * becomes (`schema/webhook-events.ts`).
+ */
+const describeChannel = (topic: Topic, webhooks: WebhookEventRegistry) => {
   const { publishers, consumers } = topicRegistry[topic]
-  return `Published by ${publishers.join(', ')}; consumed by ${consumers.join(', ')}; delivered at least once (consumers deduplicate by envelope id).`
+  const events = webhookEventsOf(topic, webhooks)
+  const sent = events.length ? ` Webhook endpoints receive it as ${events.join(', ')}.` : ''
+  return `Published by ${publishers.join(', ')}; consumed by ${consumers.join(', ')}; delivered at least once (consumers deduplicate by envelope id).${sent}`
 }
 
 /**
  * The broker's AsyncAPI 3 document (`/asyncapi.json`), generated from `schema/events.ts`: one
  * channel per topic, each message the envelope with that topic's `data` schema (DESIGN §7).
  */
-export function createAsyncApi(version: string): Record<string, unknown> {
+export function createAsyncApi(
+  version: string,
+  webhooks: WebhookEventRegistry = webhookEventRegistry,
+): Record<string, unknown> {
   const channels: Record<string, unknown> = {}
   const operations: Record<string, unknown> = {}
   const messages: Record<string, unknown> = {}
@@ -46,7 +59,7 @@ export function createAsyncApi(version: string): Record<string, unknown> {
     }
     channels[key] = {
       address: topic,
-      description: describeChannel(topic as Topic),
+      description: describeChannel(topic as Topic, webhooks),
       messages: { [key]: { $ref: `#/components/messages/${key}` } },
     }
     operations[`receive${key}`] = {

@@ -1,8 +1,9 @@
 import { t } from 'elysia'
-import { WEBHOOK_EVENTS, type WebhookEvent } from '../../schema/vocabulary.ts'
+import type { WebhookEvent } from '../../schema/vocabulary.ts'
+import { webhookEventNames } from '../../schema/webhook-events.ts'
 
-/** The six webhook events of SPEC §6. */
-export const webhookEvents = WEBHOOK_EVENTS
+/** The webhook events an endpoint may subscribe to (schema/webhook-events.ts). */
+export const webhookEvents: readonly WebhookEvent[] = webhookEventNames
 export type { WebhookEvent }
 
 /** Payload versions an endpoint may pin (only v1 exists so far). */
