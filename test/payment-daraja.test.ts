@@ -278,13 +278,16 @@ describe('Daraja outcomes end to end', () => {
     })
 
   it('raises the operator alert when M-Pesa answers 2028 (the shortcode is not set up for it)', async () => {
+    const res = await push(shop, '254700042028')
+    expect(res.status).toBe(202)
+    expect(await final(shop, res.body.checkout_request_id)).toMatchObject({ result_code: 2028 })
     await eventually(
       async () => {
         const r = await operator.get('/api/v1/payments/alerts')
         return r.body.alerts?.some((a: { name: string }) => a.name === 'provider_setup')
       },
       10_000,
-      'the provider_credentials alert',
+      'the provider_setup alert',
     )
   })
 
