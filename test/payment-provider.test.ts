@@ -119,8 +119,17 @@ describe('the provider refuses the platform M-Pesa settings', () => {
   })
 
   it('is named by mmp doctor, and mmp doctor --daraja says what is wrong in one line', async () => {
+    // A push the provider refuses raises the alert (whatever ran before).
+    const refused = await shop.post('/api/v1/payments/stkpush', {
+      phone_number: '254712398766',
+      amount: 100,
+      account_reference: 'ORDER-2',
+      transaction_desc: 'Order 2',
+    })
+    expect(refused.status).toBe(502)
     await eventually(
-      async () => (await api(p.gateway, await p.login()).get('/api/v1/payments/alerts')).body,
+      async () =>
+        (await api(p.gateway, await p.login()).get('/api/v1/payments/alerts')).body.alerts?.length,
       5000,
       'the alert',
     )
