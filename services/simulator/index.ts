@@ -40,16 +40,11 @@ export { type B2cRecord, type Outcome, outcomeForPhone, type SimulatorOptions, t
  * Daraja (OAuth client credentials, STK push, STK push query, B2C, C2B register URL and simulate,
  * Transaction Status, Account Balance, Reversal) and callbacks shaped like Daraja's. Requests are
  * checked as Daraja documents them (rules.ts) and refused with its error bodies; auth schemes are
- * case-insensitive. The outcome is chosen by the last four digits of the customer's phone number:
- *
- * | ending | STK push                                 | B2C                        |
- * |--------|------------------------------------------|----------------------------|
- * | 1032   | ResultCode 1032, cancelled by the user   | success                    |
- * | 1037   | ResultCode 1037, customer unreachable    | success                    |
- * | 0001   | ResultCode 1, insufficient balance       | ResultCode 1               |
- * | 2001   | ResultCode 2001, wrong PIN               | ResultCode 2001            |
- * | 9999   | success whose callback is never sent     | result never sent          |
- * | other  | ResultCode 0 with Amount, MpesaReceiptNumber, TransactionDate, PhoneNumber items |
+ * case-insensitive. STK push and OAuth answer as production does (stk.ts); Pull Transactions
+ * lists the payments it completed (pull.ts). The outcome is chosen by the last four digits of the
+ * customer's phone number: for STK push every documented result code and the errors Daraja gives
+ * before it takes a push (model.ts `outcomeForPhone`, stk.ts; the table is in docs/daraja.md);
+ * for B2C 0001 → ResultCode 1, 2001 → 2001, 9999 → no result ever, anything else success.
  *
  * Until `delayMs` has passed the STK query answers Daraja's "still processing" error; after it
  * the query reports the final result, including for 9999 (so reconciliation settles it as a
