@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
+import type { ApiKeyView } from '../schema/auth/views.ts'
 import { clientArgs, fail, operatorApi } from './client.ts'
 import { configArgs, configFromArgs, jsonArg, printJson, tenantArg } from './shared.ts'
 
@@ -10,16 +11,8 @@ const common = {
   ...jsonArg,
 } as const
 
-interface KeyOut {
-  id: string
-  name: string
-  role: string
-  prefix: string
-  created_at: string
-  expires_at: string | null
-  last_used_at: string | null
-  key?: string
-}
+/** The key itself comes only in the answer to its creation. */
+type KeyOut = ApiKeyView & { key?: string }
 
 const create = defineCommand({
   meta: { name: 'create', description: 'Create a secret API key for a server (shown once)' },

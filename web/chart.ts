@@ -1,4 +1,5 @@
 import uPlot from 'uplot'
+import type { ForecastPoint } from '../schema/cashflow/views.ts'
 import 'uplot/dist/uPlot.min.css'
 
 export interface DailyPoint {
@@ -6,16 +7,6 @@ export interface DailyPoint {
   inflow: number
   outflow: number
   net: number
-}
-export interface ForecastPoint {
-  date: string
-  net: number
-  lower_80: number
-  upper_80: number
-  lower_95: number
-  upper_95: number
-  /** The projected balance that day, when the balance is known. */
-  balance?: number | null
 }
 
 const dayMonth = new Intl.DateTimeFormat('en-GB', {

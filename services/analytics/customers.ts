@@ -1,4 +1,10 @@
 import type { Database } from 'bun:sqlite'
+import {
+  type CustomerView,
+  type Rfm,
+  SEGMENTS,
+  type Segment,
+} from '../../schema/analytics/views.ts'
 import { toMajor } from '../kernel/money.ts'
 import { TRADING_SQL } from './stored.ts'
 import type { Scope } from './summary.ts'
@@ -157,25 +163,6 @@ function categoryTotals(scope: Scope, category: string): CounterpartyTotals[] {
     .all(...args) as CounterpartyTotals[]
 }
 
-export const SEGMENTS = [
-  'champions',
-  'loyal',
-  'potential_loyalists',
-  'new',
-  'need_attention',
-  'at_risk',
-  'hibernating',
-] as const
-export type Segment = (typeof SEGMENTS)[number]
-
-export interface Rfm {
-  recency_days: number
-  r: number
-  f: number
-  m: number
-  segment: Segment
-}
-
 /**
  * RFM scores 1–5 by percentile rank among all the tenant's counterparties (ties share a score):
  * recency (more recent scores higher), frequency (count) and monetary (total volume).
@@ -232,20 +219,6 @@ function segmentOf(r: number, f: number, count: number): Segment {
   if (r <= 2 && f >= 3) return 'at_risk'
   if (r <= 2) return 'hibernating'
   return 'need_attention'
-}
-
-export interface CustomerView {
-  counterparty: string
-  counterparty_name: string | null
-  counterparty_phone: string | null
-  count: number
-  total: number
-  total_in: number
-  total_out: number
-  first_seen: string
-  last_seen: string
-  segment: Segment | null
-  rfm: Omit<Rfm, 'segment'> | null
 }
 
 /**
@@ -349,3 +322,5 @@ export function segmentSizes(scope: Scope, nowMs: number): SegmentView[] {
     }
   })
 }
+
+export type { CustomerView }

@@ -1,3 +1,4 @@
+import type { SummaryTotals } from '../../schema/analytics/views.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMajor } from '../kernel/money.ts'
 import { addToKind, type Figures, figuresOf, type KindTotals } from './figures.ts'
@@ -97,14 +98,7 @@ function readEdge(scope: Scope, edge: { fromMs: number; toMs: number }): DayCell
  * SPEC's four figures, money in and out, and what the money was (figures.ts): `revenue`,
  * `expenses`, `net` (revenue − expenses), `balance_change` (in − out) and `by_kind`.
  */
-export interface Summary extends Figures {
-  total_transactions: number
-  total_amount: number
-  average_transaction: number
-  active_days: number
-  total_in: number
-  total_out: number
-}
+export interface Summary extends Figures, SummaryTotals {}
 
 /**
  * The summary of a scope: whole days aggregated inside SQLite over the (day, user, kind) rollup,

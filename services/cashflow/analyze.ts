@@ -1,3 +1,4 @@
+import type { FlowLine } from '../../schema/cashflow/views.ts'
 import type { Db } from '../kernel/db.ts'
 import { round2, toMajor } from '../kernel/money.ts'
 import { addDays, dayNumber, WEEKDAYS, weekdayOf } from './days.ts'
@@ -10,7 +11,7 @@ import {
   netOf,
 } from './series.ts'
 import { fTestPValue, type LinearFit, linearTrend } from './stats.ts'
-import { type FlowLine, lineOf } from './summary.ts'
+import { lineOf } from './summary.ts'
 
 export interface AnalyzeOptions {
   significance: number

@@ -1,3 +1,4 @@
+import type { ForecastPoint } from '../../schema/cashflow/views.ts'
 import type { Db } from '../kernel/db.ts'
 import { round2, toMajor } from '../kernel/money.ts'
 import { addDays, dayNumber } from './days.ts'
@@ -20,17 +21,6 @@ export const MODEL = 'holt_winters_additive_damped'
 const SCHEDULE_LOOKBACK_DAYS = 400
 /** A monthly payment not seen for this long is no longer projected. */
 const SCHEDULE_STALE_DAYS = 45
-
-export interface ForecastPoint {
-  date: string
-  net: number
-  lower_80: number
-  upper_80: number
-  lower_95: number
-  upper_95: number
-  /** Projected balance at the end of the day, when a balance is known. */
-  balance: number | null
-}
 
 export interface ErrorScores {
   mase: number | null

@@ -1,3 +1,4 @@
+import type { FlowLine, HealthStatus } from '../../schema/cashflow/views.ts'
 import { KIND_LABELS, type Kind } from '../../schema/vocabulary.ts'
 import type { Db } from '../kernel/db.ts'
 import { round2, toMajor } from '../kernel/money.ts'
@@ -11,24 +12,6 @@ export interface Reason {
   message: string
   /** Points this reason moved the health score (negative lowers it). */
   impact: number
-}
-
-/**
- * `healthy` score 80 or more with no warning that caps it; `watch` 50–79; `at_risk` below 50;
- * `unproven` the latest statement does not add up, so the figures cannot be called healthy;
- * `no_data` nothing imported yet.
- */
-export type HealthStatus = 'healthy' | 'watch' | 'at_risk' | 'unproven' | 'no_data'
-
-/** One line of money that is neither earned nor spent, each kind on it in the owner's words. */
-export interface FlowLine {
-  inflow: number
-  outflow: number
-  net: number
-  kinds: Record<
-    string,
-    { label: string; inflow: number; outflow: number; net: number; count: number }
-  >
 }
 
 export interface Summary {

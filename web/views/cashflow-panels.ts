@@ -1,15 +1,8 @@
-import type { ForecastPoint } from '../chart.ts'
+import type { FlowLine, ForecastPoint, HealthStatus } from '../../schema/cashflow/views.ts'
 import { card, date, day, h, money, num, roundMoney, table } from '../ui.ts'
 import type { StatementImport } from './statement-proof.ts'
 
 /** The cashflow panels of the overview: health, earned and spent, balance moves, the forecast. */
-export interface FlowLine {
-  inflow: number
-  outflow: number
-  net: number
-  kinds: Record<string, { label: string; inflow: number; outflow: number; net: number }>
-}
-export type HealthStatus = 'healthy' | 'watch' | 'at_risk' | 'unproven' | 'no_data'
 export interface CashSummary {
   as_of: string
   days: number
@@ -32,7 +25,7 @@ export interface CashSummary {
 export interface Forecast {
   model: string
   horizon: number
-  points: (ForecastPoint & { balance: number | null })[]
+  points: ForecastPoint[]
   params: { alpha: number; beta: number; gamma: number; phi: number; season_length: number } | null
   history: { days: number }
   backtest: { mase: number | null; mape: number | null } | null

@@ -1,3 +1,4 @@
+import type { SummaryTotals } from '../../schema/analytics/views.ts'
 import { api, scoped } from '../api.ts'
 import { cashflowChart, type DailyPoint } from '../chart.ts'
 import { exportBar } from '../exports.ts'
@@ -23,13 +24,7 @@ import { onboardingChecklist } from './onboarding.ts'
 import { groupTable, topOf } from './people.ts'
 import { type StatementImport, unprovenImports, warningCards } from './statement-proof.ts'
 
-interface Summary {
-  total_transactions: number
-  total_amount: number
-  average_transaction: number
-  active_days: number
-  total_in: number
-  total_out: number
+interface Summary extends SummaryTotals {
   net: number
 }
 

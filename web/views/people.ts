@@ -1,3 +1,4 @@
+import type { CustomerView } from '../../schema/analytics/views.ts'
 import { api, scoped } from '../api.ts'
 import { exportBar, reportExports } from '../exports.ts'
 import { localPhone } from '../format.ts'
@@ -5,17 +6,7 @@ import { coverage, periodPicker, rangeQuery, resolve } from '../period.ts'
 import { day, h, money, num, section, showError, skeleton, table } from '../ui.ts'
 
 /** A counterparty as the analytics counterparties (and customers) lists answer it. */
-export interface Counterparty {
-  counterparty: string
-  counterparty_name: string | null
-  counterparty_phone: string | null
-  count: number
-  total: number
-  total_in: number
-  total_out: number
-  last_seen: string
-  segment: string | null
-}
+export type Counterparty = Omit<CustomerView, 'first_seen' | 'rfm'>
 
 export type Group =
   | 'customers'

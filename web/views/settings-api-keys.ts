@@ -1,17 +1,10 @@
+import type { ApiKeyView } from '../../schema/auth/views.ts'
 import { ROLES } from '../../schema/vocabulary.ts'
 import { api } from '../api.ts'
 import { date, h, section, showError, table } from '../ui.ts'
 import { copyButton, field, formWith } from './settings-form.ts'
 
-interface ApiKey {
-  id: string
-  name: string
-  role: string
-  prefix: string
-  created_at: string
-  expires_at: string | null
-  last_used_at: string | null
-}
+type ApiKey = ApiKeyView
 
 /**
  * Secret API keys for the tenant's servers: made with a name, role and optional expiry, the key

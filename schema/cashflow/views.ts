@@ -1,0 +1,31 @@
+/** The shapes the cashflow API answers, read by the service and the dashboard alike. */
+
+/**
+ * `healthy` score 80 or more with no warning that caps it; `watch` 50–79; `at_risk` below 50;
+ * `unproven` the latest statement does not add up, so the figures cannot be called healthy;
+ * `no_data` nothing imported yet.
+ */
+export type HealthStatus = 'healthy' | 'watch' | 'at_risk' | 'unproven' | 'no_data'
+
+/** One line of money that is neither earned nor spent, each kind on it in the owner's words. */
+export interface FlowLine {
+  inflow: number
+  outflow: number
+  net: number
+  kinds: Record<
+    string,
+    { label: string; inflow: number; outflow: number; net: number; count: number }
+  >
+}
+
+/** One day of the forecast: net flow with its 80 % and 95 % bands, and the projected balance. */
+export interface ForecastPoint {
+  date: string
+  net: number
+  lower_80: number
+  upper_80: number
+  lower_95: number
+  upper_95: number
+  /** Projected balance at the end of the day, when a balance is known. */
+  balance: number | null
+}
