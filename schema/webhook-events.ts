@@ -24,8 +24,12 @@ import type { WebhookEvent } from './vocabulary.ts'
  * lets `webhook` consume, and `from` must return what `data` describes (both compile errors).
  */
 
-/** The topics webhook events may come from: those the topic registry lets `webhook` consume. */
-export type WebhookSource = TopicsOf<'webhook'>
+/**
+ * The topics webhook events may come from: those the topic registry lets `webhook` consume, but
+ * `tenants.changed`, which the webhook service consumes itself (a deleted tenant's endpoints go)
+ * under the same inbox key, so an event from it would be taken as already handled.
+ */
+export type WebhookSource = Exclude<TopicsOf<'webhook'>, typeof topics.tenantsChanged>
 
 /** One delivery's worth of an event: its data and, if it names a fact, what the fact is. */
 interface Delivered<D> {
