@@ -1,6 +1,7 @@
 import { paymentKind, type ReceiptReport, type TransactionEvent } from '../../schema/events.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMinor } from '../kernel/money.ts'
+import { preparedPerDb, type Statement } from '../kernel/prepared.ts'
 import {
   dropCopy,
   holderOf,
@@ -121,21 +122,7 @@ const UPDATE_SQL = `UPDATE transactions SET ${COLUMNS.slice(2)
   .map((c) => `${c} = ?`)
   .join(', ')}, updated_at = ? WHERE tenant_id = ? AND id = ?`
 const SELECT_SQL = 'SELECT * FROM transactions WHERE tenant_id = ? AND id = ?'
-type Statement = ReturnType<Db['sqlite']['prepare']>
-const prepared = new WeakMap<Db, { insert: Statement; select: Statement; update: Statement }>()
-
-function statementsOf(db: Db) {
-  let s = prepared.get(db)
-  if (!s) {
-    s = {
-      insert: db.sqlite.prepare(INSERT_SQL),
-      select: db.sqlite.prepare(SELECT_SQL),
-      update: db.sqlite.prepare(UPDATE_SQL),
-    }
-    prepared.set(db, s)
-  }
-  return s
-}
+const statementsOf = preparedPerDb({ insert: INSERT_SQL, select: SELECT_SQL, update: UPDATE_SQL })
 
 /** What an insert or update did; counted for logs and tests. */
 export interface ApplyResult {

@@ -1,5 +1,6 @@
 import type { Db } from '../kernel/db.ts'
-import { statementsOf } from './rollups.ts'
+import { preparedPerDb } from '../kernel/prepared.ts'
+import { addToCategoryCell, addToDayCell, statementsOf } from './rollups.ts'
 import { isTradingParty, normalizePhone, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
 
 /**
@@ -56,16 +57,11 @@ const PARTY_SQL = `INSERT INTO counterparties
   tx_count = tx_count + excluded.tx_count, total_cents = total_cents + excluded.total_cents,
   in_cents = in_cents + excluded.in_cents, out_cents = out_cents + excluded.out_cents,
   first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)`
-const partyStatements = new WeakMap<Db, ReturnType<Db['sqlite']['prepare']>>()
+const partyStatementOf = preparedPerDb({ party: PARTY_SQL })
 
 export function pendingRollups(db: Db): PendingRollups {
   const st = statementsOf(db)
-  let party = partyStatements.get(db)
-  if (!party) {
-    party = db.sqlite.prepare(PARTY_SQL)
-    partyStatements.set(db, party)
-  }
-  const partySql = party
+  const partySql = partyStatementOf(db).party
   const days = new Map<string, Day>()
   const cells = new Map<string, Cell>()
   const dayParties = new Map<string, Cell>()
@@ -162,29 +158,11 @@ export function pendingRollups(db: Db): PendingRollups {
     flush() {
       for (const d of days.values()) {
         const r = d.row
-        st.day.run(
-          r.tenant_id,
-          r.local_day,
-          r.user_id ?? '',
-          r.kind ?? '',
-          d.inCount,
-          d.inCents,
-          d.outCount,
-          d.outCents,
-        )
+        addToDayCell(st, r, d.inCount, d.inCents, d.outCount, d.outCents)
       }
       for (const c of cells.values()) {
         const r = c.row
-        st.daily.run(
-          r.tenant_id,
-          r.local_day,
-          r.user_id ?? '',
-          r.direction,
-          r.category ?? UNCATEGORIZED,
-          r.kind ?? '',
-          c.count,
-          c.cents,
-        )
+        addToCategoryCell(st, r, c.count, c.cents)
       }
       for (const c of dayParties.values()) {
         const r = c.row

@@ -1,4 +1,5 @@
 import type { Db } from '../kernel/db.ts'
+import { preparedPerDb } from '../kernel/prepared.ts'
 import {
   isTradingParty,
   normalizePhone,
@@ -40,38 +41,48 @@ const CP_SQL = `INSERT INTO counterparties
   in_cents = in_cents + excluded.in_cents, out_cents = out_cents + excluded.out_cents,
   first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)`
 
-type Statement = ReturnType<Db['sqlite']['prepare']>
-const prepared = new WeakMap<Db, Record<'day' | 'daily' | 'dailyCp' | 'cp', Statement>>()
-
 /** Statements prepared once per open database: the insert path runs them for every row. */
-export function statementsOf(db: Db) {
-  let s = prepared.get(db)
-  if (!s) {
-    s = {
-      day: db.sqlite.prepare(DAY_SQL),
-      daily: db.sqlite.prepare(DAILY_SQL),
-      dailyCp: db.sqlite.prepare(DAILY_CP_SQL),
-      cp: db.sqlite.prepare(CP_SQL),
-    }
-    prepared.set(db, s)
-  }
-  return s
-}
+export const statementsOf = preparedPerDb({
+  day: DAY_SQL,
+  daily: DAILY_SQL,
+  dailyCp: DAILY_CP_SQL,
+  cp: CP_SQL,
+})
+type Statements = ReturnType<typeof statementsOf>
 
-export function addToRollups(db: Db, r: StoredTransaction, sign: 1 | -1): void {
-  const st = statementsOf(db)
-  const cents = sign * r.amount_cents
-  const isIn = r.direction === 'in'
+/*
+ * The rollup cells a row counts in. Positional, not one object, because the insert path calls
+ * them for every row.
+ */
+
+/** Adds to the row's (day, user, kind) cell: transactions and cents in and out. */
+export function addToDayCell(
+  st: Statements,
+  r: StoredTransaction,
+  inCount: number,
+  inCents: number,
+  outCount: number,
+  outCents: number,
+): void {
   st.day.run(
     r.tenant_id,
     r.local_day,
     r.user_id ?? '',
     r.kind ?? '',
-    isIn ? sign : 0,
-    isIn ? cents : 0,
-    isIn ? 0 : sign,
-    isIn ? 0 : cents,
+    inCount,
+    inCents,
+    outCount,
+    outCents,
   )
+}
+
+/** Adds to the row's (day, user, direction, category, kind) cell. */
+export function addToCategoryCell(
+  st: Statements,
+  r: StoredTransaction,
+  count: number,
+  cents: number,
+): void {
   st.daily.run(
     r.tenant_id,
     r.local_day,
@@ -79,9 +90,17 @@ export function addToRollups(db: Db, r: StoredTransaction, sign: 1 | -1): void {
     r.direction,
     r.category ?? UNCATEGORIZED,
     r.kind ?? '',
-    sign,
+    count,
     cents,
   )
+}
+
+export function addToRollups(db: Db, r: StoredTransaction, sign: 1 | -1): void {
+  const st = statementsOf(db)
+  const cents = sign * r.amount_cents
+  const isIn = r.direction === 'in'
+  addToDayCell(st, r, isIn ? sign : 0, isIn ? cents : 0, isIn ? 0 : sign, isIn ? 0 : cents)
+  addToCategoryCell(st, r, sign, cents)
   if (!r.counterparty_key || !isTradingParty(r.kind)) {
     if (sign < 0) pruneDaily(db, r)
     return
@@ -117,16 +136,7 @@ export function addToRollups(db: Db, r: StoredTransaction, sign: 1 | -1): void {
 export function moveCategory(db: Db, old: StoredTransaction, row: StoredTransaction): void {
   const st = statementsOf(db)
   const cell = (r: StoredTransaction, sign: 1 | -1) =>
-    st.daily.run(
-      r.tenant_id,
-      r.local_day,
-      r.user_id ?? '',
-      r.direction,
-      r.category ?? UNCATEGORIZED,
-      r.kind ?? '',
-      sign,
-      sign * r.amount_cents,
-    )
+    addToCategoryCell(st, r, sign, sign * r.amount_cents)
   cell(old, -1)
   db.sqlite
     .query(
