@@ -124,27 +124,8 @@ export function getDaily(
   const from = dayParam(query.from, 'from') ?? addDays(to, -29)
   checkRange(from, to)
   const db = dbOf(ctx, tenantId)
-  type Flow = { inflow: number; outflow: number; net: number }
-  const byDay = new Map<string, Record<string, Flow>>()
-  const movesByDay = new Map<string, Record<string, Flow>>()
-  for (const row of loadBalanceKindDays(db, tenantId, from, to)) {
-    const moves = movesByDay.get(row.day) ?? {}
-    moves[row.kind] = {
-      inflow: toMajor(row.inflow),
-      outflow: toMajor(row.outflow),
-      net: toMajor(row.inflow - row.outflow),
-    }
-    movesByDay.set(row.day, moves)
-  }
-  for (const row of loadCategoryDays(db, tenantId, from, to)) {
-    const categories = byDay.get(row.day) ?? {}
-    categories[row.category] = {
-      inflow: toMajor(row.inflow),
-      outflow: toMajor(row.outflow),
-      net: toMajor(row.inflow - row.outflow),
-    }
-    byDay.set(row.day, categories)
-  }
+  const movesByDay = flowsByDay(loadBalanceKindDays(db, tenantId, from, to), (r) => r.kind)
+  const byDay = flowsByDay(loadCategoryDays(db, tenantId, from, to), (r) => r.category)
   const data = []
   for (let day = from; day <= to; day = addDays(day, 1)) {
     const categories = byDay.get(day) ?? {}
@@ -221,4 +202,24 @@ export function updateSettings(
     evaluateLowBalance(db, tenantId, ctx.clock)
   })
   return getSettings(ctx, tenantId)
+}
+
+type Flow = { inflow: number; outflow: number; net: number }
+
+/** Per-day rows of cents (by kind or category) as day → key → flow in major units. */
+function flowsByDay<R extends { day: string; inflow: number; outflow: number }>(
+  rows: R[],
+  keyOf: (row: R) => string,
+): Map<string, Record<string, Flow>> {
+  const byDay = new Map<string, Record<string, Flow>>()
+  for (const row of rows) {
+    const flows = byDay.get(row.day) ?? {}
+    flows[keyOf(row)] = {
+      inflow: toMajor(row.inflow),
+      outflow: toMajor(row.outflow),
+      net: toMajor(row.inflow - row.outflow),
+    }
+    byDay.set(row.day, flows)
+  }
+  return byDay
 }
