@@ -32,8 +32,17 @@ describe('payment next to a simulator of its own process', () => {
       headers: { authorization: `Basic ${basic}` },
     })
     const { access_token } = (await grant.json()) as { access_token: string }
-    // A token from one connection holds on every other: one simulator answers all of them.
-    const statuses = await Promise.all(
+    // The default shortcode and passkey (mpesa.shortcode, mpesa.passkey) sign the query.
+    const Timestamp = '20260101120000'
+    const query = {
+      BusinessShortCode: '174379',
+      Password: Buffer.from(`174379mmp-simulator-passkey${Timestamp}`).toString('base64'),
+      Timestamp,
+      CheckoutRequestID: 'ws_CO_none',
+    }
+    // A token from one connection holds on every other: one simulator answers all of them. A
+    // second simulator on the port would not know the token and refuse it (404.001.03).
+    const answers = await Promise.all(
       Array.from({ length: 24 }, async () => {
         const res = await fetch(`${base}/mpesa/stkpushquery/v1/query`, {
           method: 'POST',
@@ -42,12 +51,13 @@ describe('payment next to a simulator of its own process', () => {
             'content-type': 'application/json',
             connection: 'close',
           },
-          body: JSON.stringify({ BusinessShortCode: '174379', CheckoutRequestID: 'ws_CO_none' }),
+          body: JSON.stringify(query),
         })
-        await res.arrayBuffer()
-        return res.status
+        const body = (await res.json()) as { errorCode?: string }
+        return `${res.status} ${body.errorCode}`
       }),
     )
-    expect(statuses.filter((s) => s === 401)).toEqual([])
+    // The query's own answer for a CheckoutRequestID it never issued, from every connection.
+    expect(answers).toEqual(Array.from({ length: 24 }, () => '400 400.002.02'))
   })
 })

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { accountBalanceValue, asyncResultOf, eatTimestamp, param } from './callbacks.ts'
-import { type AsyncRecord, darajaError, type Outcome, receiptNumber, requestId } from './model.ts'
+import { type AsyncRecord, type Outcome, receiptNumber, requestId } from './model.ts'
 import {
   firstFailure,
   oneOf,
@@ -167,7 +167,8 @@ export function businessRoutes(sim: Sim) {
   const route =
     (kind: AsyncKind) =>
     async ({ request }: { request: Request }) => {
-      if (!sim.bearerOk(request)) return darajaError(401, '404.001.03', 'Invalid Access Token')
+      const denied = sim.tokenRefused(request)
+      if (denied) return denied
       const body = await readJsonBody(request)
       if (body instanceof Response) return body
       const common = [

@@ -69,7 +69,8 @@ export function c2bRoutes(sim: Sim) {
     .post('/mpesa/c2b/:version/registerurl', async ({ request, params }) => {
       if (params.version !== 'v1' && params.version !== 'v2')
         return darajaError(404, '404.001.01', 'Resource not found')
-      if (!sim.bearerOk(request)) return darajaError(401, '404.001.03', 'Invalid Access Token')
+      const denied = sim.tokenRefused(request)
+      if (denied) return denied
       const body = await readJsonBody(request)
       if (body instanceof Response) return body
       const refused = firstFailure(body, [
@@ -100,7 +101,8 @@ export function c2bRoutes(sim: Sim) {
     .post('/mpesa/c2b/:version/simulate', async ({ request, params }) => {
       if (params.version !== 'v1' && params.version !== 'v2')
         return darajaError(404, '404.001.01', 'Resource not found')
-      if (!sim.bearerOk(request)) return darajaError(401, '404.001.03', 'Invalid Access Token')
+      const denied = sim.tokenRefused(request)
+      if (denied) return denied
       const body = await readJsonBody(request)
       if (body instanceof Response) return body
       const refused = firstFailure(body, [

@@ -70,9 +70,10 @@ export function createSimulator(opts: SimulatorOptions) {
   const store = createStore(opts.statePath)
   const delivery = createDelivery()
 
-  const bearerOk = (request: Request): boolean => {
+  const tokenRefused = (request: Request): Response | null => {
     const m = /^bearer\s+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')
-    return !!m && !!live && m[1] === live.token && live.expiresAt > Date.now()
+    const ok = !!m && !!live && m[1] === live.token && live.expiresAt > Date.now()
+    return ok ? null : darajaError(404, '404.001.03', 'Invalid Access Token')
   }
 
   const fire: Partial<Record<Kind, (id: string) => Promise<boolean>>> = {
@@ -94,7 +95,7 @@ export function createSimulator(opts: SimulatorOptions) {
     delivery,
     delayMs: opts.delayMs,
     production: opts.production ?? false,
-    bearerOk,
+    tokenRefused,
     schedule: (kind, id, ms) =>
       delivery.later(ms, async () => {
         if (await (fire[kind]?.(id) ?? Promise.resolve(true))) store.done(id)
@@ -142,7 +143,8 @@ export function createSimulator(opts: SimulatorOptions) {
     .post('/mpesa/b2c/:version/paymentrequest', async ({ request, params }) => {
       if (params.version !== 'v1' && params.version !== 'v3')
         return darajaError(404, '404.001.01', 'Resource not found')
-      if (!bearerOk(request)) return darajaError(404, '404.001.03', 'Invalid Access Token')
+      const denied = tokenRefused(request)
+      if (denied) return denied
       const body = await readJsonBody(request)
       if (body instanceof Response) return body
       const refused = firstFailure(body, b2cChecks)

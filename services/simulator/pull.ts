@@ -14,7 +14,8 @@ import type { Sim } from './sim.ts'
  *   `YYYY-MM-DD HH:mm[:ss]` in Nairobi time → `{ResponseRefID, ResponseCode: "1000",
  *   ResponseMessage: "Success", Response: [[{transactionId, trxDate, msisdn, sender,
  *   transactiontype, billreference, amount, organizationname}]]}`; none: ResponseCode "1001",
- *   `Response: [[]]`. Errors: 400.001 Invalid ShortCode, 401.001 Invalid Access Token.
+ *   `Response: [[]]`. Errors: 400.001 Invalid ShortCode; a bad token gets the answer every
+ *   other API gets (HTTP 404 `404.001.03`; this API's page names it 401.001).
  *
  * The simulator lists the STK payments it completed; it does not ask for the registration first.
  */
@@ -33,7 +34,8 @@ export function pullRoutes(sim: Sim, shortcode: string) {
 
   return new Elysia({ name: 'mmp-simulator-pull' })
     .post('/pulltransactions/v1/register', async ({ request }) => {
-      if (!sim.bearerOk(request)) return darajaError(401, '401.001', 'Invalid Access Token')
+      const denied = sim.tokenRefused(request)
+      if (denied) return denied
       const body = await readJsonBody(request)
       if (body instanceof Response) return body
       const code = String(body.ShortCode ?? '')
@@ -50,7 +52,8 @@ export function pullRoutes(sim: Sim, shortcode: string) {
       }
     })
     .post('/pulltransactions/v1/query', async ({ request }) => {
-      if (!sim.bearerOk(request)) return darajaError(401, '401.001', 'Invalid Access Token')
+      const denied = sim.tokenRefused(request)
+      if (denied) return denied
       const body = await readJsonBody(request)
       if (body instanceof Response) return body
       const code = String(body.ShortCode ?? '')

@@ -8,7 +8,12 @@ export interface Sim {
   delayMs: number
   /** Production-like (SimulatorOptions.production): no http URLs, no C2B re-registration. */
   production: boolean
-  bearerOk(request: Request): boolean
+  /**
+   * Daraja's answer to a missing, stale or unknown bearer token, the same on every API (HTTP 404
+   * `404.001.03` "Invalid Access Token", as the gateway in front of them answers); null when the
+   * request carries the live token.
+   */
+  tokenRefused(request: Request): Response | null
   /** Calls back a remembered request after `ms`; its pending row goes once it was delivered. */
   schedule(kind: Kind, id: string, ms: number): void
 }

@@ -150,7 +150,8 @@ export function stkRoutes(sim: Sim, o: StkOptions) {
 
   const app = new Elysia({ name: 'mmp-simulator-stk' })
     .post('/mpesa/stkpush/v1/processrequest', async ({ request }) => {
-      if (!sim.bearerOk(request)) return darajaError(404, '404.001.03', 'Invalid Access Token')
+      const denied = sim.tokenRefused(request)
+      if (denied) return denied
       const body = await readJsonBody(request)
       if (body instanceof Response) return body
       const refused = credentialsError(body) ?? firstFailure(body, checks)
@@ -172,7 +173,8 @@ export function stkRoutes(sim: Sim, o: StkOptions) {
       }
     })
     .post('/mpesa/stkpushquery/v1/query', async ({ request }) => {
-      if (!sim.bearerOk(request)) return darajaError(404, '404.001.03', 'Invalid Access Token')
+      const denied = sim.tokenRefused(request)
+      if (denied) return denied
       const body = await readJsonBody(request)
       if (body instanceof Response) return body
       const refused = credentialsError(body)
