@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
+import { CSV_OR_PDF_RESPONSES, downloadResponse } from '../kernel/download.ts'
 import type { Actor } from '../kernel/roles.ts'
 import type { ServiceApp } from '../kernel/service.ts'
 import { topCustomers } from './customers.ts'
@@ -31,12 +32,11 @@ export function exportRoutes({
       const format = query.format ?? 'csv'
       const stamp = ctx.clock.now().toISOString().slice(0, 10)
       if (format === 'csv') {
-        return new Response(exportCsv(scope, query), {
-          headers: {
-            'content-type': 'text/csv; charset=utf-8',
-            'content-disposition': `attachment; filename="transactions-${scope.tenantId}-${stamp}.csv"`,
-            'x-request-id': requestId,
-          },
+        return downloadResponse({
+          body: exportCsv(scope, query),
+          name: `transactions-${scope.tenantId}-${stamp}`,
+          type: 'csv',
+          requestId,
         })
       }
       // The report reads rollups: period, scope, direction and category apply; the row-level
@@ -70,12 +70,11 @@ export function exportRoutes({
         withSegments: withRfm,
         months: trendOf(cells, 'month'),
       })
-      return new Response(pdf, {
-        headers: {
-          'content-type': 'application/pdf',
-          'content-disposition': `attachment; filename="analytics-${scope.tenantId}-${stamp}.pdf"`,
-          'x-request-id': requestId,
-        },
+      return downloadResponse({
+        body: pdf,
+        name: `analytics-${scope.tenantId}-${stamp}`,
+        type: 'pdf',
+        requestId,
       })
     },
     {
@@ -86,15 +85,7 @@ export function exportRoutes({
       }),
       detail: {
         ...secured('Export the filtered transactions as CSV (streamed) or a PDF report'),
-        responses: {
-          200: {
-            description: 'text/csv or application/pdf',
-            content: {
-              'text/csv': { schema: { type: 'string' } },
-              'application/pdf': { schema: { type: 'string', format: 'binary' } },
-            },
-          },
-        },
+        responses: CSV_OR_PDF_RESPONSES,
       },
     },
   )

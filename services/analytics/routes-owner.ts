@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
+import { CSV_OR_PDF_RESPONSES, downloadResponse } from '../kernel/download.ts'
 import { invalidField } from '../kernel/errors.ts'
 import { wholeList } from '../kernel/lists.ts'
 import { type Actor, tenantFor } from '../kernel/roles.ts'
@@ -152,16 +153,12 @@ export function ownerRoutes(
         const stamp = ctx.clock.now().toISOString().slice(0, 10)
         const tenant = tenantFor(actor, query.tenant_id)
         const pdf = query.format === 'pdf'
-        return new Response(
-          pdf ? reportPdf(report, ctx.clock.now().toISOString()) : reportCsv(report),
-          {
-            headers: {
-              'content-type': pdf ? 'application/pdf' : 'text/csv; charset=utf-8',
-              'content-disposition': `attachment; filename="${report.name}-${tenant}-${stamp}.${pdf ? 'pdf' : 'csv'}"`,
-              'x-request-id': requestId,
-            },
-          },
-        )
+        return downloadResponse({
+          body: pdf ? reportPdf(report, ctx.clock.now().toISOString()) : reportCsv(report),
+          name: `${report.name}-${tenant}-${stamp}`,
+          type: pdf ? 'pdf' : 'csv',
+          requestId,
+        })
       },
       {
         auth: 'analyze',
@@ -177,15 +174,7 @@ export function ownerRoutes(
           ...secured(
             'A report of the period as CSV or PDF: customers (or another group), insights, reconciliation',
           ),
-          responses: {
-            200: {
-              description: 'text/csv or application/pdf',
-              content: {
-                'text/csv': { schema: { type: 'string' } },
-                'application/pdf': { schema: { type: 'string', format: 'binary' } },
-              },
-            },
-          },
+          responses: CSV_OR_PDF_RESPONSES,
         },
       },
     )

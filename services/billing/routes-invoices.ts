@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import { StkPushAccepted } from '../../schema/peers.ts'
 import type { ServiceContext } from '../kernel/context.ts'
+import { downloadResponse } from '../kernel/download.ts'
 import { invalidField } from '../kernel/errors.ts'
 import { isOperator, tenantFor } from '../kernel/roles.ts'
 import type { ServiceApp } from '../kernel/service.ts'
@@ -92,13 +93,7 @@ export function invoiceRoutes({
           { name: 'mmp Mobile-Money Analytics', address: ['Nairobi, Kenya', 'billing@mmp.local'] },
           sub.tenantName ?? row.tenantId,
         )
-        return new Response(pdf, {
-          headers: {
-            'content-type': 'application/pdf',
-            'content-disposition': `attachment; filename="${inv.number}.pdf"`,
-            'x-request-id': requestId,
-          },
-        })
+        return downloadResponse({ body: pdf, name: inv.number, type: 'pdf', requestId })
       },
       {
         auth: 'admin',
