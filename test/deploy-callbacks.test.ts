@@ -28,8 +28,8 @@ describe('proxy examples restrict every provider callback', () => {
     )
   })
 
-  it('nginx.conf: one location matching each callback path allows only the published addresses', () => {
-    const conf = read('nginx.conf')
+  /** The first regex location of an nginx text matches each callback path and allows only Safaricom. */
+  const expectNginxGuard = (conf: string) => {
     const m = /location ~ (\S+) \{([^}]*)\}/.exec(conf)
     expect(m).not.toBeNull()
     const pattern = new RegExp(m![1]!)
@@ -39,6 +39,18 @@ describe('proxy examples restrict every provider callback', () => {
     const allowed = [...m![2]!.matchAll(/allow (\S+);/g)].map((a) => a[1])
     expect(allowed.sort()).toEqual([...published].sort())
     expect(m![2]).toContain('deny all;')
+  }
+
+  it('nginx.conf: one location matching each callback path allows only the published addresses', () => {
+    expectNginxGuard(read('nginx.conf'))
+  })
+
+  it('self-hosting.md: the nginx example guards every callback path like nginx.conf', () => {
+    const doc = readFileSync(join(deploy, '..', 'self-hosting.md'), 'utf8')
+    const blocks = [...doc.matchAll(/```nginx\n([\s\S]*?)```/g)].map((b) => b[1]!)
+    const guards = blocks.filter((b) => b.includes('/api/v1/payments/'))
+    expect(guards.length).toBe(1)
+    expectNginxGuard(guards[0]!)
   })
 
   it('Caddyfile: the @callbacks matcher names each callback path and the published addresses', () => {
