@@ -2,7 +2,7 @@ import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import type { ApiKeyView } from '../schema/auth/views.ts'
 import { clientArgs, fail, operatorApi } from './client.ts'
-import { configArgs, configFromArgs, jsonArg, printJson, tenantArg } from './shared.ts'
+import { configArgs, configFromArgs, jsonArg, printJson, roleArg, tenantArg } from './shared.ts'
 
 const common = {
   ...configArgs,
@@ -19,7 +19,7 @@ const create = defineCommand({
   args: {
     ...common,
     name: { type: 'positional', description: 'what the key is for', required: true },
-    role: { type: 'string', description: 'Admin | Manager | Analyst | Viewer', default: 'Viewer' },
+    ...roleArg,
     'expires-at': { type: 'string', description: 'ISO 8601 date-time; none: never expires' },
   },
   async run({ args }) {

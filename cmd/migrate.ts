@@ -1,8 +1,7 @@
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
-import { migrationsOf } from '../daemon/migrations.ts'
-import { serviceModules, synchronousOf } from '../daemon/services.ts'
-import { createRegistry } from '../tenants/registry.ts'
+import { serviceModules } from '../daemon/services.ts'
+import { openRegistry } from './registry.ts'
 import { configArgs, configFromArgs, jsonArg, printJson, requireDataDir } from './shared.ts'
 
 export default defineCommand({
@@ -14,12 +13,7 @@ export default defineCommand({
   run({ args }) {
     const config = configFromArgs(args)
     requireDataDir(config)
-    const registry = createRegistry({
-      dataDir: config.dataDir,
-      migrations: migrationsOf,
-      synchronous: synchronousOf,
-      maxOpen: 8,
-    })
+    const registry = openRegistry(config)
     let count = 0
     for (const service of Object.keys(serviceModules)) {
       registry.platform(service)

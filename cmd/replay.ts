@@ -1,12 +1,10 @@
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
-import { migrationsOf } from '../daemon/migrations.ts'
 import { loadSecrets } from '../daemon/secrets.ts'
-import { synchronousOf } from '../daemon/services.ts'
 import { topics } from '../schema/events.ts'
 import { createLogger, createMqttBus, republish, serviceNames } from '../services/kernel/index.ts'
-import { createRegistry } from '../tenants/registry.ts'
 import { clientArgs, fail, operatorApi } from './client.ts'
+import { openRegistry } from './registry.ts'
 import { configArgs, configFromArgs, jsonArg, printJson, requireDataDir } from './shared.ts'
 
 const webhooks = defineCommand({
@@ -78,12 +76,7 @@ const events = defineCommand({
       clientId: `mmp-replay-${process.pid}`,
       log,
     }).catch(() => fail('the broker is not reachable; is `mmp serve` running?'))
-    const registry = createRegistry({
-      dataDir: config.dataDir,
-      migrations: migrationsOf,
-      synchronous: synchronousOf,
-      maxOpen: 8,
-    })
+    const registry = openRegistry(config)
     let count = 0
     try {
       for (const name of serviceNames)

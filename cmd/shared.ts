@@ -14,6 +14,11 @@ export const tenantArg = {
   tenant: { type: 'string', description: 'tenant id', required: true },
 } as const
 
+/** `--role`: the role a user or an API key is given. */
+export const roleArg = {
+  role: { type: 'string', description: 'Admin | Manager | Analyst | Viewer', default: 'Viewer' },
+} as const
+
 /** `--json`: plain JSON on stdout, nothing else there (no banners), for scripts. */
 export const jsonArg = {
   json: { type: 'boolean', description: 'print JSON on stdout (nothing else)' },

@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import { clientArgs, operatorApi } from './client.ts'
-import { configArgs, configFromArgs, jsonArg, printJson, tenantArg } from './shared.ts'
+import { configArgs, configFromArgs, jsonArg, printJson, roleArg, tenantArg } from './shared.ts'
 
 const common = {
   ...configArgs,
@@ -25,7 +25,7 @@ const invite = defineCommand({
   args: {
     ...common,
     email: { type: 'positional', description: 'email address', required: true },
-    role: { type: 'string', description: 'Admin | Manager | Analyst | Viewer', default: 'Viewer' },
+    ...roleArg,
   },
   async run({ args }) {
     const api = await operatorApi(configFromArgs(args), args.url)
