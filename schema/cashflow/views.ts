@@ -29,3 +29,18 @@ export interface ForecastPoint {
   /** Projected balance at the end of the day, when a balance is known. */
   balance: number | null
 }
+
+/** A window's money by what it was: operating flows, financing and transfers. */
+export interface CashFlows {
+  /** The day the figures are as of: `to`, the last day with data when no day was asked for. */
+  as_of: string
+  days: number
+  /** Operating flows: money earned (revenue kinds) and spent (expense kinds). */
+  inflow: number
+  outflow: number
+  net: number
+  /** Loans drawn and repaid (Fuliza, overdrafts, M-Shwari and other loans). */
+  financing: FlowLine
+  /** Savings, own transfers, cash at an agent, settlement to the bank, reversals. */
+  transfers: FlowLine
+}

@@ -138,28 +138,12 @@ export function moveCategory(db: Db, old: StoredTransaction, row: StoredTransact
   const cell = (r: StoredTransaction, sign: 1 | -1) =>
     addToCategoryCell(st, r, sign, sign * r.amount_cents)
   cell(old, -1)
-  db.sqlite
-    .query(
-      'DELETE FROM daily_totals WHERE tenant_id = ? AND day = ? AND user_id = ? AND direction = ? AND category = ? AND kind = ? AND tx_count <= 0',
-    )
-    .run(
-      old.tenant_id,
-      old.local_day,
-      old.user_id ?? '',
-      old.direction,
-      old.category ?? UNCATEGORIZED,
-      old.kind ?? '',
-    )
+  pruneCategoryCell(db, old)
   cell(row, 1)
 }
 
-/** Rollup rows that fell to zero are removed so `active_days` and customer lists stay exact. */
-function pruneDaily(db: Db, r: StoredTransaction): void {
-  db.sqlite
-    .query(
-      'DELETE FROM daily_summaries WHERE tenant_id = ? AND day = ? AND user_id = ? AND kind = ? AND in_count + out_count <= 0',
-    )
-    .run(r.tenant_id, r.local_day, r.user_id ?? '', r.kind ?? '')
+/** The row's (day, user, direction, category, kind) cell, removed once it counts nothing. */
+function pruneCategoryCell(db: Db, r: StoredTransaction): void {
   db.sqlite
     .query(
       'DELETE FROM daily_totals WHERE tenant_id = ? AND day = ? AND user_id = ? AND direction = ? AND category = ? AND kind = ? AND tx_count <= 0',
@@ -172,6 +156,16 @@ function pruneDaily(db: Db, r: StoredTransaction): void {
       r.category ?? UNCATEGORIZED,
       r.kind ?? '',
     )
+}
+
+/** Rollup rows that fell to zero are removed so `active_days` and customer lists stay exact. */
+function pruneDaily(db: Db, r: StoredTransaction): void {
+  db.sqlite
+    .query(
+      'DELETE FROM daily_summaries WHERE tenant_id = ? AND day = ? AND user_id = ? AND kind = ? AND in_count + out_count <= 0',
+    )
+    .run(r.tenant_id, r.local_day, r.user_id ?? '', r.kind ?? '')
+  pruneCategoryCell(db, r)
   if (!r.counterparty_key || !isTradingParty(r.kind)) return
   db.sqlite
     .query(

@@ -1,4 +1,4 @@
-import type { FlowLine, HealthStatus } from '../../schema/cashflow/views.ts'
+import type { CashFlows, FlowLine, HealthStatus } from '../../schema/cashflow/views.ts'
 import { KIND_LABELS, type Kind } from '../../schema/vocabulary.ts'
 import type { Db } from '../kernel/db.ts'
 import { round2, toMajor } from '../kernel/money.ts'
@@ -14,21 +14,10 @@ export interface Reason {
   impact: number
 }
 
-export interface Summary {
+export interface Summary extends CashFlows {
   tenant_id: string
   from: string
   to: string
-  /** The day the figures are as of: `to`, the last day with data when no day was asked for. */
-  as_of: string
-  days: number
-  /** Operating flows: money earned (revenue kinds) and spent (expense kinds). */
-  inflow: number
-  outflow: number
-  net: number
-  /** Loans drawn and repaid (Fuliza, overdrafts, M-Shwari and other loans). */
-  financing: FlowLine
-  /** Savings, own transfers, cash at an agent, settlement to the bank, reversals. */
-  transfers: FlowLine
   /** Every movement: what the balance follows. */
   total: { inflow: number; outflow: number; net: number }
   /** Loans drawn over operating inflow in the window; null when nothing was drawn. */

@@ -1,16 +1,9 @@
-import type { FlowLine, ForecastPoint, HealthStatus } from '../../schema/cashflow/views.ts'
+import type { CashFlows, ForecastPoint, HealthStatus } from '../../schema/cashflow/views.ts'
 import { card, date, day, h, money, num, roundMoney, table } from '../ui.ts'
 import type { StatementImport } from './statement-proof.ts'
 
 /** The cashflow panels of the overview: health, earned and spent, balance moves, the forecast. */
-export interface CashSummary {
-  as_of: string
-  days: number
-  inflow: number
-  outflow: number
-  net: number
-  financing: FlowLine
-  transfers: FlowLine
+export interface CashSummary extends CashFlows {
   health_status: HealthStatus
   data_quality: { verdict: string; finding: string | null } | null
   balance: number | null
