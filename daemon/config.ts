@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { type ServiceName, serviceNames } from '../services/kernel/context.ts'
 import { parseSchedule } from './schedule.ts'
-import { type Setting, settings } from './settings.ts'
+import { idleTimeoutFloorS, type Setting, settings } from './settings.ts'
 
 export const basePorts = {
   gateway: 9000,
@@ -182,6 +182,15 @@ export function loadConfig(over: Overrides = {}): Config {
     if (ports[p] > 65535)
       throw new ConfigError(`port_offset: ${offset} puts the ${p} port past 65535`)
   }
+
+  // A gateway idle timeout shorter than a request budget would drop a slow request's connection
+  // before its 504: refused here, not quietly raised.
+  const idle = Number(values['gateway.idle_timeout_s'])
+  const floor = idleTimeoutFloorS((key) => values[key])
+  if (idle !== 0 && idle < floor)
+    throw new ConfigError(
+      `gateway.idle_timeout_s: ${idle} is shorter than the longest request budget plus 10 s (${floor}); set at least ${floor}, 0 for that, or lower gateway.timeout_ms / gateway.bulk_timeout_ms`,
+    )
 
   let only: Part[] = [...parts]
   const onlyText = over.only ?? env.MMP_ONLY

@@ -15,6 +15,7 @@ import { startDashboard } from '../web/serve.ts'
 import type { WorkerRole } from './background.ts'
 import type { Config } from './config.ts'
 import type { Readiness } from './readiness.ts'
+import { gatewayIdleTimeoutOf } from './service-start.ts'
 import { version } from './version.ts'
 
 /**
@@ -29,13 +30,13 @@ export async function listenGateway(opts: {
   hop: Hop
   tokens: TokenVerifier
   registry: TenantRegistry
-  idleTimeout: number
   /** What of this process is still starting: `/health` answers 503 naming it until then. */
   readiness: Readiness
   /** Services of this process the gateway calls in-process. */
   local: Partial<Record<ServiceName, LocalService>>
 }): Promise<Array<{ stop(closeActive?: boolean): Promise<void> | void }>> {
-  const { config, format, worker, discovery, hop, tokens, registry, idleTimeout, readiness } = opts
+  const { config, format, worker, discovery, hop, tokens, registry, readiness } = opts
+  const idleTimeout = gatewayIdleTimeoutOf(config)
   const json = format === 'auto' ? !process.stdout.isTTY : format === 'json'
   const quiet = ['silent', 'error', 'warn'].includes(config.get<string>('log.level'))
   const gateway = createGateway({
@@ -71,6 +72,9 @@ export async function listenGateway(opts: {
     },
     accessLog: quiet ? 'off' : json ? 'json' : 'pretty',
     local: opts.local,
+    // The connection cap forgets a connection once it idled as long as the server keeps it.
+    idleTimeoutS: idleTimeout,
+    connectionsPerAddress: config.get('gateway.connections_per_address'),
   })
   const dashboard = startDashboard({ hstsMaxAgeS: config.get<number>('gateway.hsts_max_age_s') })
   await dashboard.ready

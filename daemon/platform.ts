@@ -232,7 +232,6 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
         hop,
         tokens,
         registry,
-        idleTimeout,
         readiness,
         // Services of this process whose discovery is their own port are called in-process.
         local: Object.fromEntries(

@@ -3,6 +3,7 @@ import { createTokenVerifier } from '../services/kernel/tokens.ts'
 import type { Config } from './config.ts'
 import type { Readiness } from './readiness.ts'
 import { serviceModules } from './services.ts'
+import { idleTimeoutFloorS } from './settings.ts'
 import { type SliceSource, sliceOf } from './slices.ts'
 
 /** An Elysia app's global hooks, which the ServiceInstance type does not name. */
@@ -61,13 +62,14 @@ export function processTokens(
 }
 
 /**
- * Longer than the longest route budget, so a spent budget is always answered with a 504 before
- * the server drops an idle connection (DESIGN §15). Bun allows at most 255 s.
+ * The services' idle timeout: longer than the longest route budget, so a spent budget is always
+ * answered with a 504 before the server drops an idle connection (DESIGN §15).
  */
 export function idleTimeoutOf(config: Config): number {
-  const longest = Math.max(
-    config.get<number>('gateway.timeout_ms'),
-    config.get<number>('gateway.bulk_timeout_ms'),
-  )
-  return Math.min(255, Math.ceil(longest / 1000) + 10)
+  return idleTimeoutFloorS((key) => config.get(key))
+}
+
+/** The gateway's idle timeout: `gateway.idle_timeout_s`, or the services' when it is 0. */
+export function gatewayIdleTimeoutOf(config: Config): number {
+  return config.get<number>('gateway.idle_timeout_s') || idleTimeoutOf(config)
 }

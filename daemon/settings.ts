@@ -1,3 +1,4 @@
+import { DEFAULT_CONNECTIONS_PER_ADDRESS } from '../services/gateway/connections.ts'
 import type { ServiceName } from '../services/kernel/context.ts'
 
 /**
@@ -523,6 +524,22 @@ export const settings: readonly Setting[] = [
     help: 'largest body in bytes on upload routes (statements, parser)',
   },
   {
+    key: 'gateway.idle_timeout_s',
+    parts: ['gateway'],
+    env: 'MMP_GATEWAY_IDLE_TIMEOUT_S',
+    kind: int(0, 255),
+    default: 0,
+    help: 'seconds the gateway keeps an idle connection open; at least the longest request budget + 10 s (0: exactly that, 130 by default)',
+  },
+  {
+    key: 'gateway.connections_per_address',
+    parts: ['gateway'],
+    env: 'MMP_GATEWAY_CONNECTIONS_PER_ADDRESS',
+    kind: int(1, 100000),
+    default: DEFAULT_CONNECTIONS_PER_ADDRESS,
+    help: 'keep-alive connections one client address may hold open per process; a request on one more is answered with Connection: close',
+  },
+  {
     key: 'gateway.hsts_max_age_s',
     parts: ['gateway'],
     env: 'MMP_HSTS_MAX_AGE',
@@ -638,3 +655,16 @@ export const settings: readonly Setting[] = [
     help: 'the fault point where the process SIGKILLs itself (needs faults.allow)',
   },
 ]
+
+/**
+ * The shortest idle timeout a server may have, in seconds: longer than the longest request budget,
+ * so a spent budget is always answered with a 504 before the server drops the connection (Bun
+ * counts a connection whose answer is still being made as idle; DESIGN §15). Bun allows 255 s.
+ */
+export function idleTimeoutFloorS(get: (key: string) => unknown): number {
+  const longest = Math.max(
+    Number(get('gateway.timeout_ms')),
+    Number(get('gateway.bulk_timeout_ms')),
+  )
+  return Math.min(255, Math.ceil(longest / 1000) + 10)
+}
