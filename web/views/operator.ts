@@ -1,4 +1,4 @@
-import { api, pickTenant } from '../api.ts'
+import { api, Problem, pickTenant } from '../api.ts'
 import { day, h, money, num, section, showError, table } from '../ui.ts'
 import { field, formWith } from './settings-form.ts'
 import { inviteLink } from './settings-users.ts'
@@ -60,7 +60,48 @@ interface Plan {
   price: number
 }
 
-/** The plan of one tenant as a select that upgrades or downgrades it (PUT tenants/{id}/upgrade). */
+/** A long operator action the platform answered 202 for (GET /tenants/{id}/jobs/{job}). */
+interface Job {
+  id: string
+  kind: string
+  tenant_id: string
+  status: 'running' | 'succeeded' | 'failed'
+  result: unknown
+  error: { status: number; code: string; detail: string } | null
+}
+const isJob = (x: unknown): x is Job =>
+  typeof x === 'object' &&
+  x !== null &&
+  typeof (x as Job).kind === 'string' &&
+  String((x as Job).id).startsWith('job_')
+
+/**
+ * What an action ended with: its answer, or for a 202 its job, asked about every second (the
+ * answer's Retry-After) with `progress` told how long it has run; a failed job throws its problem
+ * as the request would have.
+ */
+async function outcomeOf<T>(answer: T | Job, progress: (seconds: number) => void): Promise<T> {
+  if (!isJob(answer)) return answer
+  const started = Date.now()
+  let job = answer
+  while (job.status === 'running') {
+    progress(Math.round((Date.now() - started) / 1000))
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    job = await api.get<Job>(
+      `/api/v1/tenants/${encodeURIComponent(job.tenant_id)}/jobs/${encodeURIComponent(job.id)}`,
+    )
+  }
+  if (job.status === 'failed') {
+    const e = job.error ?? { status: 500, code: 'INTERNAL', detail: 'the log says why' }
+    throw new Problem(e.status, 'The move failed', e.detail, undefined, e.code)
+  }
+  return job.result as T
+}
+
+/**
+ * The plan of one tenant as a select that upgrades or downgrades it (PUT tenants/{id}/upgrade);
+ * a move that takes long is answered 202 and followed, its progress shown until it ends.
+ */
 function planControl(t: TenantRow, plans: Plan[], done: (text: string) => void): HTMLElement {
   const select = h(
     'select',
@@ -72,16 +113,24 @@ function planControl(t: TenantRow, plans: Plan[], done: (text: string) => void):
   ) as HTMLSelectElement
   select.addEventListener('change', async () => {
     select.disabled = true
+    const plan = select.value
+    let following = false
     try {
-      const r = await api.send<{ plan: string; previous_plan: string; moved_rows: number }>(
+      type Moved = { plan: string; previous_plan: string; moved_rows: number }
+      const answer = await api.send<Moved | Job>(
         'PUT',
         `/api/v1/tenants/${encodeURIComponent(t.id)}/upgrade`,
-        { plan: select.value },
+        { plan },
       )
+      const r = await outcomeOf(answer, (seconds) => {
+        following = true
+        done(`Moving ${t.name} to ${plan}: still running (${seconds} s)…`)
+      })
       t.plan = r.plan
       done(`${t.name} moved from ${r.previous_plan} to ${r.plan}.`)
     } catch (err) {
       select.value = t.plan
+      if (following) done(`${t.name} stays on ${t.plan}.`)
       showError(err)
     } finally {
       select.disabled = false
