@@ -69,13 +69,12 @@ export function onTenant(b: Billing, e: TopicEvent<typeof topics.tenantsChanged>
           tenant_id: tenantId,
           plan: data.plan,
         })
-      const { created } = ensureSubscription(
-        b,
+      const { created } = ensureSubscription(b, {
         tenantId,
-        eventTime(b, e.occurred_at),
-        plan ?? 'free',
-        data.name ?? null,
-      )
+        at: eventTime(b, e.occurred_at),
+        plan: plan ?? 'free',
+        tenantName: data.name ?? null,
+      })
       touched = created
       if (created) return
     }
@@ -118,19 +117,16 @@ export function onPaymentSuccess(
     if (!inv) return
     const amountCents = Math.round(Number(e.data.amount) * 100)
     if (!(amountCents >= inv.totalCents)) {
-      notePaymentFailed(
-        b,
-        e.tenant_id,
-        {
-          checkout_request_id: checkout ?? e.data.transaction_id,
-          status: 'underpaid',
-          result_desc: `paid ${e.data.amount}, invoice total is ${inv.totalCents / 100}`,
-        },
-        inv.number,
+      notePaymentFailed(b, {
+        tenantId: e.tenant_id,
+        checkoutRequestId: checkout ?? e.data.transaction_id,
+        status: 'underpaid',
+        resultDesc: `paid ${e.data.amount}, invoice total is ${inv.totalCents / 100}`,
+        invoiceNumber: inv.number,
         amountCents,
-        e.data.counterparty_phone ?? null,
-        now,
-      )
+        phone: e.data.counterparty_phone ?? null,
+        at: now,
+      })
       return
     }
     markInvoicePaid(b, inv, now, checkout ?? null)
@@ -184,18 +180,15 @@ export function onPaymentFailed(b: Billing, e: TopicEvent<typeof topics.transact
   const ref = e.data.account_reference.trim().toUpperCase()
   if (!e.data.checkout_request_id) return
   handleOnce(b.db, 'billing.payments', e.id, () => {
-    notePaymentFailed(
-      b,
-      e.tenant_id,
-      {
-        checkout_request_id: e.data.checkout_request_id,
-        status: e.data.status || 'failed',
-        result_desc: e.data.result_desc ?? null,
-      },
-      ref,
-      Math.round(Number(e.data.amount ?? 0) * 100),
-      e.data.phone_number ?? null,
-      b.ctx.clock.now(),
-    )
+    notePaymentFailed(b, {
+      tenantId: e.tenant_id,
+      checkoutRequestId: e.data.checkout_request_id,
+      status: e.data.status || 'failed',
+      resultDesc: e.data.result_desc ?? null,
+      invoiceNumber: ref,
+      amountCents: Math.round(Number(e.data.amount ?? 0) * 100),
+      phone: e.data.phone_number ?? null,
+      at: b.ctx.clock.now(),
+    })
   })
 }

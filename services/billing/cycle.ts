@@ -46,28 +46,26 @@ export function runCycle(b: Billing, at: Date): CycleReport {
         if (invoice) report.invoices.push(invoice.id)
         const endedAt = new Date(sub.currentPeriodEnd)
         if (sub.cancelAtPeriodEnd) {
-          updateSubscription(
-            b,
+          updateSubscription(b, {
             sub,
-            { status: 'canceled', cancelAtPeriodEnd: false },
-            'canceled',
-            endedAt,
-          )
+            patch: { status: 'canceled', cancelAtPeriodEnd: false },
+            reason: 'canceled',
+            at: endedAt,
+          })
           return false
         }
         const next = periodOf(new Date(sub.billingAnchor), sub.periodIndex + 1)
-        updateSubscription(
-          b,
-          findSubscription(b, tenantId)!,
-          {
+        updateSubscription(b, {
+          sub: findSubscription(b, tenantId)!,
+          patch: {
             periodIndex: sub.periodIndex + 1,
             currentPeriodStart: iso(next.start),
             currentPeriodEnd: iso(next.end),
             periodPlanId: sub.planId,
           },
-          'renewed',
-          endedAt,
-        )
+          reason: 'renewed',
+          at: endedAt,
+        })
         return true
       })
       // The invoice and the renewal commit together: a crash here must not invoice the period again.
@@ -89,13 +87,12 @@ export function runCycle(b: Billing, at: Date): CycleReport {
       b.db.orm.update(invoices).set({ status: 'past_due' }).where(eq(invoices.id, inv.id)).run()
       const sub = findSubscription(b, inv.tenantId)
       if (sub && (sub.status === 'active' || sub.status === 'trialing')) {
-        updateSubscription(
-          b,
+        updateSubscription(b, {
           sub,
-          { status: 'past_due', gracePeriodEnds: graceEndsFor(b, inv.tenantId) },
-          'payment_overdue',
-          new Date(inv.dueAt),
-        )
+          patch: { status: 'past_due', gracePeriodEnds: graceEndsFor(b, inv.tenantId) },
+          reason: 'payment_overdue',
+          at: new Date(inv.dueAt),
+        })
         report.past_due.push(inv.tenantId)
       }
     })
@@ -112,13 +109,12 @@ export function runCycle(b: Billing, at: Date): CycleReport {
       const sub = findSubscription(b, s.tenantId)
       if (sub?.status !== 'past_due' || !sub.gracePeriodEnds) return
       if (sub.gracePeriodEnds > atIso) return
-      updateSubscription(
-        b,
+      updateSubscription(b, {
         sub,
-        { status: 'suspended' },
-        'grace_period_ended',
-        new Date(sub.gracePeriodEnds),
-      )
+        patch: { status: 'suspended' },
+        reason: 'grace_period_ended',
+        at: new Date(sub.gracePeriodEnds),
+      })
       report.suspended.push(s.tenantId)
     })
     touched.add(s.tenantId)

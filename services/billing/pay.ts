@@ -37,7 +37,7 @@ export function upgradeSubscription(
   const plan = findPlan(b.db, o.plan)
   if (!plan) throw invalidField('plan', `unknown plan '${o.plan}'`)
   const now = b.ctx.clock.now()
-  const { created } = ensureSubscription(b, o.tenantId, now)
+  const { created } = ensureSubscription(b, { tenantId: o.tenantId, at: now })
   const changed = changePlan(b, o.tenantId, plan.id, now)
   if (created || changed.changed) syncEntitlements(b, o.tenantId, now)
   return { sub: changed.sub, terms: termsOfPlan(plan) }
@@ -50,10 +50,12 @@ export function upgradeSubscription(
  */
 export async function payInvoice(
   b: Billing,
-  actor: Actor,
-  invoiceId: string,
-  phoneNumber: string,
-  fwd: Forward,
+  {
+    actor,
+    invoiceId,
+    phoneNumber,
+    fwd,
+  }: { actor: Actor; invoiceId: string; phoneNumber: string; fwd: Forward },
 ): Promise<StkPushAccepted> {
   const inv = getInvoiceRow(b, actor, invoiceId)
   assertPayable(inv)

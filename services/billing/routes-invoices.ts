@@ -87,7 +87,7 @@ export function invoiceRoutes({
       ({ params, actor, requestId }) => {
         const row = getInvoiceRow(b, actor, params.invoice_id)
         const inv = toInvoice(row)
-        const sub = ensureSubscription(b, row.tenantId, ctx.clock.now()).sub
+        const sub = ensureSubscription(b, { tenantId: row.tenantId, at: ctx.clock.now() }).sub
         const pdf = renderInvoicePdf(
           inv,
           { name: 'mmp Mobile-Money Analytics', address: ['Nairobi, Kenya', 'billing@mmp.local'] },
@@ -112,9 +112,14 @@ export function invoiceRoutes({
     .post(
       '/api/v1/billing/invoices/:invoice_id/pay',
       async ({ params, body, actor, requestId, request, set }) => {
-        const res = await payInvoice(b, actor, params.invoice_id, body.phone_number, {
-          requestId,
-          deadline: deadlineOf(request),
+        const res = await payInvoice(b, {
+          actor,
+          invoiceId: params.invoice_id,
+          phoneNumber: body.phone_number,
+          fwd: {
+            requestId,
+            deadline: deadlineOf(request),
+          },
         })
         set.status = 202
         return res

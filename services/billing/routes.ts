@@ -30,7 +30,7 @@ const TenantParams = t.Object({ tenant_id: t.String() })
 /** A subscription for the path's tenant, created on the free plan when it has none yet. */
 function subscriptionFor(b: Billing, tenantId: string) {
   const now = b.ctx.clock.now()
-  const { sub, created } = ensureSubscription(b, assertTenantId(tenantId), now)
+  const { sub, created } = ensureSubscription(b, { tenantId: assertTenantId(tenantId), at: now })
   if (created) syncEntitlements(b, tenantId, now)
   return sub
 }

@@ -48,10 +48,20 @@ function settleSubscription(b: Billing, tenantId: string, at: Date): boolean {
   const graceEnds = graceEndsFor(b, tenantId)
   if (graceEnds) {
     if (graceEnds !== sub.gracePeriodEnds && sub.status === 'past_due')
-      updateSubscription(b, sub, { gracePeriodEnds: graceEnds }, 'grace_period_moved', at)
+      updateSubscription(b, {
+        sub,
+        patch: { gracePeriodEnds: graceEnds },
+        reason: 'grace_period_moved',
+        at,
+      })
     return false
   }
-  updateSubscription(b, sub, { status: 'active', gracePeriodEnds: null }, 'reactivated', at)
+  updateSubscription(b, {
+    sub,
+    patch: { status: 'active', gracePeriodEnds: null },
+    reason: 'reactivated',
+    at,
+  })
   return true
 }
 
@@ -76,24 +86,32 @@ export function voidInvoice(b: Billing, invoiceId: string, at: Date): InvoiceRow
 /** Notes a failed STK push against the invoice it was paying; the invoice stays unpaid. */
 export function notePaymentFailed(
   b: Billing,
-  tenantId: string,
-  data: { checkout_request_id: string; status: string; result_desc: string | null },
-  accountReference: string,
-  amountCents: number,
-  phone: string | null,
-  at: Date,
+  attempt: {
+    tenantId: string
+    checkoutRequestId: string
+    /** The payment's status ('failed' when the event has none), and the provider's words. */
+    status: string
+    resultDesc: string | null
+    /** The invoice number the payment named (its account reference). */
+    invoiceNumber: string
+    amountCents: number
+    phone: string | null
+    at: Date
+  },
 ): boolean {
+  const { tenantId, invoiceNumber, amountCents, phone, at } = attempt
+  const status = attempt.status || 'failed'
   return b.db.write(() => {
     const byCheckout = b.db.sqlite
       .query(
         'UPDATE invoice_payments SET status = ?, result_desc = ?, updated_at = ? WHERE checkout_request_id = ? AND tenant_id = ?',
       )
-      .run(data.status || 'failed', data.result_desc, iso(at), data.checkout_request_id, tenantId)
+      .run(status, attempt.resultDesc, iso(at), attempt.checkoutRequestId, tenantId)
     if (byCheckout.changes > 0) return true
     const inv = b.db.orm
       .select()
       .from(invoices)
-      .where(and(eq(invoices.number, accountReference), eq(invoices.tenantId, tenantId)))
+      .where(and(eq(invoices.number, invoiceNumber), eq(invoices.tenantId, tenantId)))
       .get()
     if (!inv) return false
     b.db.orm
@@ -102,11 +120,11 @@ export function notePaymentFailed(
         id: newId('pay'),
         invoiceId: inv.id,
         tenantId,
-        checkoutRequestId: data.checkout_request_id,
+        checkoutRequestId: attempt.checkoutRequestId,
         amountCents,
         phoneNumber: phone,
-        status: data.status || 'failed',
-        resultDesc: data.result_desc,
+        status,
+        resultDesc: attempt.resultDesc,
         createdAt: iso(at),
         updatedAt: iso(at),
       })

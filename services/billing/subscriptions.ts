@@ -48,10 +48,18 @@ export function findSubscription(b: Billing, tenantId: string): SubscriptionRow 
  */
 export function recordChange(
   b: Billing,
-  sub: SubscriptionRow,
-  prev: { plan: string; status: string } | null,
-  reason: string,
-  at: Date,
+  {
+    sub,
+    prev,
+    reason,
+    at,
+  }: {
+    sub: SubscriptionRow
+    /** Its plan and status before the change; null for a new subscription. */
+    prev: { plan: string; status: string } | null
+    reason: string
+    at: Date
+  },
 ): void {
   const id = newId('evt')
   b.db.orm
@@ -87,10 +95,12 @@ export function recordChange(
 /** Applies `patch` to a subscription row, records the change and returns the new row. */
 export function updateSubscription(
   b: Billing,
-  sub: SubscriptionRow,
-  patch: Partial<SubscriptionRow>,
-  reason: string,
-  at: Date,
+  {
+    sub,
+    patch,
+    reason,
+    at,
+  }: { sub: SubscriptionRow; patch: Partial<SubscriptionRow>; reason: string; at: Date },
 ): SubscriptionRow {
   const next = { ...sub, ...patch, updatedAt: iso(at) }
   b.db.orm
@@ -98,7 +108,7 @@ export function updateSubscription(
     .set({ ...patch, updatedAt: next.updatedAt })
     .where(eq(subscriptions.tenantId, sub.tenantId))
     .run()
-  recordChange(b, next, { plan: sub.planId, status: sub.status }, reason, at)
+  recordChange(b, { sub: next, prev: { plan: sub.planId, status: sub.status }, reason, at })
   return next
 }
 
@@ -109,10 +119,12 @@ export function updateSubscription(
  */
 export function ensureSubscription(
   b: Billing,
-  tenantId: string,
-  at: Date,
-  plan?: string,
-  tenantName: string | null = null,
+  {
+    tenantId,
+    at,
+    plan,
+    tenantName = null,
+  }: { tenantId: string; at: Date; plan?: string; tenantName?: string | null },
 ): { sub: SubscriptionRow; created: boolean } {
   assertTenantId(tenantId)
   if (tenantId === PLATFORM_TENANT) throw new NotFound('subscription of tenant', tenantId)
@@ -147,7 +159,7 @@ export function ensureSubscription(
       updatedAt: iso(at),
     }
     b.db.orm.insert(subscriptions).values(sub).run()
-    recordChange(b, sub, null, 'created', at)
+    recordChange(b, { sub, prev: null, reason: 'created', at })
     return { sub, created: true }
   })
 }
@@ -165,7 +177,7 @@ export function changePlan(
   at: Date,
 ): { sub: SubscriptionRow; changed: boolean } {
   const to = getPlan(b.db, planId)
-  const { sub: existing } = ensureSubscription(b, tenantId, at)
+  const { sub: existing } = ensureSubscription(b, { tenantId, at })
   if (existing.planId === to.id) return { sub: existing, changed: false }
   return b.db.write(() => {
     const sub = findSubscription(b, tenantId)!
@@ -201,7 +213,7 @@ export function changePlan(
     const reason =
       to.priceCents > fromCents ? 'upgraded' : to.priceCents < fromCents ? 'downgraded' : 'changed'
     const patch = { planId: to.id, planRevision: sub.planRevision + 1 }
-    return { sub: updateSubscription(b, sub, patch, reason, at), changed: true }
+    return { sub: updateSubscription(b, { sub, patch, reason, at }), changed: true }
   })
 }
 
@@ -210,13 +222,12 @@ export function cancelSubscription(b: Billing, tenantId: string, at: Date): Subs
   return b.db.write(() => {
     const sub = findSubscription(b, tenantId)
     if (!sub || sub.status === 'canceled') return sub
-    return updateSubscription(
-      b,
+    return updateSubscription(b, {
       sub,
-      { status: 'canceled', gracePeriodEnds: null, cancelAtPeriodEnd: false },
-      'canceled',
+      patch: { status: 'canceled', gracePeriodEnds: null, cancelAtPeriodEnd: false },
+      reason: 'canceled',
       at,
-    )
+    })
   })
 }
 

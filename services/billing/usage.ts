@@ -22,7 +22,7 @@ export interface RecordUsageInput {
  * repeated event id changes nothing and returns the first record with `duplicate: true`.
  */
 export function recordUsage(b: Billing, input: RecordUsageInput, at: Date) {
-  ensureSubscription(b, input.tenantId, at)
+  ensureSubscription(b, { tenantId: input.tenantId, at })
   const result = b.db.write(() => {
     const sub = findSubscription(b, input.tenantId)!
     const row = {
@@ -88,7 +88,7 @@ export function usedIn(b: Billing, tenantId: string, periodStart: string) {
 
 /** `GET /usage/{tenant_id}`: this period's usage against the plan's limits. */
 export function usageStats(b: Billing, tenantId: string, at: Date) {
-  const { sub } = ensureSubscription(b, tenantId, at)
+  const { sub } = ensureSubscription(b, { tenantId, at })
   const plan = findPlan(b.db, sub.planId)
   const used = usedIn(b, tenantId, sub.currentPeriodStart)
   const limits = plan?.limits ?? {
