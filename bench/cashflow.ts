@@ -63,7 +63,10 @@ console.log(
 )
 const reference = await time('reference: read series + seasonal naive', () => {
   const b = seriesBounds(db, TENANT)!
-  return seasonalNaive(netOf(loadDailySeries(db, TENANT, b.first, b.last)), 30)
+  return seasonalNaive(
+    netOf(loadDailySeries(db, { tenantId: TENANT, from: b.first, to: b.last })),
+    30,
+  )
 })
 const forecastMs = await time('GET /forecast?horizon=30 (fit + backtest)', () =>
   call('GET', '/api/v1/cashflow/forecast?horizon=30'),

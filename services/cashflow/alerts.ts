@@ -45,10 +45,12 @@ export function readState(db: Db, tenantId: string): CashflowState {
 
 function writeFlags(
   db: Db,
-  tenantId: string,
-  balanceBelow: boolean,
-  forecastBelow: boolean,
-  now: Date,
+  {
+    tenantId,
+    balanceBelow,
+    forecastBelow,
+    now,
+  }: { tenantId: string; balanceBelow: boolean; forecastBelow: boolean; now: Date },
 ) {
   db.sqlite
     .query(
@@ -73,8 +75,13 @@ export function setThreshold(db: Db, tenantId: string, threshold: number | null,
 /** The earliest day within the look-ahead whose projected balance is below the threshold. */
 function projectedBreach(db: Db, tenantId: string, state: CashflowState): string | null {
   if (state.balance === null || state.threshold === null) return null
-  const forecast = forecastCashflow(db, tenantId, ALERT_LOOKAHEAD_DAYS, state.balance, {
-    backtest: false,
+  const forecast = forecastCashflow(db, {
+    tenantId,
+    horizon: ALERT_LOOKAHEAD_DAYS,
+    balanceCents: state.balance,
+    opts: {
+      backtest: false,
+    },
   })
   const breach = forecast.points.find(
     (p) => p.balance !== null && centsOf(p.balance) < state.threshold!,
@@ -128,7 +135,7 @@ export function evaluateLowBalance(db: Db, tenantId: string, clock: Clock): void
       )
     }
     if (balanceBelow !== state.balanceBelow || forecastBelow !== state.forecastBelow) {
-      writeFlags(db, tenantId, balanceBelow, forecastBelow, now)
+      writeFlags(db, { tenantId, balanceBelow, forecastBelow, now })
     }
   })
 }

@@ -234,12 +234,14 @@ export interface Analysis {
  */
 export function analyzeCashflow(
   db: Db,
-  tenantId: string,
-  from: string,
-  to: string,
-  options: AnalyzeOptions,
+  {
+    tenantId,
+    from,
+    to,
+    options,
+  }: { tenantId: string; from: string; to: string; options: AnalyzeOptions },
 ): Analysis {
-  const series = loadDailySeries(db, tenantId, from, to)
+  const series = loadDailySeries(db, { tenantId, from, to })
   const dailyPeriods: Period[] = series.days.map((day, i) => ({
     start: day,
     end: day,
@@ -282,7 +284,7 @@ export function analyzeCashflow(
     },
     drivers: drivers(db, tenantId, from, to, options.drivers_limit),
     recurring: options.recurring
-      ? detectRecurring(db, tenantId, from, to, options.recurring_limit)
+      ? detectRecurring(db, { tenantId, from, to, limit: options.recurring_limit })
       : [],
   }
 }

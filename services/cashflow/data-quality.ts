@@ -17,10 +17,12 @@ export interface DataQuality {
  */
 export function recordStatementProof(
   db: Db,
-  tenantId: string,
-  statement: StatementProcessedEvent,
-  processedAt: string,
-  now: Date,
+  {
+    tenantId,
+    statement,
+    processedAt,
+    now,
+  }: { tenantId: string; statement: StatementProcessedEvent; processedAt: string; now: Date },
 ): void {
   db.sqlite
     .query(

@@ -25,13 +25,12 @@ export async function subscribeReportedBalance(
   topic: typeof topics.balanceReported,
 ): Promise<void> {
   await subscribe(ctx, SERVICE, topic, (event) => {
-    recordReportedBalance(
-      ctx,
-      event.tenant_id,
-      event.id,
-      event.data.balance,
-      event.data.reported_at,
-    )
+    recordReportedBalance(ctx, {
+      tenantId: event.tenant_id,
+      eventId: event.id,
+      balance: event.data.balance,
+      reportedAt: event.data.reported_at,
+    })
   })
 }
 
@@ -44,6 +43,11 @@ export async function subscribeStatementsProcessed(
   topic: typeof topics.statementsProcessed,
 ): Promise<void> {
   await subscribe(ctx, SERVICE, topic, (event) => {
-    recordStatement(ctx, event.tenant_id, event.id, event.data, event.occurred_at)
+    recordStatement(ctx, {
+      tenantId: event.tenant_id,
+      eventId: event.id,
+      statement: event.data,
+      occurredAt: event.occurred_at,
+    })
   })
 }

@@ -150,10 +150,17 @@ export function backtestSeries(
  */
 export function forecastCashflow(
   db: Db,
-  tenantId: string,
-  horizon: number,
-  balanceCents: number | null,
-  opts: { backtest?: boolean } = {},
+  {
+    tenantId,
+    horizon,
+    balanceCents,
+    opts = {},
+  }: {
+    tenantId: string
+    horizon: number
+    balanceCents: number | null
+    opts?: { backtest?: boolean }
+  },
 ): Forecast {
   const bounds = seriesBounds(db, tenantId)
   const empty: Forecast = {
@@ -168,7 +175,7 @@ export function forecastCashflow(
     baseline: null,
   }
   if (!bounds) return empty
-  const series = loadDailySeries(db, tenantId, bounds.first, bounds.last)
+  const series = loadDailySeries(db, { tenantId, from: bounds.first, to: bounds.last })
   empty.history.days = series.days.length
   if (series.days.length < MIN_HISTORY_DAYS) return empty
   const y = netOf(series).map((c) => toMajor(c))

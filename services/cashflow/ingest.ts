@@ -26,10 +26,12 @@ const cents = (value: number) => Math.round(value * 100)
  */
 export function applyTransactions(
   db: Db,
-  tenantId: string,
-  timeZone: string,
-  transactions: readonly TransactionEvent[],
-  now: Date,
+  {
+    tenantId,
+    timeZone,
+    transactions,
+    now,
+  }: { tenantId: string; timeZone: string; transactions: readonly TransactionEvent[]; now: Date },
 ): void {
   const sqlite = db.sqlite
   const find = sqlite.query<StoredTransaction, [string, string]>(
@@ -116,16 +118,19 @@ export function applyTransactions(
       ? { ms: Date.parse(known.balance_at), balance: known.balance }
       : null
   const latest = closingBalance(balances, before)
-  if (latest) recordBalance(db, tenantId, latest.balance, new Date(latest.ms).toISOString(), now)
+  if (latest)
+    recordBalance(db, {
+      tenantId,
+      balance: latest.balance,
+      at: new Date(latest.ms).toISOString(),
+      now,
+    })
 }
 
 /** Keeps the balance of the latest transaction that carried one (later occurred_at wins). */
 export function recordBalance(
   db: Db,
-  tenantId: string,
-  balance: number,
-  at: string,
-  now: Date,
+  { tenantId, balance, at, now }: { tenantId: string; balance: number; at: string; now: Date },
 ): void {
   db.sqlite
     .query(

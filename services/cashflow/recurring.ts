@@ -160,10 +160,7 @@ export function findRecurring(rows: readonly TransactionRow[], to?: string): Rec
 
 export function detectRecurring(
   db: Db,
-  tenantId: string,
-  from: string,
-  to: string,
-  limit: number,
+  { tenantId, from, to, limit }: { tenantId: string; from: string; to: string; limit: number },
 ): RecurringPayment[] {
   return findRecurring(loadTransactionRows(db, tenantId, from, to))
     .slice(0, limit)

@@ -50,10 +50,12 @@ export function seriesBounds(db: Db, tenantId: string): { first: string; last: s
 
 export function loadDailySeries(
   db: Db,
-  tenantId: string,
-  from: string,
-  to: string,
-  scope: Scope = 'operating',
+  {
+    tenantId,
+    from,
+    to,
+    scope = 'operating',
+  }: { tenantId: string; from: string; to: string; scope?: Scope },
 ): DailySeries {
   const start = dayNumber(from)
   const length = Math.max(0, dayNumber(to) - start + 1)

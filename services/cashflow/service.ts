@@ -48,7 +48,7 @@ export function ingestBatch(
   const db = dbOf(ctx, tenantId)
   const timeZone = timeZoneOf(ctx, tenantId)
   return handleOnce(db, SERVICE, eventId, () => {
-    applyTransactions(db, tenantId, timeZone, transactions, ctx.clock.now())
+    applyTransactions(db, { tenantId, timeZone, transactions, now: ctx.clock.now() })
     evaluateLowBalance(db, tenantId, ctx.clock)
   })
 }
@@ -60,14 +60,16 @@ export function ingestBatch(
  */
 export function recordReportedBalance(
   ctx: ServiceContext,
-  tenantId: string,
-  eventId: string,
-  balance: number,
-  reportedAt: string,
+  {
+    tenantId,
+    eventId,
+    balance,
+    reportedAt,
+  }: { tenantId: string; eventId: string; balance: number; reportedAt: string },
 ): boolean {
   const db = dbOf(ctx, tenantId)
   return handleOnce(db, `${SERVICE}.balance`, eventId, () => {
-    recordBalance(db, tenantId, centsOf(balance), reportedAt, ctx.clock.now())
+    recordBalance(db, { tenantId, balance: centsOf(balance), at: reportedAt, now: ctx.clock.now() })
     evaluateLowBalance(db, tenantId, ctx.clock)
   })
 }
@@ -75,14 +77,16 @@ export function recordReportedBalance(
 /** Keeps the latest statement import's proof for the tenant, once per event. */
 export function recordStatement(
   ctx: ServiceContext,
-  tenantId: string,
-  eventId: string,
-  statement: StatementProcessedEvent,
-  occurredAt: string,
+  {
+    tenantId,
+    eventId,
+    statement,
+    occurredAt,
+  }: { tenantId: string; eventId: string; statement: StatementProcessedEvent; occurredAt: string },
 ): boolean {
   const db = dbOf(ctx, tenantId)
   return handleOnce(db, `${SERVICE}.statements`, eventId, () => {
-    recordStatementProof(db, tenantId, statement, occurredAt, ctx.clock.now())
+    recordStatementProof(db, { tenantId, statement, processedAt: occurredAt, now: ctx.clock.now() })
   })
 }
 
@@ -165,17 +169,22 @@ export function analyze(
     if (bounds && bounds.first > from && bounds.first <= to) from = bounds.first
   }
   checkRange(from, to)
-  return analyzeCashflow(db, tenantId, from, to, {
-    significance: body.options?.significance ?? 0.05,
-    drivers_limit: body.options?.drivers_limit ?? 5,
-    recurring: body.options?.recurring ?? true,
-    recurring_limit: body.options?.recurring_limit ?? 20,
+  return analyzeCashflow(db, {
+    tenantId,
+    from,
+    to,
+    options: {
+      significance: body.options?.significance ?? 0.05,
+      drivers_limit: body.options?.drivers_limit ?? 5,
+      recurring: body.options?.recurring ?? true,
+      recurring_limit: body.options?.recurring_limit ?? 20,
+    },
   })
 }
 
 export function forecast(ctx: ServiceContext, tenantId: string, horizon: number) {
   const db = dbOf(ctx, tenantId)
-  return forecastCashflow(db, tenantId, horizon, readState(db, tenantId).balance)
+  return forecastCashflow(db, { tenantId, horizon, balanceCents: readState(db, tenantId).balance })
 }
 
 export function getSettings(ctx: ServiceContext, tenantId: string) {

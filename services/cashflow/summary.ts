@@ -51,7 +51,7 @@ const kes = (cents: number) => `KES ${Math.round(Math.abs(toMajor(cents))).toLoc
 
 /** Average daily operating net outflow (cents) over the `days` days ending `to`; 0 when not burning. */
 function burnRate(db: Db, tenantId: string, to: string, days: number): number {
-  const s = loadDailySeries(db, tenantId, addDays(to, 1 - days), to)
+  const s = loadDailySeries(db, { tenantId, from: addDays(to, 1 - days), to })
   return Math.max(0, (sum(s.outflow) - sum(s.inflow)) / days)
 }
 
@@ -95,8 +95,8 @@ export function summarizeCashflow(db: Db, tenantId: string, input: SummaryInput)
   const { to, days, state, first, dataQuality } = input
   const hasData = first !== null
   const from = addDays(to, 1 - days)
-  const window = loadDailySeries(db, tenantId, from, to)
-  const everything = loadDailySeries(db, tenantId, from, to, 'all')
+  const window = loadDailySeries(db, { tenantId, from, to })
+  const everything = loadDailySeries(db, { tenantId, from, to, scope: 'all' })
   const lines = loadBalanceLines(db, tenantId, from, to)
   const inflow = sum(window.inflow)
   const outflow = sum(window.outflow)
@@ -139,7 +139,7 @@ export function summarizeCashflow(db: Db, tenantId: string, input: SummaryInput)
     // Compared only with a previous period the data wholly covers.
     const previousFrom = addDays(from, -days)
     if (first && first <= previousFrom) {
-      const previous = loadDailySeries(db, tenantId, previousFrom, addDays(from, -1))
+      const previous = loadDailySeries(db, { tenantId, from: previousFrom, to: addDays(from, -1) })
       const previousInflow = sum(previous.inflow)
       if (previousInflow > 0 && inflow < 0.8 * previousInflow) {
         add(
