@@ -14,6 +14,7 @@ import * as kernelTables from '../schema/kernel.ts'
 import { findRoute, type Owner, segmentOwners } from '../schema/routes.ts'
 import { consumerHomes, topicRegistry } from '../schema/topic-registry.ts'
 import { webhookSourceTopics } from '../schema/webhook-events.ts'
+import { markdownTable } from './markdown-table.ts'
 
 const root = join(import.meta.dir, '..')
 export const architecturePath = join(root, 'ARCHITECTURE.md')
@@ -108,11 +109,6 @@ export function registryDrift(sources: Map<string, string>, reg: Registry = regi
 
 const code = (s: string) => `\`${s}\``
 
-function table(head: string[], rows: string[][]): string {
-  const line = (cells: string[]) => `| ${cells.join(' | ')} |`
-  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n')
-}
-
 const segmentsOf = (service: string) =>
   Object.entries(segmentOwners)
     .filter(([, owner]) => owner === service)
@@ -133,7 +129,10 @@ function partsTable(reg: Registry): string {
     topicsOf('publishers', part),
     topicsOf('consumers', part),
   ])
-  return table(['part', 'port', '`/api/v1/…`', 'tables it owns', 'publishes', 'consumes'], rows)
+  return markdownTable(
+    ['part', 'port', '`/api/v1/…`', 'tables it owns', 'publishes', 'consumes'],
+    rows,
+  )
 }
 
 function topicsTable(reg: Registry): string {
@@ -144,7 +143,7 @@ function topicsTable(reg: Registry): string {
       .map((c) => `${c} (${consumerHomes[c as keyof typeof consumerHomes] ?? '?'})`)
       .join(', '),
   ])
-  return table(['topic', 'published by', 'consumed by (where)'], rows)
+  return markdownTable(['topic', 'published by', 'consumed by (where)'], rows)
 }
 
 /**

@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Kind, type Setting, settings } from '../daemon/settings.ts'
+import { markdownTable } from './markdown-table.ts'
 
 export const configDocPath = join(import.meta.dir, '..', 'docs', 'configuration.md')
 
@@ -81,16 +82,6 @@ function defaultOf(s: Setting): string {
   return String(d)
 }
 
-/** A Markdown table laid out as Biome formats one: cells padded to their column's width. */
-function table(header: string[], rows: string[][]): string {
-  const cell = (c: string) => c.replaceAll('|', '\\|')
-  const all = [header, ...rows].map((r) => r.map(cell))
-  const widths = header.map((_, i) => Math.max(3, ...all.map((r) => r[i]!.length)))
-  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`
-  const rule = `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`
-  return [line(all[0]!), rule, ...all.slice(1).map(line)].join('\n')
-}
-
 /** docs/configuration.md as it should read for the settings of this checkout. */
 export function configurationDoc(list: readonly Setting[] = settings): string {
   const rows = [...list]
@@ -103,7 +94,7 @@ export function configurationDoc(list: readonly Setting[] = settings): string {
       defaultOf(s),
       s.help,
     ])
-  return `${head}\n${table(['key', 'environment', 'part', 'type', 'default', 'meaning'], rows)}\n${tail}`
+  return `${head}\n${markdownTable(['key', 'environment', 'part', 'type', 'default', 'meaning'], rows)}\n${tail}`
 }
 
 if (import.meta.main) {

@@ -9,8 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { readFileSync } from 'node:fs'
-import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { type Operation, operationsOf } from './support/openapi-ops.ts'
+import { api, eventually, startTestPlatform, type TestPlatform } from './support/platform.ts'
 import { openKeptAlive } from './support/raw-http.ts'
 import { createTenants } from './support/tenants.ts'
 

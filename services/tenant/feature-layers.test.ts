@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { migrations } from '../../schema/tenant/migrations.ts'
 import type { Role } from '../kernel/roles.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { fakeClient } from './fake-client.ts'
 import {
   applyFeatureChange,
   type FeatureLayers,
   parseLayers,
   resolveFeatures,
 } from './feature-layers.ts'
-import { fakeClient } from './fake-client.ts'
 import { createTenantsApp } from './routes.ts'
 
 const PRO = { advanced_analytics: true, bulk_upload: true, api_access: true }
