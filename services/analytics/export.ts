@@ -256,7 +256,7 @@ export function exportPdf(input: ReportInput): ArrayBuffer {
   }
 
   y += 34
-  drawMonthlyChart(doc, input.months.slice(-12), left, y, 500, 220)
+  drawMonthlyChart(doc, { months: input.months.slice(-12), x: left, y, width: 500, height: 220 })
   return doc.output('arraybuffer')
 }
 
@@ -288,11 +288,13 @@ function drawKinds(doc: jsPDF, s: Summary, x: number, y: number): number {
 
 function drawMonthlyChart(
   doc: jsPDF,
-  months: TrendPoint[],
-  x: number,
-  y: number,
-  width: number,
-  height: number,
+  {
+    months,
+    x,
+    y,
+    width,
+    height,
+  }: { months: TrendPoint[]; x: number; y: number; width: number; height: number },
 ): void {
   doc.setFont('helvetica', 'bold').setFontSize(13).setTextColor(0)
   doc.text('Monthly money in and out', x, y)

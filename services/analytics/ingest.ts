@@ -163,7 +163,7 @@ export function applyTransactions(
     return row.tenant_id === tenantId && (holder === null || holder === row.id)
   }
   if (!repeated && rows.every(own)) {
-    applyOwn(db, rows, now, opts, pending, result)
+    applyOwn(db, { rows, now, opts, pending, result })
     pending.flush()
     return result
   }
@@ -209,15 +209,23 @@ export function applyTransactions(
  */
 function applyOwn(
   db: Db,
-  rows: readonly StoredTransaction[],
-  now: string,
-  opts: { onlyNew?: boolean },
-  pending: PendingRollups,
-  result: ApplyResult,
+  {
+    rows,
+    now,
+    opts,
+    pending,
+    result,
+  }: {
+    rows: readonly StoredTransaction[]
+    now: string
+    opts: { onlyNew?: boolean }
+    pending: PendingRollups
+    result: ApplyResult
+  },
 ): void {
   const reports: unknown[] = []
   for (const row of rows) reportValues(row, row.id, reports)
-  insertMany(db, UPSERT_HEAD, 10, UPSERT_TAIL, reports)
+  insertMany(db, { head: UPSERT_HEAD, width: 10, tail: UPSERT_TAIL, values: reports })
   const values: unknown[] = []
   for (let at = 0; at < rows.length; at += CHUNK) {
     const chunk = rows.slice(at, at + CHUNK)

@@ -53,7 +53,7 @@ export function buildInsights(
   const last = lastDataDay(scope)
   const todayHere = scope.zone.dayOf(nowMs)
   const today = period?.to ?? (last && last < todayHere ? last : todayHere)
-  return { as_of: today, data: insightsUpTo(scope, today, nowMs, advanced, period) }
+  return { as_of: today, data: insightsUpTo(scope, { today, nowMs, advanced, period }) }
 }
 
 /** The first local day with a transaction in scope, or null without any. */
@@ -70,10 +70,12 @@ function firstDataDay(scope: Scope): string | null {
 
 function insightsUpTo(
   scope: Scope,
-  today: string,
-  nowMs: number,
-  advanced: boolean,
-  period: DayPeriod | null,
+  {
+    today,
+    nowMs,
+    advanced,
+    period,
+  }: { today: string; nowMs: number; advanced: boolean; period: DayPeriod | null },
 ): Insight[] {
   const spanDays = period ? daysBetween(period.from, period.to) + 1 : 0
   const ending = (days: number) =>

@@ -39,10 +39,12 @@ function sqlFor(head: string, width: number, n: number, tail: string): string {
  */
 export function insertMany(
   db: Db,
-  head: string,
-  width: number,
-  tail: string,
-  values: readonly unknown[],
+  {
+    head,
+    width,
+    tail,
+    values,
+  }: { head: string; width: number; tail: string; values: readonly unknown[] },
 ): void {
   const rows = values.length / width
   for (let at = 0; at < rows; at += CHUNK) {

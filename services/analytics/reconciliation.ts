@@ -106,7 +106,7 @@ export function reconcileStatement(s: { db: Db; tenantId: string; range: Range }
     missing_from_statement: listOf(missing.map(itemOf)),
     not_reported_live: listOf(notLive.map(itemOf)),
     amount_mismatches: listOf(mismatches),
-    balance: balanceOf(s.db, s.tenantId, first, last, statement),
+    balance: balanceOf(s.db, { tenantId: s.tenantId, first, last, statement }),
   }
 }
 
@@ -122,10 +122,12 @@ export function reconcileStatement(s: { db: Db; tenantId: string; range: Range }
  */
 function balanceOf(
   db: Db,
-  tenantId: string,
-  first: Report,
-  last: Report,
-  statement: readonly Report[],
+  {
+    tenantId,
+    first,
+    last,
+    statement,
+  }: { tenantId: string; first: Report; last: Report; statement: readonly Report[] },
 ) {
   if (first.balance_cents === null || last.balance_cents === null) return null
   const opening = first.balance_cents - signed(first)

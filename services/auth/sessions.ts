@@ -25,7 +25,7 @@ export async function refreshSession(deps: AuthDeps, refreshToken: string): Prom
     .get()
   if (!row || row.revokedAt) throw invalid()
   if (row.usedAt) {
-    revokeFamily(deps, row.familyId, nowIso, row.userId)
+    revokeFamily(deps, { familyId: row.familyId, at: nowIso, userId: row.userId })
     deps.log.warn('a used refresh token was presented again; its family is revoked', {
       family_id: row.familyId,
       user_id: row.userId,
@@ -45,7 +45,7 @@ export async function refreshSession(deps: AuthDeps, refreshToken: string): Prom
   )
   if (claimed === 0) {
     // Another request rotated it first: the same token used twice.
-    revokeFamily(deps, row.familyId, nowIso, row.userId)
+    revokeFamily(deps, { familyId: row.familyId, at: nowIso, userId: row.userId })
     throw invalid()
   }
   return issueSession(deps, user, row.familyId)
@@ -61,7 +61,13 @@ export function logout(deps: AuthDeps, refreshToken: string): void {
     .from(refreshTokens)
     .where(eq(refreshTokens.tokenHash, hashToken(refreshToken)))
     .get()
-  if (row) revokeFamily(deps, row.familyId, deps.clock.now().toISOString(), row.userId, 'logout')
+  if (row)
+    revokeFamily(deps, {
+      familyId: row.familyId,
+      at: deps.clock.now().toISOString(),
+      userId: row.userId,
+      reason: 'logout',
+    })
 }
 
 /** Ends every session of a user and every access token issued to it so far (logout, no refresh token). */
@@ -76,10 +82,12 @@ export function logoutEverywhere(deps: AuthDeps, userId: string, tenantId: strin
 
 function revokeFamily(
   deps: AuthDeps,
-  familyId: string,
-  at: string,
-  userId: string,
-  reason: 'logout' | 'refresh_reuse' = 'refresh_reuse',
+  {
+    familyId,
+    at,
+    userId,
+    reason = 'refresh_reuse',
+  }: { familyId: string; at: string; userId: string; reason?: 'logout' | 'refresh_reuse' },
 ): void {
   deps.db.write(() =>
     deps.db.sqlite

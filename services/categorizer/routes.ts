@@ -107,15 +107,20 @@ export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) 
     .put(
       '/api/v1/categorize/rules/:id',
       ({ params, query, body, actor }) =>
-        updateRule(ctx, states, tenantFor(actor, query.tenant_id), params.id, {
-          priority: 100,
-          confidence: 0.9,
-          direction: null,
-          min_amount: null,
-          max_amount: null,
-          counterparty: null,
-          active: true,
-          ...body,
+        updateRule(ctx, {
+          states,
+          tenantId: tenantFor(actor, query.tenant_id),
+          id: params.id,
+          body: {
+            priority: 100,
+            confidence: 0.9,
+            direction: null,
+            min_amount: null,
+            max_amount: null,
+            counterparty: null,
+            active: true,
+            ...body,
+          },
         }),
       {
         auth: 'manage',
@@ -128,7 +133,12 @@ export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) 
     .patch(
       '/api/v1/categorize/rules/:id',
       ({ params, query, body, actor }) =>
-        updateRule(ctx, states, tenantFor(actor, query.tenant_id), params.id, body),
+        updateRule(ctx, {
+          states,
+          tenantId: tenantFor(actor, query.tenant_id),
+          id: params.id,
+          body,
+        }),
       {
         auth: 'manage',
         query: TenantQuery,

@@ -129,10 +129,12 @@ export function getRule(ctx: ServiceContext, tenantId: string, id: string) {
 /** PUT replaces every field given in full; PATCH changes only the fields given. */
 export function updateRule(
   ctx: ServiceContext,
-  states: TenantStates,
-  tenantId: string,
-  id: string,
-  body: PatchRuleBody,
+  {
+    states,
+    tenantId,
+    id,
+    body,
+  }: { states: TenantStates; tenantId: string; id: string; body: PatchRuleBody },
 ) {
   const current = findRule(ctx, tenantId, id)
   const next: Rule = {

@@ -84,7 +84,9 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
     // Acknowledged once every handler has applied it (or dropped it on purpose). One that still
     // fails when the bus closes leaves it unacknowledged: the session hands it over again.
     Promise.all(
-      list.map((h) => runWithRetry(h, event, opts.log, packet.topic, () => closing)),
+      list.map((h) =>
+        runWithRetry(h, { event, log: opts.log, topic: packet.topic, giveUp: () => closing }),
+      ),
     ).then((applied) => {
       if (applied.every(Boolean)) done()
     })
@@ -207,10 +209,12 @@ const LOG_EVERY_MS = 60_000
  */
 async function runWithRetry(
   handler: EventHandler,
-  event: EventEnvelope,
-  log: Logger,
-  topic: string,
-  giveUp: (attempts: number) => boolean,
+  {
+    event,
+    log,
+    topic,
+    giveUp,
+  }: { event: EventEnvelope; log: Logger; topic: string; giveUp: (attempts: number) => boolean },
 ): Promise<boolean> {
   let loggedAt = 0
   let backoff: IBackoff<unknown> | undefined
@@ -256,7 +260,8 @@ export function createMemoryBus(log?: Logger): EventBus & { published: EventEnve
       const copy = JSON.parse(JSON.stringify(event)) as EventEnvelope
       for (const h of handlers.get(topic) ?? []) {
         // No session keeps it here: a test's handler gets 5 attempts.
-        if (log) await runWithRetry(h, copy, log, topic, (attempts) => attempts >= 5)
+        if (log)
+          await runWithRetry(h, { event: copy, log, topic, giveUp: (attempts) => attempts >= 5 })
         else await h(copy)
       }
     },
