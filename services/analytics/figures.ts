@@ -16,10 +16,12 @@ export type KindTotals = Map<string, KindSums>
 /** Adds a count and cents of one kind in one direction. */
 export function addToKind(
   totals: KindTotals,
-  kind: string,
-  direction: 'in' | 'out',
-  count: number,
-  cents: number,
+  {
+    kind,
+    direction,
+    count,
+    cents,
+  }: { kind: string; direction: 'in' | 'out'; count: number; cents: number },
 ): void {
   let k = totals.get(kind)
   if (!k) {

@@ -118,8 +118,8 @@ export function summaryOf(scope: Scope): Summary {
       )
       .values(...args) as Array<[string, number, number, number, number]>
     for (const [kind, ic, ia, oc, oa] of rows) {
-      addToKind(totals.kinds, kind, 'in', ic, ia)
-      addToKind(totals.kinds, kind, 'out', oc, oa)
+      addToKind(totals.kinds, { kind, direction: 'in', count: ic, cents: ia })
+      addToKind(totals.kinds, { kind, direction: 'out', count: oc, cents: oa })
     }
     const days = sqlite
       .query(`SELECT count(DISTINCT day) FROM daily_summaries WHERE ${sql}`)
@@ -142,7 +142,7 @@ function addCells(t: Totals, cells: readonly DayCell[]): void {
   const days = new Set<string>()
   for (const c of cells) {
     if (c.count <= 0) continue
-    addToKind(t.kinds, c.kind, c.direction, c.count, c.cents)
+    addToKind(t.kinds, { kind: c.kind, direction: c.direction, count: c.count, cents: c.cents })
     days.add(c.day)
   }
   t.days += days.size

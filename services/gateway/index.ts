@@ -204,7 +204,7 @@ export function createGateway(opts: GatewayOptions) {
     }
     const seconds = (performance.now() - started) / 1000
     const route = service ? routeLabel(path) : 'unknown'
-    observe.request(service ?? 'none', route, method, status, seconds)
+    observe.request({ service: service ?? 'none', route, method, status, seconds })
     observe.access({
       request_id: rid,
       trace_id: traceparent ? traceIdOf(traceparent) : undefined,

@@ -47,7 +47,19 @@ export function createObserver(opts: { log: Logger; accessLog: 'json' | 'pretty'
   }
 
   return {
-    request(service: string, route: string, method: string, status: number, seconds: number): void {
+    request({
+      service,
+      route,
+      method,
+      status,
+      seconds,
+    }: {
+      service: string
+      route: string
+      method: string
+      status: number
+      seconds: number
+    }): void {
       const key = `${service} ${route} ${method} ${status}`
       let c = counters.get(key)
       if (!c) {

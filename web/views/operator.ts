@@ -182,10 +182,10 @@ export async function operatorView(
       },
       t.status === 'suspended' ? 'Resume' : 'Suspend',
     )
-  const create = formWith(
-    'create-tenant-form',
-    'Create a tenant',
-    [
+  const create = formWith({
+    id: 'create-tenant-form',
+    label: 'Create a tenant',
+    fields: [
       field('Business name', h('input', { name: 'name', required: true, maxlength: 200 })),
       field(
         "Admin's email",
@@ -200,8 +200,8 @@ export async function operatorView(
         ),
       ),
     ],
-    'Create tenant',
-    async (v) => {
+    submit: 'Create tenant',
+    onSubmit: async (v) => {
       const made = await api.send<{
         id: string
         name: string
@@ -219,7 +219,7 @@ export async function operatorView(
           : h('span'),
       ])
     },
-  )
+  })
   root.append(
     section('Create a tenant', create, notice),
     section(

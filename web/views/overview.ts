@@ -73,13 +73,19 @@ const nothingYet = () =>
  * The chart of the period's days (from the first day with data when the period starts earlier),
  * with the forecast after it when the period ends on the last day with data.
  */
-async function drawChart(
-  box: HTMLElement,
-  note: HTMLElement,
-  cov: Coverage,
-  p: Period,
-  cash: Promise<CashSummary | null>,
-): Promise<void> {
+async function drawChart({
+  box,
+  note,
+  cov,
+  p,
+  cash,
+}: {
+  box: HTMLElement
+  note: HTMLElement
+  cov: Coverage
+  p: Period
+  cash: Promise<CashSummary | null>
+}): Promise<void> {
   const from = cov.first_day && cov.first_day > p.from ? cov.first_day : p.from
   const anchor = cov.last_day && cov.last_day < cov.today ? cov.last_day : cov.today
   const withForecast = !!cov.last_day && p.to >= anchor
@@ -227,7 +233,7 @@ export async function overviewView(root: HTMLElement, tenantId: string): Promise
     : Promise.resolve(null)
   const [summary, chart, top, paid, ins, unproven, previous, cash] = await Promise.allSettled([
     summaryOf(query),
-    drawChart(chartBox, chartNote, cov, p, cashP),
+    drawChart({ box: chartBox, note: chartNote, cov, p, cash: cashP }),
     topOf('customers', query),
     topOf('suppliers', query),
     insightsOf(query),

@@ -54,10 +54,10 @@ export async function apiKeysPanel(tenantId: string): Promise<HTMLElement> {
       showError(err)
     }
   }
-  const form = formWith(
-    'api-key-form',
-    'Create an API key',
-    [
+  const form = formWith({
+    id: 'api-key-form',
+    label: 'Create an API key',
+    fields: [
       field('Name', h('input', { name: 'name', required: true, maxlength: 100 })),
       field(
         'Role',
@@ -69,8 +69,8 @@ export async function apiKeysPanel(tenantId: string): Promise<HTMLElement> {
       ),
       field('Expires (optional)', h('input', { name: 'expires_at', type: 'datetime-local' })),
     ],
-    'Create key',
-    async (v) => {
+    submit: 'Create key',
+    onSubmit: async (v) => {
       const made = await api.send<ApiKey & { key: string }>('POST', '/api/v1/auth/api-keys', {
         tenant_id: tenantId,
         name: v.name,
@@ -90,7 +90,7 @@ export async function apiKeysPanel(tenantId: string): Promise<HTMLElement> {
       )
       await load()
     },
-  )
+  })
   await load()
   return section(
     'API keys',

@@ -93,10 +93,10 @@ export async function c2bPanel(_tenantId: string): Promise<HTMLElement> {
       showError(err)
     }
   }
-  const form = formWith(
-    'c2b-form',
-    'Register a till or paybill',
-    [
+  const form = formWith({
+    id: 'c2b-form',
+    label: 'Register a till or paybill',
+    fields: [
       field(
         'Till or paybill number',
         h('input', {
@@ -118,8 +118,8 @@ export async function c2bPanel(_tenantId: string): Promise<HTMLElement> {
         ),
       ),
     ],
-    'Register',
-    async (v) => {
+    submit: 'Register',
+    onSubmit: async (v) => {
       const s = await api.send<Shortcode>('POST', '/api/v1/payments/c2b/register', {
         shortcode: v.shortcode,
         response_type: v.response_type,
@@ -135,7 +135,7 @@ export async function c2bPanel(_tenantId: string): Promise<HTMLElement> {
       )
       await load()
     },
-  )
+  })
   panel.append(form, notice)
   await load()
   return panel

@@ -1,13 +1,20 @@
 import { formValues, h, showError } from '../ui.ts'
 
 /** A form whose submit calls the API and shows any problem it answers. */
-export function formWith(
-  id: string,
-  label: string,
-  fields: HTMLElement[],
-  submit: string,
-  onSubmit: (v: Record<string, string>, form: HTMLFormElement) => Promise<void>,
-): HTMLFormElement {
+export function formWith({
+  id,
+  label,
+  fields,
+  submit,
+  onSubmit,
+}: {
+  id: string
+  label: string
+  fields: HTMLElement[]
+  /** The submit button's words. */
+  submit: string
+  onSubmit: (v: Record<string, string>, form: HTMLFormElement) => Promise<void>
+}): HTMLFormElement {
   const button = h('button', { type: 'submit' }, submit) as HTMLButtonElement
   const form = h(
     'form',

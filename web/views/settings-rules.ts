@@ -44,10 +44,10 @@ export async function rulesPanel(tenantId: string): Promise<HTMLElement> {
       ]),
       { id: 'rules-table' },
     )
-  const form = formWith(
-    'rule-form',
-    'Add a categorization rule',
-    [
+  const form = formWith({
+    id: 'rule-form',
+    label: 'Add a categorization rule',
+    fields: [
       field('Name', h('input', { name: 'name', required: true, maxlength: 100 })),
       field(
         'Match',
@@ -72,8 +72,8 @@ export async function rulesPanel(tenantId: string): Promise<HTMLElement> {
         h('input', { name: 'priority', type: 'number', value: 100, min: 0, max: 10000 }),
       ),
     ],
-    'Add rule',
-    async (v) => {
+    submit: 'Add rule',
+    onSubmit: async (v) => {
       await api.send('POST', '/api/v1/categorize/rules', {
         tenant_id: tenantId,
         name: v.name,
@@ -84,7 +84,7 @@ export async function rulesPanel(tenantId: string): Promise<HTMLElement> {
       })
       await load()
     },
-  )
+  })
   await load()
   return section('Categorization rules', form, list)
 }

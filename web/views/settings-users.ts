@@ -107,10 +107,10 @@ export async function usersPanel(tenantId: string): Promise<HTMLElement> {
       showError(err)
     }
   }
-  const form = formWith(
-    'invite-form',
-    'Invite a user',
-    [
+  const form = formWith({
+    id: 'invite-form',
+    label: 'Invite a user',
+    fields: [
       field(
         'Email',
         h('input', { name: 'email', type: 'email', required: true, autocomplete: 'off' }),
@@ -124,8 +124,8 @@ export async function usersPanel(tenantId: string): Promise<HTMLElement> {
         ),
       ),
     ],
-    'Invite',
-    async (v) => {
+    submit: 'Invite',
+    onSubmit: async (v) => {
       const res = await api.send<{
         email: string
         invite_url?: string
@@ -138,7 +138,7 @@ export async function usersPanel(tenantId: string): Promise<HTMLElement> {
       )
       await load()
     },
-  )
+  })
   void load()
   return section(
     'Users and roles',

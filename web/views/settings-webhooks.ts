@@ -49,12 +49,12 @@ export async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
       deliveries.replaceChildren(deliveriesTable(dels.value.data, load))
     else showError(dels.reason)
   }
-  const form = formWith(
-    'webhook-form',
-    'Register a webhook',
-    registerFields(),
-    'Register',
-    async (v, form) => {
+  const form = formWith({
+    id: 'webhook-form',
+    label: 'Register a webhook',
+    fields: registerFields(),
+    submit: 'Register',
+    onSubmit: async (v, form) => {
       const events = [
         ...form.querySelectorAll<HTMLInputElement>('input[name="events"]:checked'),
       ].map((o) => o.value)
@@ -68,12 +68,12 @@ export async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
       if (res.secret) showSecret(created, res.url, res.secret)
       await load()
     },
-  )
+  })
   const sent = h('div', { role: 'status' })
-  const trigger = formWith(
-    'trigger-form',
-    'Send a test event',
-    [
+  const trigger = formWith({
+    id: 'trigger-form',
+    label: 'Send a test event',
+    fields: [
       field(
         'Test event',
         h(
@@ -83,8 +83,8 @@ export async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
         ),
       ),
     ],
-    'Send test event',
-    async (v) => {
+    submit: 'Send test event',
+    onSubmit: async (v) => {
       const res = await api.send<{ deliveries: string[] }>('POST', '/api/v1/webhooks/trigger', {
         tenant_id: tenantId,
         event: v.event,
@@ -93,7 +93,7 @@ export async function webhooksPanel(tenantId: string): Promise<HTMLElement> {
       sent.textContent = `${v.event} queued for ${res.deliveries.length} endpoint(s).`
       await load()
     },
-  )
+  })
   triggerButton = trigger.querySelector('button[type="submit"]')
   const refresh = h(
     'button',
