@@ -5,7 +5,7 @@ import { syntheticBusiness } from '../../test/cashflow-fixtures.ts'
 import { api } from '../../test/support/client.ts'
 import type { Role } from '../kernel/roles.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { subscribeCategorized, subscribeReportedBalance } from './events.ts'
+import { subscribeCategorized, subscribeReportedBalance } from './consumers.ts'
 import { createCashflowApp } from './routes.ts'
 
 let kit: TestKit

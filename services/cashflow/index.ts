@@ -4,7 +4,7 @@ import {
   subscribeCategorized,
   subscribeReportedBalance,
   subscribeStatementsProcessed,
-} from './events.ts'
+} from './consumers.ts'
 import { createCashflowApp } from './routes.ts'
 
 export default defineService<NoSettings>({

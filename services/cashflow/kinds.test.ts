@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { migrations } from '../../schema/cashflow/migrations.ts'
 import { type StatementProcessedEvent, type TransactionEvent, topics } from '../../schema/events.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { subscribeCategorized, subscribeStatementsProcessed } from './events.ts'
+import { subscribeCategorized, subscribeStatementsProcessed } from './consumers.ts'
 import { createCashflowApp } from './routes.ts'
 
 /*

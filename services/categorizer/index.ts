@@ -1,5 +1,5 @@
 import { defineService, type NoSettings } from '../kernel/context.ts'
-import { subscribeCategorizer } from './consume.ts'
+import { subscribeCategorizer } from './consumers.ts'
 import { createCategorizerApp } from './routes.ts'
 import { createTenantStates } from './state.ts'
 

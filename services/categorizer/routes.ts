@@ -3,7 +3,7 @@ import { TransactionEvent } from '../../schema/events.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
-import { overrideCategory } from './consume.ts'
+import { overrideCategory } from './consumers.ts'
 import type { CategorizeInput } from './engine.ts'
 import {
   BatchBody,
