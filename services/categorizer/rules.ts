@@ -84,24 +84,10 @@ export function createRule(
   return ruleView(rule)
 }
 
+/** A rule as its table row: the same fields, less `builtin` (built-in rules are never stored). */
 function rowOf(tenantId: string, r: Rule): typeof rules.$inferInsert {
-  return {
-    tenantId,
-    id: r.id,
-    name: r.name,
-    match: r.match,
-    pattern: r.pattern,
-    category: r.category,
-    priority: r.priority,
-    confidence: r.confidence,
-    direction: r.direction,
-    minAmount: r.minAmount,
-    maxAmount: r.maxAmount,
-    counterparty: r.counterparty,
-    active: r.active,
-    createdAt: r.createdAt!,
-    updatedAt: r.updatedAt!,
-  }
+  const { builtin: _, ...fields } = r
+  return { tenantId, ...fields, createdAt: r.createdAt!, updatedAt: r.updatedAt! }
 }
 
 function findRule(ctx: ServiceContext, tenantId: string, id: string): Rule {
