@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import type { ApiKeyView } from '../schema/auth/views.ts'
-import { clientArgs, fail, operatorApi } from './client.ts'
+import { type CliApi, clientArgs, fail, operatorApi } from './client.ts'
 import { configArgs, configFromArgs, jsonArg, printJson, roleArg, tenantArg } from './shared.ts'
 
 const common = {
@@ -13,6 +13,15 @@ const common = {
 
 /** The key itself comes only in the answer to its creation. */
 type KeyOut = ApiKeyView & { key?: string }
+
+/** The tenant's live API keys (never the keys themselves). */
+async function liveKeys(api: CliApi, tenant: string): Promise<KeyOut[]> {
+  const { data } = await api.call<{ data: KeyOut[] }>(
+    'GET',
+    `/api/v1/auth/api-keys?tenant_id=${encodeURIComponent(tenant)}`,
+  )
+  return data
+}
 
 const create = defineCommand({
   meta: { name: 'create', description: 'Create a secret API key for a server (shown once)' },
@@ -42,10 +51,7 @@ const list = defineCommand({
   args: { ...common },
   async run({ args }) {
     const api = await operatorApi(configFromArgs(args), args.url)
-    const { data } = await api.call<{ data: KeyOut[] }>(
-      'GET',
-      `/api/v1/auth/api-keys?tenant_id=${encodeURIComponent(args.tenant)}`,
-    )
+    const data = await liveKeys(api, args.tenant)
     if (args.json) return printJson(data)
     if (data.length === 0) return consola.info(`${args.tenant} has no API keys`)
     for (const k of data)
@@ -62,10 +68,7 @@ const revoke = defineCommand({
   async run({ args }) {
     const api = await operatorApi(configFromArgs(args), args.url)
     // The operator may revoke any tenant's key: check it is the named tenant's, against typos.
-    const { data } = await api.call<{ data: KeyOut[] }>(
-      'GET',
-      `/api/v1/auth/api-keys?tenant_id=${encodeURIComponent(args.tenant)}`,
-    )
+    const data = await liveKeys(api, args.tenant)
     if (!data.some((k) => k.id === args.id)) fail(`${args.tenant} has no live API key ${args.id}`)
     await api.call('DELETE', `/api/v1/auth/api-keys/${encodeURIComponent(args.id)}`)
     if (args.json) return printJson({ id: args.id, revoked: true })
