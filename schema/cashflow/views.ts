@@ -44,3 +44,24 @@ export interface CashFlows {
   /** Savings, own transfers, cash at an agent, settlement to the bank, reversals. */
   transfers: FlowLine
 }
+
+/** Why the health score is what it is: one reason and the points it moved the score. */
+export interface Reason {
+  code: string
+  message: string
+  /** Points this reason moved the health score (negative lowers it). */
+  impact: number
+}
+
+/** The window's flows with the balance, how fast it is spent and the health they add up to. */
+export interface CashHealth extends CashFlows {
+  balance: number | null
+  balance_at: string | null
+  burn_rate: number
+  burn_rate_90: number
+  runway_days: number | null
+  liquidity_ratio: number | null
+  health_score: number
+  health_status: HealthStatus
+  reasons: Reason[]
+}

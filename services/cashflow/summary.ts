@@ -1,4 +1,4 @@
-import type { CashFlows, FlowLine, HealthStatus } from '../../schema/cashflow/views.ts'
+import type { CashHealth, FlowLine, HealthStatus, Reason } from '../../schema/cashflow/views.ts'
 import { KIND_LABELS, type Kind } from '../../schema/vocabulary.ts'
 import type { Db } from '../kernel/db.ts'
 import { round2, toMajor } from '../kernel/money.ts'
@@ -7,14 +7,7 @@ import type { DataQuality } from './data-quality.ts'
 import { addDays, daysBetween } from './days.ts'
 import { type KindTotals, loadBalanceLines, loadDailySeries } from './series.ts'
 
-export interface Reason {
-  code: string
-  message: string
-  /** Points this reason moved the health score (negative lowers it). */
-  impact: number
-}
-
-export interface Summary extends CashFlows {
+export interface Summary extends CashHealth {
   tenant_id: string
   from: string
   to: string
@@ -22,16 +15,7 @@ export interface Summary extends CashFlows {
   total: { inflow: number; outflow: number; net: number }
   /** Loans drawn over operating inflow in the window; null when nothing was drawn. */
   loan_reliance: number | null
-  balance: number | null
-  balance_at: string | null
-  burn_rate: number
-  burn_rate_90: number
-  runway_days: number | null
-  liquidity_ratio: number | null
   low_balance_threshold: number | null
-  health_score: number
-  health_status: HealthStatus
-  reasons: Reason[]
   data_quality: DataQuality | null
 }
 

@@ -30,6 +30,17 @@ function signed(tx: CategorizeInput): CategorizeInput {
 }
 
 /** The categorizer's HTTP controller (SPEC §4 plus rule update/delete and overrides, DESIGN §11). */
+/** What a replaced rule's fields are when the new body leaves them out. */
+const REPLACED_RULE = {
+  priority: 100,
+  confidence: 0.9,
+  direction: null,
+  min_amount: null,
+  max_amount: null,
+  counterparty: null,
+  active: true,
+}
+
 export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) {
   return createServiceApp(ctx, {
     title: 'Categorizer',
@@ -111,16 +122,7 @@ export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) 
           states,
           tenantId: tenantFor(actor, query.tenant_id),
           id: params.id,
-          body: {
-            priority: 100,
-            confidence: 0.9,
-            direction: null,
-            min_amount: null,
-            max_amount: null,
-            counterparty: null,
-            active: true,
-            ...body,
-          },
+          body: { ...REPLACED_RULE, ...body },
         }),
       {
         auth: 'manage',

@@ -1,19 +1,10 @@
-import type { CashFlows, ForecastPoint, HealthStatus } from '../../schema/cashflow/views.ts'
+import type { CashHealth, ForecastPoint, HealthStatus } from '../../schema/cashflow/views.ts'
 import { card, date, day, h, money, num, roundMoney, table } from '../ui.ts'
 import type { StatementImport } from './statement-proof.ts'
 
 /** The cashflow panels of the overview: health, earned and spent, balance moves, the forecast. */
-export interface CashSummary extends CashFlows {
-  health_status: HealthStatus
+export interface CashSummary extends CashHealth {
   data_quality: { verdict: string; finding: string | null } | null
-  balance: number | null
-  balance_at: string | null
-  burn_rate: number
-  burn_rate_90: number
-  runway_days: number | null
-  liquidity_ratio: number | null
-  health_score: number
-  reasons: { code: string; message: string; impact: number }[]
 }
 export interface Forecast {
   model: string
