@@ -1,6 +1,6 @@
-import { ExponentialBackoff, type IBackoff, noJitterGenerator } from 'cockatiel'
 import mqtt, { type MqttClient } from 'mqtt'
 import type { EventEnvelope } from '../../schema/events.ts'
+import { type BackoffStep, exponentialBackoff, nextWait } from './backoff.ts'
 import type { Logger } from './log.ts'
 
 export type EventHandler = (event: EventEnvelope) => Promise<void> | void
@@ -191,11 +191,7 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
 }
 
 /** The pause between two attempts at a failing handler: 100 ms doubling to 30 s. */
-const HANDLER_BACKOFF = new ExponentialBackoff({
-  generator: noJitterGenerator,
-  initialDelay: 100,
-  maxDelay: 30_000,
-})
+const HANDLER_BACKOFF = exponentialBackoff({ initialMs: 100, maxMs: 30_000 })
 /** A handler that keeps failing is logged at its 5th attempt, then once a minute. */
 const LOG_EVERY_MS = 60_000
 
@@ -217,7 +213,7 @@ async function runWithRetry(
   }: { event: EventEnvelope; log: Logger; topic: string; giveUp: (attempts: number) => boolean },
 ): Promise<boolean> {
   let loggedAt = 0
-  let backoff: IBackoff<unknown> | undefined
+  let backoff: BackoffStep | undefined
   for (let attempt = 1; ; attempt++) {
     try {
       await handler(event)
@@ -242,7 +238,7 @@ async function runWithRetry(
         })
       }
       if (giveUp(attempt)) return false
-      backoff = (backoff ?? HANDLER_BACKOFF).next(undefined)
+      backoff = nextWait(HANDLER_BACKOFF, backoff)
       await Bun.sleep(backoff.duration)
       if (giveUp(attempt)) return false
     }

@@ -1,6 +1,6 @@
-import { ExponentialBackoff, type IBackoff, noJitterGenerator } from 'cockatiel'
 import { FetchError, ofetch } from 'ofetch'
 import { tenantInPath } from '../../schema/routes.ts'
+import { type BackoffStep, exponentialBackoff, nextWait } from './backoff.ts'
 import { AppError, type FieldError } from './errors.ts'
 import { HOP_HEADER, type Hop } from './hop.ts'
 import type { ServiceName } from './service-names.ts'
@@ -58,12 +58,8 @@ export function staticDiscovery(
   const max = opts.maxBackoffMs ?? 30_000
   const next = new Map<ServiceName, number>()
   /** Exponential, without jitter: `base` doubling to `max` with each consecutive failure. */
-  const policy = new ExponentialBackoff({
-    generator: noJitterGenerator,
-    initialDelay: base,
-    maxDelay: max,
-  })
-  const down = new Map<string, { until: number; backoff: IBackoff<unknown> }>()
+  const policy = exponentialBackoff({ initialMs: base, maxMs: max })
+  const down = new Map<string, { until: number; backoff: BackoffStep }>()
   const isUp = (url: string, at: number) => {
     const d = down.get(url)
     return d === undefined || d.until <= at
@@ -100,7 +96,7 @@ export function staticDiscovery(
         if (down.size) down.delete(url)
         return
       }
-      const backoff = (down.get(url)?.backoff ?? policy).next(undefined)
+      const backoff = nextWait(policy, down.get(url)?.backoff)
       down.set(url, { backoff, until: now() + backoff.duration })
     },
     status(service) {

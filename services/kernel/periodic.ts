@@ -1,4 +1,4 @@
-import { ExponentialBackoff, type IBackoff, noJitterGenerator } from 'cockatiel'
+import { type BackoffStep, exponentialBackoff, nextWait } from './backoff.ts'
 
 /** A job started by {@link startPeriodic}. */
 export interface Periodic {
@@ -30,12 +30,8 @@ export function startPeriodic(opts: {
   /** Wait this long before the first pass instead of running it at once. */
   firstInMs?: number
 }): Periodic {
-  const policy = new ExponentialBackoff({
-    generator: noJitterGenerator,
-    initialDelay: opts.backoff.initialMs,
-    maxDelay: opts.backoff.maxMs,
-  })
-  let backoff: IBackoff<unknown> | undefined
+  const policy = exponentialBackoff(opts.backoff)
+  let backoff: BackoffStep | undefined
   let failures = 0
   let timer: ReturnType<typeof setTimeout> | undefined
   let running: Promise<void> | undefined
@@ -54,7 +50,7 @@ export function startPeriodic(opts: {
       return
     }
     failures++
-    backoff = (backoff ?? policy).next(undefined)
+    backoff = nextWait(policy, backoff)
     opts.onFailure(err, { failures, retryMs: backoff.duration })
     if (opts.everyMs > 0) schedule(backoff.duration)
   }

@@ -1,4 +1,4 @@
-import { ExponentialBackoff, type IBackoff, noJitterGenerator } from 'cockatiel'
+import { type BackoffStep, exponentialBackoff, nextWait } from './backoff.ts'
 import { createBulkGate } from './bulk.ts'
 import type { EventBus } from './bus.ts'
 import type { Db } from './db.ts'
@@ -93,22 +93,18 @@ export function createRelay(opts: RelayOptions): Relay {
   const starting = new Map<Db, Promise<void>>()
   const again = new Set<Db>()
   /** Per database file: the backoff of its failing drain (cockatiel, 1 s doubling, no jitter). */
-  const backoff = new Map<string, IBackoff<unknown>>()
+  const backoff = new Map<string, BackoffStep>()
   let stopped = false
   let held = opts.held ?? false
   /** Watches made while held: their replay window, run on release. */
   const waiting = new Map<Db, number>()
   const batch = opts.batchSize ?? 500
   const retryMs = opts.retryMs ?? 1000
-  const retryPolicy = new ExponentialBackoff({
-    generator: noJitterGenerator,
-    initialDelay: retryMs,
-    maxDelay: opts.maxRetryMs ?? 30_000,
-  })
+  const retryPolicy = exponentialBackoff({ initialMs: retryMs, maxMs: opts.maxRetryMs ?? 30_000 })
   const bulks = createBulkGate(opts.bulkHoldMs ?? 2000)
 
   const retryLater = (db: Db, err: unknown) => {
-    const next = (backoff.get(db.path) ?? retryPolicy).next(undefined)
+    const next = nextWait(retryPolicy, backoff.get(db.path))
     backoff.set(db.path, next)
     const delay = next.duration
     opts.log.warn('outbox relay failed; retrying', {
