@@ -7,11 +7,12 @@ import { plans } from '../../schema/plans.ts'
 import { assertEntitled, readEntitlements } from '../kernel/entitlements.ts'
 import type { CallOptions } from '../kernel/http-client.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { type Billing, type BillingSettings, createBilling } from './billing.ts'
+import { type Billing, createBilling } from './billing.ts'
 import { subscribeBilling } from './consumers.ts'
 import { addMonths, prorate } from './periods.ts'
 import { seedPlans } from './plans.ts'
 import { createBillingApp } from './routes.ts'
+import type { BillingSettings } from './settings.ts'
 
 type Call = { service: string; path: string; opts: CallOptions }
 

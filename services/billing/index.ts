@@ -1,10 +1,11 @@
 import { defineService } from '../kernel/context.ts'
 import { type Periodic, startPeriodic } from '../kernel/periodic.ts'
-import { type BillingSettings, createBilling } from './billing.ts'
+import { createBilling } from './billing.ts'
 import { subscribeBilling } from './consumers.ts'
 import { runCycle } from './cycle.ts'
 import { seedPlans } from './plans.ts'
 import { createBillingApp } from './routes.ts'
+import type { BillingSettings } from './settings.ts'
 
 export default defineService<BillingSettings>({
   name: 'billing',
