@@ -53,16 +53,29 @@ export function scoped(path: string): string {
   return `${path}${path.includes('?') ? '&' : '?'}tenant_id=${encodeURIComponent(tenant)}`
 }
 
+/** An RFC 9457 problem the API answered, as the dashboard shows it. */
 export class Problem extends Error {
-  constructor(
-    readonly status: number,
-    readonly title: string,
-    readonly detail: string,
-    readonly errors?: { field: string; message: string }[],
-    readonly code?: string,
-    readonly requestId?: string,
-  ) {
-    super(detail)
+  readonly status: number
+  readonly title: string
+  readonly detail: string
+  readonly errors?: { field: string; message: string }[]
+  readonly code?: string
+  readonly requestId?: string
+  constructor(p: {
+    status: number
+    title: string
+    detail: string
+    errors?: { field: string; message: string }[]
+    code?: string
+    requestId?: string
+  }) {
+    super(p.detail)
+    this.status = p.status
+    this.title = p.title
+    this.detail = p.detail
+    this.errors = p.errors
+    this.code = p.code
+    this.requestId = p.requestId
   }
 }
 
@@ -96,9 +109,17 @@ function refresh(): Promise<boolean> {
 async function raw(
   method: string,
   path: string,
-  body?: unknown,
-  retry = true,
-  extra: Record<string, string> = {},
+  {
+    body,
+    refreshed = false,
+    extra = {},
+  }: {
+    body?: unknown
+    /** The session was just refreshed for this request: a second 401 signs out. */
+    refreshed?: boolean
+    /** Headers beside the token and the content type. */
+    extra?: Record<string, string>
+  } = {},
 ): Promise<Response> {
   const headers: Record<string, string> = { ...extra }
   const sent = session?.access_token
@@ -109,10 +130,10 @@ async function raw(
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
   })
-  if (res.status === 401 && retry && session && !path.startsWith('/api/v1/auth/')) {
+  if (res.status === 401 && !refreshed && session && !path.startsWith('/api/v1/auth/')) {
     // Another request may have refreshed already; otherwise refresh now.
     if (session.access_token !== sent || (await refresh()))
-      return raw(method, path, body, false, extra)
+      return raw(method, path, { body, refreshed: true, extra })
   }
   if (res.status === 401 && session && !path.startsWith('/api/v1/auth/')) {
     saveSession(null)
@@ -136,14 +157,14 @@ async function problemOf(res: Response): Promise<Problem> {
   try {
     p = await res.json()
   } catch {}
-  return new Problem(
-    res.status,
-    p.title ?? res.statusText,
-    p.detail ?? `request failed with ${res.status}`,
-    p.errors,
-    p.code,
-    p.request_id ?? res.headers.get('x-request-id') ?? undefined,
-  )
+  return new Problem({
+    status: res.status,
+    title: p.title ?? res.statusText,
+    detail: p.detail ?? `request failed with ${res.status}`,
+    errors: p.errors,
+    code: p.code,
+    requestId: p.request_id ?? res.headers.get('x-request-id') ?? undefined,
+  })
 }
 
 export const api = {
@@ -156,7 +177,7 @@ export const api = {
     body?: unknown,
     headers: Record<string, string> = {},
   ): Promise<T> {
-    const res = await raw(method, path, body, true, headers)
+    const res = await raw(method, path, { body, extra: headers })
     return (res.status === 204 ? null : await res.json()) as T
   },
   /** Downloads a file the API returns (CSV, PDF) with the token attached. */

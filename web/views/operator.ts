@@ -93,7 +93,12 @@ async function outcomeOf<T>(answer: T | Job, progress: (seconds: number) => void
   }
   if (job.status === 'failed') {
     const e = job.error ?? { status: 500, code: 'INTERNAL', detail: 'the log says why' }
-    throw new Problem(e.status, 'The move failed', e.detail, undefined, e.code)
+    throw new Problem({
+      status: e.status,
+      title: 'The move failed',
+      detail: e.detail,
+      code: e.code,
+    })
   }
   return job.result as T
 }
