@@ -219,9 +219,16 @@ export async function acceptInvite(token: string, password: string): Promise<voi
  */
 export async function upload<T>(
   path: string,
-  form: FormData,
-  onProgress: (sent: number, total: number) => void,
-  retry = true,
+  {
+    form,
+    onProgress,
+    refreshed = false,
+  }: {
+    form: FormData
+    onProgress: (sent: number, total: number) => void
+    /** The session was just refreshed for this upload: a second 401 is final. */
+    refreshed?: boolean
+  },
 ): Promise<T> {
   const sent = session?.access_token
   const res = await new Promise<Response>((resolve, reject) => {
@@ -239,9 +246,9 @@ export async function upload<T>(
     xhr.onerror = () => reject(new Error('the upload did not reach the platform'))
     xhr.send(form)
   })
-  if (res.status === 401 && retry && session) {
+  if (res.status === 401 && !refreshed && session) {
     if (session.access_token !== sent || (await refresh()))
-      return upload(path, form, onProgress, false)
+      return upload(path, { form, onProgress, refreshed: true })
   }
   if (!res.ok) throw await problemOf(res)
   return (await res.json()) as T

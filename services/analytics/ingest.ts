@@ -178,13 +178,14 @@ export function applyTransactions(
       if (holder !== null && holder !== row.id) {
         adoptFullPhone(db, holder, row, () => pending.flush())
         if (opts.onlyNew) {
-          recordReports(db, row, holder)
+          recordReports(db, { row, holder })
           result.unchanged++
           continue
         }
         pending.flush()
-        if (dropCopy(db, row.tenant_id, holder)) recordReports(db, row, row.id, true)
-      } else recordReports(db, row, row.id)
+        if (dropCopy(db, row.tenant_id, holder))
+          recordReports(db, { row, holder: row.id, moved: true })
+      } else recordReports(db, { row, holder: row.id })
     }
     if (insertRow(insert, row, now)) {
       pending.add(row)

@@ -46,9 +46,16 @@ export interface DayPeriod {
  */
 export function buildInsights(
   scope: Scope,
-  nowMs: number,
-  advanced: boolean,
-  period: DayPeriod | null = null,
+  {
+    nowMs,
+    advanced,
+    period = null,
+  }: {
+    nowMs: number
+    /** The plan has advanced analytics: the RFM-based insights too. */
+    advanced: boolean
+    period?: DayPeriod | null
+  },
 ): { as_of: string; data: Insight[] } {
   const last = lastDataDay(scope)
   const todayHere = scope.zone.dayOf(nowMs)

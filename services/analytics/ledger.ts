@@ -51,7 +51,10 @@ export function holdersOf(
  * Keeps what each channel reported of the row's ledger entry, all under the transaction `holder`;
  * `moved` when the entry changed hands (a raw copy dropped), so its older reports follow.
  */
-export function recordReports(db: Db, row: StoredTransaction, holder: string, moved = false): void {
+export function recordReports(
+  db: Db,
+  { row, holder, moved = false }: { row: StoredTransaction; holder: string; moved?: boolean },
+): void {
   const receipt = entryKey(row)
   if (!receipt) return
   const values: unknown[] = []

@@ -77,12 +77,11 @@ export function ownerRoutes(
     const head = { tenantId: scope.tenantId, from: q.from, to: q.to }
     const nowMs = ctx.clock.nowMs()
     if (report === 'insights') {
-      const { as_of, data } = buildInsights(
-        scope,
+      const { as_of, data } = buildInsights(scope, {
         nowMs,
-        advanced(scope.tenantId),
-        dayPeriodOf(scope, q),
-      )
+        advanced: advanced(scope.tenantId),
+        period: dayPeriodOf(scope, q),
+      })
       return insightsReport(data, { ...head, asOf: as_of })
     }
     if (report === 'reconciliation') return reconciliationReport(reconcileStatement(scope), head)

@@ -137,12 +137,11 @@ export function createAnalyticsApp(ctx: ServiceContext) {
       '/api/v1/analytics/insights',
       ({ actor, query }) => {
         const scope = scopeOf(actor, query)
-        const { as_of, data } = buildInsights(
-          scope,
-          ctx.clock.nowMs(),
-          advanced(scope.tenantId),
-          dayPeriodOf(scope, query),
-        )
+        const { as_of, data } = buildInsights(scope, {
+          nowMs: ctx.clock.nowMs(),
+          advanced: advanced(scope.tenantId),
+          period: dayPeriodOf(scope, query),
+        })
         return { ...wholeList(data), as_of }
       },
       {

@@ -72,7 +72,10 @@ export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) 
     .get(
       '/api/v1/categorize/rules',
       ({ query, actor }) => ({
-        data: listRules(ctx, tenantFor(actor, query.tenant_id), query.include_inactive ?? false),
+        data: listRules(ctx, {
+          tenantId: tenantFor(actor, query.tenant_id),
+          includeInactive: query.include_inactive ?? false,
+        }),
         next_cursor: null,
         has_more: false,
       }),

@@ -44,7 +44,10 @@ function checkRule(r: Rule): void {
 const cents = (v: number | null | undefined, field: string) =>
   v === null || v === undefined ? null : toMinor(v, field)
 
-export function listRules(ctx: ServiceContext, tenantId: string, includeInactive: boolean) {
+export function listRules(
+  ctx: ServiceContext,
+  { tenantId, includeInactive }: { tenantId: string; includeInactive: boolean },
+) {
   const db = ctx.registry.tenant('categorizer', tenantId)
   const own = db.orm.select().from(rules).where(eq(rules.tenantId, tenantId)).all().map(ruleOf)
   return [...own, ...defaultRules]

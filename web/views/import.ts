@@ -57,9 +57,12 @@ export async function importView(root: HTMLElement): Promise<void> {
     result.replaceChildren()
     status.textContent = 'Uploading…'
     try {
-      const r = await upload<ImportResult>(scoped('/api/v1/statements'), data, (sent, total) => {
-        if (total) bar.setAttribute('value', String(Math.round((sent / total) * 100)))
-        if (sent === total) status.textContent = 'Reading the statement…'
+      const r = await upload<ImportResult>(scoped('/api/v1/statements'), {
+        form: data,
+        onProgress: (sent, total) => {
+          if (total) bar.setAttribute('value', String(Math.round((sent / total) * 100)))
+          if (sent === total) status.textContent = 'Reading the statement…'
+        },
       })
       status.textContent =
         r.proof?.verdict === 'does_not_add_up'
