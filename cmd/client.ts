@@ -31,7 +31,7 @@ export interface CliApi {
  */
 export async function operatorApi(config: Config, url?: string): Promise<CliApi> {
   const base = (url ?? `http://127.0.0.1:${config.ports.gateway}`).replace(/\/+$/, '')
-  await assertGateway(base, Boolean(url))
+  await assertGateway(base, { fromFlag: Boolean(url) })
   let email = config.get<string>('operator.email')
   let password = config.get<string | null>('operator.password')
   const file = join(config.dataDir, 'operator.txt')
@@ -152,7 +152,10 @@ function multipartStream(
  * gateway service and a version. So a `--url` pointing at another server (or a typo) says so
  * instead of failing later on a login that makes no sense there.
  */
-export async function assertGateway(base: string, fromFlag: boolean): Promise<void> {
+export async function assertGateway(
+  base: string,
+  { fromFlag }: { fromFlag: boolean },
+): Promise<void> {
   const hint = fromFlag ? 'check --url' : 'start it with `mmp serve` or pass --url'
   let res: Response
   try {

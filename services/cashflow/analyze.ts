@@ -40,12 +40,18 @@ export interface Trend extends LinearFit {
 
 const round4 = (v: number | null) => (v === null ? null : Math.round(v * 10000) / 10000)
 
-function trendOf(
-  period: Trend['period'],
-  periods: Period[],
-  alpha: number,
-  withPeriods: boolean,
-): Trend {
+function trendOf({
+  period,
+  periods,
+  alpha,
+  withPeriods,
+}: {
+  period: Trend['period']
+  periods: Period[]
+  alpha: number
+  /** The answer lists the periods too (weeks and months; days are too many). */
+  withPeriods: boolean
+}): Trend {
   const fit = linearTrend(periods.map((p) => p.net))
   const significant = fit.p_value !== null && fit.p_value < alpha
   return {
@@ -249,7 +255,12 @@ export function analyzeCashflow(
     outflow: toMajor(series.outflow[i]!),
     net: toMajor(series.inflow[i]! - series.outflow[i]!),
   }))
-  const daily = trendOf('day', dailyPeriods, options.significance, false)
+  const daily = trendOf({
+    period: 'day',
+    periods: dailyPeriods,
+    alpha: options.significance,
+    withPeriods: false,
+  })
   const dailyFit = linearTrend(dailyPeriods.map((p) => p.net))
   const dow = seasonality(series, 7, weekdayOf, dailyFit, options.significance)
   const dom = seasonality(
@@ -272,8 +283,18 @@ export function analyzeCashflow(
     transfers: lineOf(lines.transfers),
     trend: {
       daily,
-      weekly: trendOf('week', weeks(series), options.significance, true),
-      monthly: trendOf('month', months(series), options.significance, true),
+      weekly: trendOf({
+        period: 'week',
+        periods: weeks(series),
+        alpha: options.significance,
+        withPeriods: true,
+      }),
+      monthly: trendOf({
+        period: 'month',
+        periods: months(series),
+        alpha: options.significance,
+        withPeriods: true,
+      }),
     },
     seasonality: {
       day_of_week: {

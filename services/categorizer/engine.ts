@@ -160,7 +160,7 @@ export class Categorizer {
     if (own) return { category: own, confidence: 1, source: 'override', rule_id: null }
     if (!t.kind) return this.decide(t).result
     const { result, ownWord } = this.decide(t)
-    return applyKind(result, t.kind, ownWord)
+    return applyKind(result, { kind: t.kind, ownWord })
   }
 
   /** The category before the kind bounds it, and whether the owner's rule or lessons gave it. */

@@ -42,8 +42,7 @@ interface Decided {
 
 export function applyKind<R extends Decided>(
   r: R,
-  kind: Kind | null | undefined,
-  ownWord: boolean,
+  { kind, ownWord }: { kind: Kind | null | undefined; ownWord: boolean },
 ): R | (Decided & { source: 'default' }) {
   if (!kind) return r
   const own = KIND_CATEGORY[kind]

@@ -17,7 +17,7 @@ export async function billingPanel(tenantId: string): Promise<HTMLElement> {
   const invoices = h('div', { id: 'invoices' })
   const paying = h('div', { role: 'status' })
   const [sub, inv] = await Promise.allSettled([
-    subscriptionPanel(tenantId, true),
+    subscriptionPanel(tenantId, { canChange: true }),
     api.get<{ data: Invoice[] }>(
       isOperator()
         ? `/api/v1/billing/invoices?tenant_id=${encodeURIComponent(tenantId)}`

@@ -34,7 +34,7 @@ const METRICS: Array<[string, string]> = [
  */
 export async function subscriptionPanel(
   tenantId: string,
-  canChange: boolean,
+  { canChange }: { canChange: boolean },
 ): Promise<HTMLElement> {
   const root = h('div', { id: 'subscription' })
   const tenant = encodeURIComponent(tenantId)
