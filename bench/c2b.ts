@@ -5,6 +5,7 @@
  * reference measured in the same run, the same number of STK success callbacks through the
  * gateway (each confirmed with an STK query before it settles).
  */
+import { eatTimestamp } from '../services/simulator/callbacks.ts'
 import { startTestPlatform } from '../test/support/platform.ts'
 import { createTenants } from '../test/support/tenants.ts'
 import { sized } from './support.ts'
@@ -83,7 +84,7 @@ try {
   const confirmation = (i: number) => ({
     TransactionType: 'Buy Goods',
     TransID: `B${String(i).padStart(9, '0')}`,
-    TransTime: '20250101120000',
+    TransTime: eatTimestamp(Date.now()),
     TransAmount: '100.00',
     BusinessShortCode: '600900',
     BillRefNumber: '',
