@@ -23,7 +23,11 @@ const kit = await createTestKit('cashflow', { migrations })
 const biz = syntheticBusiness({ start: '2023-01-01', days: DAYS, idPrefix: 'txn_bench' })
 const t0 = performance.now()
 for (let i = 0; i < biz.transactions.length; i += 1000) {
-  ingestBatch(kit.ctx, TENANT, `evt_bench_${i}`, biz.transactions.slice(i, i + 1000))
+  ingestBatch(kit.ctx, {
+    tenantId: TENANT,
+    eventId: `evt_bench_${i}`,
+    transactions: biz.transactions.slice(i, i + 1000),
+  })
 }
 const ingestMs = performance.now() - t0
 kit.ctx.clock.set(`${addDays('2023-01-01', DAYS)}T09:00:00Z`)

@@ -61,7 +61,11 @@ export function createAnalyticsApp(ctx: ServiceContext) {
     .get(
       '/api/v1/analytics/transactions',
       ({ actor, query }) =>
-        listTransactions(scopeOf(actor, query), query, query.limit ?? 50, query.cursor),
+        listTransactions(scopeOf(actor, query), {
+          f: query,
+          limit: query.limit ?? 50,
+          cursor: query.cursor,
+        }),
       {
         auth: 'read',
         query: t.Object({ ...FilterQuery, limit: Limit, cursor: t.Optional(t.String()) }),

@@ -144,9 +144,7 @@ export function pageOf(
 
 export function listTransactions(
   scope: Scope,
-  f: TransactionFilters,
-  limit: number,
-  cursor: string | undefined,
+  { f, limit, cursor }: { f: TransactionFilters; limit: number; cursor: string | undefined },
 ) {
   const page = pageOf(scope, f, limit, cursor ? decodeCursor(cursor) : null)
   return {

@@ -74,7 +74,7 @@ export function userRoutes({ app, deps }: { app: ServiceApp; deps: AuthDeps }) {
       '/api/v1/auth/users/:id',
       ({ params, body, actor }) => {
         assertPerson(actor)
-        return changeUserRole(deps, actor, params.id, body.role)
+        return changeUserRole(deps, { actor, id: params.id, role: body.role })
       },
       {
         auth: 'admin',

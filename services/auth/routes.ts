@@ -71,7 +71,11 @@ function sessionRoutes({
     .post(
       '/api/v1/auth/login',
       ({ body, request, server }) =>
-        login(deps, body.email, body.password, clientIp(ctx, request, server)),
+        login(deps, {
+          email: body.email,
+          password: body.password,
+          ip: clientIp(ctx, request, server),
+        }),
       {
         body: LoginBody,
         response: { 200: TokenResponse },

@@ -143,9 +143,16 @@ export async function issueSession(
  */
 export async function login(
   deps: AuthDeps,
-  email: string,
-  password: string,
-  ip = 'unknown',
+  {
+    email,
+    password,
+    ip = 'unknown',
+  }: {
+    email: string
+    password: string
+    /** The client's address, for the login throttle. */
+    ip?: string
+  },
 ): Promise<Session> {
   const normalised = normaliseEmail(email)
   deps.throttle.reserve(normalised, ip, deps.clock.nowMs())
@@ -256,7 +263,10 @@ export const inviteUrl = (deps: Pick<AuthDeps, 'publicUrl'>, token: string) =>
  * end at once, so the next refresh carries the new role; an Admin cannot change their own role,
  * which keeps every tenant with at least the Admin doing the change.
  */
-export function changeUserRole(deps: AuthDeps, actor: Actor, id: string, role: Role) {
+export function changeUserRole(
+  deps: AuthDeps,
+  { actor, id, role }: { actor: Actor; id: string; role: Role },
+) {
   const user = deps.db.orm.select().from(users).where(eq(users.id, id)).get()
   if (!user || (user.tenantId !== actor.tenantId && !isOperator(actor)))
     throw new AppError('NOT_FOUND', `user ${id} was not found`)

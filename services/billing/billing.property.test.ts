@@ -208,7 +208,7 @@ describe('billing model: charges balance', () => {
         const prorations: number[] = []
         let rounded = 0
         for (const c of changes) {
-          changePlan(b, tenantId, c.plan, new Date(START + c.atS * 1000))
+          changePlan(b, { tenantId, planId: c.plan, at: new Date(START + c.atS * 1000) })
           if (c.plan === current) continue
           const exact = ((price[c.plan]! - price[current]!) * (PERIOD_S - c.atS)) / PERIOD_S
           const amount = Math.sign(exact) * Math.round(Math.abs(exact))

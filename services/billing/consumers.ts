@@ -129,7 +129,7 @@ export function onPaymentSuccess(
       })
       return
     }
-    markInvoicePaid(b, inv, now, checkout ?? null)
+    markInvoicePaid(b, { invoice: inv, at: now, checkoutRequestId: checkout ?? null })
     paid = true
   })
   if (paid) syncEntitlements(b, e.tenant_id, now)

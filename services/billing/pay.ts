@@ -38,7 +38,7 @@ export function upgradeSubscription(
   if (!plan) throw invalidField('plan', `unknown plan '${o.plan}'`)
   const now = b.ctx.clock.now()
   const { created } = ensureSubscription(b, { tenantId: o.tenantId, at: now })
-  const changed = changePlan(b, o.tenantId, plan.id, now)
+  const changed = changePlan(b, { tenantId: o.tenantId, planId: plan.id, at: now })
   if (created || changed.changed) syncEntitlements(b, o.tenantId, now)
   return { sub: changed.sub, terms: termsOfPlan(plan) }
 }

@@ -12,9 +12,11 @@ import { updateSubscription } from './subscriptions.ts'
  */
 export function markInvoicePaid(
   b: Billing,
-  invoice: InvoiceRow,
-  at: Date,
-  checkoutRequestId: string | null,
+  {
+    invoice,
+    at,
+    checkoutRequestId,
+  }: { invoice: InvoiceRow; at: Date; checkoutRequestId: string | null },
 ): { reactivated: boolean } {
   return b.db.write(() => {
     const current = b.db.orm.select().from(invoices).where(eq(invoices.id, invoice.id)).get()!

@@ -172,9 +172,7 @@ export function ensureSubscription(
  */
 export function changePlan(
   b: Billing,
-  tenantId: string,
-  planId: string,
-  at: Date,
+  { tenantId, planId, at }: { tenantId: string; planId: string; at: Date },
 ): { sub: SubscriptionRow; changed: boolean } {
   const to = getPlan(b.db, planId)
   const { sub: existing } = ensureSubscription(b, { tenantId, at })

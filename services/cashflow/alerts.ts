@@ -62,7 +62,10 @@ function writeFlags(
     .run(tenantId, balanceBelow ? 1 : 0, forecastBelow ? 1 : 0, now.toISOString())
 }
 
-export function setThreshold(db: Db, tenantId: string, threshold: number | null, now: Date): void {
+export function setThreshold(
+  db: Db,
+  { tenantId, threshold, now }: { tenantId: string; threshold: number | null; now: Date },
+): void {
   db.sqlite
     .query(
       `INSERT INTO cashflow_state (tenant_id, low_balance_threshold, updated_at) VALUES (?, ?, ?)

@@ -120,10 +120,12 @@ function months(series: DailySeries): Period[] {
  */
 function seasonality(
   series: DailySeries,
-  groups: number,
-  groupOf: (day: string) => number,
-  fit: LinearFit,
-  alpha: number,
+  {
+    groups,
+    groupOf,
+    fit,
+    alpha,
+  }: { groups: number; groupOf: (day: string) => number; fit: LinearFit; alpha: number },
 ) {
   const n = series.days.length
   const net = netOf(series).map((c) => toMajor(c))
@@ -181,7 +183,10 @@ function seasonality(
   }
 }
 
-function drivers(db: Db, tenantId: string, from: string, to: string, limit: number) {
+function drivers(
+  db: Db,
+  { tenantId, from, to, limit }: { tenantId: string; from: string; to: string; limit: number },
+) {
   const span = dayNumber(to) - dayNumber(from) + 1
   const previousFrom = addDays(from, -span)
   const current = new Map<string, { inflow: number; outflow: number }>()
@@ -262,14 +267,18 @@ export function analyzeCashflow(
     withPeriods: false,
   })
   const dailyFit = linearTrend(dailyPeriods.map((p) => p.net))
-  const dow = seasonality(series, 7, weekdayOf, dailyFit, options.significance)
-  const dom = seasonality(
-    series,
-    31,
-    (day) => Number(day.slice(8, 10)) - 1,
-    dailyFit,
-    options.significance,
-  )
+  const dow = seasonality(series, {
+    groups: 7,
+    groupOf: weekdayOf,
+    fit: dailyFit,
+    alpha: options.significance,
+  })
+  const dom = seasonality(series, {
+    groups: 31,
+    groupOf: (day) => Number(day.slice(8, 10)) - 1,
+    fit: dailyFit,
+    alpha: options.significance,
+  })
   const inflow = series.inflow.reduce((s, v) => s + v, 0)
   const outflow = series.outflow.reduce((s, v) => s + v, 0)
   const lines = loadBalanceLines(db, tenantId, from, to)
@@ -303,7 +312,7 @@ export function analyzeCashflow(
       },
       day_of_month: dom,
     },
-    drivers: drivers(db, tenantId, from, to, options.drivers_limit),
+    drivers: drivers(db, { tenantId, from, to, limit: options.drivers_limit }),
     recurring: options.recurring
       ? detectRecurring(db, { tenantId, from, to, limit: options.recurring_limit })
       : [],

@@ -15,7 +15,7 @@ export async function subscribeCategorized(
 ): Promise<void> {
   await subscribe(ctx, SERVICE, topic, (event) => {
     const transactions = event.data.transactions.filter((t) => !isInvoicePayment(t))
-    ingestBatch(ctx, event.tenant_id, event.id, transactions)
+    ingestBatch(ctx, { tenantId: event.tenant_id, eventId: event.id, transactions })
   })
 }
 

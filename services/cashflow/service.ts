@@ -41,9 +41,11 @@ function checkRange(from: string, to: string): void {
 /** Applies one categorized batch once (inbox) and checks the low-balance alert in the same transaction. */
 export function ingestBatch(
   ctx: ServiceContext,
-  tenantId: string,
-  eventId: string,
-  transactions: readonly TransactionEvent[],
+  {
+    tenantId,
+    eventId,
+    transactions,
+  }: { tenantId: string; eventId: string; transactions: readonly TransactionEvent[] },
 ): boolean {
   const db = dbOf(ctx, tenantId)
   const timeZone = timeZoneOf(ctx, tenantId)
@@ -207,7 +209,7 @@ export function updateSettings(
       ? null
       : toMinor(body.low_balance_threshold, 'low_balance_threshold')
   db.write(() => {
-    setThreshold(db, tenantId, threshold, ctx.clock.now())
+    setThreshold(db, { tenantId, threshold, now: ctx.clock.now() })
     evaluateLowBalance(db, tenantId, ctx.clock)
   })
   return getSettings(ctx, tenantId)

@@ -98,7 +98,7 @@ export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) 
       '/api/v1/categorize/rules',
       ({ body, actor, set }) => {
         set.status = 201
-        return createRule(ctx, states, tenantFor(actor, body.tenant_id), body)
+        return createRule(ctx, { states, tenantId: tenantFor(actor, body.tenant_id), body })
       },
       {
         auth: 'manage',
@@ -155,7 +155,7 @@ export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) 
     .delete(
       '/api/v1/categorize/rules/:id',
       ({ params, query, actor, set }) => {
-        deleteRule(ctx, states, tenantFor(actor, query.tenant_id), params.id)
+        deleteRule(ctx, { states, tenantId: tenantFor(actor, query.tenant_id), id: params.id })
         set.status = 204
       },
       { auth: 'manage', query: TenantQuery, detail: doc('Delete a rule') },

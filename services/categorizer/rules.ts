@@ -58,9 +58,7 @@ export function listRules(
 
 export function createRule(
   ctx: ServiceContext,
-  states: TenantStates,
-  tenantId: string,
-  body: CreateRuleBody,
+  { states, tenantId, body }: { states: TenantStates; tenantId: string; body: CreateRuleBody },
 ) {
   const now = ctx.clock.now().toISOString()
   const rule: Rule = {
@@ -158,9 +156,7 @@ export function updateRule(
 
 export function deleteRule(
   ctx: ServiceContext,
-  states: TenantStates,
-  tenantId: string,
-  id: string,
+  { states, tenantId, id }: { states: TenantStates; tenantId: string; id: string },
 ) {
   findRule(ctx, tenantId, id)
   const db = ctx.registry.tenant('categorizer', tenantId)
