@@ -191,7 +191,7 @@ function drivers(
   const previousFrom = addDays(from, -span)
   const current = new Map<string, { inflow: number; outflow: number }>()
   const previous = new Map<string, { inflow: number; outflow: number }>()
-  for (const row of loadCategoryDays(db, tenantId, previousFrom, to)) {
+  for (const row of loadCategoryDays(db, { tenantId, from: previousFrom, to })) {
     const map = row.day < from ? previous : current
     const entry = map.get(row.category) ?? { inflow: 0, outflow: 0 }
     entry.inflow += row.inflow
@@ -281,7 +281,7 @@ export function analyzeCashflow(
   })
   const inflow = series.inflow.reduce((s, v) => s + v, 0)
   const outflow = series.outflow.reduce((s, v) => s + v, 0)
-  const lines = loadBalanceLines(db, tenantId, from, to)
+  const lines = loadBalanceLines(db, { tenantId, from, to })
   return {
     tenant_id: tenantId,
     from,

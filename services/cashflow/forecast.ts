@@ -183,7 +183,7 @@ export function forecastCashflow(
   const rowsFrom = [addDays(bounds.last, -(SCHEDULE_LOOKBACK_DAYS + BACKTEST_DAYS)), bounds.first]
     .sort()
     .at(-1)!
-  const rows = loadTransactionRows(db, tenantId, rowsFrom, bounds.last)
+  const rows = loadTransactionRows(db, { tenantId, from: rowsFrom, to: bounds.last })
   const model = fitModel(y, series.days, rows, horizon)
   let balance = balanceCents === null ? null : toMajor(balanceCents)
   const points: ForecastPoint[] = model.mean.map((net, i) => {

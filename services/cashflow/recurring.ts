@@ -54,9 +54,7 @@ const MIN_OCCURRENCES = 3
 /** Operating transactions only: a weekly Fuliza repayment is not a bill the business pays. */
 export function loadTransactionRows(
   db: Db,
-  tenantId: string,
-  from: string,
-  to: string,
+  { tenantId, from, to }: { tenantId: string; from: string; to: string },
 ): TransactionRow[] {
   return db.sqlite
     .query<TransactionRow, [string, string, string]>(
@@ -162,7 +160,7 @@ export function detectRecurring(
   db: Db,
   { tenantId, from, to, limit }: { tenantId: string; from: string; to: string; limit: number },
 ): RecurringPayment[] {
-  return findRecurring(loadTransactionRows(db, tenantId, from, to))
+  return findRecurring(loadTransactionRows(db, { tenantId, from, to }))
     .slice(0, limit)
     .map((r) => r.payment)
 }

@@ -82,9 +82,7 @@ export function loadDailySeries(
 /** Operating flows by day and category. */
 export function loadCategoryDays(
   db: Db,
-  tenantId: string,
-  from: string,
-  to: string,
+  { tenantId, from, to }: { tenantId: string; from: string; to: string },
 ): CategoryDay[] {
   return db.sqlite
     .query<CategoryDay, [string, string, string]>(
@@ -104,7 +102,10 @@ export interface KindDay {
 }
 
 /** Movements that are neither earned nor spent (loans, savings, transfers…) by day and kind. */
-export function loadBalanceKindDays(db: Db, tenantId: string, from: string, to: string): KindDay[] {
+export function loadBalanceKindDays(
+  db: Db,
+  { tenantId, from, to }: { tenantId: string; from: string; to: string },
+): KindDay[] {
   return db.sqlite
     .query<KindDay, [string, string, string]>(
       `SELECT day, kind, sum(inflow) AS inflow, sum(outflow) AS outflow, sum(count) AS count
@@ -124,15 +125,13 @@ export interface KindTotals {
 /** The balance-only movements of `from`..`to` on their lines: financing and transfers. */
 export function loadBalanceLines(
   db: Db,
-  tenantId: string,
-  from: string,
-  to: string,
+  { tenantId, from, to }: { tenantId: string; from: string; to: string },
 ): Record<'financing' | 'transfers', KindTotals> {
   const lines = {
     financing: { inflow: 0, outflow: 0, kinds: {} } as KindTotals,
     transfers: { inflow: 0, outflow: 0, kinds: {} } as KindTotals,
   }
-  for (const row of loadBalanceKindDays(db, tenantId, from, to)) {
+  for (const row of loadBalanceKindDays(db, { tenantId, from, to })) {
     const line = lines[GROUP_OF[row.kind as keyof typeof GROUP_OF] ?? 'transfers']
     const k = line.kinds[row.kind] ?? { inflow: 0, outflow: 0, count: 0 }
     line.kinds[row.kind] = k

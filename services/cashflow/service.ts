@@ -130,8 +130,8 @@ export function getDaily(
   const from = dayParam(query.from, 'from') ?? addDays(to, -29)
   checkRange(from, to)
   const db = dbOf(ctx, tenantId)
-  const movesByDay = flowsByDay(loadBalanceKindDays(db, tenantId, from, to), (r) => r.kind)
-  const byDay = flowsByDay(loadCategoryDays(db, tenantId, from, to), (r) => r.category)
+  const movesByDay = flowsByDay(loadBalanceKindDays(db, { tenantId, from, to }), (r) => r.kind)
+  const byDay = flowsByDay(loadCategoryDays(db, { tenantId, from, to }), (r) => r.category)
   const data = []
   for (let day = from; day <= to; day = addDays(day, 1)) {
     const categories = byDay.get(day) ?? {}
