@@ -1,15 +1,10 @@
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import type { ApiKeyView } from '../schema/auth/views.ts'
-import { type CliApi, clientArgs, fail, operatorApi } from './client.ts'
-import { configArgs, configFromArgs, jsonArg, printJson, roleArg, tenantArg } from './shared.ts'
+import { type CliApi, fail, operatorApi } from './client.ts'
+import { configFromArgs, printJson, roleArg, tenantCommandArgs } from './shared.ts'
 
-const common = {
-  ...configArgs,
-  ...clientArgs,
-  ...tenantArg,
-  ...jsonArg,
-} as const
+const common = tenantCommandArgs
 
 /** The key itself comes only in the answer to its creation. */
 type KeyOut = ApiKeyView & { key?: string }

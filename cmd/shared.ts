@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Config, ConfigError, loadConfig, type Overrides } from '../daemon/config.ts'
-import { fail } from './client.ts'
+import { clientArgs, fail } from './client.ts'
 
 /** Flags every command that reads configuration accepts. */
 export const configArgs = {
@@ -50,3 +50,11 @@ export function requireDataDir(config: Config): void {
   if (!existsSync(join(config.dataDir, 'secrets.json')))
     fail(`${config.dataDir} is not an mmp data dir (no secrets.json); run \`mmp init\` there first`)
 }
+
+/** The flags of a command that acts for one tenant through the running platform. */
+export const tenantCommandArgs = {
+  ...configArgs,
+  ...clientArgs,
+  ...tenantArg,
+  ...jsonArg,
+} as const

@@ -1,14 +1,9 @@
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
-import { clientArgs, operatorApi } from './client.ts'
-import { configArgs, configFromArgs, jsonArg, printJson, roleArg, tenantArg } from './shared.ts'
+import { operatorApi } from './client.ts'
+import { configFromArgs, printJson, roleArg, tenantCommandArgs } from './shared.ts'
 
-const common = {
-  ...configArgs,
-  ...clientArgs,
-  ...tenantArg,
-  ...jsonArg,
-} as const
+const common = tenantCommandArgs
 
 interface UserOut {
   id: string
