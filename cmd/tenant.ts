@@ -148,7 +148,7 @@ const upgrade = defineCommand({
   },
   async run({ args }) {
     const client = await api(args)
-    consola.start(`moving ${args.id} to the ${args.plan} plan…`)
+    if (!args.json) consola.start(`moving ${args.id} to the ${args.plan} plan…`)
     const answer = await client.call<TenantOut | JobOut>(
       'PUT',
       `/api/v1/tenants/${args.id}/upgrade`,
@@ -158,7 +158,8 @@ const upgrade = defineCommand({
       },
     )
     const t = await followJob(client, args.id, answer, `moving ${args.id}`)
-    consola.success(`${t.id} is on ${t.plan} (${t.isolation}); ${t.moved_rows ?? 0} rows moved`)
+    if (!args.json)
+      consola.success(`${t.id} is on ${t.plan} (${t.isolation}); ${t.moved_rows ?? 0} rows moved`)
     show(args, t)
   },
 })
@@ -205,6 +206,7 @@ const status = (verb: 'suspend' | 'resume', description: string) =>
         'POST',
         `/api/v1/tenants/${args.id}/${verb}`,
       )
+      if (args.json) return console.log(JSON.stringify(t, null, 2))
       consola.success(`${t.id} is ${t.status}`)
     },
   })
@@ -272,11 +274,12 @@ const remove = defineCommand({
   async run({ args }) {
     if (args.confirm !== args.id) fail(`--confirm must repeat the tenant id (${args.id})`)
     const client = await api(args)
-    consola.start(`erasing ${args.id}…`)
+    if (!args.json) consola.start(`erasing ${args.id}…`)
     const out = await client.call<{ rows_erased: number; users_removed: number }>(
       'DELETE',
       `/api/v1/tenants/${args.id}?confirm=${encodeURIComponent(args.confirm)}`,
     )
+    if (args.json) return console.log(JSON.stringify(out, null, 2))
     consola.success(
       `${args.id} erased (${out.rows_erased} shared rows, ${out.users_removed} users)`,
     )

@@ -9,8 +9,8 @@ import { createTenants } from './support/tenants.ts'
 /**
  * Every client command with `--json` prints only JSON on stdout (nothing before or after it),
  * prints words without it, and exits non-zero when what it was asked for did not happen. The
- * commands needing no platform are in cli-json.test.ts; tenant, backup, restore and doctor have
- * tests of their own.
+ * commands needing no platform are in cli-json.test.ts; backup, restore and doctor have tests of
+ * their own.
  */
 const orgCsv = readFileSync(
   join(import.meta.dir, 'fixtures/statements/org-portal/utility-account-2024-03.csv'),
@@ -160,6 +160,29 @@ describe('every mmp command with --json, against a running platform', () => {
       topic: 'mobilemoney.usage',
     })
   }, 60_000)
+
+  it('tenant create, list, show, upgrade, suspend, resume, features and delete', async () => {
+    const made = await json(
+      'tenant',
+      'create',
+      '--id',
+      'jsonten',
+      '--name',
+      'Json Ten',
+      '--admin-email',
+      'o@jsonten.test',
+    )
+    expect(made).toMatchObject({ id: 'jsonten' })
+    expect((await json('tenant', 'list')).map((t: any) => t.id)).toContain('jsonten')
+    expect(await words('tenant', 'show', 'jsonten')).toContain('jsonten')
+    expect(await json('tenant', 'upgrade', 'jsonten', 'pro')).toMatchObject({ plan: 'pro' })
+    expect(await json('tenant', 'suspend', 'jsonten')).toMatchObject({ status: 'suspended' })
+    expect(await json('tenant', 'resume', 'jsonten')).toMatchObject({ status: 'active' })
+    expect(await json('tenant', 'features', 'jsonten')).toHaveProperty('features')
+    expect(await json('tenant', 'delete', 'jsonten', '--confirm', 'jsonten')).toHaveProperty(
+      'rows_erased',
+    )
+  }, 90_000)
 
   it('exits non-zero with nothing on stdout for a topic that does not exist', async () => {
     const r = await cli(p, ['replay', 'events', '--topic', 'nope', '--since', '1h', '--json'])
