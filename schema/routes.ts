@@ -147,6 +147,7 @@ const declared: Array<[Method, string, Facts?]> = [
   ['POST', '/api/v1/payments/callback/b2c', { access: 'provider' }],
   ['POST', '/api/v1/payments/callback/result', { access: 'provider' }],
   ['GET', '/api/v1/payments/alerts'],
+  ['POST', '/api/v1/payments/daraja/check'],
   ['GET', '/api/v1/payments/c2b/account'],
   ['POST', '/api/v1/payments/c2b/confirmation', { access: 'provider' }],
   ['GET', '/api/v1/payments/c2b/payments'],

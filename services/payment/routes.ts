@@ -12,6 +12,7 @@ import {
   ShortcodeView,
   ShortcodeWithUrls,
 } from './c2b-model.ts'
+import { darajaCheck, darajaCheckRoute } from './go-live-route.ts'
 import { wasReplayed } from './idempotency.ts'
 import {
   B2CAccepted,
@@ -376,6 +377,11 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
         ...secured,
       },
     })
+    .post(
+      '/api/v1/payments/daraja/check',
+      () => darajaCheck(ctx, payments.settings),
+      darajaCheckRoute,
+    )
     .get('/api/v1/payments/alerts', () => payments.alerts(), {
       auth: 'operator',
       response: { 200: PaymentAlerts },

@@ -1,0 +1,177 @@
+import { darajaTimestamp, stkPassword } from './daraja.ts'
+import type { PaymentSettings } from './settings.ts'
+
+/**
+ * The go-live check of the configured Daraja, shared by `mmp doctor --daraja` and the operator's
+ * `POST /api/v1/payments/daraja/check`: the base URL is called with the configured credentials
+ * and each problem is said in one line. Nothing is charged and nobody is prompted: OAuth, an STK
+ * query for a request that does not exist (Daraja checks the shortcode and password before it
+ * looks the request up), and a one-minute Pull Transactions query.
+ */
+export interface GoLiveCheck {
+  name: string
+  status: 'ok' | 'warn' | 'fail'
+  detail: string
+  fix?: string
+}
+
+/** What is checked: the provider mmp calls and the credentials it calls it with. */
+export interface GoLiveTarget {
+  /** Daraja's base URL (or the simulator's), without a trailing slash. */
+  url: string
+  /** True for a configured Daraja (`mpesa.base_url`), false for the simulator. */
+  live: boolean
+  /** The public base URL Daraja calls back; null: the gateway's own address. */
+  callbackBase: string | null
+  consumerKey: string
+  consumerSecret: string
+  shortcode: string
+  passkey: string
+}
+
+interface Answer {
+  status: number
+  body: Record<string, unknown>
+}
+
+async function call(url: string, init: RequestInit): Promise<Answer> {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) })
+  const text = await res.text()
+  let body: Record<string, unknown> = {}
+  try {
+    body = text ? JSON.parse(text) : {}
+  } catch {
+    body = { errorMessage: text.slice(0, 120) }
+  }
+  return { status: res.status, body }
+}
+
+const unanswered = (err: Error): Answer => ({ status: 0, body: { errorMessage: err.message } })
+
+const said = (a: Answer) =>
+  [a.body.errorCode, a.body.errorMessage ?? a.body.ResponseDescription ?? a.body.ResponseMessage]
+    .filter(Boolean)
+    .join(' ') || `HTTP ${a.status}`
+
+/** The checks of the provider the payment service is configured with. */
+export function checkConfiguredDaraja(cfg: PaymentSettings, now: Date): Promise<GoLiveCheck[]> {
+  return goLiveChecks(
+    {
+      url: cfg.providerUrl.replace(/\/+$/, ''),
+      live: !cfg.usingSimulator,
+      callbackBase: cfg.callbackBase,
+      ...cfg.credentials,
+    },
+    now,
+  )
+}
+
+export async function goLiveChecks(target: GoLiveTarget, now = new Date()): Promise<GoLiveCheck[]> {
+  const { url, shortcode, passkey } = target
+  const checks: GoLiveCheck[] = [callbackCheck(target)]
+  let token: string
+  try {
+    const basic = Buffer.from(`${target.consumerKey}:${target.consumerSecret}`).toString('base64')
+    const a = await call(`${url}/oauth/v1/generate?grant_type=client_credentials`, {
+      headers: { authorization: `Basic ${basic}` },
+    })
+    token = String(a.body.access_token ?? '')
+    if (a.status !== 200 || !token) {
+      checks.push({
+        name: 'daraja oauth',
+        status: 'fail',
+        detail: `${url} refused the consumer key and secret (${said(a)})`,
+        fix: 'set mpesa.consumer_key and mpesa.consumer_secret to the app keys of this environment (sandbox and production keys differ)',
+      })
+      return checks
+    }
+    checks.push({ name: 'daraja oauth', status: 'ok', detail: `${url} issued a token` })
+  } catch (err) {
+    checks.push({
+      name: 'daraja oauth',
+      status: 'fail',
+      detail: `${url} did not answer (${(err as Error).message})`,
+      fix: 'check mpesa.base_url and that this host reaches it (DNS, firewall, proxy)',
+    })
+    return checks
+  }
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+  const ts = darajaTimestamp(now)
+  const q = await call(`${url}/mpesa/stkpushquery/v1/query`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      BusinessShortCode: shortcode,
+      Password: stkPassword(shortcode, passkey, ts),
+      Timestamp: ts,
+      CheckoutRequestID: 'ws_CO_mmp_doctor_check',
+    }),
+  }).catch(unanswered)
+  checks.push(credentialsCheck(q, shortcode))
+  checks.push(await pullCheck(url, headers, shortcode, now))
+  return checks
+}
+
+function credentialsCheck(q: Answer, shortcode: string): GoLiveCheck {
+  const name = 'daraja stk credentials'
+  if (/wrong credentials|merchant does not exist/i.test(String(q.body.errorMessage ?? '')))
+    return {
+      name,
+      status: 'fail',
+      detail: `M-Pesa refused shortcode ${shortcode} with the configured passkey (${said(q)}): every STK push would fail`,
+      fix: 'set mpesa.shortcode to the shortcode used on Go Live and mpesa.passkey to the passkey Safaricom emailed for it',
+    }
+  if (q.status === 0 || q.status === 404)
+    return { name, status: 'warn', detail: `could not check shortcode ${shortcode} (${said(q)})` }
+  return { name, status: 'ok', detail: `shortcode ${shortcode} and its passkey are accepted` }
+}
+
+async function pullCheck(
+  url: string,
+  headers: Record<string, string>,
+  shortcode: string,
+  now: Date,
+): Promise<GoLiveCheck> {
+  const eat = (d: Date) =>
+    new Date(d.getTime() + 3 * 3600_000).toISOString().slice(0, 19).replace('T', ' ')
+  const a = await call(`${url}/pulltransactions/v1/query`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      ShortCode: shortcode,
+      StartDate: eat(new Date(now.getTime() - 60_000)),
+      EndDate: eat(now),
+      OffSetValue: '0',
+    }),
+  }).catch(unanswered)
+  const code = String(a.body.ResponseCode ?? '')
+  if (a.status === 200 && (code === '1000' || code === '1001'))
+    return {
+      name: 'daraja pull',
+      status: 'ok',
+      detail: `Pull Transactions answers for ${shortcode}`,
+    }
+  return {
+    name: 'daraja pull',
+    status: 'warn',
+    detail: `Pull Transactions did not answer for ${shortcode} (${said(a)}): a push whose answer is lost stays unknown until its callback`,
+    fix: 'register the shortcode for Pull Transactions once (POST /pulltransactions/v1/register, see docs/daraja.md)',
+  }
+}
+
+function callbackCheck({ live, callbackBase: base }: GoLiveTarget): GoLiveCheck {
+  if (!live)
+    return {
+      name: 'daraja callback url',
+      status: 'ok',
+      detail: `the simulator calls back ${base ?? 'the gateway'}`,
+    }
+  if (!base || !/^https:\/\//i.test(base) || /localhost|127\.0\.0\.1|\[::1\]/i.test(base))
+    return {
+      name: 'daraja callback url',
+      status: 'fail',
+      detail: `Daraja cannot call back ${base ?? 'the gateway address'}: it needs a public https URL`,
+      fix: 'set mpesa.callback_base_url to the public https address of the gateway',
+    }
+  return { name: 'daraja callback url', status: 'ok', detail: `Daraja calls back ${base}` }
+}
