@@ -97,12 +97,7 @@ export type UsageMetric = (typeof usageMetrics)[number]
 
 export const UsageRecordBody = t.Object({
   tenant_id: t.String(),
-  metric: t.Union([
-    t.Literal('transactions'),
-    t.Literal('statements'),
-    t.Literal('payments'),
-    t.Literal('api_calls'),
-  ]),
+  metric: t.Union(usageMetrics.map((m) => t.Literal(m))),
   quantity: t.Integer({ minimum: 0, maximum: 1_000_000_000 }),
   event_id: t.String({ minLength: 1, maxLength: 200 }),
 })
