@@ -196,7 +196,7 @@ export function applyTransactions(
       result.unchanged++
       continue
     }
-    update(db, row, now, pending, result)
+    updateStored(db, { row, now, pending, result })
   }
   pending.flush()
   return result
@@ -244,18 +244,20 @@ function applyOwn(
         pending.add(row)
         result.inserted++
       } else if (opts.onlyNew) result.unchanged++
-      else update(db, row, now, pending, result)
+      else updateStored(db, { row, now, pending, result })
     }
   }
 }
 
 /** A categorized row whose id is stored: the row changes and its rollups move with it. */
-function update(
+function updateStored(
   db: Db,
-  row: StoredTransaction,
-  now: string,
-  pending: PendingRollups,
-  result: ApplyResult,
+  {
+    row,
+    now,
+    pending,
+    result,
+  }: { row: StoredTransaction; now: string; pending: PendingRollups; result: ApplyResult },
 ): void {
   const { select, update } = statementsOf(db)
   pending.flush()
