@@ -1,5 +1,6 @@
 import { api, Problem, pickTenant } from '../api.ts'
 import { day, h, money, num, section, showError, table } from '../ui.ts'
+import { moneyPanel } from './operator-money.ts'
 import { field, formWith } from './settings-form.ts'
 import { inviteLink } from './settings-users.ts'
 
@@ -267,5 +268,6 @@ export async function operatorView(
           )
         : h('p', { class: 'muted' }, 'No tenants yet: create the first one above.'),
     ),
+    moneyPanel(),
   )
 }
