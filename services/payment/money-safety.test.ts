@@ -225,8 +225,9 @@ describe('money safety of the payment service', () => {
     const dying = push('k-dead', '254700000001')
     while (fake.calls.length === n) await Bun.sleep(1)
     const ref = fake.calls.at(-1)!.ref
-    // A new process on the same data: the first one's provider call is nobody's now.
-    await Bun.sleep(2)
+    // A new process on the same data, started a second later (the test clock moves, no wait): the
+    // first one's provider call is nobody's now.
+    kit.ctx.clock.advance(1000)
     const restarted = createPayments(kit.ctx, { provider: fake.provider })
     const report = await restarted.reconcile({ olderThanS: 0 })
     expect(report.unknown - unknownBefore).toBe(1)
