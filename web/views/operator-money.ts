@@ -96,7 +96,7 @@ function checkReport(r: CheckReport): HTMLElement {
     r.status === 'ok'
       ? 'Every check passed.'
       : r.status === 'fail'
-        ? 'Daraja will refuse payments until the failed lines are fixed.'
+        ? 'M-Pesa will refuse payments until the failed lines are fixed.'
         : 'Payments work, with the warnings below.'
   return h(
     'div',
