@@ -64,7 +64,7 @@ describe('dashboard: the operator’s money alerts and Daraja check', () => {
     await panel.getByRole('button', { name: 'Check Daraja' }).click()
     const report = panel.locator('#daraja-check')
     await report.waitFor()
-    expect(await report.getAttribute('data-status')).toBe('fail')
+    expect(await report.getAttribute('data-check-status')).toBe('fail')
     const line = report.locator('tr', { hasText: 'daraja stk credentials' })
     expect(await line.locator('td').nth(1).textContent()).toBe('Failed')
     expect(await line.textContent()).toContain('Wrong credentials')

@@ -100,7 +100,7 @@ function checkReport(r: CheckReport): HTMLElement {
         : 'Payments work, with the warnings below.'
   return h(
     'div',
-    { id: 'daraja-check', 'data-status': r.status },
+    { id: 'daraja-check', 'data-check-status': r.status },
     h(
       'p',
       {},
