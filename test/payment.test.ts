@@ -180,12 +180,14 @@ describe('payments end to end through the gateway', () => {
   })
 
   it('answers the same for a repeated Idempotency-Key and 409 for a different body', async () => {
+    // A phone of its own: its push stays open a moment, and an open prompt holds the phone (PHONE_BUSY).
+    const idemPhone = '254712345644'
     const h = { 'idempotency-key': `key-${Date.now()}` }
     const a = await acme.post(
       '/api/v1/payments/stkpush',
       {
         tenant_id: 'acme',
-        phone_number: '254712345678',
+        phone_number: idemPhone,
         amount: 5,
         account_reference: 'IDEM',
         transaction_desc: 'idem',
@@ -196,7 +198,7 @@ describe('payments end to end through the gateway', () => {
       '/api/v1/payments/stkpush',
       {
         tenant_id: 'acme',
-        phone_number: '254712345678',
+        phone_number: idemPhone,
         amount: 5,
         account_reference: 'IDEM',
         transaction_desc: 'idem',
@@ -210,7 +212,7 @@ describe('payments end to end through the gateway', () => {
       '/api/v1/payments/stkpush',
       {
         tenant_id: 'acme',
-        phone_number: '254712345678',
+        phone_number: idemPhone,
         amount: 6,
         account_reference: 'IDEM',
         transaction_desc: 'idem',
