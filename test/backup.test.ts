@@ -130,14 +130,45 @@ describe('backup and restore drill', () => {
     backupTaken ??= backUpWhileWriting()
     return backupTaken
   }
-  let restoreDone: Promise<ReturnType<typeof mmp>>
+  let restoreDone: Promise<ReturnType<typeof mmp> & { found: ReturnType<typeof inspect> | null }>
   const restoreBackup = () => {
     restoreDone ??= takeBackup().then(async () => {
       const r = mmp(['restore', '--from', backupDir, '--data-dir', restored, '--json'])
+      // What the restore left, read before a platform opens (and locks) the databases.
+      const found = r.code === 0 ? inspect() : null
       if (r.code === 0) b = await startTestPlatform({ dataDir: restored })
-      return r
+      return { ...r, found }
     })
     return restoreDone
+  }
+  const tenantFiles: Record<string, string[]> = {
+    duka: ['tenants', 'duka', 'parser.db'],
+    shop: ['tenants', '_shared', 'parser.db'],
+    big: ['tenants', 'big', 'parser.db'],
+  }
+  /** Each restored database's integrity check, the receipts each tenant's parser.db holds, modes. */
+  const inspect = () => {
+    const integrity: Array<[string, unknown]> = []
+    const receipts: Record<string, Set<string>> = {}
+    const read = <T>(file: string, fn: (db: Database) => T): T => {
+      const db = new Database(file, { readonly: true })
+      try {
+        integrity.push([file, db.query('PRAGMA integrity_check').get()])
+        return fn(db)
+      } finally {
+        db.close()
+      }
+    }
+    for (const [tenant, path] of Object.entries(tenantFiles)) {
+      const sql = 'SELECT receipt_number AS r FROM transactions WHERE tenant_id = ?'
+      receipts[tenant] = read(join(restored, ...path), (db) => {
+        const rows = db.query(sql).all(tenant) as Array<{ r: string }>
+        return new Set(rows.map((x) => x.r))
+      })
+    }
+    for (const name of readdirSync(join(restored, 'platform')))
+      if (name.endsWith('.db')) read(join(restored, 'platform', name), () => null)
+    return { integrity, receipts, modes: modes(restored) }
   }
 
   const backUpWhileWriting = async () => {
@@ -237,36 +268,15 @@ describe('backup and restore drill', () => {
       data_dir: restored,
       relocated: [{ tenant: 'big', from: enterpriseDir, to: join(restored, 'tenants', 'big') }],
     })
-    for (const m of modes(restored))
-      expect([m.path, m.mode]).toEqual([m.path, m.dir ? 0o700 : 0o600])
-    const files: Record<string, string> = {
-      duka: join(restored, 'tenants', 'duka', 'parser.db'),
-      shop: join(restored, 'tenants', '_shared', 'parser.db'),
-      big: join(restored, 'tenants', 'big', 'parser.db'),
-    }
-    for (const [tenant, file] of Object.entries(files)) {
-      const db = new Database(file, { readonly: true })
-      expect(db.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' })
-      const have = new Set(
-        (
-          db
-            .query('SELECT receipt_number AS r FROM transactions WHERE tenant_id = ?')
-            .all(tenant) as Array<{ r: string }>
-        ).map((x) => x.r),
-      )
-      db.close()
+    const { integrity, receipts, modes: restoredModes } = r.found!
+    for (const m of restoredModes) expect([m.path, m.mode]).toEqual([m.path, m.dir ? 0o700 : 0o600])
+    for (const [file, result] of integrity)
+      expect([file, result]).toEqual([file, { integrity_check: 'ok' }])
+    expect(integrity.length).toBeGreaterThan(3)
+    for (const [tenant, have] of Object.entries(receipts)) {
       const before = acked.filter((x) => x.tenant === tenant && x.at < backupBegan)
       expect(before.length).toBeGreaterThan(200)
       expect(before.filter((x) => !have.has(x.receipt))).toEqual([])
-    }
-    for (const name of readdirSync(join(restored, 'platform'))) {
-      if (!name.endsWith('.db')) continue
-      const db = new Database(join(restored, 'platform', name), { readonly: true })
-      expect([name, db.query('PRAGMA integrity_check').get()]).toEqual([
-        name,
-        { integrity_check: 'ok' },
-      ])
-      db.close()
     }
   }, 60_000)
 

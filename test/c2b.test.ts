@@ -128,10 +128,15 @@ describe('C2B payments end to end', () => {
     expect(again.body).toEqual({ ...kept, shown_once: expect.stringContaining('shown once') })
     const taken = await globex.post('/api/v1/payments/c2b/register', body)
     expect(taken.status).toBe(409)
-    const listed = await acme.get('/api/v1/payments/c2b/shortcodes')
-    expect(listed.body.data.map((s: { shortcode: string }) => s.shortcode)).toEqual(['600100'])
-    expect(JSON.stringify(listed.body)).not.toContain('sig=')
-    expect((await globex.get('/api/v1/payments/c2b/shortcodes')).body.data).toEqual([])
+    // Other tests may register tills of their own for acme: this one is among them, globex's not.
+    const shortcodes = async (client: typeof acme) => {
+      const listed = await client.get('/api/v1/payments/c2b/shortcodes')
+      expect(listed.status).toBe(200)
+      expect(JSON.stringify(listed.body)).not.toContain('sig=')
+      return listed.body.data.map((s: { shortcode: string }) => s.shortcode)
+    }
+    expect(await shortcodes(acme)).toContain('600100')
+    expect(await shortcodes(globex)).not.toContain('600100')
   })
 
   it('registers the platform paybill as an aggregator and gives each tenant an account number', async () => {

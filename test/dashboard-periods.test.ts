@@ -6,7 +6,7 @@
  * their CSV/PDF downloads. Desktop and phone sizes, axe-core; screenshots in
  * test-output/dashboard-owner/.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DESKTOP, type OwnerBrowser, openBrowser, PHONE } from './support/owner-browser.ts'
@@ -76,9 +76,17 @@ describe('periods in the dashboard', () => {
     await p?.dispose()
   })
 
-  it('anchors the last 90 days on the last day with data, and draws those days', async () => {
+  // Each test starts signed in afresh on the overview, at desktop size, on the default period.
+  beforeEach(async () => {
+    await b.page.setViewportSize(DESKTOP)
+    await b.page.goto(`${origin}/#/overview`)
+    await b.page.evaluate(() => sessionStorage.clear())
+    await b.page.reload()
     await b.logIn(origin, OWNER)
     await b.page.locator('#main[aria-busy="false"]').waitFor()
+  }, 60_000)
+
+  it('anchors the last 90 days on the last day with data, and draws those days', async () => {
     expect(await b.page.locator('#period-preset').inputValue()).toBe('90d')
     expect(await b.page.locator('#period-words').textContent()).toContain('10 Mar 2024')
     const s = await summaryOf('2023-12-12', '2024-03-10')
@@ -132,7 +140,6 @@ describe('periods in the dashboard', () => {
     expect(await b.fitsWidth()).toBe(true)
     await b.shot('periods-7-days-phone')
     expect(await b.seriousViolations()).toEqual([])
-    await b.page.setViewportSize(DESKTOP)
   }, 60_000)
 
   it('keeps the period on Customers, Insights and Reconciliation, each with its downloads', async () => {

@@ -32,6 +32,9 @@ export const PLATFORM_SYNC = 'platform-sync'
 /** Whether a bearer credential is an API key rather than an access token. */
 export const isApiKey = (token: string): boolean => token.startsWith(API_KEY_PREFIX)
 
+/** The longest a process reuses auth's answer about an API key (plan changes apply within it). */
+export const API_KEY_CACHE_MS = 30_000
+
 export type { ApiKeyGrant, ApiKeyResolver } from './api-key-cache.ts'
 
 export interface TokenSettings {
@@ -97,7 +100,7 @@ export async function createTokenVerifier(
     maxTokenAgeSec?: number
     /** How API keys are looked up; without one they are refused. */
     resolveApiKey?: ApiKeyResolver
-    /** How long an answer about a key is reused (at most 30 s: plan changes apply within it). */
+    /** How long an answer about a key is reused (at most API_KEY_CACHE_MS). */
     apiKeyCacheMs?: number
   } = {},
 ): Promise<TokenVerifier> {
@@ -114,7 +117,7 @@ export async function createTokenVerifier(
   const apiKeys = createApiKeyCache({
     now,
     max,
-    keyCacheMs: Math.min(opts.apiKeyCacheMs ?? 30_000, 30_000),
+    keyCacheMs: Math.min(opts.apiKeyCacheMs ?? API_KEY_CACHE_MS, API_KEY_CACHE_MS),
     resolver: opts.resolveApiKey,
   })
   const maxAgeMs = (opts.maxTokenAgeSec ?? 86_400) * 1000
