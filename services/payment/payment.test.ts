@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import { migrations } from '../../schema/payment/migrations.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { createSimulator } from '../simulator/index.ts'
@@ -60,6 +60,14 @@ describe('payment service with the simulator', () => {
     ...(await kit.authFor({ tenantId, role: 'Manager', userId: 'usr_ann' })),
     'content-type': 'application/json',
   })
+  // One open prompt per phone: each test pushes to phones of its own, so no test waits on another's.
+  // The simulator's outcome follows the last four digits.
+  let made = 0
+  const phoneEnding = (ending: string) => `2547${String(++made).padStart(4, '0')}${ending}`
+  let phone = ''
+  beforeEach(() => {
+    phone = phoneEnding('5678')
+  })
   const push = (
     body: Record<string, unknown>,
     headers: Record<string, string> = {},
@@ -70,7 +78,7 @@ describe('payment service with the simulator', () => {
         method: 'POST',
         headers: { ...who, ...headers },
         body: JSON.stringify({
-          phone_number: '254712345678',
+          phone_number: phone,
           amount: 10,
           account_reference: 'INV-1',
           transaction_desc: 'Order 1',
@@ -158,7 +166,7 @@ describe('payment service with the simulator', () => {
   })
 
   it('refuses callbacks without a valid token for that checkout', async () => {
-    const res = await push({ phone_number: '254712349999' })
+    const res = await push({ phone_number: phoneEnding('9999') })
     const { checkout_request_id } = (await res.json()) as { checkout_request_id: string }
     const rec = (await (
       await fetch(`${sim.server!.url}simulator/requests/${checkout_request_id}`)
@@ -197,7 +205,7 @@ describe('payment service with the simulator', () => {
   })
 
   it('settles a lost callback by reconciliation', async () => {
-    const res = await push({ phone_number: '254722229999' })
+    const res = await push({ phone_number: phoneEnding('9999') })
     const { checkout_request_id } = (await res.json()) as { checkout_request_id: string }
     // The simulator sends callbacks in order: once a later push is settled by its own, the
     // lost one would have arrived if it had been sent.
@@ -279,7 +287,7 @@ describe('payment service with the simulator', () => {
   })
 
   it('checks a body signature when the sender adds one', async () => {
-    const res = await push({ phone_number: '254712349999' })
+    const res = await push({ phone_number: phoneEnding('9999') })
     const { checkout_request_id } = (await res.json()) as { checkout_request_id: string }
     const rec = (await (
       await fetch(`${sim.server!.url}simulator/requests/${checkout_request_id}`)

@@ -72,7 +72,9 @@ describe('webhook message ids', () => {
     consumeEvent(deps, topics.transactionsSuccess, other as never)
     const rows = messageIds()
     expect(rows).toHaveLength(before + 1)
-    expect(new Set(rows.map((r) => r.m)).size).toBe(2)
+    // Whatever the tests before it delivered, the new delivery's id is none of theirs.
+    const added = rows.at(-1)!.m
+    expect(rows.slice(0, -1).map((r) => r.m)).not.toContain(added)
   })
 
   it('names an event with no fact of its own by the event that brought it', () => {
