@@ -23,7 +23,6 @@ describe('every mmp command with --json, against a running platform', () => {
 
   beforeAll(async () => {
     p = await startTestPlatform()
-    await createTenants(p.gateway, await p.login(), { id: 'jsonshop', plan: 'pro' })
   }, 90_000)
 
   afterAll(async () => {
@@ -53,86 +52,98 @@ describe('every mmp command with --json, against a running platform', () => {
     return r.stdout
   }
 
+  /**
+   * A Pro tenant of the test's own, made when the test starts: the billing test's cycle two
+   * months on invoices (and, unpaid, suspends) every tenant there is at that moment.
+   */
+  const shopOf = async (id: string) => {
+    await createTenants(p.gateway, await p.login(), { id, plan: 'pro' })
+    return id
+  }
+
   it('user invite, list and remove', async () => {
+    const shop = await shopOf('jsonusers')
     const u = await json(
       'user',
       'invite',
       'ann@jsonshop.test',
       '--tenant',
-      'jsonshop',
+      shop,
       '--role',
       'Analyst',
     )
     expect(u).toMatchObject({ email: 'ann@jsonshop.test', role: 'Analyst' })
-    expect((await json('user', 'list', '--tenant', 'jsonshop')).length).toBeGreaterThanOrEqual(2)
-    expect(await words('user', 'list', '--tenant', 'jsonshop')).toContain('ann@jsonshop.test')
-    expect(await json('user', 'remove', u.id, '--tenant', 'jsonshop')).toEqual({
+    expect((await json('user', 'list', '--tenant', shop)).length).toBeGreaterThanOrEqual(2)
+    expect(await words('user', 'list', '--tenant', shop)).toContain('ann@jsonshop.test')
+    expect(await json('user', 'remove', u.id, '--tenant', shop)).toEqual({
       id: u.id,
-      tenant_id: 'jsonshop',
+      tenant_id: shop,
       removed: true,
     })
   }, 60_000)
 
   it('apikey create, list and revoke', async () => {
-    const k = await json('apikey', 'create', 'till-server', '--tenant', 'jsonshop')
+    const shop = await shopOf('jsonkeys')
+    const k = await json('apikey', 'create', 'till-server', '--tenant', shop)
     expect(k.key).toStartWith('mmp_sk_')
-    expect((await json('apikey', 'list', '--tenant', 'jsonshop')).map((x: any) => x.id)).toContain(
-      k.id,
-    )
-    expect(await json('apikey', 'revoke', k.id, '--tenant', 'jsonshop')).toEqual({
+    expect((await json('apikey', 'list', '--tenant', shop)).map((x: any) => x.id)).toContain(k.id)
+    expect(await json('apikey', 'revoke', k.id, '--tenant', shop)).toEqual({
       id: k.id,
       revoked: true,
     })
   }, 60_000)
 
   it('import, imports and demo seed', async () => {
+    const shop = await shopOf('jsonimport')
     const file = join(dir, 'statement.csv')
     writeFileSync(file, orgCsv)
-    const imported = await json('import', file, '--tenant', 'jsonshop')
-    expect(imported).toMatchObject({ tenant_id: 'jsonshop', read: 34, accepted: 34 })
-    const listed = await json('imports', '--tenant', 'jsonshop')
+    const imported = await json('import', file, '--tenant', shop)
+    expect(imported).toMatchObject({ tenant_id: shop, read: 34, accepted: 34 })
+    const listed = await json('imports', '--tenant', shop)
     expect(listed[0].import_id).toBe(imported.import_id)
     const seeded = await json(
       'demo',
       'seed',
       '--tenant',
-      'jsonshop',
+      shop,
       '--days',
       '5',
       '--end',
       '2024-01-31',
     )
-    expect(seeded).toMatchObject({ tenant_id: 'jsonshop', days_written: 5, rejected: 0 })
+    expect(seeded).toMatchObject({ tenant_id: shop, days_written: 5, rejected: 0 })
     expect(seeded.accepted).toBeGreaterThan(0)
     expect(
-      await words('demo', 'seed', '--tenant', 'jsonshop', '--days', '5', '--end', '2024-01-31'),
+      await words('demo', 'seed', '--tenant', shop, '--days', '5', '--end', '2024-01-31'),
     ).toContain('0 transactions written')
   }, 60_000)
 
   it('billing plans, subscription, usage, run-cycle, invoices and invoice-pdf', async () => {
+    // A tenant of its own: the cycle two months on invoices it and, unpaid, suspends it.
+    await createTenants(p.gateway, await p.login(), { id: 'jsonbill', plan: 'pro' })
     const plans = await json('billing', 'plans')
     expect(plans.map((x: any) => x.id)).toEqual(
       expect.arrayContaining(['free', 'pro', 'enterprise']),
     )
     expect(await words('billing', 'plans')).toMatch(/pro\s+Pro\s+pro\s+KES 2,500\.00/)
-    expect(await json('billing', 'subscription', 'jsonshop')).toMatchObject({ plan: 'pro' })
-    expect(await words('billing', 'subscription', 'jsonshop')).toContain(
-      'jsonshop: pro plan, active',
+    expect(await json('billing', 'subscription', 'jsonbill')).toMatchObject({ plan: 'pro' })
+    expect(await words('billing', 'subscription', 'jsonbill')).toContain(
+      'jsonbill: pro plan, active',
     )
-    expect((await json('billing', 'usage', 'jsonshop')).metrics).toHaveProperty('transactions')
-    expect(await words('billing', 'usage', 'jsonshop')).toMatch(/transactions\s+\d+/)
+    expect((await json('billing', 'usage', 'jsonbill')).metrics).toHaveProperty('transactions')
+    expect(await words('billing', 'usage', 'jsonbill')).toMatch(/transactions\s+\d+/)
     // Two months on: the Pro period ended, so the cycle invoices it.
     const at = new Date(Date.now() + 62 * 86_400_000).toISOString()
     const preview = await json('billing', 'run-cycle', '--at', at, '--dry-run')
-    expect(preview.tenants.map((t: any) => t.tenant)).toContain('jsonshop')
+    expect(preview.tenants.map((t: any) => t.tenant)).toContain('jsonbill')
     const refused = await cli(p, ['billing', 'run-cycle', '--at', at, '--json'])
     expect(refused.code).toBe(1)
     expect(refused.stdout).toBe('')
     const cycle = await json('billing', 'run-cycle', '--at', at, '--yes')
     expect(cycle.invoices.length).toBeGreaterThan(0)
-    const invoices = await json('billing', 'invoices', 'jsonshop')
+    const invoices = await json('billing', 'invoices', 'jsonbill')
     expect(invoices.length).toBeGreaterThan(0)
-    expect(await words('billing', 'invoices', 'jsonshop')).toContain(invoices[0].number)
+    expect(await words('billing', 'invoices', 'jsonbill')).toContain(invoices[0].number)
     const out = join(dir, 'invoice.pdf')
     const pdf = await json('billing', 'invoice-pdf', invoices[0].id, '--out', out)
     expect(pdf).toMatchObject({ id: invoices[0].id, file: out })
