@@ -62,7 +62,9 @@ function documentOperation(
           ? r.description
           : describeStatus(status),
       headers: { ...successHeaders(route), ...(isObject(r.headers) ? r.headers : {}) },
-      ...(content ? { content: withExamples(content) } : {}),
+      ...(content
+        ? { content: withExamples(status.startsWith('2') ? withReplay(content, route) : content) }
+        : {}),
     }
   }
   if (!Object.keys(responses).some((s) => s.startsWith('2'))) {
@@ -79,6 +81,25 @@ function documentOperation(
   if (isObject(out.requestBody) && isObject(out.requestBody.content))
     out.requestBody = { ...out.requestBody, content: withExamples(out.requestBody.content) }
   return out
+}
+
+/**
+ * A create whose answer carries a secret shown once (the manifest's `shownOnce`) answers a replay
+ * of the same Idempotency-Key without it, saying so in `shown_once`: its JSON body is either.
+ */
+function withReplay(content: Obj, route: ReturnType<typeof routeOfDocument>): Obj {
+  const fields = route?.shownOnce ?? []
+  const media = content['application/json']
+  if (!fields.length || !isObject(media) || media.schema === undefined) return content
+  const replay = {
+    type: 'object',
+    description: `A replay of this create (same Idempotency-Key): the first answer without ${fields.join(', ')}, shown once and not kept`,
+    required: ['shown_once'],
+    properties: { shown_once: { type: 'string', description: 'which fields were shown once' } },
+    // The first answer's other fields, as described by the first schema.
+    additionalProperties: true,
+  }
+  return { ...content, 'application/json': { ...media, schema: { anyOf: [media.schema, replay] } } }
 }
 
 const STATUS_TEXT: Record<string, string> = {
