@@ -250,6 +250,23 @@ describe('security suite over every documented route', () => {
     }
   })
 
+  it('opens one M-Pesa prompt per phone: of ten pushes at once, nine get 409 PHONE_BUSY with Retry-After', async () => {
+    // 9999: the simulator's success whose callback never comes, so the first prompt stays open.
+    const push = () =>
+      api(p.gateway, tokens.Admin).post('/api/v1/payments/stkpush', {
+        phone_number: '254733449999',
+        amount: 10,
+        account_reference: 'SUITE-1',
+        transaction_desc: 'suite',
+      })
+    const answers = await Promise.all(Array.from({ length: 10 }, push))
+    expect(answers.map((a) => a.status).sort()).toEqual([202, ...Array(9).fill(409)])
+    for (const busy of answers.filter((a) => a.status === 409)) {
+      expect(busy.body).toMatchObject({ code: 'PHONE_BUSY', status: 409 })
+      expect(Number(busy.headers.get('retry-after'))).toBeGreaterThan(0)
+    }
+  })
+
   it("keeps the operator's feature switches: the tenant's Admin cannot lift them", async () => {
     await createTenants(p.gateway, tokens.operator!, 'sec-c')
     const admin = api(p.gateway, await p.login('owner@sec-c.test', 'sec-c-Owner-Passphrase-42'))
