@@ -63,7 +63,9 @@ describe('a crash in the middle of a plan change', () => {
     const upgrade = await api(p.gateway, await p.login())
       .put('/api/v1/tenants/acme/upgrade', { plan: 'pro' })
       .catch(() => null)
-    expect(upgrade).toBeNull()
+    // The request dies with the process, or, on a slow machine, the copy outlasts the request's
+    // wait and the move goes on as a job (202) until the process kills itself.
+    if (upgrade !== null) expect(upgrade.status).toBe(202)
     expect(await p.exited()).toBe('SIGKILL')
     expect(p.logs()).toContain('fault point tenant.move.after_copy reached')
     await p.restart({ MMP_FAULT: '' })
