@@ -51,11 +51,16 @@ describe('mmp serve --workers 2', () => {
     // admit the whole rate, two without a shared bucket twice that.
     let admitted = 0
     let refused = 0
-    const end = performance.now() + SECONDS * 1000
+    // At least SECONDS, and on until the tenant has met its limit (a busy machine may need longer
+    // to send more than the rate), up to four times that.
     const started = performance.now()
+    const going = () => {
+      const spent = performance.now() - started
+      return spent < SECONDS * 1000 || (refused === 0 && spent < 4 * SECONDS * 1000)
+    }
     await Promise.all(
       Array.from({ length: 16 }, async () => {
-        while (performance.now() < end) {
+        while (going()) {
           const res = await fetch(`${p.gateway}/api/v1/analytics/summary`, {
             headers: { authorization: `Bearer ${token}` },
           })
@@ -77,8 +82,10 @@ describe('mmp serve --workers 2', () => {
     // A full bucket (rate × burst factor 1) and then the rate.
     const allowed = RATE + RATE * elapsed
     expect(refused).toBeGreaterThan(0)
-    expect(admitted).toBeGreaterThan(allowed * 0.9)
+    // Never more than one shared bucket admits; at least most of it where the clients asked for
+    // clearly more than that.
     expect(admitted).toBeLessThan(allowed * 1.1)
+    if (admitted + refused > allowed * 1.5) expect(admitted).toBeGreaterThan(allowed * 0.9)
     // Another tenant's bucket is its own.
     const other = await p.login(owner('duka').email, owner('duka').password)
     expect((await api(p.gateway, other).get('/api/v1/analytics/summary')).status).toBe(200)
