@@ -137,7 +137,12 @@ describe('periods in the dashboard', () => {
       'not enough history to compare',
     )
     await b.page.setViewportSize(PHONE)
-    expect(await b.fitsWidth()).toBe(true)
+    // The chart redraws for the new width after the resize: wait for the page to settle.
+    await eventually(
+      async () => ((await b.fitsWidth()) ? true : undefined),
+      10_000,
+      'the page to fit a phone-sized screen',
+    )
     await b.shot('periods-7-days-phone')
     expect(await b.seriousViolations()).toEqual([])
   }, 60_000)
