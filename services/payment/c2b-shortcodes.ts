@@ -81,6 +81,17 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
     validation_url: auth.c2bUrl('validation', r.tenant_id, r.shortcode, r.token_nonce),
   })
 
+  /** Registers a shortcode's URLs, with their tokens, with the provider. */
+  const registerUrls = (r: ShortcodeRow, responseType: ShortcodeRow['response_type']) => {
+    const urls = urlsOf(r)
+    return deps.business.registerC2bUrls({
+      shortcode: r.shortcode,
+      responseType,
+      confirmationUrl: urls.confirmation_url,
+      validationUrl: urls.validation_url,
+    })
+  }
+
   const view = (r: ShortcodeRow) => ({
     shortcode: r.shortcode,
     tenant_id: r.tenant_id,
@@ -245,12 +256,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
     }
     registering.add(`${tid}:${shortcode}`)
     try {
-      await deps.business.registerC2bUrls({
-        shortcode,
-        responseType: body.response_type,
-        confirmationUrl: urlsOf(row).confirmation_url,
-        validationUrl: urlsOf(row).validation_url,
-      })
+      await registerUrls(row, body.response_type)
     } catch (err) {
       restore(shortcode, before)
       if (key) db.write(() => releaseKey(db, tid, ROUTE, key))
@@ -357,12 +363,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
       throw new NotFound('shortcode', shortcode)
     const next = { ...row, token_nonce: newNonce() }
     try {
-      await deps.business.registerC2bUrls({
-        shortcode,
-        responseType: row.response_type,
-        confirmationUrl: urlsOf(next).confirmation_url,
-        validationUrl: urlsOf(next).validation_url,
-      })
+      await registerUrls(next, row.response_type)
     } catch (err) {
       throw new AppError(
         'BAD_GATEWAY',
