@@ -32,14 +32,22 @@ export function pullRoutes(sim: Sim, shortcode: string) {
     return Number.isNaN(ms) ? null : ms
   }
 
+  /** A Pull request as Daraja checks it: the token, a JSON body, the registered shortcode. */
+  const shortcodeRequest = async (request: Request) => {
+    const denied = sim.tokenRefused(request)
+    if (denied) return denied
+    const body = await readJsonBody(request)
+    if (body instanceof Response) return body
+    const code = String(body.ShortCode ?? '')
+    if (code !== shortcode) return darajaError(400, '400.001', 'Invalid ShortCode')
+    return { body, code }
+  }
+
   return new Elysia({ name: 'mmp-simulator-pull' })
     .post('/pulltransactions/v1/register', async ({ request }) => {
-      const denied = sim.tokenRefused(request)
-      if (denied) return denied
-      const body = await readJsonBody(request)
-      if (body instanceof Response) return body
-      const code = String(body.ShortCode ?? '')
-      if (code !== shortcode) return darajaError(400, '400.001', 'Invalid ShortCode')
+      const read = await shortcodeRequest(request)
+      if (read instanceof Response) return read
+      const { body, code } = read
       const again = registered.has(code)
       registered.add(code)
       return {
@@ -52,12 +60,9 @@ export function pullRoutes(sim: Sim, shortcode: string) {
       }
     })
     .post('/pulltransactions/v1/query', async ({ request }) => {
-      const denied = sim.tokenRefused(request)
-      if (denied) return denied
-      const body = await readJsonBody(request)
-      if (body instanceof Response) return body
-      const code = String(body.ShortCode ?? '')
-      if (code !== shortcode) return darajaError(400, '400.001', 'Invalid ShortCode')
+      const read = await shortcodeRequest(request)
+      if (read instanceof Response) return read
+      const { body, code } = read
       const from = eatMs(body.StartDate)
       const to = eatMs(body.EndDate)
       const offset = Number(body.OffSetValue ?? 0)
