@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { migrations } from '../../schema/payment/migrations.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
 import type { Daraja } from './daraja.ts'
 import { ownerOf, ownerState, SELF_OWNER } from './owner.ts'
 import { createPaymentsApp } from './routes.ts'
@@ -80,7 +80,7 @@ describe('a sibling worker and a key whose first request died with its worker', 
         }),
       )
     void push(first).catch(() => {})
-    while (hung.length === 0) await Bun.sleep(1)
+    await eventually(() => hung.length > 0, 10_000, 'the first push to reach the provider')
     // While its owner lives, the sibling is told to come back.
     expect((await push(sibling)).status).toBe(409)
     // The first worker dies mid-call: its row names a process that is gone.
