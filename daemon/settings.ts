@@ -410,6 +410,22 @@ export const settings: readonly Setting[] = [
     help: 'the simulator refuses what only the Daraja sandbox allows (http URLs, C2B re-registration)',
   },
   {
+    key: 'mpesa.environment',
+    parts: ['payment'],
+    env: 'MMP_MPESA_ENVIRONMENT',
+    kind: { type: 'enum', values: ['auto', 'sandbox', 'production'] },
+    default: 'auto',
+    help: "Daraja production refuses http callback URLs, so mmp refuses to hand it one (auto: production when mpesa.base_url is Safaricom's api.safaricom.co.ke)",
+  },
+  {
+    key: 'mpesa.c2b_verify_for_s',
+    parts: ['payment'],
+    env: 'MMP_C2B_VERIFY_FOR_S',
+    kind: int(60, 2592000),
+    default: 86400,
+    help: 'a C2B confirmation the provider could not be asked about is asked again until this old, then marked unverified and an operator alert raised',
+  },
+  {
     key: 'mpesa.reconcile_after_s',
     parts: ['payment'],
     env: 'MMP_RECONCILE_AFTER',

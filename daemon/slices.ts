@@ -81,6 +81,8 @@ const builders: { [N in ServiceName]: (from: SliceSource) => Slices[N] } = {
       allowedIps: config.get<string[]>('mpesa.allowed_ips').filter(Boolean),
       c2bSourceIps: c2bSourceIps(config, !!base),
       reconcileAfterS: config.get('mpesa.reconcile_after_s'),
+      production: productionDaraja(config.get('mpesa.environment'), base),
+      c2bVerifyForS: config.get('mpesa.c2b_verify_for_s'),
       credentials: {
         consumerKey: config.get('mpesa.consumer_key'),
         consumerSecret: config.get('mpesa.consumer_secret'),
@@ -119,6 +121,16 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value)
   }
   return value
+}
+
+/** Daraja production (it refuses http callback URLs): said so, or auto and Safaricom's API host. */
+function productionDaraja(environment: string, base: string | null | undefined): boolean {
+  if (environment !== 'auto') return environment === 'production'
+  try {
+    return !!base && new URL(base).hostname === 'api.safaricom.co.ke'
+  } catch {
+    return false
+  }
 }
 
 /** The addresses C2B confirmations must come from: mpesa.c2b_source_ips when the check is on. */

@@ -24,6 +24,13 @@ export interface PaymentSettings {
   c2bSourceIps: string[]
   /** Payments pending longer than this are queried at the provider. */
   reconcileAfterS: number
+  /** Daraja production (`mpesa.environment`): callback URLs handed to it must be https. */
+  production: boolean
+  /**
+   * A `received` C2B confirmation whose status query failed is asked again until it is this old,
+   * then marked `unverified` with an operator alert (`mpesa.c2b_verify_for_s`).
+   */
+  c2bVerifyForS: number
   /** Daraja app credentials: held in configuration, never taken from requests (SPEC). */
   credentials: Omit<DarajaConfig, 'baseUrl' | 'retries' | 'minTimeoutMs' | 'timeoutMs'>
 }

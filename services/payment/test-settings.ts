@@ -13,6 +13,8 @@ export function testPaymentSettings(
     allowedIps: [],
     c2bSourceIps: [],
     reconcileAfterS: 120,
+    production: false,
+    c2bVerifyForS: 86400,
     credentials: {
       consumerKey: 'mmp-simulator-key',
       consumerSecret: 'mmp-simulator-secret',
