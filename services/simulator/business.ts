@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { accountBalanceValue, asyncResultOf, eatTimestamp, param } from './callbacks.ts'
-import { type AsyncRecord, type Outcome, receiptNumber, requestId } from './model.ts'
+import { type AsyncRecord, darajaError, type Outcome, receiptNumber, requestId } from './model.ts'
 import {
   firstFailure,
   oneOf,
@@ -169,6 +169,10 @@ export function businessRoutes(sim: Sim) {
     async ({ request }: { request: Request }) => {
       const denied = sim.tokenRefused(request)
       if (denied) return denied
+      if (kind === 'status' && sim.faults.status > 0) {
+        sim.faults.status--
+        return darajaError(503, '503.001.01', 'Service Unavailable')
+      }
       const body = await readJsonBody(request)
       if (body instanceof Response) return body
       const common = [

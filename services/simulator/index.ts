@@ -57,7 +57,8 @@ export { type B2cRecord, type Outcome, outcomeForPhone, type SimulatorOptions, t
  * Test helpers (not part of Daraja): `GET /simulator/requests/{CheckoutRequestID}` shows what the
  * simulator received (including the CallBackURL) and what it decided; `GET /simulator/requests`
  * lists the recent ones; `GET /simulator/received?phone=&kind=` counts every STK push and B2C
- * request accepted for a phone, across restarts.
+ * request accepted for a phone, across restarts; `POST /simulator/faults`
+ * `{"transaction_status": n}` answers the next n Transaction Status requests HTTP 503.
  */
 export function createSimulator(opts: SimulatorOptions) {
   const key = opts.consumerKey ?? 'mmp-simulator-key'
@@ -95,6 +96,7 @@ export function createSimulator(opts: SimulatorOptions) {
     delivery,
     delayMs: opts.delayMs,
     production: opts.production ?? false,
+    faults: { status: 0 },
     tokenRefused,
     schedule: (kind, id, ms) =>
       delivery.later(ms, async () => {
@@ -190,6 +192,14 @@ export function createSimulator(opts: SimulatorOptions) {
     .get('/simulator/received', ({ query }) => {
       const rows = store.received(String(query.phone ?? ''), String(query.kind ?? ''))
       return { count: rows.length, requests: rows }
+    })
+    // Test switch: `{"transaction_status": n}` answers the next n Transaction Status 503.
+    .post('/simulator/faults', async ({ request }) => {
+      const body = await readJsonBody(request)
+      if (body instanceof Response) return body
+      const n = Number(body.transaction_status ?? 0)
+      sim.faults.status = Number.isInteger(n) && n >= 0 ? n : 0
+      return { transaction_status: sim.faults.status }
     })
     .get('/simulator/requests', () => ({
       stk: store.recent('stk'),

@@ -14,6 +14,11 @@ export interface Sim {
    * request carries the live token.
    */
   tokenRefused(request: Request): Response | null
+  /**
+   * Test switch (`POST /simulator/faults`): how many of the next Transaction Status requests are
+   * answered HTTP 503 (Daraja unavailable) instead of being taken.
+   */
+  faults: { status: number }
   /** Calls back a remembered request after `ms`; its pending row goes once it was delivered. */
   schedule(kind: Kind, id: string, ms: number): void
 }
