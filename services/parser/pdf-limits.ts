@@ -28,13 +28,14 @@ export const DEFAULT_PDF_LIMITS: PdfLimits = {
   maxMemoryBytes: 512 * 1024 * 1024,
 }
 
-export type PdfLimit = 'pages' | 'objects' | 'nesting' | 'time' | 'memory' | 'structure'
+export type ReadLimit = 'pages' | 'objects' | 'nesting' | 'time' | 'memory' | 'structure'
 
 /**
- * A PDF refused for a limit: a 422 STATEMENT_TOO_LARGE whose detail and `limit` name it, or
- * STATEMENT_UNREADABLE for a structure pdf.js cannot walk (a loop in the page tree).
+ * A statement file refused for a limit (a PDF's pages, any read's time or memory): a 422
+ * STATEMENT_TOO_LARGE whose detail and `limit` name it, or STATEMENT_UNREADABLE for a structure
+ * pdf.js cannot walk (a loop in the page tree).
  */
-export function pdfRefused(limit: PdfLimit, message: string, max?: number): AppError {
+export function readRefused(limit: ReadLimit, message: string, max?: number): AppError {
   const code = limit === 'structure' ? 'STATEMENT_UNREADABLE' : 'STATEMENT_TOO_LARGE'
   return new AppError(code, `file: ${message}`, {
     errors: [{ field: 'file', message }],
@@ -70,7 +71,7 @@ export function checkPdfStructure(bytes: Uint8Array, limits: PdfLimits): void {
       if (++depth > deepest) {
         deepest = depth
         if (deepest > limits.maxNesting) {
-          throw pdfRefused(
+          throw readRefused(
             'nesting',
             `the PDF nests arrays or dictionaries more than ${limits.maxNesting} deep`,
             limits.maxNesting,
@@ -92,7 +93,7 @@ export function checkPdfStructure(bytes: Uint8Array, limits: PdfLimits): void {
       i = end < 0 ? n : end + 8
     } else if (c === 0x6f /* o */ && isWord(buf, i, 'obj')) {
       if (++objects > limits.maxObjects) {
-        throw pdfRefused(
+        throw readRefused(
           'objects',
           `the PDF has more than ${limits.maxObjects} objects`,
           limits.maxObjects,

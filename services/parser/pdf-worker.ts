@@ -1,8 +1,7 @@
-import type { WireChunk } from './chunk-wire.ts'
 import type { PdfLimits } from './pdf-limits.ts'
+import type { FromReadThread } from './read-thread.ts'
 import { readStatementPdf } from './statement-pdf.ts'
-import type { StatementRead } from './statement-row.ts'
-import { chunkPoster, toWire, type WireError } from './thread-wire.ts'
+import { chunkPoster, toWire } from './thread-wire.ts'
 
 /**
  * The thread a statement PDF is read on (pdf-thread.ts starts it and may end it at any moment):
@@ -22,11 +21,7 @@ export type ToPdfWorker =
     }
   | { ack: true }
 
-export type FromPdfWorker =
-  | { chunk: WireChunk }
-  | { page: number; pages: number }
-  | { done: StatementRead }
-  | { error: WireError }
+type FromPdfWorker = FromReadThread
 
 declare const self: Worker
 const post = (m: FromPdfWorker) => self.postMessage(m)

@@ -1,5 +1,5 @@
 import { AppError, invalidField } from '../kernel/errors.ts'
-import { checkPdfStructure, DEFAULT_PDF_LIMITS, type PdfLimits, pdfRefused } from './pdf-limits.ts'
+import { checkPdfStructure, DEFAULT_PDF_LIMITS, type PdfLimits, readRefused } from './pdf-limits.ts'
 import { findHeader, type Line, linesOf, type TextPiece } from './pdf-lines.ts'
 import { PdfRows } from './pdf-rows.ts'
 import { StatementReader } from './statement-reader.ts'
@@ -103,7 +103,7 @@ export async function readStatementPdf(file: Blob, opts: PdfReadOptions): Promis
   try {
     const pages = doc.numPages
     if (pages > limits.maxPages) {
-      throw pdfRefused(
+      throw readRefused(
         'pages',
         `the PDF has ${pages} pages, more than the ${limits.maxPages} a statement may have`,
         limits.maxPages,
@@ -156,6 +156,9 @@ async function pageLines(doc: PdfDoc, n: number): Promise<Line[]> {
     page.cleanup()
     return lines
   } catch (err) {
-    throw pdfRefused('structure', `page ${n} of the PDF cannot be read (${(err as Error).message})`)
+    throw readRefused(
+      'structure',
+      `page ${n} of the PDF cannot be read (${(err as Error).message})`,
+    )
   }
 }

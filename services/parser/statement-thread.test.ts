@@ -142,4 +142,28 @@ describe('a CSV statement read on a thread of its own', () => {
     })
     expect(read).toMatchObject({ headerFound: false, rows: 0, found: 'a, b, c' })
   })
+
+  it('ends a read that grows the process past its memory bound with a 422 naming the limit', async () => {
+    const read = streamStatementOnThread(new Blob([csv]), {
+      timeZone,
+      onChunk: () => {},
+      bounds: { maxMemoryBytes: 1 },
+    })
+    await expect(read).rejects.toMatchObject({
+      code: 'STATEMENT_TOO_LARGE',
+      extra: { limit: 'memory' },
+    })
+  })
+
+  it('ends a read that runs past its time with a 422 naming the limit', async () => {
+    const read = streamStatementOnThread(new Blob([csv]), {
+      timeZone,
+      onChunk: () => Bun.sleep(20),
+      bounds: { timeoutMs: 30 },
+    })
+    await expect(read).rejects.toMatchObject({
+      code: 'STATEMENT_TOO_LARGE',
+      extra: { limit: 'time' },
+    })
+  })
 })

@@ -1,6 +1,6 @@
-import type { StatementRead } from './statement-row.ts'
+import type { FromReadThread } from './read-thread.ts'
 import { readFile } from './statement-worker-read.ts'
-import { chunkPoster, toWire, type WireError } from './thread-wire.ts'
+import { chunkPoster, toWire } from './thread-wire.ts'
 
 /**
  * The thread a CSV statement is parsed on (statement-thread.ts starts it): it streams the file
@@ -12,10 +12,7 @@ export type ToWorker =
   | { file: Blob; timeZone: string; ids: boolean; now?: number; sheet?: boolean }
   | { ack: true }
 /** An error carries its kernel code and field errors across, so a refusal stays a 422. */
-export type FromWorker =
-  | { chunk: import('./chunk-wire.ts').WireChunk }
-  | { done: StatementRead }
-  | { error: WireError }
+export type FromWorker = Exclude<FromReadThread, { page: number }>
 
 declare const self: Worker
 const post = (m: FromWorker) => self.postMessage(m)
