@@ -168,7 +168,7 @@ describe('every part on its own host, each killed in turn under load', () => {
     expect(new Set(hits.map((h) => h.body.data.checkout_request_id)).size).toBe(paymentsApplied)
     const { rows, payments } = load
     console.log(
-      `11 processes killed in turn and the broker restarted: rows sent ${rows.sent}, acknowledged ${rows.acked}, refused ${rows.refused}; payments sent ${payments.sent}, accepted ${payments.acked.length}, succeeded ${succeeded}, refused ${payments.refused}; applied in analytics ${total} of which ${paymentsApplied} payments (${total - rows.acked - succeeded} whose answer the client never got or that settled late), metered ${total}, webhooks ${events.size}, none twice`,
+      `11 processes killed in turn and the broker restarted: rows sent ${rows.sent}, acknowledged ${rows.acked}, refused ${rows.refused}; payments sent ${payments.sent}, accepted ${payments.acked.length}, succeeded ${succeeded}, refused ${payments.refused}; applied in analytics ${total} of which ${paymentsApplied} payments (${total - rows.acked - succeeded} whose answer the client never got, ${total - applied} counted after the list was read), metered ${total}, webhooks ${events.size}, none twice`,
     )
   }, 240_000)
 })
