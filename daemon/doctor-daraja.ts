@@ -62,6 +62,8 @@ export function paymentAlertChecks(dataDir: string): Check[] {
     fix:
       r.name === 'provider_credentials'
         ? 'fix the M-Pesa settings, then check them with `mmp doctor --daraja`'
-        : 'run `mmp payments reconcile`; see docs/daraja.md',
+        : r.name === 'c2b_unverified'
+          ? "check the shortcodes' initiator credentials and `mmp doctor --daraja`; list the confirmations with status unverified"
+          : 'run `mmp payments reconcile`; see docs/daraja.md',
   }))
 }

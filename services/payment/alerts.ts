@@ -14,8 +14,14 @@ import { counter, gauge } from '../kernel/metrics.ts'
  *   set up for that transaction type); cleared by the next payment that succeeds.
  * - `payments_unknown`: payments whose outcome is still unknown an hour after they started;
  *   cleared when reconciliation finds none.
+ * - `c2b_unverified`: C2B confirmations M-Pesa could not be asked about within
+ *   `mpesa.c2b_verify_for_s` now count as unverified; cleared by the next one it verifies.
  */
-export type AlertName = 'provider_credentials' | 'provider_setup' | 'payments_unknown'
+export type AlertName =
+  | 'provider_credentials'
+  | 'provider_setup'
+  | 'payments_unknown'
+  | 'c2b_unverified'
 
 export interface AlertRow {
   name: AlertName

@@ -221,13 +221,15 @@ export function createC2bCallbacks(
         'verify',
         { transaction_id: transId, shortcode: row.shortcode, amount: null, c2b_id: c2b.id },
         { actorId: null, remarks: 'C2B confirmation check', initiator },
-      ).catch((err) =>
+      ).catch((err) => {
         deps.ctx.log.warn('the C2B confirmation could not be verified yet', {
           tenant_id: tid,
           trans_id: transId,
           error: (err as Error).message,
-        }),
-      )
+        })
+        // Asked again later (c2b-requery.ts).
+        return verifier.notYet(tid, transId, (err as Error).message)
+      })
     return ACK
   }
 

@@ -145,10 +145,27 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
         actor: null,
         at,
       })
-      if (to === 'verified') emit(db, { ...row, status: to }, true)
+      if (to === 'verified' || to === 'unverified')
+        emit(db, { ...row, status: to }, to === 'verified')
       return true
     })
   }
+
+  /** Notes on a `received` confirmation why it is not verified yet (and when it was last tried). */
+  function notYet(tid: string, transId: string, reason: string) {
+    const db = deps.tenantDb(tid)
+    return db.write(() =>
+      db.sqlite
+        .query(
+          "UPDATE c2b_payments SET status_reason = ?, updated_at = ? WHERE tenant_id = ? AND trans_id = ? AND status = 'received'",
+        )
+        .run(`not verified yet: ${reason}`, deps.nowIso(), tid, transId),
+    )
+  }
+
+  /** Gives up asking: the confirmation counts as one nobody could check (`unverified`). */
+  const giveUp = (tid: string, transId: string, reason: string) =>
+    move(tid, transId, 'unverified', reason)
 
   /** The provider's Transaction Status result for a confirmation (provider-requests' hook). */
   async function onResult(tid: string, request: Record<string, unknown>, r: ProviderResult) {
@@ -157,22 +174,22 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
     if (!row || row.status !== 'received') return
     if (r.code === 0 && !r.timedOut) {
       const why = disagreement(row, r)
-      await move(tid, transId, why ? 'rejected' : 'verified', why)
+      // The provider answers again: an alert about confirmations it could not check is over.
+      if ((await move(tid, transId, why ? 'rejected' : 'verified', why)) && !why)
+        deps.alerts.clear('c2b_unverified')
     } else if (notFound(r)) {
       await move(tid, transId, 'rejected', `the provider knows no such transaction: ${r.desc}`)
     } else {
       // The provider could not answer (timeout, credentials): the money is not counted yet.
-      const reason = r.timedOut ? 'the status query timed out' : `${r.rawCode}: ${r.desc}`
-      const db = deps.tenantDb(tid)
-      db.write(() =>
-        db.sqlite
-          .query('UPDATE c2b_payments SET status_reason = ?, updated_at = ? WHERE id = ?')
-          .run(`not verified yet: ${reason}`, deps.nowIso(), row.id),
+      await notYet(
+        tid,
+        transId,
+        r.timedOut ? 'the status query timed out' : `${r.rawCode}: ${r.desc}`,
       )
     }
   }
 
-  return { initiatorOf, emit, onResult }
+  return { initiatorOf, emit, onResult, notYet, giveUp }
 }
 
 export type C2bVerifier = ReturnType<typeof createC2bVerifier>

@@ -143,6 +143,7 @@ export const PaymentAlerts = t.Object({
         t.Literal('provider_credentials'),
         t.Literal('provider_setup'),
         t.Literal('payments_unknown'),
+        t.Literal('c2b_unverified'),
       ]),
       detail: t.String({ description: 'what is wrong and what to do' }),
       count: t.Integer({ description: 'times raised since it was last clear' }),

@@ -7,6 +7,7 @@ import { appendAudit } from './audit.ts'
 import { createAccounts } from './c2b-accounts.ts'
 import { createC2bCallbacks } from './c2b-callbacks.ts'
 import { createC2bPayments } from './c2b-payments.ts'
+import { createC2bRequery } from './c2b-requery.ts'
 import { createCredentialBox } from './c2b-secrets.ts'
 import { createShortcodes, type RegisterBody } from './c2b-shortcodes.ts'
 import { createC2bVerifier } from './c2b-verify.ts'
@@ -38,6 +39,13 @@ export { type PaymentSettings, providerFromSettings } from './settings.ts'
 export type { B2CBody, StkPushBody } from './validate.ts'
 export { disbursementView, paymentView } from './views.ts'
 
+/**
+ * How often the background passes run (reconciliation, C2B verification retries): about twice
+ * per reconciliation window, between every 0.5 s and every 30 s.
+ */
+export const passEveryMs = (cfg: PaymentSettings) =>
+  Math.min(30_000, Math.max(500, (cfg.reconcileAfterS * 1000) / 2))
+
 /** The payment service's logic: everything the routes and the reconciliation job call. */
 export function createPayments(
   ctx: ServiceContext<PaymentSettings>,
@@ -56,6 +64,7 @@ export function createPayments(
   const verifier = createC2bVerifier(deps, accounts, box)
   const requests = createProviderRequests(deps, auth, { verify: verifier.onResult })
   const c2b = createC2bCallbacks(deps, auth, accounts, verifier, requests.ask)
+  const requeryC2b = createC2bRequery(deps, verifier, requests.ask, 2 * passEveryMs(deps.cfg))
   const c2bPayments = createC2bPayments(deps)
 
   /** Registers a C2B shortcode; the operator without a tenant registers an aggregator paybill. */
@@ -244,6 +253,7 @@ export function createPayments(
     b2cResult: callbacks.b2cResult,
     ...queries,
     reconcile,
+    requeryC2b,
     alerts: () => reconcileAlerts(deps),
     registerShortcode,
     listShortcodes: shortcodes.list,

@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { migrations } from '../../schema/payment/migrations.ts'
+import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { createSimulator } from '../simulator/index.ts'
+import { nextAskAt } from './c2b-requery.ts'
+import { createPaymentsApp } from './routes.ts'
+import { createPayments } from './service.ts'
+import type { PaymentSettings } from './settings.ts'
+import { testPaymentSettings } from './test-settings.ts'
+
+describe('nextAskAt', () => {
+  const at = (s: number) => new Date(Date.UTC(2026, 0, 1) + s * 1000).toISOString()
+  const due = (updated: number) =>
+    (nextAskAt({ created_at: at(0), updated_at: at(updated) }, 1000) - Date.parse(at(0))) / 1000
+
+  it('doubles the waits from the arrival and picks the first one after the last attempt', () => {
+    expect(due(0)).toBe(1) // asked on arrival: again 1 s later
+    expect(due(1)).toBe(3) // then 2 s after that
+    expect(due(3)).toBe(7)
+    expect(due(4)).toBe(7) // a result that came in between does not push it back
+    expect(due(7)).toBe(15)
+  })
+
+  it('waits at most an hour between two attempts', () => {
+    expect(due(10 * 3600) - 10 * 3600).toBeLessThanOrEqual(3600)
+  })
+})
+
+/**
+ * A C2B confirmation whose Transaction Status query fails (the simulator answers 503) stays
+ * `received`, is asked about again only once its backoff wait is over, and after
+ * `c2bVerifyForS` is marked `unverified` with the reason, counted as such, with the operator
+ * alert `c2b_unverified` raised.
+ */
+describe('C2B verification retries', () => {
+  let sim: ReturnType<typeof createSimulator>
+  let simUrl: string
+  let kit: TestKit<PaymentSettings>
+  let payments: ReturnType<typeof createPayments>
+  let app: ReturnType<typeof createPaymentsApp>
+  const OPERATOR = { tenantId: 'platform', role: 'Admin' as const }
+
+  beforeAll(async () => {
+    sim = createSimulator({ delayMs: 20, version: 'test' }).listen({
+      port: 0,
+      hostname: '127.0.0.1',
+    })
+    simUrl = `http://127.0.0.1:${sim.server!.port}`
+    kit = await createTestKit('payment', {
+      migrations,
+      settings: testPaymentSettings({
+        providerUrl: simUrl,
+        callbackBase: 'http://payment.test',
+        c2bVerifyForS: 3600,
+      }),
+    })
+    kit.createTenant('shop')
+    payments = createPayments(kit.ctx)
+    app = createPaymentsApp(kit.ctx, payments)
+  })
+  afterAll(async () => {
+    kit?.cleanup()
+    await sim?.stop()
+  })
+
+  const call = async (path: string, init: RequestInit = {}) => {
+    const res = await app.handle(new Request(`http://payment.test${path}`, init))
+    return { status: res.status, body: (await res.json()) as Record<string, any> }
+  }
+  const asAdmin = async () => ({
+    ...(await kit.authFor({ tenantId: 'shop', role: 'Admin' })),
+    'content-type': 'application/json',
+  })
+  const payment = async (transId: string) =>
+    (await call(`/api/v1/payments/c2b/payments/${transId}`, { headers: await asAdmin() })).body
+  const failStatusQueries = (n: number) =>
+    fetch(`${simUrl}/simulator/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ transaction_status: n }),
+    })
+  const eatNow = () =>
+    new Date(kit.ctx.clock.nowMs() + 3 * 3600_000).toISOString().replace(/[-:T]/g, '').slice(0, 14)
+
+  it('asks again with backoff, then gives up as unverified with the reason and an alert', async () => {
+    const reg = await call('/api/v1/payments/c2b/register', {
+      method: 'POST',
+      headers: await asAdmin(),
+      body: JSON.stringify({
+        shortcode: '600710',
+        response_type: 'Completed',
+        initiator_name: 'shopapi',
+        security_credential: 'c3VwZXItc2VjcmV0',
+      }),
+    })
+    expect(reg.status).toBe(201)
+    await failStatusQueries(1_000_000)
+    const conf = await app.handle(
+      new Request(reg.body.confirmation_url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          TransactionType: 'Buy Goods',
+          TransID: 'TRQY000001',
+          TransTime: eatNow(),
+          TransAmount: '75.00',
+          BusinessShortCode: '600710',
+          MSISDN: '2547 ***** 126',
+          FirstName: 'JANE',
+        }),
+      }),
+    )
+    expect(conf.status).toBe(200)
+    const first = await (async () => {
+      for (let i = 0; i < 200; i++) {
+        const p = await payment('TRQY000001')
+        if (/not verified yet/.test(p.status_reason ?? '')) return p
+        await Bun.sleep(25)
+      }
+      throw new Error('the failed status query was never noted')
+    })()
+    expect(first).toMatchObject({ status: 'received', counted: false })
+    expect(first.status_reason).toMatch(/503|unavailable|did not accept/i)
+
+    // Not due yet (the first wait is twice the pass interval, 60 s here): nothing is asked.
+    expect(await payments.requeryC2b()).toEqual({ asked: 0, unverified: 0 })
+    kit.ctx.clock.advance(61_000)
+    expect(await payments.requeryC2b()).toEqual({ asked: 1, unverified: 0 })
+    const again = await payment('TRQY000001')
+    expect(again.status).toBe('received')
+    expect(again.updated_at > first.updated_at).toBe(true)
+    // Just asked: the next attempt waits longer.
+    expect(await payments.requeryC2b()).toEqual({ asked: 0, unverified: 0 })
+
+    kit.ctx.clock.advance(3600_000)
+    expect(await payments.requeryC2b()).toEqual({ asked: 0, unverified: 1 })
+    const given = await payment('TRQY000001')
+    expect(given).toMatchObject({ status: 'unverified', counted: true })
+    expect(given.status_reason).toMatch(/could not confirm it within 60 min/)
+    const alerts = await call('/api/v1/payments/alerts', { headers: await kit.authFor(OPERATOR) })
+    expect(alerts.body.alerts).toContainEqual(expect.objectContaining({ name: 'c2b_unverified' }))
+    // Given up once: a later pass does nothing more.
+    expect(await payments.requeryC2b()).toEqual({ asked: 0, unverified: 0 })
+    await failStatusQueries(0)
+  }, 30_000)
+})
