@@ -127,6 +127,20 @@ export function ledgerKey(receipt: string, leg: string | null | undefined): stri
   return leg ? `${receipt}/${leg}` : receipt
 }
 
+/** What one channel said about a ledger entry: the report a merged transaction keeps of it. */
+export function reportOf(t: TransactionEvent): ReceiptReport {
+  return {
+    source: t.source,
+    ...(t.channel ? { channel: t.channel } : {}),
+    transaction_id: t.transaction_id,
+    occurred_at: t.occurred_at,
+    amount: t.amount,
+    direction: t.direction,
+    balance: t.balance ?? null,
+    import_id: t.import_id ?? null,
+  }
+}
+
 /**
  * The kind of a report that states none: a payment from the payment service (its channel and
  * direction say it) or an event published before kinds existed. A kind the parser read wins.

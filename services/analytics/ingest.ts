@@ -1,4 +1,4 @@
-import { paymentKind, type ReceiptReport, type TransactionEvent } from '../../schema/events.ts'
+import { paymentKind, reportOf, type TransactionEvent } from '../../schema/events.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMinor } from '../kernel/money.ts'
 import { preparedPerDb, type Statement } from '../kernel/prepared.ts'
@@ -76,19 +76,6 @@ function dayOf(zone: TimeZone, ms: number): string {
     days.set(bucket, day)
   }
   return day
-}
-
-function reportOf(e: TransactionEvent): ReceiptReport {
-  return {
-    source: e.source,
-    ...(e.channel ? { channel: e.channel } : {}),
-    transaction_id: e.transaction_id,
-    occurred_at: e.occurred_at,
-    amount: e.amount,
-    direction: e.direction,
-    balance: e.balance ?? null,
-    import_id: e.import_id ?? null,
-  }
 }
 
 const COLUMNS = [

@@ -1,19 +1,5 @@
-import { ledgerKey, type ReceiptReport, type TransactionEvent } from '../../schema/events.ts'
+import { ledgerKey, reportOf, type TransactionEvent } from '../../schema/events.ts'
 import type { Db } from '../kernel/db.ts'
-
-/** What one channel said about a receipt. */
-export function reportOf(t: TransactionEvent): ReceiptReport {
-  return {
-    source: t.source,
-    ...(t.channel ? { channel: t.channel } : {}),
-    transaction_id: t.transaction_id,
-    occurred_at: t.occurred_at,
-    amount: t.amount,
-    direction: t.direction,
-    balance: t.balance ?? null,
-    import_id: t.import_id ?? null,
-  }
-}
 
 /**
  * A later report of the same ledger entry (receipt and leg) enriches the first and never replaces
