@@ -83,16 +83,19 @@ export function addToCategoryCell(
   count: number,
   cents: number,
 ): void {
-  st.daily.run(
+  st.daily.run(...categoryCell(r), count, cents)
+}
+
+/** The key of the row's category cell: tenant, day, user, direction, category, kind. */
+function categoryCell(r: StoredTransaction) {
+  return [
     r.tenant_id,
     r.local_day,
     r.user_id ?? '',
     r.direction,
     r.category ?? UNCATEGORIZED,
     r.kind ?? '',
-    count,
-    cents,
-  )
+  ] as const
 }
 
 export function addToRollups(db: Db, r: StoredTransaction, sign: 1 | -1): void {
@@ -148,14 +151,7 @@ function pruneCategoryCell(db: Db, r: StoredTransaction): void {
     .query(
       'DELETE FROM daily_totals WHERE tenant_id = ? AND day = ? AND user_id = ? AND direction = ? AND category = ? AND kind = ? AND tx_count <= 0',
     )
-    .run(
-      r.tenant_id,
-      r.local_day,
-      r.user_id ?? '',
-      r.direction,
-      r.category ?? UNCATEGORIZED,
-      r.kind ?? '',
-    )
+    .run(...categoryCell(r))
 }
 
 /** Rollup rows that fell to zero are removed so `active_days` and customer lists stay exact. */
