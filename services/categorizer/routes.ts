@@ -1,7 +1,7 @@
 import { t } from 'elysia'
 import { TransactionEvent } from '../../schema/events.ts'
 import type { ServiceContext } from '../kernel/context.ts'
-import { tenantFor } from '../kernel/roles.ts'
+import { type Actor, tenantFor } from '../kernel/roles.ts'
 import { createServiceApp } from '../kernel/service.ts'
 import { overrideCategory } from './consumers.ts'
 import type { CategorizeInput } from './engine.ts'
@@ -42,6 +42,21 @@ const REPLACED_RULE = {
 }
 
 export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) {
+  /** PUT replaces a rule (left-out fields as REPLACED_RULE); PATCH changes what the body names. */
+  const changeRule =
+    ({ replace }: { replace: boolean }) =>
+    (r: {
+      params: { id: string }
+      query: { tenant_id?: string }
+      body: PatchRuleBody
+      actor: Actor
+    }) =>
+      updateRule(ctx, {
+        states,
+        tenantId: tenantFor(r.actor, r.query.tenant_id),
+        id: r.params.id,
+        body: replace ? { ...REPLACED_RULE, ...r.body } : r.body,
+      })
   return createServiceApp(ctx, {
     title: 'Categorizer',
     description: 'Rule-based and learned categorization of transactions',
@@ -118,40 +133,20 @@ export function createCategorizerApp(ctx: ServiceContext, states: TenantStates) 
         detail: doc("One rule by id, built-in ones included (404 for another tenant's)"),
       },
     )
-    .put(
-      '/api/v1/categorize/rules/:id',
-      ({ params, query, body, actor }) =>
-        updateRule(ctx, {
-          states,
-          tenantId: tenantFor(actor, query.tenant_id),
-          id: params.id,
-          body: { ...REPLACED_RULE, ...body },
-        }),
-      {
-        auth: 'manage',
-        query: TenantQuery,
-        body: t.Omit(CreateRuleBody, ['tenant_id']),
-        response: { 200: RuleT },
-        detail: doc('Replace a rule'),
-      },
-    )
-    .patch(
-      '/api/v1/categorize/rules/:id',
-      ({ params, query, body, actor }) =>
-        updateRule(ctx, {
-          states,
-          tenantId: tenantFor(actor, query.tenant_id),
-          id: params.id,
-          body,
-        }),
-      {
-        auth: 'manage',
-        query: TenantQuery,
-        body: PatchRuleBody,
-        response: { 200: RuleT },
-        detail: doc('Change some fields of a rule'),
-      },
-    )
+    .put('/api/v1/categorize/rules/:id', changeRule({ replace: true }), {
+      auth: 'manage',
+      query: TenantQuery,
+      body: t.Omit(CreateRuleBody, ['tenant_id']),
+      response: { 200: RuleT },
+      detail: doc('Replace a rule'),
+    })
+    .patch('/api/v1/categorize/rules/:id', changeRule({ replace: false }), {
+      auth: 'manage',
+      query: TenantQuery,
+      body: PatchRuleBody,
+      response: { 200: RuleT },
+      detail: doc('Change some fields of a rule'),
+    })
     .delete(
       '/api/v1/categorize/rules/:id',
       ({ params, query, actor, set }) => {
