@@ -8,6 +8,7 @@ import {
   PlanTier,
   UsageStats,
 } from '../../schema/peers.ts'
+import { Entitlements } from '../../schema/profiles.ts'
 
 export { Plan, PlanFeatures, PlanLimits, PlanOverage, PlanTier }
 
@@ -26,27 +27,16 @@ export const CreatePlanBody = t.Object({
 })
 export type CreatePlanBody = typeof CreatePlanBody.static
 
-export const subscriptionStatuses = [
-  'trialing',
-  'active',
-  'past_due',
-  'suspended',
-  'canceled',
-] as const
-export type SubscriptionStatus = (typeof subscriptionStatuses)[number]
+/** A subscription's status: the one entitlements carry to every service (schema/profiles.ts). */
+export const SubscriptionStatus = Entitlements.properties.status
+export type SubscriptionStatus = typeof SubscriptionStatus.static
 
 export const Subscription = t.Object(
   {
     id: t.String(),
     tenant_id: t.String(),
     plan: t.String(),
-    status: t.Union([
-      t.Literal('trialing'),
-      t.Literal('active'),
-      t.Literal('past_due'),
-      t.Literal('suspended'),
-      t.Literal('canceled'),
-    ]),
+    status: SubscriptionStatus,
     current_period_start: t.String(),
     current_period_end: t.String(),
     grace_period_ends: t.Nullable(t.String()),
