@@ -91,32 +91,38 @@ export function b2cOutcome(phone: string): Outcome {
   return { resultCode: code, resultDesc: descriptions[code]!, callback: last4 !== '9999' }
 }
 
-export interface StkRecord {
+/** Where a remembered request's callback stands: when it is decided, what its URL answered. */
+interface CallbackState {
+  decideAt: number
+  callbackStatus: number | null
+  callbackError: string | null
+}
+
+/** A request M-Pesa decides later, with the outcome and receipt chosen when it was accepted. */
+interface DecidedRequest extends CallbackState {
+  request: Record<string, unknown>
+  outcome: Outcome
+  receipt: string
+}
+
+/** A request Daraja names by its ConversationID and the caller's OriginatorConversationID. */
+interface ConversationRequest extends DecidedRequest {
+  conversationId: string
+  originatorConversationId: string
+}
+
+export interface StkRecord extends DecidedRequest {
   kind: 'stk'
   checkoutRequestId: string
   merchantRequestId: string
-  request: Record<string, unknown>
-  outcome: Outcome
-  receipt: string
-  decideAt: number
-  callbackStatus: number | null
-  callbackError: string | null
 }
 
-export interface B2cRecord {
+export interface B2cRecord extends ConversationRequest {
   kind: 'b2c'
-  conversationId: string
-  originatorConversationId: string
-  request: Record<string, unknown>
-  outcome: Outcome
-  receipt: string
-  decideAt: number
-  callbackStatus: number | null
-  callbackError: string | null
 }
 
 /** A customer paying a till or paybill (C2B simulate), and where its callbacks go. */
-export interface C2bRecord {
+export interface C2bRecord extends CallbackState {
   kind: 'c2b'
   transId: string
   request: Record<string, unknown>
@@ -129,22 +135,11 @@ export interface C2bRecord {
   /** The ThirdPartyTransID the validation URL answered with, echoed in the confirmation. */
   thirdPartyTransId?: string
   confirmed: boolean
-  decideAt: number
-  callbackStatus: number | null
-  callbackError: string | null
 }
 
 /** A Transaction Status, Account Balance or Reversal request, answered later by its ResultURL. */
-export interface AsyncRecord {
+export interface AsyncRecord extends ConversationRequest {
   kind: 'status' | 'balance' | 'reversal'
-  conversationId: string
-  originatorConversationId: string
-  request: Record<string, unknown>
-  outcome: Outcome
-  receipt: string
-  decideAt: number
-  callbackStatus: number | null
-  callbackError: string | null
 }
 
 export type AnyRecord = StkRecord | B2cRecord | C2bRecord | AsyncRecord

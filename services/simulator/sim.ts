@@ -1,4 +1,6 @@
 import type { Delivery } from './delivery.ts'
+import { darajaError } from './model.ts'
+import { readJsonBody } from './rules.ts'
 import type { Kind, Store } from './store.ts'
 
 /** What the simulator's route groups share: its memory, its callbacks and its token check. */
@@ -21,4 +23,24 @@ export interface Sim {
   faults: { status: number }
   /** Calls back a remembered request after `ms`; its pending row goes once it was delivered. */
   schedule(kind: Kind, id: string, ms: number): void
+}
+
+/**
+ * A Daraja API request checked as every API checks it first: the path's version (`versions`,
+ * when the path has one: another is 404.001.01), the live token, a JSON object body. Returns the
+ * body, or the Response that refuses the request.
+ */
+export async function readDarajaRequest({
+  sim,
+  input,
+}: {
+  sim: Sim
+  input: { request: Request; version?: string; versions?: readonly string[] }
+}): Promise<Record<string, unknown> | Response> {
+  const { request, version, versions } = input
+  if (versions && !versions.includes(version ?? ''))
+    return darajaError(404, '404.001.01', 'Resource not found')
+  const denied = sim.tokenRefused(request)
+  if (denied) return denied
+  return readJsonBody(request)
 }

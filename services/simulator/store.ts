@@ -5,10 +5,23 @@ import { type AnyRecord, MAX_RECORDS } from './model.ts'
 
 export type Kind = AnyRecord['kind']
 
+const SCHEMA = [
+  'CREATE TABLE IF NOT EXISTS requests (id TEXT PRIMARY KEY, kind TEXT NOT NULL, record TEXT NOT NULL)',
+  'CREATE TABLE IF NOT EXISTS received (seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, id TEXT NOT NULL, phone TEXT NOT NULL, received_at INTEGER NOT NULL)',
+  'CREATE INDEX IF NOT EXISTS received_phone ON received (phone, kind)',
+  'CREATE TABLE IF NOT EXISTS pending_callbacks (id TEXT PRIMARY KEY, kind TEXT NOT NULL, due_at INTEGER NOT NULL)',
+  'CREATE TABLE IF NOT EXISTS c2b_urls (shortcode TEXT PRIMARY KEY, response_type TEXT NOT NULL, confirmation_url TEXT NOT NULL, validation_url TEXT NOT NULL, registered_at INTEGER NOT NULL)',
+  'CREATE TABLE IF NOT EXISTS receipts (receipt TEXT PRIMARY KEY, kind TEXT NOT NULL, id TEXT NOT NULL, amount INTEGER NOT NULL, reversed INTEGER NOT NULL DEFAULT 0)',
+  'CREATE TABLE IF NOT EXISTS balances (shortcode TEXT PRIMARY KEY, cents INTEGER NOT NULL)',
+  'CREATE TABLE IF NOT EXISTS originators (originator_id TEXT PRIMARY KEY, kind TEXT NOT NULL, id TEXT NOT NULL)',
+  'CREATE TABLE IF NOT EXISTS ledger (receipt TEXT PRIMARY KEY, shortcode TEXT NOT NULL, msisdn TEXT NOT NULL, bill_ref TEXT NOT NULL, amount INTEGER NOT NULL, completed_at INTEGER NOT NULL)',
+  'CREATE INDEX IF NOT EXISTS ledger_time ON ledger (shortcode, completed_at)',
+]
+
 /**
  * The simulator's memory: requests it accepted (kept across restarts, like Daraja remembers
- * them), the requests it received per phone, the C2B URLs registered per shortcode, and the
- * callbacks still due. In memory only without a path.
+ * them), the requests it received per phone, the C2B URLs registered per shortcode, the receipts
+ * and balances, and the callbacks still due. In memory only without a path.
  */
 export function createStore(statePath: string | undefined) {
   if (statePath) mkdirSync(dirname(statePath), { recursive: true })
@@ -16,30 +29,20 @@ export function createStore(statePath: string | undefined) {
   db.run('PRAGMA journal_mode = WAL')
   db.run('PRAGMA synchronous = NORMAL')
   db.run('PRAGMA busy_timeout = 5000')
-  db.run(
-    'CREATE TABLE IF NOT EXISTS requests (id TEXT PRIMARY KEY, kind TEXT NOT NULL, record TEXT NOT NULL)',
-  )
-  db.run(
-    'CREATE TABLE IF NOT EXISTS received (seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, id TEXT NOT NULL, phone TEXT NOT NULL, received_at INTEGER NOT NULL)',
-  )
-  db.run('CREATE INDEX IF NOT EXISTS received_phone ON received (phone, kind)')
-  db.run(
-    'CREATE TABLE IF NOT EXISTS pending_callbacks (id TEXT PRIMARY KEY, kind TEXT NOT NULL, due_at INTEGER NOT NULL)',
-  )
-  db.run(
-    'CREATE TABLE IF NOT EXISTS c2b_urls (shortcode TEXT PRIMARY KEY, response_type TEXT NOT NULL, confirmation_url TEXT NOT NULL, validation_url TEXT NOT NULL, registered_at INTEGER NOT NULL)',
-  )
-  db.run(
-    'CREATE TABLE IF NOT EXISTS receipts (receipt TEXT PRIMARY KEY, kind TEXT NOT NULL, id TEXT NOT NULL, amount INTEGER NOT NULL, reversed INTEGER NOT NULL DEFAULT 0)',
-  )
-  db.run('CREATE TABLE IF NOT EXISTS balances (shortcode TEXT PRIMARY KEY, cents INTEGER NOT NULL)')
-  db.run(
-    'CREATE TABLE IF NOT EXISTS originators (originator_id TEXT PRIMARY KEY, kind TEXT NOT NULL, id TEXT NOT NULL)',
-  )
-  db.run(
-    'CREATE TABLE IF NOT EXISTS ledger (receipt TEXT PRIMARY KEY, shortcode TEXT NOT NULL, msisdn TEXT NOT NULL, bill_ref TEXT NOT NULL, amount INTEGER NOT NULL, completed_at INTEGER NOT NULL)',
-  )
-  db.run('CREATE INDEX IF NOT EXISTS ledger_time ON ledger (shortcode, completed_at)')
+  for (const statement of SCHEMA) db.run(statement)
+  return {
+    ...requestMemory(db),
+    ...c2bUrlBook(db),
+    ...receiptBook(db),
+    ...originatorBook(db),
+    close: () => db.close(),
+  }
+}
+
+export type Store = ReturnType<typeof createStore>
+
+/** The requests accepted, counted per phone, and their callbacks still due. */
+function requestMemory(db: Database) {
   const save = db.query('INSERT OR REPLACE INTO requests (id, kind, record) VALUES (?, ?, ?)')
   const load = db.query<{ record: string }, [string, string]>(
     'SELECT record FROM requests WHERE id = ? AND kind = ?',
@@ -52,7 +55,6 @@ export function createStore(statePath: string | undefined) {
   )
   const doneQ = db.query('DELETE FROM pending_callbacks WHERE id = ?')
   const cache = new Map<string, AnyRecord>()
-
   return {
     /**
      * Records an accepted request, counts it, and (when it will be called back) its pending
@@ -93,15 +95,21 @@ export function createStore(statePath: string | undefined) {
         )
         .all(phone, kind),
     recent: (kind: Kind) => [...cache.values()].filter((r) => r.kind === kind).slice(-100),
-    registerUrls(
-      shortcode: string,
-      responseType: string,
-      confirmationUrl: string,
-      validationUrl: string,
-    ) {
+  }
+}
+
+/** The confirmation and validation URLs registered per shortcode (C2B Register URL). */
+function c2bUrlBook(db: Database) {
+  return {
+    registerUrls(urls: {
+      shortcode: string
+      responseType: string
+      confirmationUrl: string
+      validationUrl: string
+    }) {
       db.query(
         'INSERT OR REPLACE INTO c2b_urls (shortcode, response_type, confirmation_url, validation_url, registered_at) VALUES (?, ?, ?, ?, ?)',
-      ).run(shortcode, responseType, confirmationUrl, validationUrl, Date.now())
+      ).run(urls.shortcode, urls.responseType, urls.confirmationUrl, urls.validationUrl, Date.now())
     },
     urlsOf: (shortcode: string) =>
       db
@@ -116,6 +124,15 @@ export function createStore(statePath: string | undefined) {
           'SELECT response_type, confirmation_url, validation_url FROM c2b_urls WHERE shortcode = ?',
         )
         .get(shortcode),
+    /** Forgets a shortcode's C2B URLs (the M-Pesa portal's URL management), so they can be registered again. */
+    deleteUrls: (shortcode: string) =>
+      db.query('DELETE FROM c2b_urls WHERE shortcode = ?').run(shortcode).changes === 1,
+  }
+}
+
+/** Money the simulator moved: receipts it issued, shortcode balances, each shortcode's statement. */
+function receiptBook(db: Database) {
+  return {
     /** A receipt the simulator issued, so Transaction Status and Reversal can find it. */
     issueReceipt(receipt: string, kind: Kind, id: string, amount: number) {
       db.query(
@@ -167,6 +184,12 @@ export function createStore(statePath: string | undefined) {
            ORDER BY completed_at, receipt LIMIT ? OFFSET ?`,
         )
         .all(shortcode, from, to, limit, offset),
+  }
+}
+
+/** The OriginatorConversationIDs seen, so a repeated one is refused as Daraja does. */
+function originatorBook(db: Database) {
+  return {
     /**
      * Claims an OriginatorConversationID for a request; false when one was seen before (Daraja
      * refuses it as a duplicate).
@@ -182,14 +205,8 @@ export function createStore(statePath: string | undefined) {
           'SELECT kind, id FROM originators WHERE originator_id = ?',
         )
         .get(originatorId),
-    /** Forgets a shortcode's C2B URLs (the M-Pesa portal's URL management), so they can be registered again. */
-    deleteUrls: (shortcode: string) =>
-      db.query('DELETE FROM c2b_urls WHERE shortcode = ?').run(shortcode).changes === 1,
-    close: () => db.close(),
   }
 }
-
-export type Store = ReturnType<typeof createStore>
 
 export interface LedgerEntry {
   receipt: string
