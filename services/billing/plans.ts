@@ -14,12 +14,9 @@ const tierOverage: Record<string, Record<string, number>> = {
   enterprise: {},
 }
 
-export interface PlanRow {
-  id: string
-  name: string
+/** A plan row with its JSON columns read and its tier resolved (`tierOf`). */
+export type PlanRow = Pick<typeof plans.$inferSelect, 'id' | 'name' | 'priceCents' | 'currency'> & {
   tier: PlanId
-  priceCents: number
-  currency: string
   limits: Plan['limits']
   features: Plan['features']
   overage: Record<string, number>

@@ -1,3 +1,4 @@
+import type { cashflowTransactions } from '../../schema/cashflow/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMajor } from '../kernel/money.ts'
 import { dayFromNumber, dayNumber } from './days.ts'
@@ -32,12 +33,14 @@ export interface RecurringSeries {
   typical: number
 }
 
-export interface TransactionRow {
-  day: string
-  direction: string
-  category: string
-  amount: number
-  counterparty: string
+type StoredTransaction = typeof cashflowTransactions.$inferSelect
+
+/** A stored transaction with a counterparty, as series are looked for in (amount in cents). */
+export type TransactionRow = Pick<
+  StoredTransaction,
+  'day' | 'direction' | 'category' | 'amount'
+> & {
+  counterparty: NonNullable<StoredTransaction['counterparty']>
 }
 
 const CADENCES = [
