@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { assertTenantId } from '../schema/tenant-id.ts'
 import type { Db } from './db.ts'
@@ -14,6 +14,7 @@ import { mergeEarly, mergeStaging, planMerge } from './move-merge.ts'
 import { DELETE_SLICE_MS } from './move-purge.ts'
 import { openStaging, placeStaging, removeStaging, syncFileAsync } from './move-staging.ts'
 import { countOf, hasRows, MoveError, type TenantTable, tablesOf } from './move-tables.ts'
+import { processAlive } from './process-alive.ts'
 import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
 
 /**
@@ -36,10 +37,42 @@ export const HANDOFF_FENCE_S = 600
 /** The tables a handoff fences: not the outbox, whose rows the relay still marks as sent. */
 const fenced = (tables: readonly TenantTable[]) => tables.filter((t) => t.name !== 'outbox')
 
-const handoffDir = (registry: TenantRegistry) => join(registry.dataDir, 'run', 'handoff')
+const handoffDir = (registry: Pick<TenantRegistry, 'dataDir'>) => join(registry.dataDir, 'run', 'handoff')
 
 const folderOf = (registry: TenantRegistry, tenantId: string) =>
   placementFolder(registry.dataDir, registry.placement(tenantId), tenantId)
+
+/** A handoff file's process: `<service>-<tenant>[-in]-<pid>.db`, and what SQLite or a download adds. */
+const HANDOFF_FILE = /-(\d+)\.db(?:\.part|-journal|-wal|-shm)?$/
+
+/** When this process started: a file of its pid older than that is a dead namesake's. */
+const startedAt = Date.now() - process.uptime() * 1000
+
+/**
+ * Removes the packed and downloaded files in `run/handoff` whose process is gone: a move killed
+ * between packing and sending (the fault point `handoff.after_pack`) leaves its file there, as
+ * large as the tenant. Run when a service starts and before each pack or unpack; the files of a
+ * live process (another worker's handoff under way) stay. Returns the files removed.
+ */
+export function clearHandoffLeftovers(registry: Pick<TenantRegistry, 'dataDir'>): number {
+  const dir = handoffDir(registry)
+  if (!existsSync(dir)) return 0
+  let removed = 0
+  for (const name of readdirSync(dir)) {
+    const pid = Number(HANDOFF_FILE.exec(name)?.[1])
+    if (!pid) continue
+    const path = join(dir, name)
+    try {
+      const ours = pid === process.pid && statSync(path).mtimeMs >= startedAt
+      if (ours || (pid !== process.pid && processAlive(pid))) continue
+      rmSync(path, { force: true })
+      removed++
+    } catch {
+      // Gone meanwhile, or not ours to remove: the next sweep sees it again.
+    }
+  }
+  return removed
+}
 
 /**
  * Fences the tenant's writes in this instance's database of `service` and copies its rows into a
@@ -57,6 +90,7 @@ export async function packTenant(
   const release = source.hold()
   const tables = tablesOf(source.sqlite)
   const path = join(handoffDir(registry), `${opts.service}-${tenantId}-${process.pid}.db`)
+  clearHandoffLeftovers(registry)
   try {
     // Under the write lock: a write already under way finishes before the fence, none after it.
     source.write(() =>
@@ -96,6 +130,7 @@ export async function unpackTenant(
   const placement: Placement = registry.placement(tenantId)
   const dir = folderOf(registry, tenantId)
   const path = join(handoffDir(registry), `${opts.service}-${tenantId}-in-${process.pid}.db`)
+  clearHandoffLeftovers(registry)
   mkdirSync(handoffDir(registry), { recursive: true })
   if (opts.file instanceof Uint8Array) await Bun.write(`${path}.part`, opts.file)
   else await Bun.write(`${path}.part`, new Response(opts.file))

@@ -1,6 +1,11 @@
 import { rmSync } from 'node:fs'
 import { Elysia, t } from 'elysia'
-import { packTenant, releaseTenant, unpackTenant } from '../../tenants/handoff.ts'
+import {
+  clearHandoffLeftovers,
+  packTenant,
+  releaseTenant,
+  unpackTenant,
+} from '../../tenants/handoff.ts'
 import type { ServiceContext } from './context.ts'
 import { AppError } from './errors.ts'
 import { faultPoint } from './faults.ts'
@@ -29,6 +34,8 @@ export const HANDOFF_PATHS = {
 const hidden = { detail: { hide: true } }
 
 export function handoffRoutes(ctx: ServiceContext<unknown>) {
+  // What a move killed mid-way left in run/handoff goes as the service starts.
+  if (ctx.registry?.dataDir) clearHandoffLeftovers(ctx.registry)
   const operator = async (request: Request) => {
     const actor = await ctx.tokens.verify(bearerToken(request.headers.get('authorization')))
     assertCan(actor, 'operator')

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } fr
 import { join } from 'node:path'
 import { t } from 'elysia'
 import { replaceJson } from '../../tenants/json-file.ts'
+import { processAlive } from '../../tenants/process-alive.ts'
 import { AppError, NotFound, statusOf } from '../kernel/errors.ts'
 import { newId } from '../kernel/ids.ts'
 import { storageError } from '../kernel/problem.ts'
@@ -38,15 +39,6 @@ type Stored = Job & { pid: number }
 const KEEP_MS = 24 * 3600_000
 /** How long a request waits for the work before it answers 202 with the job. */
 export const DEFAULT_WAIT_MS = 3000
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as { code?: string }).code === 'EPERM'
-  }
-}
 
 /** What a failed job says: the problem its request would have answered with. */
 function problemOf(err: unknown): NonNullable<Job['error']> {
@@ -132,7 +124,7 @@ export function createJobs(dataDir: string, now: () => Date = () => new Date()) 
       if (!path || !existsSync(path)) throw new NotFound(`no job ${id}`)
       const job = JSON.parse(readFileSync(path, 'utf8')) as Stored
       if (job.tenant_id !== tenantId) throw new NotFound(`no job ${id}`)
-      if (job.status === 'running' && job.pid !== process.pid && !isAlive(job.pid)) {
+      if (job.status === 'running' && job.pid !== process.pid && !processAlive(job.pid)) {
         const detail = 'the process running it stopped; the move resumes or rolls back on restart'
         return {
           ...view(job),
