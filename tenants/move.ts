@@ -1,25 +1,15 @@
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
 import { assertTenantId } from '../schema/tenant-id.ts'
-import type { Db } from './db.ts'
-import { dropCapture, startCapture } from './move-capture.ts'
 import { catchUp } from './move-catchup.ts'
-import { dropFences } from './move-fence.ts'
-import { mergeEarly, planMerge } from './move-merge.ts'
-import type { Part } from './move-part.ts'
+import type { MoveCtx, MoveOptions, Part } from './move-part.ts'
 import { DELETE_SLICE_MS, deleteInSlices } from './move-purge.ts'
 import { copySnapshot } from './move-snapshot.ts'
-import {
-  openStaging,
-  removeStaging,
-  reopenStaging,
-  stagingPath,
-  syncFileAsync,
-} from './move-staging.ts'
+import { syncFileAsync } from './move-staging.ts'
+import { closeParts, copyPart, dropTargetFences, openPart } from './move-steps.ts'
 import { finalStep } from './move-switch.ts'
-import { hasRows, nextTurn, type TenantTable, tablesOf } from './move-tables.ts'
-import { type Placement, placementFolder, type TenantRegistry } from './registry.ts'
+import { nextTurn, type TenantTable } from './move-tables.ts'
+import { placementFolder, type TenantRegistry } from './registry.ts'
 
+export type { MoveOptions, MoveStep } from './move-part.ts'
 export {
   eraseTenantData,
   purgeTenantRows,
@@ -31,16 +21,6 @@ export { copySnapshot, type TenantTable }
 
 /** Consumer inbox records younger than this travel with the tenant, so redeliveries stay no-ops. */
 export const INBOX_WINDOW_MS = 7 * 86_400_000
-
-/** Every table of a database that holds tenant rows (see `tablesOf`). */
-export const tenantTables = (db: Db): TenantTable[] => tablesOf(db.sqlite)
-
-/** Whether the tenant's current placement keeps its files in `dir`. */
-const switchedTo = (registry: TenantRegistry, tenantId: string, dir: string) =>
-  placementFolder(registry.dataDir, registry.placement(tenantId), tenantId) === dir
-
-/** The steps of a move, in order (see `moveTenantData`). */
-export type MoveStep = 'prepare' | 'copy' | 'merge' | 'catch-up' | 'final' | 'purge' | 'done'
 
 export interface MoveReport {
   /** Rows moved per service and table. */
@@ -85,103 +65,35 @@ export interface MoveReport {
  */
 export async function moveTenantData(
   registry: TenantRegistry,
-  opts: {
-    tenantId: string
-    from: Placement
-    to: Placement
-    services: readonly string[]
-    switchPlacement: () => void
-    /** Called when every copy is in place and the old placement is still current (crash tests). */
-    afterCopy?: () => void
-    now?: Date
-    /** How long a slice of deleting runs before the event loop gets a turn. */
-    sliceMs?: number
-    /** Told when the move enters each step (bench/tenant-move.ts times the event loop by step). */
-    onStep?: (step: MoveStep) => void
-  },
+  opts: MoveOptions,
 ): Promise<MoveReport> {
   const tenantId = assertTenantId(opts.tenantId)
   const changed = { before: 0, final: 0 }
   const report: MoveReport = { moved: {}, total: 0, changed }
-  const fromDir = placementFolder(registry.dataDir, opts.from, tenantId)
-  const toDir = placementFolder(registry.dataDir, opts.to, tenantId)
-  if (fromDir === toDir) {
+  const ctx: MoveCtx = {
+    registry,
+    opts,
+    tenantId,
+    fromDir: placementFolder(registry.dataDir, opts.from, tenantId),
+    toDir: placementFolder(registry.dataDir, opts.to, tenantId),
+    sliceMs: opts.sliceMs ?? DELETE_SLICE_MS,
+    inboxSince: new Date((opts.now ?? new Date()).getTime() - INBOX_WINDOW_MS).toISOString(),
+    step: opts.onStep ?? (() => {}),
+  }
+  if (ctx.fromDir === ctx.toDir) {
     opts.switchPlacement()
     return report
   }
-  const sliceMs = opts.sliceMs ?? DELETE_SLICE_MS
-  const inboxSince = new Date((opts.now ?? new Date()).getTime() - INBOX_WINDOW_MS).toISOString()
   const parts: Part[] = []
   let committed = false
-  const step = opts.onStep ?? (() => {})
   try {
-    step('prepare')
+    ctx.step('prepare')
+    dropTargetFences({ ctx })
     for (const service of opts.services) {
-      // A tenant coming back to a file it once left: its fences there come down first.
-      if (existsSync(join(toDir, `${service}.db`))) {
-        const target = registry.openAt(service, opts.to, tenantId)
-        target.write(() => dropFences(target, tenantId))
-      }
-    }
-    for (const service of opts.services) {
-      if (!existsSync(join(fromDir, `${service}.db`))) continue
-      step('prepare')
-      const source = registry.openAt(service, opts.from, tenantId)
-      source.write(() => dropFences(source, null))
-      const part: Part = {
-        service,
-        source,
-        tables: tenantTables(source),
-        release: source.hold(),
-        stagingPath: stagingPath(toDir, service, tenantId),
-        targetPath: join(toDir, `${service}.db`),
-        capturing: false,
-        staging: null,
-        counts: {},
-        moved: null,
-        merge: null,
-        logged: { at: 0, before: 0, final: 0 },
-      }
+      const part = openPart({ ctx, input: { service } })
+      if (!part) continue
       parts.push(part)
-      if (!hasRows(source.sqlite, part.tables, tenantId)) continue
-      part.capturing = true
-      await startCapture(source, tenantId, part.tables)
-      await nextTurn()
-      openStaging(
-        part.stagingPath,
-        registry.migrationsOf(service),
-        part.tables,
-        part.targetPath,
-      ).close()
-      await nextTurn()
-      step('copy')
-      part.counts = await copySnapshot(part.source.path, part.stagingPath, part.tables, {
-        tenantId,
-        inboxSince,
-        target: part.targetPath,
-      })
-      if (existsSync(part.targetPath)) {
-        const target = registry.openAt(service, opts.to, tenantId)
-        const plan = planMerge(target, part.tables)
-        if (plan.early.length) {
-          step('merge')
-          part.merge = { target, plan, merged: null }
-          const release = target.hold()
-          try {
-            part.merge.merged = await mergeEarly(target, part.stagingPath, plan, {
-              tenantId,
-              sliceMs,
-              expected: part.counts,
-            })
-          } finally {
-            release()
-          }
-        }
-      }
-      await nextTurn()
-      part.staging = reopenStaging(part.stagingPath)
-      step('catch-up')
-      await catchUp(part, tenantId)
+      await copyPart({ ctx, input: part })
     }
     // What the tenant changed while the later services copied.
     for (const part of parts) await catchUp(part, tenantId)
@@ -189,63 +101,15 @@ export async function moveTenantData(
     for (const part of parts) {
       if (part.staging && !part.merge?.merged) await syncFileAsync(part.stagingPath)
     }
-
-    const lockAll = (i: number): void => {
-      if (i === parts.length) {
-        finalStep(registry, parts, opts, { tenantId, inboxSince })
-        return
-      }
-      parts[i]!.source.write(() => {
-        parts[i]!.source.sqlite.run('PRAGMA defer_foreign_keys = ON')
-        lockAll(i + 1)
-      })
-    }
     await nextTurn()
-    step('final')
-    lockAll(0)
+    ctx.step('final')
+    lockAndSwitch({ ctx, input: parts })
     committed = true
-
-    for (const part of parts) {
-      if (!part.moved) continue
-      await nextTurn()
-      // Opened through the registry now: its relay publishes the moved unsent outbox rows.
-      registry.openAt(part.service, opts.to, tenantId)
-      report.moved[part.service] = part.moved
-    }
-    await nextTurn()
-    step('purge')
-    for (const part of parts) {
-      if (part.moved) await deleteInSlices(part.source, part.tables, tenantId, sliceMs)
-    }
+    await publishAndPurge({ ctx, input: { parts, report } })
   } finally {
-    for (const part of parts) {
-      // Rows merged early into a target the tenant never switched to are stale copies.
-      if (part.merge && !committed && !switchedTo(registry, tenantId, toDir)) {
-        try {
-          await deleteInSlices(
-            part.merge.target,
-            tablesOf(part.merge.target.sqlite),
-            tenantId,
-            sliceMs,
-          )
-        } catch {
-          // Left for the caller's purge of the target, as after a crash.
-        }
-      }
-      part.staging?.close()
-      removeStaging(part.stagingPath)
-      // Dropped by the final step when it committed; after a failure anywhere, here.
-      if (part.capturing && !committed) {
-        try {
-          part.source.write(() => dropCapture(part.source, tenantId))
-        } catch {
-          // Left for settleMoveLeftovers: the triggers only log, they change nothing.
-        }
-      }
-      part.release()
-    }
+    await closeParts({ ctx, input: { parts, committed } })
   }
-  step('done')
+  ctx.step('done')
   for (const part of parts) {
     changed.before += part.logged.before
     changed.final += part.logged.final
@@ -254,4 +118,44 @@ export async function moveTenantData(
     for (const n of Object.values(tables)) report.total += n
   }
   return report
+}
+
+/** Step 2: every source locked (nested), then the final step and the switch under the locks. */
+function lockAndSwitch({ ctx, input: parts }: { ctx: MoveCtx; input: Part[] }): void {
+  const lockAll = (i: number): void => {
+    if (i === parts.length) {
+      finalStep(ctx.registry, parts, ctx.opts, {
+        tenantId: ctx.tenantId,
+        inboxSince: ctx.inboxSince,
+      })
+      return
+    }
+    parts[i]!.source.write(() => {
+      parts[i]!.source.sqlite.run('PRAGMA defer_foreign_keys = ON')
+      lockAll(i + 1)
+    })
+  }
+  lockAll(0)
+}
+
+/** Step 3: the targets opened through the registry (their relays publish), the sources purged. */
+async function publishAndPurge({
+  ctx,
+  input,
+}: {
+  ctx: MoveCtx
+  input: { parts: Part[]; report: MoveReport }
+}): Promise<void> {
+  for (const part of input.parts) {
+    if (!part.moved) continue
+    await nextTurn()
+    // Opened through the registry now: its relay publishes the moved unsent outbox rows.
+    ctx.registry.openAt(part.service, ctx.opts.to, ctx.tenantId)
+    input.report.moved[part.service] = part.moved
+  }
+  await nextTurn()
+  ctx.step('purge')
+  for (const part of input.parts) {
+    if (part.moved) await deleteInSlices(part.source, part.tables, ctx.tenantId, ctx.sliceMs)
+  }
 }
