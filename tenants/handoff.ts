@@ -37,7 +37,8 @@ export const HANDOFF_FENCE_S = 600
 /** The tables a handoff fences: not the outbox, whose rows the relay still marks as sent. */
 const fenced = (tables: readonly TenantTable[]) => tables.filter((t) => t.name !== 'outbox')
 
-const handoffDir = (registry: Pick<TenantRegistry, 'dataDir'>) => join(registry.dataDir, 'run', 'handoff')
+const handoffDir = (registry: Pick<TenantRegistry, 'dataDir'>) =>
+  join(registry.dataDir, 'run', 'handoff')
 
 const folderOf = (registry: TenantRegistry, tenantId: string) =>
   placementFolder(registry.dataDir, registry.placement(tenantId), tenantId)
