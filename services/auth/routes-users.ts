@@ -4,15 +4,15 @@ import { tenantFor } from '../kernel/roles.ts'
 import type { ServiceApp } from '../kernel/service.ts'
 import { assertPerson } from './api-keys.ts'
 import { CreatedUser, CreateUserBody, Role, UserList } from './model.ts'
+import type { AuthDeps } from './service.ts'
 import {
-  type AuthDeps,
   changeUserRole,
   countUsers,
   createUser,
   listUsers,
   removeTenantUsers,
   removeUser,
-} from './service.ts'
+} from './users.ts'
 
 /** The users of a tenant: create or invite, list, count, change a role, remove (one, or all on erasure). */
 export function userRoutes({ app, deps }: { app: ServiceApp; deps: AuthDeps }) {

@@ -18,8 +18,9 @@ import {
 import { currentRevocations } from './revocations.ts'
 import { apiKeyRoutes } from './routes-api-keys.ts'
 import { userRoutes } from './routes-users.ts'
-import { type AuthDeps, acceptInvite, login } from './service.ts'
+import { type AuthDeps, login } from './service.ts'
 import { logout, logoutEverywhere, refreshSession } from './sessions.ts'
+import { acceptInvite } from './users.ts'
 
 /**
  * The client's address for login throttling: the gateway's X-Forwarded-For when the gateway
