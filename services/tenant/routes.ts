@@ -1,25 +1,21 @@
 import { t } from 'elysia'
-import { UsageStats } from '../../schema/peers.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { wholeList } from '../kernel/lists.ts'
-import { type Actor, tenantFor } from '../kernel/roles.ts'
-import { createServiceApp } from '../kernel/service.ts'
-import { assertTenantId } from '../kernel/tenant-id.ts'
-import { moveTenantToInstance } from './instance-move.ts'
-import { createJobs, type Job, JobView, waitFor } from './jobs.ts'
+import type { Actor } from '../kernel/roles.ts'
+import { createServiceApp, type ServiceApp } from '../kernel/service.ts'
+import { createJobs } from './jobs.ts'
 import {
   CreatedTenant,
   CreateTenantBody,
   FeatureState,
-  Invitation,
-  InviteBody,
   Tenant,
   TenantList,
   UpdateTenantBody,
-  UpgradeBody,
-  UpgradeResult,
-  UserList,
+  type UpdateTenantInput,
 } from './model.ts'
+import { callOf, secured } from './routes-common.ts'
+import { moveRoutes } from './routes-moves.ts'
+import { userRoutes } from './routes-users.ts'
 import {
   createTenant,
   deleteTenant,
@@ -31,48 +27,35 @@ import {
   updateTenant,
 } from './service.ts'
 import { tenantInPath } from './store.ts'
-import { upgradeTenant } from './upgrade.ts'
-import {
-  type CallInfo,
-  inviteUser,
-  listTenantUsers,
-  removeTenantUser,
-  tenantUsage,
-} from './users.ts'
 
-const secured = (summary: string) => ({ summary, tags: ['tenants'], security: [{ bearer: [] }] })
-
-function callOf(actor: Actor, requestId: string, request: Request): CallInfo {
-  const deadline = Number(request.headers.get('x-request-deadline'))
-  return {
-    token: actor.token,
-    requestId,
-    deadline: Number.isFinite(deadline) && deadline > 0 ? deadline : undefined,
-  }
-}
+type UpdateArgs = { params: { tenant_id: string }; actor: Actor; body: UpdateTenantInput }
 
 /** The tenant service's HTTP controller (DESIGN §10–11). */
 export function createTenantsApp(ctx: ServiceContext) {
-  const jobs = createJobs(ctx.registry.dataDir)
-  /** The work's answer when it is quick; otherwise 202 with the job, and where to follow it. */
-  const asJob = async <T>(
-    set: { status?: number | string; headers: Record<string, string | number> },
-    request: Request,
-    kind: Job['kind'],
-    tenantId: string,
-    work: () => Promise<T>,
-  ): Promise<T | Job> => {
-    const r = await jobs.run(kind, tenantId, work, waitFor(request))
-    if (r.done) return r.value
-    set.status = 202
-    set.headers.location = `/api/v1/tenants/${tenantId}/jobs/${r.job.id}`
-    set.headers['retry-after'] = '1'
-    return r.job
-  }
-  return createServiceApp(ctx, {
+  const app = createServiceApp(ctx, {
     title: 'Tenants',
     description: 'Tenants, their users, plans, isolation tiers and feature flags',
   })
+  tenantRoutes({ app, ctx })
+  moveRoutes({ app, ctx, jobs: createJobs(ctx.registry.dataDir) })
+  userRoutes({ app, ctx })
+  return app
+}
+
+/** Fresh for each route: Elysia takes its macro keys out of the object it is given. */
+const updateOptions = () =>
+  ({
+    auth: 'admin',
+    body: UpdateTenantBody,
+    response: { 200: Tenant },
+    detail: secured('Update name, time zone or settings'),
+  }) as const
+
+/** Tenants themselves: create, list, read, update, erase, suspend, resume, feature flags. */
+function tenantRoutes({ app, ctx }: { app: ServiceApp; ctx: ServiceContext }) {
+  const update = ({ params, actor, body }: UpdateArgs) =>
+    updateTenant(ctx, actor, params.tenant_id, body)
+  return app
     .post(
       '/api/v1/tenants',
       async ({ body, actor, requestId, request, set }) => {
@@ -102,26 +85,8 @@ export function createTenantsApp(ctx: ServiceContext) {
         detail: secured('Get a tenant'),
       },
     )
-    .patch(
-      '/api/v1/tenants/:tenant_id',
-      ({ params, actor, body }) => updateTenant(ctx, actor, params.tenant_id, body),
-      {
-        auth: 'admin',
-        body: UpdateTenantBody,
-        response: { 200: Tenant },
-        detail: secured('Update name, time zone or settings'),
-      },
-    )
-    .put(
-      '/api/v1/tenants/:tenant_id',
-      ({ params, actor, body }) => updateTenant(ctx, actor, params.tenant_id, body),
-      {
-        auth: 'admin',
-        body: UpdateTenantBody,
-        response: { 200: Tenant },
-        detail: secured('Update name, time zone or settings'),
-      },
-    )
+    .patch('/api/v1/tenants/:tenant_id', update, updateOptions())
+    .put('/api/v1/tenants/:tenant_id', update, updateOptions())
     .delete(
       '/api/v1/tenants/:tenant_id',
       ({ params, query, actor, requestId, request }) =>
@@ -141,71 +106,6 @@ export function createTenantsApp(ctx: ServiceContext) {
           ),
         },
         detail: secured('Erase a tenant, its data and its users; ?confirm=<id> (operator)'),
-      },
-    )
-    .put(
-      '/api/v1/tenants/:tenant_id/upgrade',
-      ({ params, actor, body, requestId, request, set }) =>
-        asJob(
-          set,
-          request,
-          'tier_move',
-          tenantFor(actor, assertTenantId(params.tenant_id, 'tenant_id')),
-          () =>
-            upgradeTenant(ctx, callOf(actor, requestId, request), actor, params.tenant_id, body),
-        ),
-      {
-        auth: 'admin',
-        body: UpgradeBody,
-        response: { 200: UpgradeResult, 202: JobView },
-        detail: secured(
-          'Change the plan: isolation tier, feature defaults, data moved (202 with a job when it takes longer; Prefer: respond-async asks for the job at once)',
-        ),
-      },
-    )
-    .get(
-      '/api/v1/tenants/:tenant_id/jobs/:job_id',
-      ({ params, actor }) => jobs.get(tenantInPath(ctx, actor, params.tenant_id).id, params.job_id),
-      {
-        auth: 'admin',
-        response: { 200: JobView },
-        detail: secured('Follow a tier or instance move answered 202'),
-      },
-    )
-    .post(
-      '/api/v1/tenants/:tenant_id/instances',
-      ({ params, actor, body, request, set }) =>
-        asJob(
-          set,
-          request,
-          'instance_move',
-          tenantFor(actor, assertTenantId(params.tenant_id, 'tenant_id')),
-          () => moveTenantToInstance(ctx, actor, params.tenant_id, body),
-        ),
-      {
-        auth: 'operator',
-        body: t.Object({
-          service: t.String({ description: 'a service that runs as several instances' }),
-          instance: t.String({ description: 'the instance URL, as discovery lists it' }),
-        }),
-        response: {
-          200: t.Object(
-            {
-              tenant_id: t.String(),
-              service: t.String(),
-              from: t.String(),
-              to: t.String(),
-              moved: t.Boolean({ description: 'false: the tenant was there already' }),
-              rows: t.Integer({ description: 'rows the new instance took over' }),
-              replayed: t.Integer({ description: 'events published again for it' }),
-            },
-            { title: 'InstanceMove' },
-          ),
-          202: JobView,
-        },
-        detail: secured(
-          'Move a tenant to another instance of a partitioned service, reads working meanwhile (operator)',
-        ),
       },
     )
     .post(
@@ -243,58 +143,6 @@ export function createTenantsApp(ctx: ServiceContext) {
         body: t.Record(t.String(), t.Unknown()),
         response: { 200: FeatureState },
         detail: secured('Override feature flags ({flag: true|false|null} or {features: {...}})'),
-      },
-    )
-    .post(
-      '/api/v1/tenants/:tenant_id/users',
-      async ({ params, actor, body, requestId, request, set }) => {
-        const row = tenantInPath(ctx, actor, params.tenant_id)
-        const user = await inviteUser(ctx, callOf(actor, requestId, request), actor, row, body)
-        set.status = 201
-        return user
-      },
-      {
-        auth: 'admin',
-        idempotent: true,
-        body: InviteBody,
-        response: { 201: Invitation },
-        detail: secured('Invite a user (the token is accepted at /auth/accept-invite)'),
-      },
-    )
-    .get(
-      '/api/v1/tenants/:tenant_id/users',
-      async ({ params, actor, requestId, request }) => {
-        const row = tenantInPath(ctx, actor, params.tenant_id)
-        return wholeList(await listTenantUsers(ctx, callOf(actor, requestId, request), row.id))
-      },
-      {
-        auth: 'admin',
-        response: { 200: UserList },
-        detail: secured("List a tenant's users"),
-      },
-    )
-    .delete(
-      '/api/v1/tenants/:tenant_id/users/:user_id',
-      async ({ params, actor, requestId, request, set }) => {
-        const row = tenantInPath(ctx, actor, params.tenant_id)
-        await removeTenantUser(ctx, callOf(actor, requestId, request), row.id, params.user_id)
-        set.status = 204
-      },
-      { auth: 'admin', detail: secured('Remove a user from a tenant') },
-    )
-    .get(
-      '/api/v1/tenants/:tenant_id/usage',
-      async ({ params, actor, requestId, request }) => {
-        return tenantUsage(
-          ctx,
-          callOf(actor, requestId, request),
-          tenantInPath(ctx, actor, params.tenant_id),
-        )
-      },
-      {
-        auth: 'read',
-        response: { 200: UsageStats },
-        detail: secured('Current usage and limits (from billing)'),
       },
     )
 }
