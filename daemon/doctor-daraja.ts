@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { goLiveChecks } from '../services/payment/go-live.ts'
 import type { Config } from './config.ts'
 import type { Check } from './doctor-check.ts'
+import { productionDaraja } from './slices.ts'
 
 /** The provider payment would call: mpesa.base_url, else the simulator. */
 export function providerUrlOf(config: Config): { url: string; live: boolean } {
@@ -25,6 +26,10 @@ export function darajaChecks(config: Config, now = new Date()): Promise<Check[]>
     {
       ...providerUrlOf(config),
       callbackBase: config.get<string | null>('mpesa.callback_base_url'),
+      production: productionDaraja(
+        config.get<string>('mpesa.environment'),
+        config.get<string | null>('mpesa.base_url'),
+      ),
       consumerKey: config.get<string>('mpesa.consumer_key'),
       consumerSecret: config.get<string>('mpesa.consumer_secret'),
       shortcode: config.get<string>('mpesa.shortcode'),

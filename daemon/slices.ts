@@ -124,7 +124,7 @@ function deepFreeze<T>(value: T): T {
 }
 
 /** Daraja production (it refuses http callback URLs): said so, or auto and Safaricom's API host. */
-function productionDaraja(environment: string, base: string | null | undefined): boolean {
+export function productionDaraja(environment: string, base: string | null | undefined): boolean {
   if (environment !== 'auto') return environment === 'production'
   try {
     return !!base && new URL(base).hostname === 'api.safaricom.co.ke'

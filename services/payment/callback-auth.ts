@@ -67,6 +67,18 @@ function inRanges(ranges: Range[], ip: string | null): boolean {
 
 export type C2bUrlKind = 'confirmation' | 'validation'
 
+/**
+ * Daraja production refuses callback URLs that are not https: a push, disbursement, registration
+ * or query that would hand it one is refused here, before anything is written or sent.
+ */
+export function assertHttpsCallbacks(cfg: Pick<PaymentSettings, 'production' | 'callbackBase'>) {
+  if (cfg.production && !/^https:\/\//i.test(cfg.callbackBase))
+    throw new AppError(
+      'PROVIDER_MISCONFIGURED',
+      `M-Pesa production calls back only https addresses, and the platform's callback address (mpesa.callback_base_url) is ${cfg.callbackBase}; nothing was sent or charged. The operator must set it to the gateway's public https address.`,
+    )
+}
+
 export function createCallbackAuth(cfg: PaymentSettings) {
   const allowList = parseAllowList(cfg.allowedIps, 'mpesa.allowed_ips')
 

@@ -53,7 +53,11 @@ export async function darajaCheck(ctx: ServiceContext, cfg: PaymentSettings) {
   }
 }
 
-export const darajaCheckRoute = {
+/**
+ * The route's options, a new object for each app: Elysia resolves the auth macro into the object
+ * it is given, so a shared one would keep the first app's token verifier.
+ */
+export const darajaCheckRoute = () => ({
   auth: 'operator' as const,
   response: { 200: DarajaCheckReport },
   detail: {
@@ -62,4 +66,4 @@ export const darajaCheckRoute = {
     tags: ['payments'],
     ...secured,
   },
-}
+})

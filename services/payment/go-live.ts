@@ -23,6 +23,8 @@ export interface GoLiveTarget {
   live: boolean
   /** The public base URL Daraja calls back; null: the gateway's own address. */
   callbackBase: string | null
+  /** Daraja production (`mpesa.environment`), which refuses http callback URLs. */
+  production: boolean
   consumerKey: string
   consumerSecret: string
   shortcode: string
@@ -60,6 +62,7 @@ export function checkConfiguredDaraja(cfg: PaymentSettings, now: Date): Promise<
       url: cfg.providerUrl.replace(/\/+$/, ''),
       live: !cfg.usingSimulator,
       callbackBase: cfg.callbackBase,
+      production: cfg.production,
       ...cfg.credentials,
     },
     now,
@@ -159,7 +162,14 @@ async function pullCheck(
   }
 }
 
-function callbackCheck({ live, callbackBase: base }: GoLiveTarget): GoLiveCheck {
+function callbackCheck({ live, production, callbackBase: base }: GoLiveTarget): GoLiveCheck {
+  if (production && !/^https:\/\//i.test(base ?? ''))
+    return {
+      name: 'daraja callback url',
+      status: 'fail',
+      detail: `Daraja production refuses http callback URLs and ${base ?? 'the gateway address'} is not https: mmp refuses every STK push, B2C payment and C2B registration until it is`,
+      fix: 'set mpesa.callback_base_url to the public https address of the gateway',
+    }
   if (!live)
     return {
       name: 'daraja callback url',

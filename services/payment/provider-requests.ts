@@ -4,7 +4,12 @@ import { emitEvent } from '../kernel/events.ts'
 import { derivedId, newId } from '../kernel/ids.ts'
 import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
 import { appendAudit } from './audit.ts'
-import { type CallbackAuth, InvalidCallback, jsonBody } from './callback-auth.ts'
+import {
+  assertHttpsCallbacks,
+  type CallbackAuth,
+  InvalidCallback,
+  jsonBody,
+} from './callback-auth.ts'
 import type { AsyncAccepted, AsyncInput } from './daraja-business.ts'
 import type { PaymentDeps } from './deps.ts'
 import { grouped } from './grouped.ts'
@@ -179,6 +184,7 @@ export function createProviderRequests(
     >,
     opts: { actorId: string | null; remarks: string; initiator?: AsyncInput['initiator'] },
   ): Promise<RequestRow> {
+    assertHttpsCallbacks(deps.cfg)
     const db = deps.tenantDb(tid)
     const id = newId('req')
     const at = deps.nowIso()

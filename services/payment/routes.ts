@@ -380,7 +380,7 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
     .post(
       '/api/v1/payments/daraja/check',
       () => darajaCheck(ctx, payments.settings),
-      darajaCheckRoute,
+      darajaCheckRoute(),
     )
     .get('/api/v1/payments/alerts', () => payments.alerts(), {
       auth: 'operator',

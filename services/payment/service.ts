@@ -11,7 +11,7 @@ import { createC2bRequery } from './c2b-requery.ts'
 import { createCredentialBox } from './c2b-secrets.ts'
 import { createShortcodes, type RegisterBody } from './c2b-shortcodes.ts'
 import { createC2bVerifier } from './c2b-verify.ts'
-import { createCallbackAuth } from './callback-auth.ts'
+import { assertHttpsCallbacks, createCallbackAuth } from './callback-auth.ts'
 import { createCallbacks } from './callbacks.ts'
 import type { Daraja } from './daraja.ts'
 import type { DarajaBusiness } from './daraja-business.ts'
@@ -72,7 +72,12 @@ export function createPayments(
     shortcodes.register(actor, body, checkKey(idemKey), () => {
       const tid = tenantFor(actor, body.tenant_id)
       if (tid !== PLATFORM_TENANT) assertEntitled(ctx.registry, tid, { write: true })
+      assertHttpsCallbacks(deps.cfg)
     })
+  const rotateShortcode = (actor: Actor, shortcode: string) => {
+    assertHttpsCallbacks(deps.cfg)
+    return shortcodes.rotate(actor, shortcode)
+  }
 
   /** The tenant's account number on the platform's aggregator paybills, and those paybills. */
   function c2bAccount(actor: Actor, named?: string) {
@@ -131,6 +136,7 @@ export function createPayments(
       // Paying the platform's own invoice is how a suspended tenant gets back; it is not metered.
       entitle: () => {
         if (!invoicePayment) assertEntitled(ctx.registry, tid, { write: true, metric: 'payments' })
+        assertHttpsCallbacks(deps.cfg)
       },
       insert(db, id, at) {
         db.sqlite
@@ -198,7 +204,10 @@ export function createPayments(
       key: checkKey(idemKey),
       hash: requestHash({ ...body, tenant_id: tid }),
       requestId,
-      entitle: () => assertEntitled(ctx.registry, tid, { write: true, metric: 'payments' }),
+      entitle: () => {
+        assertEntitled(ctx.registry, tid, { write: true, metric: 'payments' })
+        assertHttpsCallbacks(deps.cfg)
+      },
       insert(db, id, at) {
         db.sqlite
           .query(
@@ -258,7 +267,7 @@ export function createPayments(
     registerShortcode,
     listShortcodes: shortcodes.list,
     releaseShortcode: shortcodes.release,
-    rotateShortcode: shortcodes.rotate,
+    rotateShortcode,
     listC2bPayments: c2bPayments.list,
     getC2bPayment: c2bPayments.get,
     c2bAccount,

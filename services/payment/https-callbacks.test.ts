@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { migrations } from '../../schema/payment/migrations.ts'
+import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { createSimulator } from '../simulator/index.ts'
+import { createPaymentsApp } from './routes.ts'
+import { createPayments } from './service.ts'
+import type { PaymentSettings } from './settings.ts'
+import { testPaymentSettings } from './test-settings.ts'
+
+/**
+ * Daraja production refuses http callback URLs. With `production` on and an http callback base,
+ * mmp refuses the push, the disbursement, the C2B registration and the status query itself with
+ * PROVIDER_MISCONFIGURED (nothing written, nothing sent), and the go-live check says so in one
+ * line; with an https base the same push goes through.
+ */
+describe('https callback URLs in Daraja production', () => {
+  let sim: ReturnType<typeof createSimulator>
+  let simUrl: string
+  let kit: TestKit<PaymentSettings>
+
+  beforeAll(async () => {
+    sim = createSimulator({ delayMs: 20, version: 'test' }).listen({
+      port: 0,
+      hostname: '127.0.0.1',
+    })
+    simUrl = `http://127.0.0.1:${sim.server!.port}`
+    kit = await createTestKit('payment', {
+      migrations,
+      settings: testPaymentSettings({ providerUrl: simUrl, callbackBase: 'http://payment.test' }),
+    })
+    kit.createTenant('shop')
+  })
+  afterAll(async () => {
+    kit?.cleanup()
+    await sim?.stop()
+  })
+
+  /** The service's app with these settings over the kit's. */
+  const appWith = (over: Partial<PaymentSettings>) => {
+    const ctx = { ...kit.ctx, settings: { ...kit.ctx.settings, ...over } }
+    const app = createPaymentsApp(ctx, createPayments(ctx))
+    return async (
+      path: string,
+      body: unknown,
+      who = { tenantId: 'shop', role: 'Admin' as const },
+    ) => {
+      const res = await app.handle(
+        new Request(`http://payment.test${path}`, {
+          method: 'POST',
+          headers: { ...(await kit.authFor(who)), 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }),
+      )
+      return { status: res.status, body: (await res.json()) as Record<string, any> }
+    }
+  }
+  const received = async (phone: string) =>
+    (
+      (await (await fetch(`${simUrl}/simulator/received?phone=${phone}&kind=stk`)).json()) as {
+        count: number
+      }
+    ).count
+  const push = (phone: string) => ({
+    phone_number: phone,
+    amount: 10,
+    account_reference: 'INV-1',
+    transaction_desc: 'Order',
+  })
+
+  it('refuses a push, a disbursement, a registration and a query with an http callback', async () => {
+    const post = appWith({ production: true })
+    const stk = await post('/api/v1/payments/stkpush', push('254712300501'))
+    expect(stk.status).toBe(502)
+    expect(stk.body.code).toBe('PROVIDER_MISCONFIGURED')
+    expect(stk.body.detail).toContain('mpesa.callback_base_url')
+    expect(stk.body.detail).toContain('https')
+    expect(await received('254712300501')).toBe(0)
+    const db = kit.ctx.registry.tenant('payment', 'shop').sqlite
+    expect(db.query('SELECT count(*) AS n FROM payments').get()).toEqual({ n: 0 })
+
+    const b2c = await post('/api/v1/payments/b2c', {
+      phone_number: '254712300502',
+      amount: 10,
+      remarks: 'Refund',
+    })
+    expect([b2c.status, b2c.body.code]).toEqual([502, 'PROVIDER_MISCONFIGURED'])
+    expect(db.query('SELECT count(*) AS n FROM disbursements').get()).toEqual({ n: 0 })
+
+    const reg = await post('/api/v1/payments/c2b/register', {
+      shortcode: '600910',
+      response_type: 'Completed',
+    })
+    expect([reg.status, reg.body.code]).toEqual([502, 'PROVIDER_MISCONFIGURED'])
+    const platform = kit.ctx.registry.platform('payment').sqlite
+    expect(
+      platform.query("SELECT count(*) AS n FROM c2b_shortcodes WHERE shortcode = '600910'").get(),
+    ).toEqual({ n: 0 })
+
+    const balance = await post(
+      '/api/v1/payments/account-balance',
+      {},
+      { tenantId: 'platform', role: 'Admin' },
+    )
+    expect([balance.status, balance.body.code]).toEqual([502, 'PROVIDER_MISCONFIGURED'])
+    expect(db.query('SELECT count(*) AS n FROM provider_requests').get()).toEqual({ n: 0 })
+  })
+
+  it('says it in one line of the go-live check', async () => {
+    const post = appWith({ production: true })
+    const r = await post('/api/v1/payments/daraja/check', undefined, {
+      tenantId: 'platform',
+      role: 'Admin',
+    })
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    expect(r.body.status).toBe('fail')
+    const line = r.body.checks.find((c: { name: string }) => c.name === 'daraja callback url')
+    expect(line.status).toBe('fail')
+    expect(line.detail).toMatch(/production refuses http callback URLs/)
+    expect(line.detail).not.toContain('\n')
+    expect(line.fix).toContain('mpesa.callback_base_url')
+  })
+
+  it('sends the push with an https callback, and with http outside production', async () => {
+    const https = appWith({ production: true, callbackBase: 'https://pay.example.test' })
+    expect((await https('/api/v1/payments/stkpush', push('254712300503'))).status).toBe(202)
+    expect(await received('254712300503')).toBe(1)
+    const sandbox = appWith({ production: false })
+    expect((await sandbox('/api/v1/payments/stkpush', push('254712300504'))).status).toBe(202)
+    expect(await received('254712300504')).toBe(1)
+  })
+})
