@@ -1,39 +1,17 @@
 import { Elysia } from 'elysia'
+import { b2cRoutes } from './b2c.ts'
 import { businessRoutes } from './business.ts'
 import { c2bRoutes } from './c2b.ts'
-import { b2cResultOf, eatTimestamp, stkCallbackOf } from './callbacks.ts'
+import { stkCallbackOf } from './callbacks.ts'
 import { createDelivery } from './delivery.ts'
-import {
-  type B2cRecord,
-  b2cOutcome,
-  darajaError,
-  type Outcome,
-  outcomeForPhone,
-  receiptNumber,
-  requestId,
-  type SimulatorOptions,
-  type StkRecord,
-} from './model.ts'
+import { inspectRoutes } from './inspect.ts'
+import { outcomeForPhone, type SimulatorOptions } from './model.ts'
 import { withDarajaErrors } from './not-found.ts'
+import { createOAuth } from './oauth.ts'
 import { pullRoutes } from './pull.ts'
-import {
-  B2C_COMMANDS,
-  firstFailure,
-  oneOf,
-  phone,
-  present,
-  readJsonBody,
-  shortcode as shortcodeField,
-  text,
-  url,
-  wholeAmount,
-} from './rules.ts'
 import type { Sim } from './sim.ts'
 import { stkRoutes } from './stk.ts'
 import { createStore, type Kind } from './store.ts'
-import { duplicateOriginator } from './strict.ts'
-
-export { type B2cRecord, type Outcome, outcomeForPhone, type SimulatorOptions, type StkRecord }
 
 /**
  * The Daraja-compatible M-Pesa simulator (DESIGN §8, §11): the same HTTP protocol as Safaricom
@@ -61,66 +39,37 @@ export { type B2cRecord, type Outcome, outcomeForPhone, type SimulatorOptions, t
  * `{"transaction_status": n}` answers the next n Transaction Status requests HTTP 503.
  */
 export function createSimulator(opts: SimulatorOptions) {
-  const key = opts.consumerKey ?? 'mmp-simulator-key'
-  const secret = opts.consumerSecret ?? 'mmp-simulator-secret'
   const shortcode = opts.shortcode ?? '174379'
   const passkey = opts.passkey ?? 'mmp-simulator-passkey'
   const outcomeOf = opts.outcomeOf ?? outcomeForPhone
-  // Daraja: "each request invalidates the previous token" — one live token per app.
-  let live: { token: string; expiresAt: number } | null = null
+  const oauth = createOAuth({
+    key: opts.consumerKey ?? 'mmp-simulator-key',
+    secret: opts.consumerSecret ?? 'mmp-simulator-secret',
+  })
   const store = createStore(opts.statePath)
   const delivery = createDelivery()
-
-  const tokenRefused = (request: Request): Response | null => {
-    const m = /^bearer\s+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')
-    const ok = !!m && !!live && m[1] === live.token && live.expiresAt > Date.now()
-    return ok ? null : darajaError(404, '404.001.03', 'Invalid Access Token')
-  }
-
-  const fire: Partial<Record<Kind, (id: string) => Promise<boolean>>> = {
-    async stk(id) {
-      const rec = store.recall('stk', id)
-      if (!rec) return true
-      const { url: to, body } = stkCallbackOf(rec)
-      return delivery.post(to, body, rec)
-    },
-    async b2c(id) {
-      const rec = store.recall('b2c', id)
-      if (!rec) return true
-      const { url: to, body } = b2cResultOf(rec)
-      return delivery.post(to, body, rec)
-    },
-  }
+  const fire: Partial<Record<Kind, (id: string) => Promise<boolean>>> = {}
   const sim: Sim = {
     store,
     delivery,
     delayMs: opts.delayMs,
     production: opts.production ?? false,
     faults: { status: 0 },
-    tokenRefused,
+    tokenRefused: oauth.tokenRefused,
     schedule: (kind, id, ms) =>
       delivery.later(ms, async () => {
         if (await (fire[kind]?.(id) ?? Promise.resolve(true))) store.done(id)
       }),
   }
+  const b2c = b2cRoutes(sim, { outcomeOf: opts.outcomeOf })
   const c2b = c2bRoutes(sim)
   const business = businessRoutes(sim)
+  fire.stk = (id) => fireStk({ sim, input: id })
+  fire.b2c = b2c.fire
   fire.c2b = c2b.fire
   fire.status = (id) => business.fire('status', id)
   fire.balance = (id) => business.fire('balance', id)
   fire.reversal = (id) => business.fire('reversal', id)
-
-  const b2cChecks = [
-    present('InitiatorName'),
-    present('SecurityCredential'),
-    oneOf('CommandID', B2C_COMMANDS),
-    wholeAmount('Amount'),
-    shortcodeField('PartyA'),
-    phone('PartyB'),
-    text('Remarks', 100, 2),
-    url('QueueTimeOutURL'),
-    url('ResultURL'),
-  ]
 
   const app = new Elysia({ name: 'mmp-simulator' })
     .get('/health', () => ({
@@ -129,83 +78,13 @@ export function createSimulator(opts: SimulatorOptions) {
       status: 'ok',
       checks: {},
     }))
-    .get('/oauth/v1/generate', ({ request, query }) => {
-      if (query.grant_type !== 'client_credentials')
-        return darajaError(400, '400.008.02', 'Invalid grant type passed')
-      const m = /^basic\s+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')
-      const given = m ? Buffer.from(m[1]!, 'base64').toString() : ''
-      if (given !== `${key}:${secret}`)
-        return darajaError(400, '400.008.01', 'Invalid Authentication passed')
-      const token = receiptNumber() + receiptNumber() + receiptNumber()
-      live = { token, expiresAt: Date.now() + 3599_000 }
-      return { access_token: token, expires_in: '3599' }
-    })
+    .use(oauth.app)
     .use(stkRoutes(sim, { shortcode, passkey, outcomeOf }))
     .use(pullRoutes(sim, shortcode))
-    .post('/mpesa/b2c/:version/paymentrequest', async ({ request, params }) => {
-      if (params.version !== 'v1' && params.version !== 'v3')
-        return darajaError(404, '404.001.01', 'Resource not found')
-      const denied = tokenRefused(request)
-      if (denied) return denied
-      const body = await readJsonBody(request)
-      if (body instanceof Response) return body
-      const refused = firstFailure(body, b2cChecks)
-      if (refused) return refused
-      const phoneNumber = String(body.PartyB)
-      const originatorConversationId = String(body.OriginatorConversationID ?? requestId())
-      const conversationId = `AG_${eatTimestamp(Date.now()).slice(0, 8)}_${Bun.randomUUIDv7().replaceAll('-', '').slice(-20)}`
-      // Daraja refuses an OriginatorConversationID it saw before, and does not pay it again.
-      if (!store.claimOriginator(originatorConversationId, 'b2c', conversationId))
-        return duplicateOriginator()
-      const outcome = opts.outcomeOf ? opts.outcomeOf(phoneNumber) : b2cOutcome(phoneNumber)
-      const rec: B2cRecord = {
-        kind: 'b2c',
-        conversationId,
-        originatorConversationId,
-        request: body,
-        outcome,
-        receipt: receiptNumber(),
-        decideAt: Date.now() + opts.delayMs,
-        callbackStatus: null,
-        callbackError: null,
-      }
-      store.remember(conversationId, rec, phoneNumber, outcome.callback ? rec.decideAt : null)
-      if (outcome.resultCode === 0)
-        store.issueReceipt(rec.receipt, 'b2c', conversationId, Number(body.Amount))
-      if (outcome.callback) sim.schedule('b2c', conversationId, opts.delayMs)
-      return {
-        ConversationID: conversationId,
-        OriginatorConversationID: originatorConversationId,
-        ResponseCode: '0',
-        ResponseDescription: 'Accept the service request successfully.',
-      }
-    })
+    .use(b2c.app)
     .use(c2b.app)
     .use(business.app)
-    .get('/simulator/requests/:id', ({ params }) => {
-      for (const kind of ['stk', 'b2c', 'c2b', 'status', 'balance', 'reversal'] as const) {
-        const rec = store.recall(kind, params.id)
-        if (rec) return rec
-      }
-      return darajaError(404, '404.001.01', 'Resource not found')
-    })
-    .get('/simulator/received', ({ query }) => {
-      const rows = store.received(String(query.phone ?? ''), String(query.kind ?? ''))
-      return { count: rows.length, requests: rows }
-    })
-    // Test switch: `{"transaction_status": n}` answers the next n Transaction Status 503.
-    .post('/simulator/faults', async ({ request }) => {
-      const body = await readJsonBody(request)
-      if (body instanceof Response) return body
-      const n = Number(body.transaction_status ?? 0)
-      sim.faults.status = Number.isInteger(n) && n >= 0 ? n : 0
-      return { transaction_status: sim.faults.status }
-    })
-    .get('/simulator/requests', () => ({
-      stk: store.recent('stk'),
-      b2c: store.recent('b2c'),
-      c2b: store.recent('c2b'),
-    }))
+    .use(inspectRoutes(sim))
     .onStart(() => {
       // Callbacks a previous process accepted but did not deliver: Daraja would still send them.
       const now = Date.now()
@@ -217,4 +96,12 @@ export function createSimulator(opts: SimulatorOptions) {
       store.close()
     })
   return withDarajaErrors(app)
+}
+
+/** Sends an STK push's callback; true when nothing is left to send. */
+async function fireStk({ sim, input: id }: { sim: Sim; input: string }): Promise<boolean> {
+  const rec = sim.store.recall('stk', id)
+  if (!rec) return true
+  const { url: to, body } = stkCallbackOf(rec)
+  return sim.delivery.post(to, body, rec)
 }

@@ -1,3 +1,5 @@
+import { eatTimestamp } from './callbacks.ts'
+
 /** What the simulator records and decides, shared by its routes, store and callbacks. */
 export interface SimulatorOptions {
   delayMs: number
@@ -149,6 +151,10 @@ export const darajaError = (status: number, errorCode: string, errorMessage: str
     status,
     headers: { 'content-type': 'application/json' },
   })
+
+/** A ConversationID as Daraja gives one: `AG_<date>_<20 hex>`. */
+export const newConversationId = (): string =>
+  `AG_${eatTimestamp(Date.now()).slice(0, 8)}_${Bun.randomUUIDv7().replaceAll('-', '').slice(-20)}`
 
 let counter = 0
 export const requestId = (): string =>

@@ -1,7 +1,6 @@
 import { Elysia } from 'elysia'
 import { darajaError } from './model.ts'
-import { readJsonBody } from './rules.ts'
-import type { Sim } from './sim.ts'
+import { readDarajaRequest, type Sim } from './sim.ts'
 
 /**
  * Daraja's Pull Transactions API (reconciliation: the payments into a shortcode in the last 48
@@ -34,9 +33,7 @@ export function pullRoutes(sim: Sim, shortcode: string) {
 
   /** A Pull request as Daraja checks it: the token, a JSON body, the registered shortcode. */
   const shortcodeRequest = async (request: Request) => {
-    const denied = sim.tokenRefused(request)
-    if (denied) return denied
-    const body = await readJsonBody(request)
+    const body = await readDarajaRequest({ sim, input: { request } })
     if (body instanceof Response) return body
     const code = String(body.ShortCode ?? '')
     if (code !== shortcode) return darajaError(400, '400.001', 'Invalid ShortCode')
@@ -47,7 +44,7 @@ export function pullRoutes(sim: Sim, shortcode: string) {
     .post('/pulltransactions/v1/register', async ({ request }) => {
       const read = await shortcodeRequest(request)
       if (read instanceof Response) return read
-      const { body, code } = read
+      const { code } = read
       const again = registered.has(code)
       registered.add(code)
       return {

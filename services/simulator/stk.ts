@@ -12,14 +12,13 @@ import {
   firstFailure,
   oneOf,
   phone,
-  readJsonBody,
   STK_TRANSACTION_TYPES,
   shortcode as shortcodeField,
   text,
   timestamp,
   url,
 } from './rules.ts'
-import type { Sim } from './sim.ts'
+import { readDarajaRequest, type Sim } from './sim.ts'
 
 export interface StkOptions {
   shortcode: string
@@ -150,9 +149,7 @@ export function stkRoutes(sim: Sim, o: StkOptions) {
 
   const app = new Elysia({ name: 'mmp-simulator-stk' })
     .post('/mpesa/stkpush/v1/processrequest', async ({ request }) => {
-      const denied = sim.tokenRefused(request)
-      if (denied) return denied
-      const body = await readJsonBody(request)
+      const body = await readDarajaRequest({ sim, input: { request } })
       if (body instanceof Response) return body
       const refused = credentialsError(body) ?? firstFailure(body, checks)
       if (refused) return refused
@@ -173,9 +170,7 @@ export function stkRoutes(sim: Sim, o: StkOptions) {
       }
     })
     .post('/mpesa/stkpushquery/v1/query', async ({ request }) => {
-      const denied = sim.tokenRefused(request)
-      if (denied) return denied
-      const body = await readJsonBody(request)
+      const body = await readDarajaRequest({ sim, input: { request } })
       if (body instanceof Response) return body
       const refused = credentialsError(body)
       if (refused) return refused
