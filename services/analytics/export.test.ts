@@ -5,15 +5,10 @@ import { type TransactionEvent, topics } from '../../schema/events.ts'
 import { api } from '../../test/support/client.ts'
 import { newId } from '../kernel/ids.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { neutraliseCell, unparsePage } from './csv.ts'
 import type { CustomerView } from './customers.ts'
 import { subscribeTransactions } from './events.ts'
-import {
-  exportPdf,
-  filterLines,
-  neutraliseCell,
-  type ReportFilters,
-  unparsePage,
-} from './export.ts'
+import { exportPdf, filterLines, type ReportFilters } from './export-pdf.ts'
 import { createAnalyticsApp } from './routes.ts'
 
 describe('CSV pages', () => {

@@ -1,8 +1,9 @@
 import { jsPDF } from 'jspdf'
+import { unparsePage } from './csv.ts'
 import type { CustomerView } from './customers.ts'
-import { dayText, money, unparsePage } from './export.ts'
 import type { Group } from './groups.ts'
 import type { Insight } from './insight-rules.ts'
+import { dayText, kes } from './insight-words.ts'
 import type { reconcileStatement } from './reconciliation.ts'
 
 /**
@@ -67,8 +68,8 @@ export function groupReport(
     shown: list.map((c) => [
       c.counterparty,
       String(c.count),
-      money(c.total_in),
-      money(c.total_out),
+      kes(c.total_in),
+      kes(c.total_out),
       dayText(c.last_seen),
     ]),
   }
@@ -111,7 +112,7 @@ export function reconciliationReport(
       periodLine(head.from ?? r.period?.from, head.to ?? r.period?.to),
       `Statement rows: ${r.statement_rows}`,
       b
-        ? `Closing balance: statement ${money(b.statement_closing)}, platform ${money(b.platform_running)}, difference ${money(b.difference)}`
+        ? `Closing balance: statement ${kes(b.statement_closing)}, platform ${kes(b.platform_running)}, difference ${kes(b.difference)}`
         : 'Closing balance: not printed on the statement',
     ],
     headers: ['finding', 'receipt_number', 'occurred_at', 'direction', 'amount', 'reported_by'],
@@ -127,7 +128,7 @@ export function reconciliationReport(
       i.words,
       i.receipt_number,
       dayText(i.occurred_at),
-      money(i.direction === 'out' ? -i.amount : i.amount),
+      kes(i.direction === 'out' ? -i.amount : i.amount),
     ]),
   }
 }
