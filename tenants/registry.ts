@@ -1,36 +1,17 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { isAbsolute, join, resolve } from 'node:path'
-import { Value } from '@sinclair/typebox/value'
-import { TenantNotFound } from '../schema/errors.ts'
-import { TenantProfile } from '../schema/profiles.ts'
-import { assertTenantId, PLATFORM_TENANT } from '../schema/tenant-id.ts'
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { dirname, isAbsolute, join, resolve } from 'node:path'
+import type { TenantProfile } from '../schema/profiles.ts'
+import { assertTenantId } from '../schema/tenant-id.ts'
 import type { Db, Migration } from './db.ts'
-import { openDatabase } from './db.ts'
-import { type ProfileGeneration, profileGeneration, type Stamp } from './generation.ts'
-import { replaceJson } from './json-file.ts'
+import { type ProfileGeneration, profileGeneration } from './generation.ts'
+import { createHandles, type HandleOptions } from './registry-handles.ts'
+import { createPlacements } from './registry-placements.ts'
 
 /** The tenant's profile (schema/profiles.ts): where its data lives, plan, status, features, zone. */
 export type Placement = TenantProfile
 
-export interface RegistryOptions {
+export interface RegistryOptions extends HandleOptions {
   dataDir: string
-  /** Migrations of each service's databases. */
-  migrations: (service: string) => readonly Migration[]
-  /** `FULL` for money (payment, billing), `NORMAL` elsewhere. */
-  synchronous?: (service: string) => 'FULL' | 'NORMAL'
-  /**
-   * Open handles kept at most, for the whole process (every service shares this registry): beyond
-   * it the least recently used handle that is not busy is released and its descriptors freed.
-   * Platform databases are never released (services hold statements on them for life).
-   */
-  maxOpen?: number
-  /** Told once when every open handle is busy and the cap cannot be kept. */
-  onOverCap?: (open: number, max: number) => void
-  /** Called once for every database the first time it is opened (the relay watches it). */
-  onOpen?: (
-    db: Db,
-    info: { service: string; tenantId: string | null; firstInProcess: boolean },
-  ) => void
 }
 
 /**
@@ -111,221 +92,69 @@ export function placementFolder(dataDir: string, placement: Placement, tenantId:
 export function createRegistry(opts: RegistryOptions): TenantRegistry {
   const dataDir = resolve(opts.dataDir)
   const tenantsDir = join(dataDir, 'tenants')
-  const max = opts.maxOpen ?? 256
-  /** Open handles, least recently used first (a path may have two: see `openPath`). */
-  const lru = new Map<Db, string>()
-  /** The handle `openPath` gives out for a path. */
-  const current = new Map<string, Db>()
-  const pinned = new Set<string>()
-  /** Files closed before deletion: a released handle of one must not recreate it. */
-  const erased = new Set<string>()
-  const seen = new Set<string>()
-  let warnedOverCap = false
   const generation = profileGeneration(dataDir)
-  const { profiles } = generation
-  const placements = new Map<string, Stamp & { p: Placement }>()
-  /**
-   * Tenants whose profile was seen, and when: a request asks several times (its checks, each
-   * database it opens), and a stat each time was the largest cost after SQL on the analytics
-   * summary. An erasure anywhere on this data dir bumps the profile counter and is seen at once.
-   */
-  const existing = new Map<string, Stamp>()
-
-  const placementFile = (tenantId: string) => join(tenantsDir, tenantId, 'placement.json')
-
-  const readPlacement = (tenantId: string): Placement => {
-    const now = Date.now()
-    const cached = placements.get(tenantId)
-    if (profiles.fresh(cached, now)) return cached.p
-    // The counter first, then the file: a change between the two is seen on the next call.
-    const stamp = profiles.stamp(now)
-    const file = placementFile(tenantId)
-    let p: Placement = { isolation: 'shared' }
-    if (existsSync(file)) {
-      const read: unknown = JSON.parse(readFileSync(file, 'utf8'))
-      // A profile that is not what the tenant service writes is a broken install, said loudly.
-      if (!Value.Check(TenantProfile, read))
-        throw new Error(
-          `tenants/${tenantId}/placement.json does not match the tenant profile schema`,
-        )
-      p = read
-    }
-    placements.set(tenantId, { ...stamp, p })
-    return p
-  }
-
-  const folderOf = (placement: Placement, tenantId: string): string =>
-    placementFolder(dataDir, placement, tenantId)
-
-  /** Releases least recently used handles that are not busy until the cap holds. */
-  const evict = (keep: Db | null, room = 0) => {
-    const limit = max - room
-    if (lru.size <= limit) return
-    for (const [db, path] of lru) {
-      if (lru.size <= limit) break
-      if (db.gone) lru.delete(db)
-      else if (db === keep || pinned.has(path) || db.busy) continue
-      else if (db.release()) {
-        lru.delete(db)
-        if (current.get(path) === db) current.delete(path)
-      }
-    }
-    if (lru.size > limit && !warnedOverCap) {
-      warnedOverCap = true
-      opts.onOverCap?.(lru.size, max)
-    }
-  }
-
-  /** Releases up to `n` idle handles, oldest first; whether any was released. */
-  const shrink = (n: number): boolean => {
-    let released = 0
-    for (const [db, path] of lru) {
-      if (released >= n) break
-      if (pinned.has(path) || db.busy || !db.release()) continue
-      lru.delete(db)
-      if (current.get(path) === db) current.delete(path)
-      released++
-    }
-    return released > 0
-  }
-
-  const touch = (db: Db, path: string) => {
-    lru.delete(db)
-    lru.set(db, path)
-  }
-
-  /**
-   * A released handle is never given out again: services cache prepared statements per `Db`
-   * (WeakMap), and those died with the release. Code that still holds the old one reopens it on
-   * use; it then counts in the LRU again beside the new one.
-   */
-  const openPath = (service: string, path: string, tenantId: string | null, pin = false): Db => {
-    if (pin) pinned.add(path)
-    const hit = current.get(path)
-    if (hit && !hit.closed) {
-      touch(hit, path)
-      return hit
-    }
-    erased.delete(path)
-    const open = () =>
-      openDatabase(path, {
-        migrations: opts.migrations(service),
-        synchronous: opts.synchronous?.(service) ?? 'NORMAL',
-        mayReopen: () => {
-          evict(null, 1)
-          return !erased.has(path)
-        },
-        onReopen(reopened) {
-          touch(reopened, path)
-          evict(reopened)
-        },
-      })
-    // Room first, then the open: the descriptors never exceed the cap, even for a moment.
-    evict(null, 1)
-    let db: Db
-    try {
-      db = open()
-    } catch (err) {
-      // Out of descriptors (other files, sockets): give back half the idle handles and try once more.
-      if (!/unable to open/i.test((err as Error)?.message ?? '') || !shrink(lru.size >> 1))
-        throw err
-      db = open()
-    }
-    current.set(path, db)
-    touch(db, path)
-    const firstInProcess = !seen.has(path)
-    seen.add(path)
-    opts.onOpen?.(db, { service, tenantId, firstInProcess })
-    evict(db)
-    return db
-  }
+  const profiles = createPlacements({ tenantsDir, generation })
+  const handles = createHandles(opts)
+  const { openPath } = handles
+  const fileAt = (service: string, placement: Placement, tenantId: string) =>
+    join(placementFolder(dataDir, placement, tenantId), `${service}.db`)
 
   return {
     dataDir,
     platform: (service) =>
       openPath(service, join(dataDir, 'platform', `${service}.db`), null, true),
     tenant(service, tenantId) {
-      this.assertExists(tenantId)
+      profiles.assertExists(tenantId)
       return openPath(service, this.pathOf(service, tenantId), tenantId)
     },
-    assertExists(tenantId) {
-      assertTenantId(tenantId)
-      if (tenantId === PLATFORM_TENANT) return tenantId
-      const now = Date.now()
-      if (profiles.fresh(existing.get(tenantId), now)) return tenantId
-      const stamp = profiles.stamp(now)
-      if (!existsSync(placementFile(tenantId))) {
-        existing.delete(tenantId)
-        throw new TenantNotFound(tenantId)
-      }
-      if (existing.size > 100_000) existing.clear()
-      existing.set(tenantId, stamp)
-      return tenantId
-    },
+    assertExists: profiles.assertExists,
     pathOf(service, tenantId) {
       assertTenantId(tenantId)
-      return join(folderOf(readPlacement(tenantId), tenantId), `${service}.db`)
+      return fileAt(service, profiles.read(tenantId), tenantId)
     },
-    placement: (tenantId) => readPlacement(assertTenantId(tenantId)),
-    setPlacement(tenantId, placement) {
-      assertTenantId(tenantId)
-      const file = placementFile(tenantId)
-      mkdirSync(join(tenantsDir, tenantId), { recursive: true })
-      replaceJson(file, placement)
-      profiles.bump()
-      placements.set(tenantId, { ...profiles.stamp(Date.now()), p: placement })
-    },
-    removePlacement(tenantId) {
-      rmSync(placementFile(assertTenantId(tenantId)), { force: true })
-      profiles.bump()
-      placements.delete(tenantId)
-      existing.delete(tenantId)
-    },
+    placement: (tenantId) => profiles.read(assertTenantId(tenantId)),
+    setPlacement: profiles.write,
+    removePlacement: profiles.remove,
     tenantDir: (tenantId) => join(tenantsDir, assertTenantId(tenantId)),
-    hasProfile: (tenantId) => existsSync(placementFile(assertTenantId(tenantId))),
+    hasProfile: profiles.has,
     openAt(service, placement, tenantId) {
       assertTenantId(tenantId)
-      return openPath(service, join(folderOf(placement, tenantId), `${service}.db`), tenantId)
+      return openPath(service, fileAt(service, placement, tenantId), tenantId)
     },
-    existingTenantDatabases(service) {
-      if (!existsSync(tenantsDir)) return []
-      const out: string[] = []
-      for (const entry of readdirSync(tenantsDir)) {
-        const own = join(tenantsDir, entry, `${service}.db`)
-        if (existsSync(own)) out.push(own)
-        if (entry === SHARED) continue
-        const p = readPlacement(entry)
-        if (p.isolation === 'database') {
-          const file = join(folderOf(p, entry), `${service}.db`)
-          if (file !== own && existsSync(file) && statSync(file).isFile()) out.push(file)
-        }
-      }
-      return out
-    },
+    existingTenantDatabases: (service) => existingDatabases({ tenantsDir, profiles, service }),
     openPath,
-    pathAt: (service, placement, tenantId) =>
-      join(folderOf(placement, assertTenantId(tenantId)), `${service}.db`),
-    closePath(path) {
-      erased.add(path)
-      current.delete(path)
-      for (const [db, p] of lru) {
-        if (p !== path) continue
-        lru.delete(db)
-        db.close()
-      }
-    },
-    evictPlacement(tenantId) {
-      placements.delete(tenantId)
-      existing.delete(tenantId)
-    },
+    pathAt: (service, placement, tenantId) => fileAt(service, placement, assertTenantId(tenantId)),
+    closePath: handles.closePath,
+    evictPlacement: profiles.forget,
     migrationsOf: (service) => opts.migrations(service),
     generation,
-    closeAll() {
-      for (const db of lru.keys()) db.close()
-      lru.clear()
-      current.clear()
-    },
-    openCount: () => lru.size,
-    shed: () => shrink(Math.max(1, lru.size >> 1)),
+    closeAll: handles.closeAll,
+    openCount: handles.openCount,
+    shed: handles.shed,
   }
+}
+
+/** Every tenant database file of a service on disk: the shared one, own folders, Enterprise paths. */
+function existingDatabases({
+  tenantsDir,
+  profiles,
+  service,
+}: {
+  tenantsDir: string
+  profiles: ReturnType<typeof createPlacements>
+  service: string
+}): string[] {
+  if (!existsSync(tenantsDir)) return []
+  const out: string[] = []
+  for (const entry of readdirSync(tenantsDir)) {
+    const own = join(tenantsDir, entry, `${service}.db`)
+    if (existsSync(own)) out.push(own)
+    if (entry === SHARED) continue
+    const p = profiles.read(entry)
+    if (p.isolation === 'database') {
+      const file = join(placementFolder(dirname(tenantsDir), p, entry), `${service}.db`)
+      if (file !== own && existsSync(file) && statSync(file).isFile()) out.push(file)
+    }
+  }
+  return out
 }
