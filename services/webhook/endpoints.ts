@@ -3,6 +3,7 @@ import { webhookDeliveries, webhookEndpoints } from '../../schema/webhook/tables
 import { assertEntitled, readEntitlements } from '../kernel/entitlements.ts'
 import { invalidField, LimitExceeded, NotFound } from '../kernel/errors.ts'
 import { newId } from '../kernel/ids.ts'
+import { snakeFields } from '../kernel/snake.ts'
 import type { WebhookDeps } from './deps.ts'
 import {
   type CreateEndpointBody,
@@ -18,19 +19,24 @@ import { checkDestination, DestinationRefused } from './ssrf.ts'
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect
 
+/** The columns an endpoint answers with unchanged (the secrets never go out). */
+const VIEW_FIELDS = [
+  'id',
+  'tenantId',
+  'url',
+  'version',
+  'rateLimit',
+  'description',
+  'disabledReason',
+  'createdAt',
+  'updatedAt',
+] as const
+
 export function endpointView(row: EndpointRow): Endpoint {
   return {
-    id: row.id,
-    tenant_id: row.tenantId,
-    url: row.url,
+    ...snakeFields(row, VIEW_FIELDS),
     events: JSON.parse(row.events) as string[],
     status: row.status as Endpoint['status'],
-    version: row.version,
-    rate_limit: row.rateLimit,
-    description: row.description,
-    disabled_reason: row.disabledReason,
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
   }
 }
 
