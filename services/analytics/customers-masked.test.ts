@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { migrations } from '../../schema/analytics/migrations.ts'
 import type { TransactionEvent } from '../../schema/events.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { applyTransactions, toStored } from './ingest.ts'
-import { counterpartyKey } from './stored.ts'
+import { applyTransactions } from './ingest.ts'
+import { counterpartyKey, toStored } from './stored.ts'
 import { timeZone } from './time.ts'
 
 const zone = timeZone('Africa/Nairobi')

@@ -1,6 +1,4 @@
-import { paymentKind, reportOf, type TransactionEvent } from '../../schema/events.ts'
 import type { Db } from '../kernel/db.ts'
-import { toMinor } from '../kernel/money.ts'
 import { preparedPerDb, type Statement } from '../kernel/prepared.ts'
 import {
   dropCopy,
@@ -16,67 +14,7 @@ import { adoptFullPhone } from './masked-payers.ts'
 import type { PendingRollups } from './pending-rollups.ts'
 import { pendingRollups } from './pending-rollups.ts'
 import { addToRollups, moveCategory, refreshCounterparty } from './rollups.ts'
-import { counterpartyKey, entryKey, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
-import { type TimeZone, toIsoInstant } from './time.ts'
-
-/**
- * Converts one broker transaction (its shape checked against schema/events.ts on arrival) to its
- * stored row; throws when its time or amount cannot be stored.
- */
-export function toStored(tenantId: string, zone: TimeZone, e: TransactionEvent): StoredTransaction {
-  const occurredAt = toIsoInstant(e.occurred_at, 'occurred_at')
-  const amount = toMinor(e.amount, 'amount')
-  if (amount < 0) throw new Error('amount must not be negative')
-  return {
-    tenant_id: tenantId,
-    id: e.transaction_id,
-    user_id: e.user_id ?? null,
-    occurred_at: occurredAt,
-    local_day: dayOf(zone, Date.parse(occurredAt)),
-    amount_cents: amount,
-    direction: e.direction,
-    counterparty_name: e.counterparty_name ?? null,
-    counterparty_phone: e.counterparty_phone ?? null,
-    counterparty_key: counterpartyKey(e.counterparty_name, e.counterparty_phone),
-    description: e.description ?? '',
-    receipt_number: e.receipt_number ?? null,
-    balance_cents: e.balance == null ? null : Math.round(e.balance * 100),
-    category: e.category ?? null,
-    category_confidence: e.category_confidence ?? null,
-    category_source: e.category_source ?? null,
-    rule_id: e.rule_id ?? null,
-    source: e.source ?? 'api',
-    // A payment (or an older event) states no kind: its channel and direction say it.
-    kind: e.kind ?? paymentKind(e),
-    leg: e.leg ?? '',
-    reports: e.reports ?? (e.receipt_number ? [reportOf(e)] : undefined),
-  }
-}
-
-const QUARTER_HOUR = 900_000
-const daysOf = new WeakMap<TimeZone, Map<number, string>>()
-
-/**
- * `zone.dayOf`, remembered per quarter hour (the kernel's zone holds one offset through each):
- * a batch's rows share a few quarter hours. One that straddles a local midnight (an offset that
- * is not whole quarter hours) is asked about each instant.
- */
-function dayOf(zone: TimeZone, ms: number): string {
-  let days = daysOf.get(zone)
-  if (!days) {
-    days = new Map()
-    daysOf.set(zone, days)
-  }
-  const bucket = Math.floor(ms / QUARTER_HOUR)
-  let day = days.get(bucket)
-  if (day === undefined) {
-    day = zone.dayOf(bucket * QUARTER_HOUR)
-    if (zone.dayOf(bucket * QUARTER_HOUR + QUARTER_HOUR - 1) !== day) return zone.dayOf(ms)
-    if (days.size > 100_000) days.clear()
-    days.set(bucket, day)
-  }
-  return day
-}
+import { entryKey, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
 
 const COLUMNS = [
   'tenant_id',
