@@ -69,16 +69,36 @@ export async function deleteRowsInSlices(
     }
   } catch (err) {
     if (!/FOREIGN KEY/i.test((err as Error).message)) throw err
-    source.write(() => {
-      source.sqlite.run('PRAGMA defer_foreign_keys = ON')
-      for (const t of tables) {
-        deleted += source.sqlite
-          .query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`)
-          .run(tenantId).changes
-      }
-    })
+    deleted += deleteAllRows(source, tables, tenantId)
   }
   return deleted
+}
+
+/** A tenant's rows of every table in one write transaction, foreign keys checked at its end. */
+function deleteAllRows(db: Db, tables: readonly TenantTable[], tenantId: string): number {
+  let deleted = 0
+  db.write(() => {
+    db.sqlite.run('PRAGMA defer_foreign_keys = ON')
+    for (const t of tables) {
+      deleted += db.sqlite
+        .query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`)
+        .run(tenantId).changes
+    }
+  })
+  return deleted
+}
+
+/** The databases of `services` that exist under a placement, opened for the tenant. */
+function* placedDatabases(
+  registry: TenantRegistry,
+  opts: { tenantId: string; placement: Placement; services: readonly string[] },
+): Generator<Db> {
+  const tenantId = assertTenantId(opts.tenantId)
+  const dir = placementFolder(registry.dataDir, opts.placement, tenantId)
+  for (const service of opts.services) {
+    if (existsSync(join(dir, `${service}.db`)))
+      yield registry.openAt(service, opts.placement, tenantId)
+  }
 }
 
 /**
@@ -111,20 +131,9 @@ export function purgeTenantRows(
   registry: TenantRegistry,
   opts: { tenantId: string; placement: Placement; services: readonly string[] },
 ): number {
-  const tenantId = assertTenantId(opts.tenantId)
-  const dir = placementFolder(registry.dataDir, opts.placement, tenantId)
   let total = 0
-  for (const service of opts.services) {
-    if (!existsSync(join(dir, `${service}.db`))) continue
-    const db = registry.openAt(service, opts.placement, tenantId)
-    db.write(() => {
-      db.sqlite.run('PRAGMA defer_foreign_keys = ON')
-      for (const t of tablesOf(db.sqlite)) {
-        total += db.sqlite
-          .query(`DELETE FROM ${q(t.name)} WHERE tenant_id = ?`)
-          .run(tenantId).changes
-      }
-    })
+  for (const db of placedDatabases(registry, opts)) {
+    total += deleteAllRows(db, tablesOf(db.sqlite), opts.tenantId)
   }
   return total
 }
@@ -138,20 +147,12 @@ export async function purgeTenantRowsInSlices(
   registry: TenantRegistry,
   opts: { tenantId: string; placement: Placement; services: readonly string[]; sliceMs?: number },
 ): Promise<number> {
-  const tenantId = assertTenantId(opts.tenantId)
-  const dir = placementFolder(registry.dataDir, opts.placement, tenantId)
   let total = 0
-  for (const service of opts.services) {
-    if (!existsSync(join(dir, `${service}.db`))) continue
-    const db = registry.openAt(service, opts.placement, tenantId)
+  for (const db of placedDatabases(registry, opts)) {
     const release = db.hold()
     try {
-      total += await deleteInSlices(
-        db,
-        tablesOf(db.sqlite),
-        tenantId,
-        opts.sliceMs ?? DELETE_SLICE_MS,
-      )
+      const sliceMs = opts.sliceMs ?? DELETE_SLICE_MS
+      total += await deleteInSlices(db, tablesOf(db.sqlite), opts.tenantId, sliceMs)
     } finally {
       release()
     }

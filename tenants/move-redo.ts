@@ -18,6 +18,30 @@ export interface EarlyTable {
 type Plan = { early: readonly EarlyTable[] }
 
 /**
+ * The rows of `t` that logged keys find in the staging copy, with `columns`; `tenantId` also
+ * requires the row to be the tenant's.
+ */
+function findLogged(
+  staging: Database,
+  t: TenantTable,
+  keys: unknown[][],
+  opts: { columns: string[]; tenantId?: string },
+): Record<string, unknown>[] {
+  const mine = opts.tenantId === undefined ? '' : ' AND tenant_id = ?'
+  const select = staging.prepare<Record<string, unknown>, never[]>(
+    `SELECT ${opts.columns.map(q).join(', ')} FROM ${q(t.name)} WHERE ${keyIs(t)}${mine}`,
+  )
+  const found: Record<string, unknown>[] = []
+  for (const key of keys) {
+    const args = opts.tenantId === undefined ? key : [...key, opts.tenantId]
+    const row = select.get(...(args as never[]))
+    if (row) found.push(row)
+  }
+  select.finalize()
+  return found
+}
+
+/**
  * In the final step, before the logged rows are applied to the staging copy: the identities
  * (in the target) of the early tables' logged rows as the staging copy has them now.
  */
@@ -30,16 +54,11 @@ export function identitiesOf(
   for (const { t, identity } of plan.early) {
     const keys = captured.get(t.name)
     if (!keys) continue
-    const select = staging.prepare<Record<string, unknown>, never[]>(
-      `SELECT ${identity.map(q).join(', ')} FROM ${q(t.name)} WHERE ${keyIs(t)}`,
+    const rows = findLogged(staging, t, keys, { columns: identity })
+    out.set(
+      t.name,
+      rows.map((row) => identity.map((c) => row[c])),
     )
-    const found: unknown[][] = []
-    for (const key of keys) {
-      const row = select.get(...(key as never[]))
-      if (row) found.push(identity.map((c) => row[c]))
-    }
-    select.finalize()
-    out.set(t.name, found)
   }
   return out
 }
@@ -54,17 +73,7 @@ export function rowsOf(
   const out = new Map<string, Record<string, unknown>[]>()
   for (const { t } of plan.early) {
     const keys = captured.get(t.name)
-    if (!keys) continue
-    const select = staging.prepare<Record<string, unknown>, never[]>(
-      `SELECT ${t.columns.map(q).join(', ')} FROM ${q(t.name)} WHERE ${keyIs(t)} AND tenant_id = ?`,
-    )
-    const found: Record<string, unknown>[] = []
-    for (const key of keys) {
-      const row = select.get(...([...key, tenantId] as never[]))
-      if (row) found.push(row)
-    }
-    select.finalize()
-    out.set(t.name, found)
+    if (keys) out.set(t.name, findLogged(staging, t, keys, { columns: t.columns, tenantId }))
   }
   return out
 }
