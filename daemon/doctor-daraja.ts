@@ -1,6 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { shareTokensThrough } from '../services/payment/daraja-transport.ts'
 import { goLiveChecks } from '../services/payment/go-live.ts'
 import type { Config } from './config.ts'
 import type { Check } from './doctor-check.ts'
@@ -22,6 +23,8 @@ export function providerUrlOf(config: Config): { url: string; live: boolean } {
  * dashboard panel runs too), with the configured provider and credentials.
  */
 export function darajaChecks(config: Config, now = new Date()): Promise<Check[]> {
+  // The running platform's token (Daraja invalidates it whenever another is generated).
+  shareTokensThrough(join(config.dataDir, 'run', 'daraja-token.json'))
   return goLiveChecks(
     {
       ...providerUrlOf(config),

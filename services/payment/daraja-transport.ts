@@ -115,13 +115,33 @@ function writeShared(app: string, t: Token): void {
   }
 }
 
+/** What the transport needs of a Daraja app: where it is and its keys (and retry tuning). */
+type TransportConfig = Pick<
+  DarajaConfig,
+  'baseUrl' | 'consumerKey' | 'consumerSecret' | 'retries' | 'minTimeoutMs' | 'timeoutMs'
+>
+
+/** The app a token belongs to: base URL, consumer key and (hashed) secret. */
+const appOf = (cfg: Pick<DarajaConfig, 'baseUrl' | 'consumerKey' | 'consumerSecret'>) =>
+  `${cfg.baseUrl.replace(/\/+$/, '')}|${cfg.consumerKey}|${createHash('sha256').update(cfg.consumerSecret).digest('hex').slice(0, 16)}`
+
+/** The app's live token as the payment clients hold it (this process, else the shared file); null: none. */
+export function liveToken(
+  cfg: Pick<DarajaConfig, 'baseUrl' | 'consumerKey' | 'consumerSecret'>,
+): string | null {
+  const app = appOf(cfg)
+  const mine = tokens.get(app)
+  const t = mine && mine.expiresAt > Date.now() ? mine : readShared(app)
+  return t && !refusedTokens.has(t.value) ? t.value : null
+}
+
 /**
  * OAuth token cache, retries and error mapping shared by every Daraja call: `authed` POSTs a JSON
  * body with a bearer token; `unwrap` turns a retry wrapper's error back into the ProviderError.
  */
-export function createDarajaTransport(cfg: DarajaConfig) {
+export function createDarajaTransport(cfg: TransportConfig) {
   const base = cfg.baseUrl.replace(/\/+$/, '')
-  const app = `${base}|${cfg.consumerKey}`
+  const app = appOf(cfg)
 
   /**
    * Queries and the token are safe to repeat; a push or a B2C request is retried only when the
@@ -251,5 +271,11 @@ export function createDarajaTransport(cfg: DarajaConfig) {
     }
   }
 
-  return { authed, unwrap }
+  /**
+   * The app's token: the live one the payment clients use, else a new one that they use from then
+   * on (Daraja invalidates the previous token whenever one is generated, so nobody keeps another).
+   */
+  const token = () => unwrap(accessToken())
+
+  return { authed, unwrap, token }
 }

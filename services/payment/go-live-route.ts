@@ -62,7 +62,7 @@ export const darajaCheckRoute = () => ({
   response: { 200: DarajaCheckReport },
   detail: {
     summary:
-      'Go-live check of the configured Daraja (as `mmp doctor --daraja`): OAuth with the consumer key and secret, the shortcode and passkey (an STK query that charges nobody), Pull Transactions and the callback URL, one line each with ok, warn or fail. A new OAuth token replaces the one payments use; they fetch another when refused.',
+      'Go-live check of the configured Daraja (as `mmp doctor --daraja`): OAuth with the consumer key and secret, the shortcode and passkey (an STK query that charges nobody), Pull Transactions and the callback URL, one line each with ok, warn or fail. It uses the OAuth token payments hold (a new one would make Daraja invalidate theirs).',
     tags: ['payments'],
     ...secured,
   },

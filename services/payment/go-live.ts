@@ -1,4 +1,5 @@
 import { darajaTimestamp, stkPassword } from './daraja.ts'
+import { createDarajaTransport, liveToken, ProviderError } from './daraja-transport.ts'
 import type { PaymentSettings } from './settings.ts'
 
 /**
@@ -72,32 +73,10 @@ export function checkConfiguredDaraja(cfg: PaymentSettings, now: Date): Promise<
 export async function goLiveChecks(target: GoLiveTarget, now = new Date()): Promise<GoLiveCheck[]> {
   const { url, shortcode, passkey } = target
   const checks: GoLiveCheck[] = [callbackCheck(target)]
-  let token: string
-  try {
-    const basic = Buffer.from(`${target.consumerKey}:${target.consumerSecret}`).toString('base64')
-    const a = await call(`${url}/oauth/v1/generate?grant_type=client_credentials`, {
-      headers: { authorization: `Basic ${basic}` },
-    })
-    token = String(a.body.access_token ?? '')
-    if (a.status !== 200 || !token) {
-      checks.push({
-        name: 'daraja oauth',
-        status: 'fail',
-        detail: `${url} refused the consumer key and secret (${said(a)})`,
-        fix: 'set mpesa.consumer_key and mpesa.consumer_secret to the app keys of this environment (sandbox and production keys differ)',
-      })
-      return checks
-    }
-    checks.push({ name: 'daraja oauth', status: 'ok', detail: `${url} issued a token` })
-  } catch (err) {
-    checks.push({
-      name: 'daraja oauth',
-      status: 'fail',
-      detail: `${url} did not answer (${(err as Error).message})`,
-      fix: 'check mpesa.base_url and that this host reaches it (DNS, firewall, proxy)',
-    })
-    return checks
-  }
+  const oauth = await oauthCheck(target)
+  checks.push(oauth.check)
+  if (!oauth.token) return checks
+  const token = oauth.token
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
   const ts = darajaTimestamp(now)
   const q = await call(`${url}/mpesa/stkpushquery/v1/query`, {
@@ -113,6 +92,45 @@ export async function goLiveChecks(target: GoLiveTarget, now = new Date()): Prom
   checks.push(credentialsCheck(q, shortcode))
   checks.push(await pullCheck(url, headers, shortcode, now))
   return checks
+}
+
+/**
+ * The OAuth line. The token is the one the payment service holds when it has a live one (a new
+ * one would make Daraja invalidate it), else a new one the service then uses as well.
+ */
+async function oauthCheck(target: GoLiveTarget): Promise<{ check: GoLiveCheck; token?: string }> {
+  const { url } = target
+  const app = {
+    baseUrl: url,
+    consumerKey: target.consumerKey,
+    consumerSecret: target.consumerSecret,
+  }
+  const held = liveToken(app)
+  try {
+    const token = await createDarajaTransport({ ...app, retries: 0 }).token()
+    const detail =
+      held === token ? `${url} accepts the token payments hold` : `${url} issued a token`
+    return { check: { name: 'daraja oauth', status: 'ok', detail }, token }
+  } catch (err) {
+    const e = err as Error & { status?: number; errorCode?: string | null }
+    if (e instanceof ProviderError && e.status > 0 && e.status < 500)
+      return {
+        check: {
+          name: 'daraja oauth',
+          status: 'fail',
+          detail: `${url} refused the consumer key and secret (${[e.errorCode, e.message].filter(Boolean).join(' ')})`,
+          fix: 'set mpesa.consumer_key and mpesa.consumer_secret to the app keys of this environment (sandbox and production keys differ)',
+        },
+      }
+    return {
+      check: {
+        name: 'daraja oauth',
+        status: 'fail',
+        detail: `${url} did not answer (${e.message})`,
+        fix: 'check mpesa.base_url and that this host reaches it (DNS, firewall, proxy)',
+      },
+    }
+  }
 }
 
 function credentialsCheck(q: Answer, shortcode: string): GoLiveCheck {
