@@ -11,7 +11,7 @@ import {
   type TransactionRow,
 } from './recurring.ts'
 import { loadDailySeries, netOf, seriesBounds } from './series.ts'
-import { Z80, Z95 } from './stats.ts'
+import { round4, Z80, Z95 } from './stats.ts'
 
 /** Fewer days than this and no model is fitted (two full weeks of the weekly season). */
 export const MIN_HISTORY_DAYS = 14
@@ -41,8 +41,6 @@ export interface Forecast {
   backtest: (ErrorScores & { holdout_days: number; from: string; to: string }) | null
   baseline: (ErrorScores & { model: 'seasonal_naive' }) | null
 }
-
-const round4 = (v: number) => Math.round(v * 10000) / 10000
 
 /**
  * The model: monthly scheduled payments found in the transactions (same counterparty, similar

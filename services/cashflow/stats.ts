@@ -73,6 +73,10 @@ export function fTestPValue(f: number, df1: number, df2: number): number {
   return incompleteBeta(df2 / (df2 + df1 * f), df2 / 2, df1 / 2)
 }
 
+/** Rounded to four decimals (null stays null). */
+export const round4 = <T extends number | null>(v: T): T =>
+  (v === null ? null : Math.round(v * 10000) / 10000) as T
+
 export interface LinearFit {
   slope: number
   intercept: number
