@@ -2,7 +2,7 @@ import { topics } from '../../schema/events.ts'
 import { defineService, type NoSettings } from '../kernel/context.ts'
 import { subscribe } from '../kernel/subscribe.ts'
 import { resumeHandoffs } from './instance-resume.ts'
-import { resumeMoves } from './plan.ts'
+import { resumeMoves } from './plan-resume.ts'
 import { createTenantsApp } from './routes.ts'
 import { applySubscriptionChange } from './upgrade.ts'
 

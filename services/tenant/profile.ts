@@ -95,9 +95,9 @@ export function placementOf(row: TenantRow): Placement {
   return p
 }
 
-export function viewOf(row: TenantRow): TenantView {
+/** What the tenant's record and its `tenants.changed` event both tell of it. */
+function profileOf(row: TenantRow) {
   return {
-    id: row.id,
     name: row.name,
     plan: row.plan,
     isolation: row.isolation,
@@ -105,6 +105,13 @@ export function viewOf(row: TenantRow): TenantView {
     features: effectiveFeatures(row).features,
     timezone: row.timezone,
     instances: instancesOf(row),
+  }
+}
+
+export function viewOf(row: TenantRow): TenantView {
+  return {
+    id: row.id,
+    ...profileOf(row),
     settings: parseJson<Record<string, unknown>>(row.settings, {}),
     database_path: row.databasePath,
     created_at: row.createdAt,
@@ -134,16 +141,7 @@ export function emitTenantChanged(
     {
       topic: topics.tenantsChanged,
       tenantId: row.id,
-      data: {
-        change,
-        name: row.name,
-        plan: row.plan,
-        isolation: row.isolation,
-        status: row.status,
-        features: effectiveFeatures(row).features,
-        timezone: row.timezone,
-        instances: instancesOf(row),
-      },
+      data: { change, ...profileOf(row) },
     },
     clock,
   )

@@ -1,5 +1,4 @@
 import { asc, eq } from 'drizzle-orm'
-import { plans } from '../../schema/plans.ts'
 import { tenantMoves, tenants, tenantTombstones } from '../../schema/tenant/tables.ts'
 import { eraseTenantData } from '../../tenants/move.ts'
 import { type ServiceContext, serviceNames } from '../kernel/context.ts'
@@ -53,11 +52,7 @@ export async function createTenant(ctx: ServiceContext, call: CallInfo, input: C
   if (findTenant(db, id) || ctx.registry.hasProfile(id))
     throw new Conflict(`tenant ${id} already exists`)
   const choice = await resolvePlan(ctx, call, input.plan ?? 'free')
-  const tier = termsOf(choice).tier
-  if (input.database_path && plans[tier].isolation !== 'database') {
-    throw invalidField('database_path', 'only the enterprise tier has a dedicated location')
-  }
-  const where = placementFor(ctx, id, tier, input.database_path)
+  const where = placementFor(ctx, id, termsOf(choice).tier, input.database_path)
   const now = ctx.clock.now().toISOString()
   const row: TenantRow = {
     id,
