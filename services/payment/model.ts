@@ -31,12 +31,15 @@ export const StkPushBody = t.Object({
     description: "caller-chosen reference (Daraja's AccountReference), at most 12 characters",
     examples: ['ORDER-1'],
   }),
-  transaction_desc: t.String({
-    minLength: 1,
-    maxLength: 13,
-    description: "description (Daraja's TransactionDesc), at most 13 characters",
-    examples: ['Sugar 2kg'],
-  }),
+  transaction_desc: t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 13,
+      description:
+        "description (Daraja's TransactionDesc, optional there too), at most 13 characters; default 'Payment'",
+      examples: ['Sugar 2kg'],
+    }),
+  ),
 })
 
 export const PaymentStatusView = t.Object(

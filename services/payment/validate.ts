@@ -9,8 +9,12 @@ export interface StkPushBody {
   phone_number: string
   amount: number
   account_reference: string
-  transaction_desc: string
+  /** Optional at Daraja ("All fields apart from TransactionDesc are mandatory"). */
+  transaction_desc?: string | undefined
 }
+
+/** The TransactionDesc sent when the caller gives none. */
+export const DEFAULT_TRANSACTION_DESC = 'Payment'
 
 export interface B2CBody {
   tenant_id?: string | undefined
@@ -56,14 +60,15 @@ export function throwIfAny(errors: FieldError[]) {
  * Validates an STK push request; returns it with the phone in Daraja's form and the amount in
  * whole shillings.
  */
-export function validateStkPush(body: StkPushBody): StkPushBody {
+export function validateStkPush(body: StkPushBody): StkPushBody & { transaction_desc: string } {
   const errors: FieldError[] = []
   const phone_number = checkPhone(errors, 'phone_number', body.phone_number)
   const amount = checkWholeShillings(errors, 'amount', body.amount)
   checkText(errors, 'account_reference', body.account_reference, 12)
-  checkText(errors, 'transaction_desc', body.transaction_desc, 13)
+  const transaction_desc = body.transaction_desc ?? DEFAULT_TRANSACTION_DESC
+  checkText(errors, 'transaction_desc', transaction_desc, 13)
   throwIfAny(errors)
-  return { ...body, phone_number, amount }
+  return { ...body, phone_number, amount, transaction_desc }
 }
 
 /** Validates a B2C request; returns it with the phone in Daraja's form. */
