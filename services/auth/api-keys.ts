@@ -9,6 +9,7 @@ import { emitEvent } from '../kernel/events.ts'
 import { newId } from '../kernel/ids.ts'
 import type { Logger } from '../kernel/log.ts'
 import { type Actor, isOperator, type Role, tenantFor } from '../kernel/roles.ts'
+import { snakeFields } from '../kernel/snake.ts'
 import { assertTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import type { Revocation } from '../kernel/tokens.ts'
 import { API_KEY_PREFIX, type ApiKeyGrant, isApiKey } from '../kernel/tokens.ts'
@@ -48,17 +49,19 @@ function assertApiAccess(deps: ApiKeyDeps, tenantId: string): void {
     )
 }
 
+/** The columns a key answers with unchanged (its hash never goes out). */
+const KEY_FIELDS = [
+  'id',
+  'tenantId',
+  'name',
+  'prefix',
+  'createdAt',
+  'expiresAt',
+  'lastUsedAt',
+] as const
+
 export function publicApiKey(k: typeof apiKeys.$inferSelect) {
-  return {
-    id: k.id,
-    tenant_id: k.tenantId,
-    name: k.name,
-    role: k.role as Role,
-    prefix: k.prefix,
-    created_at: k.createdAt,
-    expires_at: k.expiresAt,
-    last_used_at: k.lastUsedAt,
-  }
+  return { ...snakeFields(k, KEY_FIELDS), role: k.role as Role }
 }
 
 /**

@@ -4,6 +4,7 @@ import { assertEntitled } from '../kernel/entitlements.ts'
 import { AppError, Conflict, Forbidden } from '../kernel/errors.ts'
 import { newId } from '../kernel/ids.ts'
 import { type Actor, isOperator, type Role, tenantFor } from '../kernel/roles.ts'
+import { snakeFields } from '../kernel/snake.ts'
 import { assertTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { revokeTenantApiKeys } from './api-keys.ts'
 import { hashToken, randomToken } from './issue.ts'
@@ -139,15 +140,11 @@ export function listUsers(deps: AuthDeps, actor: Actor, tenantIdParam: string | 
   return deps.db.orm.select().from(users).where(eq(users.tenantId, tenantId)).all().map(publicUser)
 }
 
+/** The columns a user answers with unchanged (the password hash never goes out). */
+const USER_FIELDS = ['id', 'tenantId', 'email', 'status', 'createdAt'] as const
+
 export function publicUser(u: typeof users.$inferSelect) {
-  return {
-    id: u.id,
-    tenant_id: u.tenantId,
-    email: u.email,
-    role: u.role as Role,
-    status: u.status,
-    created_at: u.createdAt,
-  }
+  return { ...snakeFields(u, USER_FIELDS), role: u.role as Role }
 }
 
 /**

@@ -6,6 +6,7 @@ import { Conflict, NotFound } from '../kernel/errors.ts'
 import { emitEvent } from '../kernel/events.ts'
 import { newId } from '../kernel/ids.ts'
 import { toMajor } from '../kernel/money.ts'
+import { snakeFields } from '../kernel/snake.ts'
 import { assertTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { type Billing, iso } from './billing.ts'
 import type { Subscription, SubscriptionStatus } from './model.ts'
@@ -14,19 +15,24 @@ import { findPlan, getPlan, type PlanRow } from './plans.ts'
 
 export type SubscriptionRow = typeof subscriptions.$inferSelect
 
+/** The columns a subscription answers with unchanged. */
+const SUBSCRIPTION_FIELDS = [
+  'id',
+  'tenantId',
+  'currentPeriodStart',
+  'currentPeriodEnd',
+  'gracePeriodEnds',
+  'cancelAtPeriodEnd',
+  'createdAt',
+  'updatedAt',
+] as const
+
 export function toSubscription(s: SubscriptionRow): Subscription {
   return {
-    id: s.id,
-    tenant_id: s.tenantId,
+    ...snakeFields(s, SUBSCRIPTION_FIELDS),
     plan: s.planId,
     status: s.status as SubscriptionStatus,
-    current_period_start: s.currentPeriodStart,
-    current_period_end: s.currentPeriodEnd,
-    grace_period_ends: s.gracePeriodEnds,
-    cancel_at_period_end: s.cancelAtPeriodEnd,
     credit: toMajor(s.creditCents),
-    created_at: s.createdAt,
-    updated_at: s.updatedAt,
   }
 }
 
