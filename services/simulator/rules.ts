@@ -107,4 +107,3 @@ export async function readJsonBody(request: Request): Promise<Body | Response> {
 
 export const STK_TRANSACTION_TYPES = ['CustomerPayBillOnline', 'CustomerBuyGoodsOnline'] as const
 export const B2C_COMMANDS = ['BusinessPayment', 'SalaryPayment', 'PromotionPayment'] as const
-export const IDENTIFIER_TYPES = ['1', '2', '4', '11'] as const
