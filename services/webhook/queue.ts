@@ -1,7 +1,8 @@
-import type { webhookDeliveries } from '../../schema/webhook/tables.ts'
+import { and, eq } from 'drizzle-orm'
+import { type webhookDeliveries, webhookEndpoints } from '../../schema/webhook/tables.ts'
 import { derivedId, newId } from '../kernel/ids.ts'
 import type { WebhookDeps } from './deps.ts'
-import type { WebhookEvent } from './model.ts'
+import type { DeliveryStatus, WebhookEvent } from './model.ts'
 
 /** The durable delivery queue: enqueue, attempt outcomes, crash recovery, retention. */
 
@@ -67,11 +68,15 @@ export function enqueueEvents(
   occurredAt?: string,
   test = false,
 ): { messages: Array<{ messageId: string; deliveries: string[] }>; endpoints: string[] } {
-  const endpoints = deps.db.sqlite
-    .query<{ id: string; events: string; version: number }, [string]>(
-      "SELECT id, events, version FROM webhook_endpoints WHERE tenant_id = ? AND status = 'enabled'",
-    )
-    .all(tenantId)
+  const endpoints = deps.db.orm
+    .select({
+      id: webhookEndpoints.id,
+      events: webhookEndpoints.events,
+      version: webhookEndpoints.version,
+    })
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.tenantId, tenantId), eq(webhookEndpoints.status, 'enabled')))
+    .all()
     .map((e) => ({ ...e, events: new Set(JSON.parse(e.events) as string[]) }))
   const nowMs = deps.clock.nowMs()
   const now = new Date(nowMs).toISOString()
@@ -131,7 +136,8 @@ export interface AttemptOutcome {
 }
 
 export type AttemptResult = {
-  status: 'delivered' | 'pending' | 'dead'
+  /** Never `delivering`: that is only found in files written by earlier versions. */
+  status: Exclude<DeliveryStatus, 'delivering'>
   nextAttemptAt: number | null
   disabled: boolean
 }
@@ -141,10 +147,18 @@ type AttemptedDelivery = Pick<DeliveryRow, 'id' | 'tenantId' | 'endpointId' | 'a
 }
 
 /** A claimed delivery: what an attempt needs, and where its row is (`seq`, the rowid). */
-export type ClaimedDelivery = Pick<
-  DeliveryRow,
-  'id' | 'tenantId' | 'endpointId' | 'messageId' | 'payload' | 'attempts' | 'nextAttemptAt'
-> & { seq: number }
+export type ClaimedDelivery = Pick<DeliveryRow, (typeof CLAIMED_COLUMNS)[number]> & { seq: number }
+
+/** The columns a claim reads of its delivery (claims.ts). */
+export const CLAIMED_COLUMNS = [
+  'id',
+  'tenantId',
+  'endpointId',
+  'messageId',
+  'payload',
+  'attempts',
+  'nextAttemptAt',
+] as const
 
 /**
  * Records attempts and decides what comes next, all in one transaction: delivered; retried per
