@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'bun:test'
+import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { columnOf, selectList } from './columns.ts'
+
+const things = sqliteTable('things', {
+  id: text('id').primaryKey(),
+  tenantId: text('tenant_id').notNull(),
+  nextAttemptAt: integer('next_attempt_at'),
+})
+
+describe('selectList', () => {
+  it('names each column as the table does, aliased to its property name', () => {
+    expect(selectList(things, ['id', 'tenantId', 'nextAttemptAt'])).toBe(
+      'id, tenant_id AS tenantId, next_attempt_at AS nextAttemptAt',
+    )
+    expect(columnOf(things, 'tenantId')).toBe('tenant_id')
+  })
+
+  it('refuses at compile time a column the table does not have', () => {
+    // @ts-expect-error: not a column of things
+    expect(() => selectList(things, ['tenant'])).toThrow()
+  })
+})
