@@ -1,5 +1,7 @@
+import { webhookDeliveries } from '../../schema/webhook/tables.ts'
+import { selectList } from '../kernel/columns.ts'
 import type { WebhookDeps } from './deps.ts'
-import type { ClaimedDelivery } from './queue.ts'
+import { CLAIMED_COLUMNS, type ClaimedDelivery } from './queue.ts'
 
 /**
  * Claims live in the dispatcher's memory: a claimed delivery stays `pending` in its row until its
@@ -13,8 +15,7 @@ const DUE_SQL = `SELECT rowid AS seq FROM webhook_deliveries
   WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
   ORDER BY next_attempt_at, rowid LIMIT ?`
 
-const ROW_SQL = `SELECT rowid AS seq, id, tenant_id AS tenantId, endpoint_id AS endpointId,
-    message_id AS messageId, payload, attempts, next_attempt_at AS nextAttemptAt
+const ROW_SQL = `SELECT rowid AS seq, ${selectList(webhookDeliveries, CLAIMED_COLUMNS)}
   FROM webhook_deliveries WHERE rowid = ?`
 
 /**

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, lt } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, lt, notLike, or } from 'drizzle-orm'
 import { webhookDeliveries, webhookEndpoints } from '../../schema/webhook/tables.ts'
 import { assertEntitled, readEntitlements } from '../kernel/entitlements.ts'
 import { invalidField, LimitExceeded, NotFound } from '../kernel/errors.ts'
@@ -277,10 +277,18 @@ export function signingKeys(row: EndpointRow, nowMs: number, box: SecretBox): Ui
  * rewritten only while still clear, so two processes starting together do not seal twice.
  */
 export function sealClearSecrets(deps: WebhookDeps): number {
-  const clear = deps.db.sqlite
-    .query<{ id: string; secret: string; previous_secret: string | null }, []>(
-      `SELECT id, secret, previous_secret FROM webhook_endpoints
-       WHERE secret NOT LIKE 'enc:%' OR previous_secret NOT LIKE 'enc:%'`,
+  const clear = deps.db.orm
+    .select({
+      id: webhookEndpoints.id,
+      secret: webhookEndpoints.secret,
+      previousSecret: webhookEndpoints.previousSecret,
+    })
+    .from(webhookEndpoints)
+    .where(
+      or(
+        notLike(webhookEndpoints.secret, 'enc:%'),
+        notLike(webhookEndpoints.previousSecret, 'enc:%'),
+      ),
     )
     .all()
   const update = deps.db.sqlite.query(
@@ -290,7 +298,7 @@ export function sealClearSecrets(deps: WebhookDeps): number {
     v === null || isSealed(v) ? v : deps.secrets.seal(v, id)
   deps.db.write(() => {
     for (const r of clear)
-      update.run(seal(r.secret, r.id), seal(r.previous_secret, r.id), r.id, r.secret)
+      update.run(seal(r.secret, r.id), seal(r.previousSecret, r.id), r.id, r.secret)
   })
   return clear.length
 }

@@ -1,4 +1,6 @@
+import { and, eq } from 'drizzle-orm'
 import { type TopicEvent, topics } from '../../schema/events.ts'
+import { webhookDeliveries, webhookEndpoints } from '../../schema/webhook/tables.ts'
 import {
   type AnyWebhookEventEntry,
   type WebhookSource,
@@ -62,17 +64,26 @@ function removeTenant(
   if (event.data.change !== 'deleted') return []
   const ids: string[] = []
   handleOnce(deps.db, CONSUMER, event.id, () => {
-    const now = deps.clock.now().toISOString()
-    for (const r of deps.db.sqlite
-      .query<{ id: string }, [string]>('SELECT id FROM webhook_endpoints WHERE tenant_id = ?')
-      .all(event.tenant_id))
-      ids.push(r.id)
-    deps.db.sqlite.query('DELETE FROM webhook_endpoints WHERE tenant_id = ?').run(event.tenant_id)
-    deps.db.sqlite
-      .query(
-        "UPDATE webhook_deliveries SET status = 'dead', last_error = 'tenant deleted', updated_at = ? WHERE tenant_id = ? AND status = 'pending'",
+    const removed = deps.db.orm
+      .delete(webhookEndpoints)
+      .where(eq(webhookEndpoints.tenantId, event.tenant_id))
+      .returning({ id: webhookEndpoints.id })
+      .all()
+    for (const r of removed) ids.push(r.id)
+    deps.db.orm
+      .update(webhookDeliveries)
+      .set({
+        status: 'dead',
+        lastError: 'tenant deleted',
+        updatedAt: deps.clock.now().toISOString(),
+      })
+      .where(
+        and(
+          eq(webhookDeliveries.tenantId, event.tenant_id),
+          eq(webhookDeliveries.status, 'pending'),
+        ),
       )
-      .run(now, event.tenant_id)
+      .run()
   })
   return ids
 }
