@@ -1,10 +1,8 @@
-import { topics } from '../../schema/events.ts'
 import { defineService, type NoSettings } from '../kernel/context.ts'
-import { subscribe } from '../kernel/subscribe.ts'
+import { subscribeTenant } from './consumers.ts'
 import { resumeHandoffs } from './instance-resume.ts'
 import { resumeMoves } from './plan-resume.ts'
 import { createTenantsApp } from './routes.ts'
-import { applySubscriptionChange } from './upgrade.ts'
 
 export default defineService<NoSettings>({
   name: 'tenant',
@@ -14,9 +12,7 @@ export default defineService<NoSettings>({
       app: createTenantsApp(ctx),
       async start() {
         resumeMoves(ctx)
-        await subscribe(ctx, 'tenant', topics.subscriptionsChanged, (event) =>
-          applySubscriptionChange(ctx, event),
-        )
+        await subscribeTenant(ctx)
         // In the background: the instances it asks may still be starting.
         void resumeHandoffs(ctx, { stopped: () => stopped })
       },

@@ -5,22 +5,13 @@ import { HANDOFF_PATHS } from '../kernel/handoff-routes.ts'
 import type { Actor } from '../kernel/roles.ts'
 import { ownerOf } from '../kernel/tenant-owner.ts'
 import { finishHandoff, startHandoff } from './instance-journal.ts'
+import type { InstanceMove } from './model.ts'
 import { instancesOf } from './profile.ts'
 import { saveRow, tenantInPath } from './store.ts'
 import { oneAtATime } from './upgrade.ts'
 
 /** Events older than this before a move began are not replayed to the tenant's new instance. */
 const REPLAY_MARGIN_MS = 10 * 60_000
-
-export interface InstanceMove {
-  tenant_id: string
-  service: string
-  from: string
-  to: string
-  moved: boolean
-  rows: number
-  replayed: number
-}
 
 /**
  * Moves one tenant of a service that runs as several instances to the instance `to` (DESIGN §12,

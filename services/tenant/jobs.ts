@@ -1,11 +1,11 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { t } from 'elysia'
 import { replaceJson } from '../../tenants/json-file.ts'
 import { processAlive } from '../../tenants/process-alive.ts'
 import { AppError, NotFound, statusOf } from '../kernel/errors.ts'
 import { newId } from '../kernel/ids.ts'
 import { storageError } from '../kernel/problem.ts'
+import type { JobView } from './model.ts'
 
 /**
  * A long operator action (a tier move, an instance move) followed as a job: it answers at once
@@ -15,23 +15,6 @@ import { storageError } from '../kernel/problem.ts'
  * `run/jobs/` of the data dir, so any worker answers for it; one whose process died is reported
  * `failed` (interrupted): the move itself resumes or rolls back where it stopped.
  */
-export const JobView = t.Object(
-  {
-    id: t.String(),
-    kind: t.Union([t.Literal('tier_move'), t.Literal('instance_move')]),
-    tenant_id: t.String(),
-    status: t.Union([t.Literal('running'), t.Literal('succeeded'), t.Literal('failed')]),
-    created_at: t.String({ format: 'date-time' }),
-    updated_at: t.String({ format: 'date-time' }),
-    finished_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
-    result: t.Union([t.Unknown(), t.Null()]),
-    error: t.Union([
-      t.Object({ status: t.Integer(), code: t.String(), detail: t.String() }),
-      t.Null(),
-    ]),
-  },
-  { title: 'Job' },
-)
 export type Job = typeof JobView.static
 type Stored = Job & { pid: number }
 

@@ -146,6 +146,44 @@ export const UserList = listOf(
   ),
 )
 
+/** A long operator action followed as a job (services/tenant/jobs.ts). */
+export const JobView = t.Object(
+  {
+    id: t.String(),
+    kind: t.Union([t.Literal('tier_move'), t.Literal('instance_move')]),
+    tenant_id: t.String(),
+    status: t.Union([t.Literal('running'), t.Literal('succeeded'), t.Literal('failed')]),
+    created_at: t.String({ format: 'date-time' }),
+    updated_at: t.String({ format: 'date-time' }),
+    finished_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+    result: t.Union([t.Unknown(), t.Null()]),
+    error: t.Union([
+      t.Object({ status: t.Integer(), code: t.String(), detail: t.String() }),
+      t.Null(),
+    ]),
+  },
+  { title: 'Job' },
+)
+
+export const InstanceMoveBody = t.Object({
+  service: t.String({ description: 'a service that runs as several instances' }),
+  instance: t.String({ description: 'the instance URL, as discovery lists it' }),
+})
+
+export const InstanceMoveResult = t.Object(
+  {
+    tenant_id: t.String(),
+    service: t.String(),
+    from: t.String(),
+    to: t.String(),
+    moved: t.Boolean({ description: 'false: the tenant was there already' }),
+    rows: t.Integer({ description: 'rows the new instance took over' }),
+    replayed: t.Integer({ description: 'events published again for it' }),
+  },
+  { title: 'InstanceMove' },
+)
+
 export type CreateTenantInput = typeof CreateTenantBody.static
 export type UpdateTenantInput = typeof UpdateTenantBody.static
 export type TenantView = typeof Tenant.static
+export type InstanceMove = typeof InstanceMoveResult.static

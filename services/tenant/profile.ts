@@ -154,10 +154,7 @@ export function builtinPlan(value: string): PlanId | null {
 }
 
 /** A plan a tenant moves to: its id, and for a custom plan the terms stored on the row. */
-export interface PlanChoice {
-  plan: string
-  planTerms: string | null
-}
+export type PlanChoice = Pick<TenantRow, 'plan' | 'planTerms'>
 
 /** A role name in any case, in its canonical spelling, or a 422. */
 export function roleFrom(value: string, field = 'role'): Role {

@@ -1,11 +1,16 @@
-import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import type { ServiceApp } from '../kernel/service.ts'
 import { assertTenantId } from '../kernel/tenant-id.ts'
 import { moveTenantToInstance } from './instance-move.ts'
-import { type Job, type Jobs, JobView, waitFor } from './jobs.ts'
-import { UpgradeBody, UpgradeResult } from './model.ts'
+import { type Job, type Jobs, waitFor } from './jobs.ts'
+import {
+  InstanceMoveBody,
+  InstanceMoveResult,
+  JobView,
+  UpgradeBody,
+  UpgradeResult,
+} from './model.ts'
 import { callOf, secured } from './routes-common.ts'
 import { tenantInPath } from './store.ts'
 import { upgradeTenant } from './upgrade.ts'
@@ -79,23 +84,9 @@ export function moveRoutes({
         }),
       {
         auth: 'operator',
-        body: t.Object({
-          service: t.String({ description: 'a service that runs as several instances' }),
-          instance: t.String({ description: 'the instance URL, as discovery lists it' }),
-        }),
+        body: InstanceMoveBody,
         response: {
-          200: t.Object(
-            {
-              tenant_id: t.String(),
-              service: t.String(),
-              from: t.String(),
-              to: t.String(),
-              moved: t.Boolean({ description: 'false: the tenant was there already' }),
-              rows: t.Integer({ description: 'rows the new instance took over' }),
-              replayed: t.Integer({ description: 'events published again for it' }),
-            },
-            { title: 'InstanceMove' },
-          ),
+          200: InstanceMoveResult,
           202: JobView,
         },
         detail: secured(
