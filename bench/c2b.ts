@@ -5,7 +5,7 @@
  * reference measured in the same run, the same number of STK success callbacks through the
  * gateway (each confirmed with an STK query before it settles).
  */
-import { eatTimestamp } from '../services/simulator/callbacks.ts'
+import { eatTimestamp } from '../services/simulator/model.ts'
 import { startTestPlatform } from '../test/support/platform.ts'
 import { createTenants } from '../test/support/tenants.ts'
 import { sized } from './support.ts'

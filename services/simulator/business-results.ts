@@ -1,5 +1,5 @@
-import { accountBalanceValue, asyncResultOf, eatTimestamp, param } from './callbacks.ts'
-import type { AsyncRecord } from './model.ts'
+import { accountBalanceValue, asyncResultOf, param } from './callbacks.ts'
+import { type AsyncRecord, eatTimestamp } from './model.ts'
 import type { Sim } from './sim.ts'
 
 export type AsyncKind = AsyncRecord['kind']

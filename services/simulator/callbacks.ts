@@ -1,11 +1,10 @@
-import type { AsyncRecord, B2cRecord, C2bRecord, StkRecord } from './model.ts'
-
-/** Daraja's timestamp: YYYYMMDDHHmmss in East Africa Time. */
-export function eatTimestamp(at: number): string {
-  const d = new Date(at + 3 * 3600_000)
-  const p = (n: number) => String(n).padStart(2, '0')
-  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}`
-}
+import {
+  type AsyncRecord,
+  type B2cRecord,
+  type C2bRecord,
+  eatTimestamp,
+  type StkRecord,
+} from './model.ts'
 
 /**
  * The STK callback for a remembered request, built from the record alone so a callback still due

@@ -1,5 +1,3 @@
-import { eatTimestamp } from './callbacks.ts'
-
 /** What the simulator records and decides, shared by its routes, store and callbacks. */
 export interface SimulatorOptions {
   delayMs: number
@@ -151,6 +149,13 @@ export const darajaError = (status: number, errorCode: string, errorMessage: str
     status,
     headers: { 'content-type': 'application/json' },
   })
+
+/** Daraja's timestamp: YYYYMMDDHHmmss in East Africa Time. */
+export function eatTimestamp(at: number): string {
+  const d = new Date(at + 3 * 3600_000)
+  const p = (n: number) => String(n).padStart(2, '0')
+  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}`
+}
 
 /** A ConversationID as Daraja gives one: `AG_<date>_<20 hex>`. */
 export const newConversationId = (): string =>

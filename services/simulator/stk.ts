@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
-import { eatTimestamp } from './callbacks.ts'
 import {
   darajaError,
+  eatTimestamp,
   type Outcome,
   outcomeOfCode,
   receiptNumber,
