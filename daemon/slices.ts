@@ -2,7 +2,7 @@ import type { AuthSettings } from '../services/auth/settings.ts'
 import type { BillingSettings } from '../services/billing/billing.ts'
 import type { NoSettings, ServiceName } from '../services/kernel/context.ts'
 import type { PaymentSettings } from '../services/payment/settings.ts'
-import type { WebhookSettings } from '../services/webhook/config.ts'
+import type { WebhookSettings } from '../services/webhook/settings.ts'
 import type { Config } from './config.ts'
 import type { Secrets } from './secrets.ts'
 

@@ -14,7 +14,7 @@ import type { WebhookEvent } from './vocabulary.ts'
 /**
  * Every webhook event, declared once: what it means, its payload version, the broker topic it
  * comes from, how one broker event becomes its deliveries, and the JSON Schema of its `data`.
- * Derived from here: the webhook service's subscriptions and deliveries (services/webhook/sources.ts),
+ * Derived from here: the webhook service's subscriptions and deliveries (services/webhook/consumers.ts),
  * the event catalogue (GET /api/v1/webhooks/event-types), the OpenAPI `webhooks`
  * (services/kernel/openapi-webhooks.ts) and the webhook events named on the AsyncAPI channels;
  * test/webhook-registry.test.ts holds them to it.

@@ -4,7 +4,7 @@ import addFormats from 'ajv-formats'
 import { topics } from '../schema/events.ts'
 import { webhookSourceTopics } from '../schema/webhook-events.ts'
 import { webhookPayloadSchema } from '../services/kernel/openapi-webhooks.ts'
-import { mapSourceEvent } from '../services/webhook/sources.ts'
+import { mapSourceEvent } from '../services/webhook/consumers.ts'
 
 const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }))
 const txn = {

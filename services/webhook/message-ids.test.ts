@@ -7,7 +7,7 @@ import { openDatabase } from '../kernel/db.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import type { WebhookDeps } from './deps.ts'
 import { enqueueEvent } from './queue.ts'
-import { consumeEvent } from './sources.ts'
+import { consumeEvent } from './consumers.ts'
 
 /**
  * A restored platform (or a replayed outbox) may queue a fact again; it must carry the same

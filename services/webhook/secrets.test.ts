@@ -6,7 +6,7 @@ import { migrations } from '../../schema/webhook/migrations.ts'
 import { api } from '../../test/support/client.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
 import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
-import type { WebhookSettings } from './config.ts'
+import type { WebhookSettings } from './settings.ts'
 import service from './index.ts'
 import { createSecretBox, parseBoxKey } from './secret-box.ts'
 

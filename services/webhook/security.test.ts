@@ -3,7 +3,7 @@ import { migrations } from '../../schema/webhook/migrations.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
 import type { Role } from '../kernel/roles.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import type { WebhookSettings } from './config.ts'
+import type { WebhookSettings } from './settings.ts'
 import service from './index.ts'
 
 /** Every webhook route: unauthenticated → 401, non-Admin roles → 403, another tenant → 403/404. */

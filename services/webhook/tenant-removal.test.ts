@@ -5,7 +5,7 @@ import { migrations } from '../../schema/webhook/migrations.ts'
 import { openDatabase } from '../kernel/db.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { enqueueEvents } from './queue.ts'
-import { subscribeSources } from './sources.ts'
+import { subscribeSources } from './consumers.ts'
 import { testDispatcherDeps } from './test-kit.ts'
 
 describe('a deleted tenant', () => {

@@ -1,7 +1,7 @@
 import { createClock } from '../kernel/clock.ts'
 import type { Db } from '../kernel/db.ts'
 import { createLogger } from '../kernel/log.ts'
-import { webhookConfig } from './config.ts'
+import { webhookConfig } from './settings.ts'
 import type { WebhookDeps } from './deps.ts'
 import type { AttemptOutcome } from './queue.ts'
 
