@@ -6,7 +6,7 @@ import { copySnapshot } from './move-snapshot.ts'
 import { syncFileAsync } from './move-staging.ts'
 import { closeParts, copyPart, dropTargetFences, openPart } from './move-steps.ts'
 import { finalStep } from './move-switch.ts'
-import { nextTurn, type TenantTable } from './move-tables.ts'
+import { nextTurn } from './move-tables.ts'
 import { placementFolder, type TenantRegistry } from './registry.ts'
 
 export type { MoveOptions, MoveStep } from './move-part.ts'
@@ -17,7 +17,7 @@ export {
   removeDatabaseFile,
   settleMoveLeftovers,
 } from './move-purge.ts'
-export { copySnapshot, type TenantTable }
+export { copySnapshot }
 
 /** Consumer inbox records younger than this travel with the tenant, so redeliveries stay no-ops. */
 export const INBOX_WINDOW_MS = 7 * 86_400_000
