@@ -1,17 +1,10 @@
-import { Elysia } from 'elysia'
-import { b2cRoutes } from './b2c.ts'
-import { businessRoutes } from './business.ts'
-import { c2bRoutes } from './c2b.ts'
-import { stkCallbackOf } from './callbacks.ts'
 import { createDelivery } from './delivery.ts'
-import { inspectRoutes } from './inspect.ts'
-import { outcomeForPhone, type SimulatorOptions } from './model.ts'
 import { withDarajaErrors } from './not-found.ts'
 import { createOAuth } from './oauth.ts'
-import { pullRoutes } from './pull.ts'
+import { type Senders, simulatorApp } from './routes.ts'
+import type { SimulatorOptions } from './settings.ts'
 import type { Sim } from './sim.ts'
-import { stkRoutes } from './stk.ts'
-import { createStore, type Kind } from './store.ts'
+import { createStore } from './store.ts'
 
 /**
  * The Daraja-compatible M-Pesa simulator (DESIGN §8, §11): the same HTTP protocol as Safaricom
@@ -39,16 +32,13 @@ import { createStore, type Kind } from './store.ts'
  * `{"transaction_status": n}` answers the next n Transaction Status requests HTTP 503.
  */
 export function createSimulator(opts: SimulatorOptions) {
-  const shortcode = opts.shortcode ?? '174379'
-  const passkey = opts.passkey ?? 'mmp-simulator-passkey'
-  const outcomeOf = opts.outcomeOf ?? outcomeForPhone
   const oauth = createOAuth({
     key: opts.consumerKey ?? 'mmp-simulator-key',
     secret: opts.consumerSecret ?? 'mmp-simulator-secret',
   })
   const store = createStore(opts.statePath)
   const delivery = createDelivery()
-  const fire: Partial<Record<Kind, (id: string) => Promise<boolean>>> = {}
+  const senders: Senders = {}
   const sim: Sim = {
     store,
     delivery,
@@ -58,33 +48,10 @@ export function createSimulator(opts: SimulatorOptions) {
     tokenRefused: oauth.tokenRefused,
     schedule: (kind, id, ms) =>
       delivery.later(ms, async () => {
-        if (await (fire[kind]?.(id) ?? Promise.resolve(true))) store.done(id)
+        if (await (senders[kind]?.(id) ?? Promise.resolve(true))) store.done(id)
       }),
   }
-  const b2c = b2cRoutes(sim, { outcomeOf: opts.outcomeOf })
-  const c2b = c2bRoutes(sim)
-  const business = businessRoutes(sim)
-  fire.stk = (id) => fireStk({ sim, input: id })
-  fire.b2c = b2c.fire
-  fire.c2b = c2b.fire
-  fire.status = (id) => business.fire('status', id)
-  fire.balance = (id) => business.fire('balance', id)
-  fire.reversal = (id) => business.fire('reversal', id)
-
-  const app = new Elysia({ name: 'mmp-simulator' })
-    .get('/health', () => ({
-      service: 'simulator',
-      version: opts.version,
-      status: 'ok',
-      checks: {},
-    }))
-    .use(oauth.app)
-    .use(stkRoutes(sim, { shortcode, passkey, outcomeOf }))
-    .use(pullRoutes(sim, shortcode))
-    .use(b2c.app)
-    .use(c2b.app)
-    .use(business.app)
-    .use(inspectRoutes(sim))
+  const app = simulatorApp({ sim, senders, oauth, opts })
     .onStart(() => {
       // Callbacks a previous process accepted but did not deliver: Daraja would still send them.
       const now = Date.now()
@@ -96,12 +63,4 @@ export function createSimulator(opts: SimulatorOptions) {
       store.close()
     })
   return withDarajaErrors(app)
-}
-
-/** Sends an STK push's callback; true when nothing is left to send. */
-async function fireStk({ sim, input: id }: { sim: Sim; input: string }): Promise<boolean> {
-  const rec = sim.store.recall('stk', id)
-  if (!rec) return true
-  const { url: to, body } = stkCallbackOf(rec)
-  return sim.delivery.post(to, body, rec)
 }

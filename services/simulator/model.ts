@@ -1,25 +1,6 @@
-/** What the simulator records and decides, shared by its routes, store and callbacks. */
-export interface SimulatorOptions {
-  delayMs: number
-  version: string
-  consumerKey?: string
-  consumerSecret?: string
-  shortcode?: string
-  passkey?: string
-  /**
-   * A file that keeps the requests across restarts (like Daraja, which remembers them), so the
-   * STK query still answers for requests made before a crash. In memory only when unset.
-   */
-  statePath?: string
-  /** Overrides the outcome (for tests); default by phone number. */
-  outcomeOf?: (phone: string) => Outcome
-  /**
-   * Production-like: refuses what Daraja allows only on its sandbox (http:// callback URLs, a
-   * second C2B URL registration of a shortcode). Default: the sandbox.
-   */
-  production?: boolean
-}
+// What the simulator records and decides, shared by its routes, store and callbacks.
 
+/** What M-Pesa decided of a request, and whether its callback is sent. */
 export interface Outcome {
   /** Daraja's ResultCode: a number, or a string code such as a reversal's 'R000002'. */
   resultCode: number | string
