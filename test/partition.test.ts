@@ -420,8 +420,17 @@ describe('analytics as two instances that each own half of the tenants', () => {
     expect(await split.main.exited()).toBe('SIGKILL')
     expect(split.main.logs()).toContain('fault point tenant.handoff.after_pull reached')
     await split.main.restart({ MMP_FAULT: '' })
+    // This tenant's move: a start also finishes other moves still journalled as under way.
     await eventually(
-      () => split.main.logs().includes('a move between instances cut short was finished'),
+      () =>
+        split.main
+          .logs()
+          .split('\n')
+          .some(
+            (line) =>
+              line.includes('a move between instances cut short was finished') &&
+              line.includes(`"tenant_id":"${t.id}"`),
+          ),
       30_000,
       'the move finished at start',
     )

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, lte } from 'drizzle-orm'
 import { tenantMoves } from '../../schema/tenant/tables.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { newId } from '../kernel/ids.ts'
@@ -37,12 +37,27 @@ export function startHandoff(ctx: ServiceContext, move: Handoff): string {
   return id
 }
 
+/**
+ * Records how a move between instances ended. Earlier moves of the tenant off the same instance
+ * still journalled as under way (their old instance could not be told: it was down) end with it:
+ * this one's release covered them, so a later start has nothing of theirs to finish or replay.
+ */
 export function finishHandoff(ctx: ServiceContext, id: string, state: 'done' | 'failed'): void {
-  tenantDb(ctx).write((orm) =>
+  tenantDb(ctx).write((orm) => {
+    const move = orm.select().from(tenantMoves).where(eq(tenantMoves.id, id)).get()
+    if (!move) return
+    const finishedAt = ctx.clock.now().toISOString()
     orm
       .update(tenantMoves)
-      .set({ state, finishedAt: ctx.clock.now().toISOString() })
-      .where(and(eq(tenantMoves.id, id), eq(tenantMoves.state, UNDER_WAY)))
-      .run(),
-  )
+      .set({ state, finishedAt })
+      .where(
+        and(
+          eq(tenantMoves.state, UNDER_WAY),
+          eq(tenantMoves.tenantId, move.tenantId),
+          eq(tenantMoves.fromPlacement, move.fromPlacement),
+          lte(tenantMoves.startedAt, move.startedAt),
+        ),
+      )
+      .run()
+  })
 }

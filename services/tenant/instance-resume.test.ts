@@ -9,7 +9,7 @@ import type { Role } from '../kernel/roles.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { PLATFORM_SYNC } from '../kernel/tokens.ts'
 import { fakeClient } from './fake-client.ts'
-import { startHandoff } from './instance-journal.ts'
+import { finishHandoff, startHandoff } from './instance-journal.ts'
 import { resumeHandoffs } from './instance-resume.ts'
 import { createTenantsApp } from './routes.ts'
 import { tenantDb } from './store.ts'
@@ -94,5 +94,34 @@ describe('a move between instances cut short', () => {
     expect(await resumeHandoffs(kit.ctx, { stopped: () => false, retryMs: 1 })).toBe(1)
     expect(release()).toHaveLength(5)
     expect(stateOf(id)).toBe('failed')
+  })
+
+  it('ends earlier moves off the same instance with the one that finished, so no start redoes them', async () => {
+    // A move whose old instance died: its release failed, so it stayed under way.
+    const old = startHandoff(kit.ctx, { tenantId: 'acme', service: 'analytics', from: A, to: B })
+    const elsewhere = startHandoff(kit.ctx, {
+      tenantId: 'acme',
+      service: 'analytics',
+      from: B,
+      to: A,
+    })
+    // Run again, it went through.
+    const again = startHandoff(kit.ctx, { tenantId: 'acme', service: 'analytics', from: A, to: B })
+    finishHandoff(kit.ctx, again, 'done')
+    expect([stateOf(old), stateOf(again)]).toEqual(['done', 'done'])
+    // A move off another instance is not covered by this one's release.
+    expect(stateOf(elsewhere)).toBe('handoff')
+    expect(await resumeHandoffs(kit.ctx, { stopped: () => false })).toBe(1)
+    expect(release().map((c) => c.opts.instance)).toEqual([B, A])
+  })
+
+  it('finishes the newest of several moves off one instance, which ends the others', async () => {
+    const first = startHandoff(kit.ctx, { tenantId: 'acme', service: 'analytics', from: A, to: B })
+    const second = startHandoff(kit.ctx, { tenantId: 'acme', service: 'analytics', from: A, to: B })
+    expect(await resumeHandoffs(kit.ctx, { stopped: () => false })).toBe(2)
+    // Released and replayed once, not once per move.
+    expect(release()).toHaveLength(2)
+    expect(internal.filter((c) => c.path === HANDOFF_PATHS.replay)).toHaveLength(1)
+    expect([stateOf(first), stateOf(second)]).toEqual(['failed', 'failed'])
   })
 })

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { desc, eq } from 'drizzle-orm'
 import { tenantMoves, tenants } from '../../schema/tenant/tables.ts'
 import type { ServiceContext, ServiceName } from '../kernel/context.ts'
 import { PURPOSE_HEADER } from '../kernel/entitlements.ts'
@@ -31,6 +31,8 @@ export async function resumeHandoffs(
     .orm.select()
     .from(tenantMoves)
     .where(eq(tenantMoves.state, UNDER_WAY))
+    // Newest first: its end also ends the earlier moves off the same instance (instance-journal.ts).
+    .orderBy(desc(tenantMoves.startedAt))
     .all()
   const as = { headers: { [PURPOSE_HEADER]: PLATFORM_SYNC } }
   let finished = 0
@@ -40,6 +42,8 @@ export async function resumeHandoffs(
     const done = await retryUntilDone(
       () =>
         oneAtATime(ctx, m.tenantId, async () => {
+          // Ended meanwhile, by a later move of the tenant or another worker's start.
+          if (!underWay(ctx, m.id)) return
           const row = tenantDb(ctx)
             .orm.select()
             .from(tenants)
@@ -82,3 +86,10 @@ export async function resumeHandoffs(
   }
   return finished
 }
+
+const underWay = (ctx: ServiceContext, id: string) =>
+  tenantDb(ctx)
+    .orm.select({ state: tenantMoves.state })
+    .from(tenantMoves)
+    .where(eq(tenantMoves.id, id))
+    .get()?.state === UNDER_WAY
