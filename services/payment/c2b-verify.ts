@@ -154,7 +154,7 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
   /** Notes on a `received` confirmation why it is not verified yet (and when it was last tried). */
   function notYet(tid: string, transId: string, reason: string) {
     const db = deps.tenantDb(tid)
-    return db.write(() =>
+    return grouped(db, () =>
       db.sqlite
         .query(
           "UPDATE c2b_payments SET status_reason = ?, updated_at = ? WHERE tenant_id = ? AND trans_id = ? AND status = 'received'",

@@ -237,7 +237,8 @@ export function createProviderRequests(
         `the payment provider did not accept the request: ${(err as Error).message}`,
       )
     }
-    db.write(() =>
+    // Group-committed: a synchronous commit here blocked the event loop for one fsync per request.
+    await grouped(db, () =>
       db.sqlite
         .query('UPDATE provider_requests SET conversation_id = ?, updated_at = ? WHERE id = ?')
         .run(accepted.ConversationID, deps.nowIso(), id),
