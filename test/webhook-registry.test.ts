@@ -17,10 +17,10 @@ import type { ServiceInstance } from '../services/kernel/context.ts'
 import { normalizeSchema } from '../services/kernel/openapi-schema.ts'
 import { webhooksSection } from '../services/kernel/openapi-webhooks.ts'
 import { createTestKit, type TestKit } from '../services/kernel/testing.ts'
-import type { WebhookSettings } from '../services/webhook/settings.ts'
+import { mapSourceEvent } from '../services/webhook/consumers.ts'
 import { listEventTypes } from '../services/webhook/event-types.ts'
 import service from '../services/webhook/index.ts'
-import { mapSourceEvent } from '../services/webhook/consumers.ts'
+import type { WebhookSettings } from '../services/webhook/settings.ts'
 import { api } from './support/client.ts'
 
 /**

@@ -51,7 +51,11 @@ export function consumeEvent<T extends WebhookSource>(
   let touched: string[] = []
   const mapped = mapSourceEvent(topic, event)
   handleOnce(deps.db, CONSUMER, event.id, () => {
-    touched = enqueueEvents(deps, event.tenant_id, mapped, event.occurred_at).endpoints
+    touched = enqueueEvents(deps, {
+      tenantId: event.tenant_id,
+      events: mapped,
+      occurredAt: event.occurred_at,
+    }).endpoints
   })
   return touched
 }

@@ -2,8 +2,8 @@ import type { TenantRegistry } from '../../tenants/registry.ts'
 import type { Clock } from '../kernel/clock.ts'
 import type { Db } from '../kernel/db.ts'
 import type { Logger } from '../kernel/log.ts'
-import type { WebhookConfig } from './settings.ts'
 import type { SecretBox } from './secret-box.ts'
+import type { WebhookConfig } from './settings.ts'
 import type { Resolver } from './ssrf.ts'
 
 /** What the webhook verbs work with (explicit, no framework objects). */

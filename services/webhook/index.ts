@@ -1,12 +1,12 @@
 import { type Checkpointer, startCheckpointer } from '../kernel/checkpointer.ts'
 import { defineService } from '../kernel/context.ts'
-import { type WebhookSettings, webhookConfig } from './settings.ts'
+import { subscribeSources } from './consumers.ts'
 import type { WebhookDeps } from './deps.ts'
 import { createDispatcher, type Dispatcher } from './dispatcher.ts'
 import { sealClearSecrets } from './endpoints.ts'
 import { createWebhooksApp } from './routes.ts'
 import { createSecretBox, parseBoxKey } from './secret-box.ts'
-import { subscribeSources } from './consumers.ts'
+import { type WebhookSettings, webhookConfig } from './settings.ts'
 import { cachedResolver, systemResolver } from './ssrf.ts'
 
 export default defineService<WebhookSettings>({

@@ -5,9 +5,9 @@ import { migrations } from '../../schema/webhook/migrations.ts'
 import { createClock } from '../kernel/clock.ts'
 import { openDatabase } from '../kernel/db.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { consumeEvent } from './consumers.ts'
 import type { WebhookDeps } from './deps.ts'
 import { enqueueEvent } from './queue.ts'
-import { consumeEvent } from './consumers.ts'
 
 /**
  * A restored platform (or a replayed outbox) may queue a fact again; it must carry the same
@@ -97,10 +97,10 @@ describe('webhook message ids', () => {
 
   it('gives each test event a fresh id', () => {
     const a = deps.db.write(() =>
-      enqueueEvent(deps, 'acme', 'payment.success', {}, undefined, true),
+      enqueueEvent(deps, { tenantId: 'acme', event: 'payment.success', data: {}, test: true }),
     )
     const b = deps.db.write(() =>
-      enqueueEvent(deps, 'acme', 'payment.success', {}, undefined, true),
+      enqueueEvent(deps, { tenantId: 'acme', event: 'payment.success', data: {}, test: true }),
     )
     expect(a.messageId).not.toBe(b.messageId)
   })

@@ -36,7 +36,10 @@ describe('the delivery queue', () => {
       data: { n: i },
     }))
     const queued = db.write(() =>
-      enqueueEvents(deps, 't', [...events, { event: 'payment.success', data: { n: 300 } }]),
+      enqueueEvents(deps, {
+        tenantId: 't',
+        events: [...events, { event: 'payment.success', data: { n: 300 } }],
+      }),
     )
     expect(queued.endpoints.sort()).toEqual(['whe_a', 'whe_b'])
     expect(queued.messages.map((m) => m.deliveries.length)).toEqual([...events.map(() => 2), 1])

@@ -13,23 +13,23 @@ export type DeliveryRow = typeof webhookDeliveries.$inferSelect
  * `id`, the endpoint's pinned `version` and `type` (= `event`, the Standard Webhooks name; `event`
  * stays for compatibility); an event sent by POST /webhooks/trigger carries `"test": true`.
  */
-export function renderPayload(
-  msgId: string,
-  event: WebhookEvent,
-  version: number,
-  timestamp: string,
-  data: Record<string, unknown>,
-  test = false,
-): string {
+export function renderPayload(p: {
+  messageId: string
+  event: WebhookEvent
+  version: number
+  timestamp: string
+  data: Record<string, unknown>
+  test: boolean
+}): string {
   // v1 is the only version: later versions transform `data` here, keyed by `version`.
   return JSON.stringify({
-    id: msgId,
-    type: event,
-    event,
-    version,
-    timestamp,
-    ...(test ? { test: true } : {}),
-    data,
+    id: p.messageId,
+    type: p.event,
+    event: p.event,
+    version: p.version,
+    timestamp: p.timestamp,
+    ...(p.test ? { test: true } : {}),
+    data: p.data,
   })
 }
 
@@ -63,11 +63,16 @@ export const messageIdOf = (tenantId: string, event: WebhookEvent, key: string):
  */
 export function enqueueEvents(
   deps: WebhookDeps,
-  tenantId: string,
-  events: readonly EventToQueue[],
-  occurredAt?: string,
-  test = false,
+  input: {
+    tenantId: string
+    events: readonly EventToQueue[]
+    /** The events' `timestamp` (default: now). */
+    occurredAt?: string
+    /** Sent by POST /webhooks/trigger: the body says `"test": true`. */
+    test?: boolean
+  },
 ): { messages: Array<{ messageId: string; deliveries: string[] }>; endpoints: string[] } {
+  const { tenantId, events, occurredAt, test = false } = input
   const endpoints = deps.db.orm
     .select({
       id: webhookEndpoints.id,
@@ -98,7 +103,7 @@ export function enqueueEvents(
       for (const e of endpoints) {
         if (!e.events.has(event)) continue
         const id = newId('del')
-        const body = renderPayload(messageId, event, e.version, timestamp, data, test)
+        const body = renderPayload({ messageId, event, version: e.version, timestamp, data, test })
         insert.run(id, tenantId, e.id, messageId, event, body, due, now, now)
         deliveries.push(id)
         touched.add(e.id)
@@ -111,13 +116,16 @@ export function enqueueEvents(
 /** Queues one message for the tenant's subscribed endpoints (see `enqueueEvents`). */
 export function enqueueEvent(
   deps: WebhookDeps,
-  tenantId: string,
-  event: WebhookEvent,
-  data: Record<string, unknown>,
-  occurredAt?: string,
-  test = false,
+  input: {
+    tenantId: string
+    event: WebhookEvent
+    data: Record<string, unknown>
+    occurredAt?: string
+    test?: boolean
+  },
 ): { messageId: string; deliveries: string[]; endpoints: string[] } {
-  const r = enqueueEvents(deps, tenantId, [{ event, data }], occurredAt, test)
+  const { event, data, ...rest } = input
+  const r = enqueueEvents(deps, { ...rest, events: [{ event, data }] })
   return { ...r.messages[0]!, endpoints: r.endpoints }
 }
 

@@ -49,7 +49,12 @@ function eventRoutes({ app, deps }: { app: ServiceApp; deps: WebhookDeps }) {
         const tenantId = tenantFor(actor, body.tenant_id)
         if (!isWebhookEvent(body.event))
           throw invalidField('event', `must be one of: ${webhookEvents.join(', ')}`)
-        const r = enqueueEvent(deps, tenantId, body.event, body.data ?? {}, undefined, true)
+        const r = enqueueEvent(deps, {
+          tenantId,
+          event: body.event,
+          data: body.data ?? {},
+          test: true,
+        })
         deps.notify.enqueued(r.endpoints)
         set.status = 202
         return { message_id: r.messageId, deliveries: r.deliveries }

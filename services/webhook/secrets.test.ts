@@ -6,9 +6,9 @@ import { migrations } from '../../schema/webhook/migrations.ts'
 import { api } from '../../test/support/client.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
 import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
-import type { WebhookSettings } from './settings.ts'
 import service from './index.ts'
 import { createSecretBox, parseBoxKey } from './secret-box.ts'
+import type { WebhookSettings } from './settings.ts'
 
 const KEY = Buffer.alloc(32, 9).toString('base64')
 const b64 = (bytes: number, fill = 'k') => `whsec_${Buffer.alloc(bytes, fill).toString('base64')}`

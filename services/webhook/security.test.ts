@@ -3,8 +3,8 @@ import { migrations } from '../../schema/webhook/migrations.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
 import type { Role } from '../kernel/roles.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import type { WebhookSettings } from './settings.ts'
 import service from './index.ts'
+import type { WebhookSettings } from './settings.ts'
 
 /** Every webhook route: unauthenticated → 401, non-Admin roles → 403, another tenant → 403/404. */
 describe('webhook routes security', () => {

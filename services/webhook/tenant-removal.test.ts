@@ -4,8 +4,8 @@ import { topics } from '../../schema/events.ts'
 import { migrations } from '../../schema/webhook/migrations.ts'
 import { openDatabase } from '../kernel/db.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { enqueueEvents } from './queue.ts'
 import { subscribeSources } from './consumers.ts'
+import { enqueueEvents } from './queue.ts'
 import { testDispatcherDeps } from './test-kit.ts'
 
 describe('a deleted tenant', () => {
@@ -30,7 +30,9 @@ describe('a deleted tenant', () => {
     endpoint.run('whe_gone2', 'gone')
     endpoint.run('whe_kept', 'kept')
     for (const tenant of ['gone', 'kept'])
-      db.write(() => enqueueEvents(deps, tenant, [{ event: 'payment.success', data: {} }]))
+      db.write(() =>
+        enqueueEvents(deps, { tenantId: tenant, events: [{ event: 'payment.success', data: {} }] }),
+      )
     await subscribeSources(kit.bus, deps)
 
     await kit.bus.publish(topics.tenantsChanged, {

@@ -1,9 +1,9 @@
 import { createClock } from '../kernel/clock.ts'
 import type { Db } from '../kernel/db.ts'
 import { createLogger } from '../kernel/log.ts'
-import { webhookConfig } from './settings.ts'
 import type { WebhookDeps } from './deps.ts'
 import type { AttemptOutcome } from './queue.ts'
+import { webhookConfig } from './settings.ts'
 
 /** A 200 answer from an endpoint, as the dispatcher records it: for unit tests. */
 export const OK_OUTCOME: AttemptOutcome = {

@@ -6,9 +6,9 @@ import { api } from '../../test/support/client.ts'
 import type { ServiceInstance } from '../kernel/context.ts'
 import type { Role } from '../kernel/roles.ts'
 import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
-import type { WebhookSettings } from './settings.ts'
 import service from './index.ts'
 import { purgeDelivered } from './queue-wide.ts'
+import type { WebhookSettings } from './settings.ts'
 
 interface Received {
   path: string
