@@ -1,4 +1,4 @@
-import mqtt, { type MqttClient } from 'mqtt'
+import type { MqttClient } from 'mqtt'
 import type { EventEnvelope } from '../../schema/events.ts'
 import { type BackoffStep, exponentialBackoff, nextWait } from './backoff.ts'
 import type { Logger } from './log.ts'
@@ -92,8 +92,10 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
     })
   }
   let client: MqttClient | null = null
-  const open = (): Promise<MqttClient> =>
-    new Promise((resolve, reject) => {
+  const open = async (): Promise<MqttClient> => {
+    // Loaded on the first connection: a process answers requests before it needs the broker.
+    const { default: mqtt } = await import('mqtt')
+    return new Promise((resolve, reject) => {
       const c = mqtt.connect(opts.url, {
         clientId: opts.clientId,
         clean: false,
@@ -142,6 +144,7 @@ export async function createMqttBus(opts: MqttBusOptions): Promise<EventBus> {
         }
       })
     })
+  }
   let connecting: Promise<MqttClient> | null = null
   const connected = () => {
     connecting ??= open().catch((err) => {
