@@ -1,6 +1,7 @@
 import { Database } from 'bun:sqlite'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { processAlive } from '../../tenants/process-alive.ts'
 
 /**
  * A named lease shared by the worker processes of one `mmp serve --workers N` (one data dir, one
@@ -43,7 +44,7 @@ export function openLease(
   const ttl = opts.ttlMs ?? 3000
   const pid = opts.pid ?? process.pid
   const now = opts.now ?? Date.now
-  const alive = opts.alive ?? isAlive
+  const alive = opts.alive ?? processAlive
   const read = db.query<{ pid: number; expires_at: number }, [string]>(
     'SELECT pid, expires_at FROM lease WHERE name = ?',
   )
@@ -71,24 +72,5 @@ export function openLease(
     },
     holder: () => read.get(name)?.pid ?? null,
     close: () => db.close(),
-  }
-}
-
-/**
- * Signal 0 checks that a process exists without touching it (EPERM: it exists, not ours). A
- * zombie exists too until something reaps it, which a container's first process may never do:
- * on Linux its state in /proc says it is dead.
- */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return !/^\d+ \(.*\) [ZX] /s.test(stat)
-  } catch {
-    return true
   }
 }
