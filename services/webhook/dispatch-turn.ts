@@ -14,7 +14,7 @@ import {
   scheduleLanes,
   unclaim,
 } from './dispatch-lanes.ts'
-import { signingKeys } from './endpoints.ts'
+import { signingKeys } from './endpoint-secrets.ts'
 import { deliveriesTotal, inFlightGauge } from './metrics.ts'
 import { countFinished, recordFinished } from './outcomes.ts'
 import type { AttemptOutcome, AttemptResult } from './queue.ts'

@@ -4,6 +4,7 @@ import { listOf } from '../kernel/lists.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import type { ServiceApp } from '../kernel/service.ts'
 import type { WebhookDeps } from './deps.ts'
+import { rotateSecret } from './endpoint-secrets.ts'
 import {
   createEndpoint,
   deleteEndpoint,
@@ -11,7 +12,6 @@ import {
   endpointView,
   getEndpointRow,
   listEndpoints,
-  rotateSecret,
   updateEndpoint,
 } from './endpoints.ts'
 import {
