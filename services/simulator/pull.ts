@@ -67,7 +67,12 @@ export function pullRoutes(sim: Sim, shortcode: string) {
         return darajaError(400, '400.002.02', 'Bad Request - Invalid Request Payload')
       // Up to 48 hours back, and nothing that has not completed yet.
       const start = Math.max(from, Date.now() - 48 * 3600_000)
-      const rows = sim.store.ledger(code, start, Math.min(to + 999, Date.now()), offset)
+      const rows = sim.store.ledger({
+        shortcode: code,
+        from: start,
+        to: Math.min(to + 999, Date.now()),
+        offset,
+      })
       const list = rows.map((r) => ({
         transactionId: r.receipt,
         trxDate: new Date(r.completed_at).toISOString().replace(/\.\d{3}Z$/, 'Z'),

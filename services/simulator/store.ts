@@ -167,7 +167,19 @@ function receiptBook(db: Database) {
       ).run(e.receipt, e.shortcode, e.msisdn, e.billRef, e.amountCents, e.completedAt)
     },
     /** The shortcode's payments completed in [from, to] (ms), oldest first, a page at a time. */
-    ledger: (shortcode: string, from: number, to: number, offset: number, limit = 100) =>
+    ledger: ({
+      shortcode,
+      from,
+      to,
+      offset,
+      limit = 100,
+    }: {
+      shortcode: string
+      from: number
+      to: number
+      offset: number
+      limit?: number
+    }) =>
       db
         .query<
           {

@@ -35,13 +35,15 @@ describe('claims', () => {
     const range = (from: number, to: number) =>
       Array.from({ length: to - from }, (_, i) => `del_${String(from + i).padStart(2, '0')}`)
 
-    const first = claimDue(deps, 'ep_1', 1000, 10)
+    const first = claimDue(deps, { endpointId: 'ep_1', nowMs: 1000, limit: 10 })
     expect(ids(first)).toEqual(range(0, 10))
     const inFlight = new Set(first.map((r) => r.seq))
-    const second = claimDue(deps, 'ep_1', 1000, 10, inFlight)
+    const second = claimDue(deps, { endpointId: 'ep_1', nowMs: 1000, limit: 10, inFlight })
     expect(ids(second)).toEqual(range(10, 20))
     for (const r of second) inFlight.add(r.seq)
-    expect(ids(claimDue(deps, 'ep_1', 1000, 100, inFlight))).toEqual(range(20, 40))
+    expect(ids(claimDue(deps, { endpointId: 'ep_1', nowMs: 1000, limit: 100, inFlight }))).toEqual(
+      range(20, 40),
+    )
     // Every due row is claimed or in flight: the next one falls due at 5 s.
     expect(nextDueAfter(deps, 'ep_1', 1000)).toBe(5000)
     expect(nextDueAfter(deps, 'ep_1', 5000)).toBeNull()

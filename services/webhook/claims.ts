@@ -24,11 +24,14 @@ const ROW_SQL = `SELECT rowid AS seq, ${selectList(webhookDeliveries, CLAIMED_CO
  */
 export function claimDue(
   deps: WebhookDeps,
-  endpointId: string,
-  nowMs: number,
-  limit: number,
-  inFlight: ReadonlySet<number> = new Set(),
+  input: {
+    endpointId: string
+    nowMs: number
+    limit: number
+    inFlight?: ReadonlySet<number>
+  },
 ): ClaimedDelivery[] {
+  const { endpointId, nowMs, limit, inFlight = new Set<number>() } = input
   const due = deps.db.sqlite
     .query<{ seq: number }, [string, number, number]>(DUE_SQL)
     .all(endpointId, nowMs, limit + inFlight.size)

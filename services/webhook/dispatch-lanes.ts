@@ -140,7 +140,7 @@ function claimLane({ ctx, id, nowMs, out }: LaneInput & { out: Launch[] }): void
     return
   }
   const limit = Math.min(room, tokens)
-  const rows = claimDue(deps, id, nowMs, limit, lane.inFlight)
+  const rows = claimDue(deps, { endpointId: id, nowMs, limit, inFlight: lane.inFlight })
   lane.tokens -= rows.length
   state.totalInFlight += rows.length
   for (const row of rows) {

@@ -44,7 +44,7 @@ describe('the delivery queue', () => {
     expect(queued.endpoints.sort()).toEqual(['whe_a', 'whe_b'])
     expect(queued.messages.map((m) => m.deliveries.length)).toEqual([...events.map(() => 2), 1])
     // Rows queued in the same millisecond come out in the order they were queued.
-    const claimed = claimDue(deps, 'whe_a', Date.now() + 1000, 500)
+    const claimed = claimDue(deps, { endpointId: 'whe_a', nowMs: Date.now() + 1000, limit: 500 })
     expect(claimed.map((d) => JSON.parse(d.payload).data.n)).toEqual(events.map((_, i) => i))
     expect(new Set(claimed.map((d) => d.messageId)).size).toBe(300)
     db.close()
@@ -66,7 +66,7 @@ describe('the delivery queue', () => {
       insert.run('del_a', 'msg_a')
       insert.run('del_b', 'msg_b')
     })
-    const [a, b] = claimDue(deps, 'ep_1', 1_000, 2)
+    const [a, b] = claimDue(deps, { endpointId: 'ep_1', nowMs: 1_000, limit: 2 })
     // As after a restore from a copy that numbered the rows anew: a's rowid is now b's.
     recordAttempts(deps, [{ delivery: { ...a!, seq: b!.seq }, outcome: OK_OUTCOME }])
     const status = db.sqlite.query<{ id: string; status: string }, []>(
