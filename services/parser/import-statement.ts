@@ -8,7 +8,8 @@ import { newId } from '../kernel/ids.ts'
 import { DEFAULT_TIMEZONE } from '../kernel/time-zone.ts'
 import type { ParsedTransaction, RowError } from './parsed.ts'
 import { type StatementProofAnswer, statementAnswer } from './proof-answer.ts'
-import { readStatement } from './read-statement.ts'
+import { statementReads } from './read-gate.ts'
+import { readStatement, statementFormat } from './read-statement.ts'
 import { acceptedSince, storeTransactions } from './store.ts'
 
 /** Rows stored per transaction while a statement streams in. */
@@ -31,6 +32,16 @@ export interface ImportResult {
   proof: StatementProofAnswer
 }
 
+interface ImportInput {
+  tenantId: string
+  userId: string
+  file: Blob
+  fileName: string | null
+  password?: string
+  /** Aborted when the client goes away or its deadline passes: reading stops. */
+  signal?: AbortSignal
+}
+
 export function timeZoneOf(ctx: ServiceContext, tenantId: string): string {
   return ctx.registry.placement(tenantId).timezone ?? DEFAULT_TIMEZONE
 }
@@ -39,19 +50,13 @@ export function timeZoneOf(ctx: ServiceContext, tenantId: string): string {
  * Imports an M-Pesa statement (CSV, or the emailed PDF opened with `password`): read it, store in batches (each with its raw and usage
  * events), then record the import and publish `statements.processed`. Failed rows are skipped and
  * counted; reversal rows are kept as the money movement they are. Re-uploading the same statement
- * accepts nothing twice (receipt numbers).
+ * accepts nothing twice (receipt numbers). A file that is no statement is refused at once; the
+ * others wait for one of the process's statement reads (read-gate.ts: 503 with Retry-After when
+ * too many are waiting).
  */
 export async function importStatement(
   ctx: ServiceContext,
-  input: {
-    tenantId: string
-    userId: string
-    file: Blob
-    fileName: string | null
-    password?: string
-    /** Aborted when the client goes away or its deadline passes: reading stops. */
-    signal?: AbortSignal
-  },
+  input: ImportInput,
 ): Promise<ImportResult> {
   const { tenantId } = input
   if (ctx.registry.placement(tenantId).features?.bulk_upload === false) {
@@ -61,6 +66,18 @@ export async function importStatement(
     )
   }
   assertEntitled(ctx.registry, tenantId, { write: true, metric: 'statements', adding: 1 })
+  // A file that is no statement at all is refused before it waits for a read of its own.
+  await statementFormat(input.file)
+  const leave = await statementReads.enter(input.signal)
+  try {
+    return await readAndStore(ctx, input)
+  } finally {
+    leave()
+  }
+}
+
+async function readAndStore(ctx: ServiceContext, input: ImportInput): Promise<ImportResult> {
+  const { tenantId } = input
   const db = ctx.registry.tenant('parser', tenantId)
   const timeZone = timeZoneOf(ctx, tenantId)
 

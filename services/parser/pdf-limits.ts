@@ -1,4 +1,4 @@
-import { AppError } from '../kernel/errors.ts'
+import { AppError, invalidField } from '../kernel/errors.ts'
 
 /**
  * What reading one statement PDF may cost (issue 32 item 7). A real statement is a few hundred
@@ -101,6 +101,10 @@ export function checkPdfStructure(bytes: Uint8Array, limits: PdfLimits): void {
       }
     }
   }
+  // Every PDF, compressed object streams included, has indirect objects: without one, pdf.js
+  // would rebuild a cross-reference table from the whole file for nothing.
+  if (objects === 0)
+    throw invalidField('file', 'the file is not a readable PDF (it holds no PDF objects)')
 }
 
 /** The index of the `)` closing the literal string opened at `i` (nested, escaped). */

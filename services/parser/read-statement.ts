@@ -29,10 +29,8 @@ export interface ReadOptions {
 export async function readStatement(
   file: Blob,
   opts: ReadOptions,
-): Promise<StatementRead & { format: 'pdf' | 'csv' | 'spreadsheet' }> {
-  const sheet = await spreadsheetFormat(file)
-  const format = (await isPdf(file)) ? 'pdf' : sheet ? 'spreadsheet' : 'csv'
-  if (format === 'csv') await refuseBinary(file)
+): Promise<StatementRead & { format: StatementFormat }> {
+  const format = await statementFormat(file)
   const read =
     format === 'pdf'
       ? await readStatementPdfOnThread(file, opts)
@@ -49,6 +47,20 @@ export async function readStatement(
     )
   }
   return { ...read, format }
+}
+
+export type StatementFormat = 'pdf' | 'csv' | 'spreadsheet'
+
+/**
+ * What kind of statement file this is, from its first KiB: a PDF, a spreadsheet, or CSV text.
+ * A file that is none of them (a photo, an archive, random bytes) is refused here, before any
+ * reading thread starts or an upload waits for one (read-gate.ts).
+ */
+export async function statementFormat(file: Blob): Promise<StatementFormat> {
+  if (await isPdf(file)) return 'pdf'
+  if (await spreadsheetFormat(file)) return 'spreadsheet'
+  await refuseBinary(file)
+  return 'csv'
 }
 
 const PICTURES: Array<[string, number[]]> = [

@@ -33,7 +33,7 @@ export interface SheetSink {
  * Columns read, at most: Excel 2003's 256 (a statement has 14). A sheet may go on to XFD, but a
  * hostile one with a cell there in every row would make each row 16,384 cells to look through.
  */
-const MAX_COLUMNS = 256
+export const MAX_COLUMNS = 256
 
 /** A sheet's `<row>`s as arrays of cell text, by column, handed to the sink. */
 export class SheetRows implements XmlHandler {

@@ -1,5 +1,6 @@
 import { AppError } from '../kernel/errors.ts'
 import { isDateFormat, numberText, serialDate, wallClock } from './spreadsheet-cells.ts'
+import { MAX_COLUMNS } from './spreadsheet-rows.ts'
 import { type SheetSink, XlsxBook, type XlsxLimits } from './spreadsheet-xlsx.ts'
 import { StatementReader } from './statement-reader.ts'
 import { newChunk, type StatementChunk, type StatementRead } from './statement-row.ts'
@@ -22,6 +23,11 @@ export const MAX_ENTRIES = 5000
 export const MAX_ROWS = 500_000
 /** Shared strings (distinct texts) an XLSX may hold: a statement's 500,000 rows need fewer. */
 export const MAX_STRINGS = 4_000_000
+/**
+ * Bytes of a legacy XLS or an HTML ".xls" read whole by SheetJS, which needs about twenty times
+ * a file's size in memory; a legacy XLS holds at most 65,536 rows a sheet, well under this.
+ */
+export const MAX_WHOLE_BYTES = 10 * 1024 * 1024
 /** Rows handed on per chunk. */
 const CHUNK_ROWS = 5000
 
@@ -88,6 +94,10 @@ export async function readSpreadsheet(
     const read = await readXlsx(file, parts, opts)
     if (read) return read
   }
+  if (file.size > MAX_WHOLE_BYTES)
+    throw tooLarge(
+      `an ${format === 'html' ? 'HTML' : format === 'xls' ? 'XLS' : 'other'} spreadsheet over ${MAX_WHOLE_BYTES / 1024 / 1024} MiB is not read: export the statement as CSV or XLSX instead`,
+    )
   return readWithSheetJs(new Uint8Array(await file.arrayBuffer()), opts)
 }
 
@@ -156,7 +166,9 @@ async function readWithSheetJs(bytes: Uint8Array, opts: ReadOpts): Promise<State
     for (let r = 0; r < rows.length; r++) {
       const row = rows[r]
       if (!row) continue
-      if (!out.row(Array.from(row, textOf), r + 1)) break
+      // A hostile sheet with a cell far right in every row is read to the same columns as an XLSX.
+      const cells = row.length > MAX_COLUMNS ? row.slice(0, MAX_COLUMNS) : row
+      if (!out.row(Array.from(cells, textOf), r + 1)) break
       await out.handOn()
     }
     const read = await out.finish()

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'bun:test'
+import { createReadGate } from './read-gate.ts'
+
+const opts = { slots: 2, waiting: 1, waitMs: 5_000, retryAfterS: 7 }
+
+describe('the statement read gate', () => {
+  it('lets `slots` reads run, queues `waiting` more and refuses the rest with 503 and Retry-After', async () => {
+    const gate = createReadGate(opts)
+    const a = await gate.enter()
+    await gate.enter()
+    const queued = gate.enter()
+    expect(gate.load()).toEqual({ running: 2, waiting: 1 })
+    const refused = await gate.enter().catch((e) => e)
+    expect(refused).toMatchObject({ code: 'SERVICE_UNAVAILABLE', headers: { 'Retry-After': '7' } })
+    expect(refused.message).toContain('send the same file again in 7 seconds')
+    a()
+    a() // a second call frees nothing more
+    await queued
+    expect(gate.load()).toEqual({ running: 2, waiting: 0 })
+  })
+
+  it('refuses a read that waited past waitMs, and drops one whose client went away', async () => {
+    const gate = createReadGate({ ...opts, slots: 1, waiting: 2, waitMs: 30 })
+    const first = await gate.enter()
+    await expect(gate.enter()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' })
+    const gone = new AbortController()
+    const waiting = gate.enter(gone.signal)
+    gone.abort(new Error('client disconnected'))
+    await expect(waiting).rejects.toThrow('client disconnected')
+    expect(gate.load()).toEqual({ running: 1, waiting: 0 })
+    first()
+    expect(gate.load()).toEqual({ running: 0, waiting: 0 })
+    const again = await gate.enter()
+    again()
+  })
+})
