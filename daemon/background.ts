@@ -8,6 +8,11 @@ import type { Config } from './config.ts'
 export interface WorkerRole {
   index: number
   count: number
+  /**
+   * Started after the platform serves (a worker following the first, or one started again): its
+   * /health waits for nothing of its supervisor's.
+   */
+  joining?: boolean
   /** Told once this worker listens (and, if it took the background work, runs it). */
   ready?: () => void
   /** Every worker's metrics together, for /metrics. */
@@ -118,5 +123,3 @@ export async function holdBackground(
     close: () => lease.close(),
   }
 }
-
-export const dataFile = (config: Config, name: string) => join(config.dataDir, name)

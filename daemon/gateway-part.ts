@@ -77,7 +77,11 @@ export async function listenGateway(opts: {
     connectionsPerAddress: config.get('gateway.connections_per_address'),
   })
   const dashboard = startDashboard({ hstsMaxAgeS: config.get<number>('gateway.hsts_max_age_s') })
-  await dashboard.ready
+  // Bun builds the bundle on the page's first request (a quarter of a second and more of a
+  // worker's start): built after the port is up, and a dashboard request waits for it, so a page
+  // never asks a worker for a chunk it has not built yet.
+  readiness.warming('dashboard', 'building the dashboard bundle')
+  void dashboard.ready.then(() => readiness.warmed('dashboard'))
 
   const server = Bun.serve({
     port: config.ports.gateway,
@@ -88,7 +92,7 @@ export async function listenGateway(opts: {
     fetch: (request, srv) =>
       readiness.answer('gateway', request) ??
       (dashboard.handles(request)
-        ? dashboard.fetch(request)
+        ? dashboard.ready.then(() => dashboard.fetch(request))
         : withWarming(readiness, request, gateway.fetch(request, srv))),
     // The gateway refuses oversized bodies itself, by Content-Length or while streaming, with
     // a problem+json 413; Bun's own cap (a bare 413) is a backstop at twice the largest limit.

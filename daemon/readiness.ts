@@ -63,19 +63,24 @@ const isHealth = (url: string) => {
   }
 }
 
-/** The supervisor's word to its workers that every worker and the simulator are serving. */
+/** The supervisor's word to its workers that the simulator and a first worker are serving. */
 export const PLATFORM_READY = 'platform_ready'
+/** How many workers are still starting; /health of those serving says so while there are any. */
+export const WORKERS_STARTING = 'workers_starting'
 
 /**
- * In a worker: what its supervisor starts after the workers (so this worker's `/health` waits for
- * it), cleared when the supervisor says so over the IPC channel.
+ * In a worker: what its supervisor starts beside the first worker (so this worker's `/health`
+ * waits for it), cleared when the supervisor says so over the IPC channel; then, while other
+ * workers are still starting, `/health` says so under `warming`.
  */
 export function followSupervisorReadiness(readiness: Readiness): void {
-  const onMessage = (message: unknown) => {
-    if ((message as Record<string, unknown> | null)?.[PLATFORM_READY]) {
-      readiness.done('workers', 'simulator')
-      process.off('message', onMessage)
-    }
-  }
-  process.on('message', onMessage)
+  process.on('message', (message: unknown) => {
+    const m = message as Record<string, unknown> | null
+    if (m?.[PLATFORM_READY]) readiness.done('workers', 'simulator')
+    const starting = m?.[WORKERS_STARTING]
+    if (typeof starting !== 'number') return
+    if (starting > 0)
+      readiness.warming('workers', `${starting} more worker${starting === 1 ? '' : 's'} starting`)
+    else readiness.warmed('workers')
+  })
 }

@@ -89,3 +89,35 @@ export function armFaults(config: Config, log: Logger, worker: WorkerRole | unde
     supervisor: worker ? process.ppid : undefined,
   })
 }
+
+/**
+ * Times the named steps of one process's start-up, logged at debug level as one line once the
+ * process serves (`MMP_LOG_LEVEL=debug` says where a slow start spent its time). `process_ms`
+ * counts from the process's own start, so it includes loading the code.
+ *
+ * @example
+ * const steps = startupSteps(log)
+ * const broker = await steps.time('broker', () => startEmbeddedBroker(base))
+ * steps.report('serving')
+ */
+export function startupSteps(log: Logger) {
+  const began = performance.now()
+  const took: Record<string, number> = {}
+  return {
+    async time<T>(step: string, work: () => T | Promise<T>): Promise<T> {
+      const start = performance.now()
+      try {
+        return await work()
+      } finally {
+        took[`${step}_ms`] = Math.round(performance.now() - start)
+      }
+    },
+    report(what: string) {
+      log.debug(`start-up: ${what}`, {
+        process_ms: Math.round(performance.now()),
+        steps_ms: Math.round(performance.now() - began),
+        ...took,
+      })
+    },
+  }
+}

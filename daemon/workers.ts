@@ -1,15 +1,13 @@
-import { existsSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import type { metrics } from '../services/kernel/metrics.ts'
 import type { EmbeddedBroker } from './broker.ts'
 import type { Config } from './config.ts'
 import type { Platform, WorkerRole } from './platform.ts'
-import { PLATFORM_READY } from './readiness.ts'
+import { PLATFORM_READY, WORKERS_STARTING } from './readiness.ts'
 import { initDataDir, loadSecrets } from './secrets.ts'
 import type { listenSimulator } from './simulator.ts'
-import { logStarted, startLogging } from './startup.ts'
+import { logStarted, startLogging, startupSteps } from './startup.ts'
 
 /** How many workers `mmp serve` runs: the setting, or one per core when it is 0. */
 export function workerCount(config: Config): number {
@@ -21,7 +19,11 @@ export function workerCount(config: Config): number {
 export function workerRole(env = process.env): WorkerRole | undefined {
   const index = env.MMP_WORKER_INDEX
   if (index === undefined) return undefined
-  return { index: Number(index), count: Math.max(1, Number(env.MMP_WORKERS ?? 1)) }
+  return {
+    index: Number(index),
+    count: Math.max(1, Number(env.MMP_WORKERS ?? 1)),
+    joining: env.MMP_WORKER_JOINING === '1',
+  }
 }
 
 /**
@@ -78,11 +80,23 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
     const { AggregatorRegistry } = await import('prom-client')
     return AggregatorRegistry.aggregate(got).metrics()
   }
+  const tellWorkers = (message: Record<string, unknown>) => {
+    for (const w of workers) {
+      try {
+        w?.send(message)
+      } catch {} // a worker that just died is told when it is started again and says ready
+    }
+  }
   const spawnWorker = (index: number, failures = 0): Promise<void> =>
     new Promise((ready) => {
       const started = Date.now()
       const proc = Bun.spawn(workerCommand(), {
-        env: { ...process.env, MMP_WORKER_INDEX: String(index), MMP_WORKERS: String(count) },
+        env: {
+          ...process.env,
+          MMP_WORKER_INDEX: String(index),
+          MMP_WORKERS: String(count),
+          MMP_WORKER_JOINING: platformReady ? '1' : '0',
+        },
         stdin: 'ignore',
         stdout: 'inherit',
         stderr: 'inherit',
@@ -110,29 +124,32 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
       })
     })
 
-  // On a new install the first worker creates the databases and the others follow it; on an
-  // existing one every worker starts at once (start-up is then one worker's, not the sum). The
+  // The first worker starts alone (on a new install it creates the databases), and the platform
+  // serves once it and the simulator do: on a box with few cores, workers started together share
+  // them and each takes as long as all of them. The others join as they are ready: a worker
+  // listens only once it can answer in full, and /health says they are still starting. The
   // simulator starts once a worker listens: what it calls back on start reaches payment then.
   let simulator: ReturnType<typeof listenSimulator> = null
   // Imported meanwhile: the simulator is a whole service this process would load before its
   // first worker could start.
-  const first = Promise.all([spawnWorker(0), import('./simulator.ts')]).then(([, sim]) => {
+  const steps = startupSteps(log)
+  const [, sim] = await steps.time('first_worker', () =>
+    Promise.all([spawnWorker(0), import('./simulator.ts')]),
+  )
+  await steps.time('simulator', () => {
     const wanted = sim.simulatorWanted(config)
     if (wanted) simulator = sim.listenSimulator(config, log, wanted === 'implied')
   })
-  if (!existsSync(join(config.dataDir, 'platform', 'auth.db'))) await first
-  const others = Array.from({ length: count - 1 }, (_, i) => spawnWorker(i + 1))
-  const broker = await brokerStarted
-  await Promise.all([first, ...others])
+  const broker = await steps.time('broker', () => brokerStarted)
   // The workers' /health answer 503 until told; the line below says the same thing.
   platformReady = true
-  for (const w of workers) {
-    try {
-      w?.send({ [PLATFORM_READY]: true })
-    } catch {} // a worker that just died is told when it is started again and says ready
-  }
+  tellWorkers({ [PLATFORM_READY]: true, [WORKERS_STARTING]: count - 1 })
   const gateway = wants('gateway') ? `http://127.0.0.1:${config.ports.gateway}` : undefined
   logStarted(config, log, gateway, format, count)
+  steps.report('the first worker and the simulator serve')
+  let starting = count - 1
+  for (let i = 1; i < count; i++)
+    void spawnWorker(i).then(() => tellWorkers({ [WORKERS_STARTING]: --starting }))
 
   return {
     urls: {},
