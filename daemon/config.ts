@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { isAbsolute, join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import { type ServiceName, serviceNames } from '../services/kernel/context.ts'
 import { parseSchedule } from './schedule.ts'
 import { idleTimeoutFloorS, type Setting, settings } from './settings.ts'
@@ -280,10 +280,4 @@ function flatKeys(obj: Values, prefix = ''): string[] {
     else out.push(key)
   }
   return out
-}
-
-/** A path inside the data dir unless absolute. */
-export function dataPath(config: Config, ...rest: string[]): string {
-  const joined = join(...rest)
-  return isAbsolute(joined) ? joined : join(config.dataDir, joined)
 }

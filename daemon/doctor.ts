@@ -7,7 +7,7 @@ import { externalFolders } from './backup.ts'
 import type { Config } from './config.ts'
 import type { Check } from './doctor-check.ts'
 import { darajaChecks, paymentAlertChecks } from './doctor-daraja.ts'
-import { databaseCap, FDS_PER_DATABASE, openFilesLimit } from './fd-limit.ts'
+import { databaseCap, openFilesFor, openFilesLimit } from './fd-limit.ts'
 import { DIR_MODE, FILE_MODE } from './permissions.ts'
 
 export type { Check } from './doctor-check.ts'
@@ -183,8 +183,8 @@ function openFiles(config: Config, limit: number | null): Check {
   const configured = config.get<number>('registry.max_open')
   const cap = databaseCap(configured, limit)
   const wanted = Math.min(databases, configured)
-  // What the process needs to hold every database it may keep open, plus its sockets.
-  const need = wanted * FDS_PER_DATABASE + Math.max(128, Math.ceil((limit ?? 0) / 4))
+  // What each process needs to hold every database it may keep open, plus its sockets.
+  const need = openFilesFor(wanted)
   const detail = `ulimit -n ${limit ?? 'unlimited'}: room for ${cap} open databases; this install has ${databases} databases (max_open ${configured})`
   if (limit !== null && cap < wanted)
     return {

@@ -56,3 +56,19 @@ export function fileBudget(
 export function databaseCap(configured: number, limit: number | null): number {
   return fileBudget(configured, limit).registry
 }
+
+/**
+ * The smallest open-files limit whose budget (`fileBudget`) lets the registry of one process hold
+ * `databases` open at once: what `mmp doctor` advises, from the same formula the daemon caps by.
+ *
+ * @example
+ * openFilesFor(42) // 278: fileBudget(42, 278).registry is 42, fileBudget(42, 277).registry 41
+ */
+export function openFilesFor(databases: number): number {
+  const files = (databases + DATABASES_OUTSIDE_REGISTRY) * FDS_PER_DATABASE
+  // The reserve is 128 up to a limit of 512 and a quarter of the limit above it.
+  let limit = files + 128 <= 512 ? files + 128 : Math.ceil((files * 4) / 3)
+  while (limit > 1 && fileBudget(databases, limit - 1).registry >= databases) limit--
+  while (fileBudget(databases, limit).registry < databases) limit++
+  return limit
+}
