@@ -10,7 +10,10 @@ const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}
 
 /**
  * A row's fields as the API names them (DESIGN §11: snake_case), for the columns that go out
- * unchanged; a rename of the column fails to compile where the field is read.
+ * unchanged; a rename of the column fails to compile where the field is read. Keep a view's keys
+ * in its response schema's order (spread in runs around the computed fields): Elysia answers in
+ * the schema's order, but an idempotent replay answers the stored value in the order returned, and
+ * a replay must send the same bytes.
  *
  * @example
  * snakeFields(row, ['id', 'tenantId', 'createdAt']) // { id, tenant_id, created_at }

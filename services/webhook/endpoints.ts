@@ -18,24 +18,23 @@ import { checkDestination, DestinationRefused } from './ssrf.ts'
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect
 
-/** The columns an endpoint answers with unchanged (the secrets never go out). */
-const VIEW_FIELDS = [
-  'id',
-  'tenantId',
-  'url',
-  'version',
-  'rateLimit',
-  'description',
-  'disabledReason',
-  'createdAt',
-  'updatedAt',
-] as const
-
+/**
+ * An endpoint as the API answers it (never its secrets), keys in the schema's order: Elysia sends
+ * them in that order, and an idempotent replay sends the stored answer as returned here.
+ */
 export function endpointView(row: EndpointRow): Endpoint {
   return {
-    ...snakeFields(row, VIEW_FIELDS),
+    ...snakeFields(row, ['id', 'tenantId', 'url']),
     events: JSON.parse(row.events) as string[],
     status: row.status as Endpoint['status'],
+    ...snakeFields(row, [
+      'version',
+      'rateLimit',
+      'description',
+      'disabledReason',
+      'createdAt',
+      'updatedAt',
+    ]),
   }
 }
 
