@@ -263,7 +263,7 @@ describe('analytics as two instances that each own half of the tenants', () => {
         expect(res.body).toMatchObject({ accepted: 1 })
         sent++
         // Paced: a steady trickle beside a move, not as many rows as the machine can take.
-        await Bun.sleep(20)
+        await Bun.sleep(50)
       }
     })()
     return {
