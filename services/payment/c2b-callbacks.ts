@@ -75,7 +75,7 @@ export function createC2bCallbacks(
   auth: CallbackAuth,
   accounts: Accounts,
   verifier: C2bVerifier,
-  ask: ProviderRequests['ask'],
+  requests: Pick<ProviderRequests, 'recordIn' | 'send'>,
 ) {
   /**
    * The URL token (its own for each URL) names the tenant and shortcode; the shortcode must still
@@ -191,9 +191,15 @@ export function createC2bCallbacks(
         status === 'unverified' ? 'the shortcode has no initiator to verify with' : null,
       updated_at: at,
     }
-    const fresh = await grouped(db, () => {
+    const verify = {
+      transaction_id: transId,
+      shortcode: row.shortcode,
+      amount: null,
+      c2b_id: c2b.id,
+    }
+    const verifyId = await grouped(db, () => {
       // The same TransID again (Daraja repeats confirmations): nothing changes.
-      if (!insertC2b(db, c2b)) return false
+      if (!insertC2b(db, c2b)) return null
       appendAudit(db, {
         tenantId: tid,
         entity: 'c2b_payment',
@@ -212,24 +218,28 @@ export function createC2bCallbacks(
         at,
       })
       if (status === 'unverified') verifier.emit(db, c2b, false)
-      return true
+      // Its status query is recorded in the same commit, and asked after it.
+      return status === 'received' && initiator
+        ? requests.recordIn(db, tid, 'verify', verify, null)
+        : null
     })
-    if (fresh && status === 'received' && initiator)
-      // Asked after the answer's commit; a provider that cannot be reached leaves it `received`.
-      void ask(
-        tid,
-        'verify',
-        { transaction_id: transId, shortcode: row.shortcode, amount: null, c2b_id: c2b.id },
-        { actorId: null, remarks: 'C2B confirmation check', initiator },
-      ).catch((err) => {
-        deps.ctx.log.warn('the C2B confirmation could not be verified yet', {
-          tenant_id: tid,
-          trans_id: transId,
-          error: (err as Error).message,
+    if (verifyId && initiator)
+      // A provider that cannot be reached leaves it `received` (asked again: c2b-requery.ts).
+      void requests
+        .send(tid, verifyId, 'verify', verify, {
+          actorId: null,
+          remarks: 'C2B confirmation check',
+          initiator,
         })
-        // Asked again later (c2b-requery.ts).
-        return verifier.notYet(tid, transId, (err as Error).message)
-      })
+        .catch((err) => {
+          deps.ctx.log.warn('the C2B confirmation could not be verified yet', {
+            tenant_id: tid,
+            trans_id: transId,
+            error: (err as Error).message,
+          })
+          // Asked again later (c2b-requery.ts).
+          return verifier.notYet(tid, transId, (err as Error).message)
+        })
     return ACK
   }
 

@@ -124,68 +124,78 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
     })
   }
 
-  /** Moves a `received` confirmation on, with its audit row (and its event when counted). */
-  function move(tid: string, transId: string, to: C2bRow['status'], reason: string | null) {
-    const db = deps.tenantDb(tid)
-    return grouped(db, () => {
-      const row = getC2bPayment(db, tid, transId)
-      if (!row || row.status !== 'received') return false
-      const at = deps.nowIso()
-      db.sqlite
-        .query('UPDATE c2b_payments SET status = ?, status_reason = ?, updated_at = ? WHERE id = ?')
-        .run(to, reason, at, row.id)
-      appendAudit(db, {
-        tenantId: tid,
-        entity: 'c2b_payment',
-        entityId: row.id,
-        action: to === 'received' ? 'checked' : to,
-        fromStatus: 'received',
-        toStatus: to,
-        detail: { trans_id: transId, amount: row.amount_cents / 100, reason },
-        actor: null,
-        at,
-      })
-      if (to === 'verified' || to === 'unverified')
-        emit(db, { ...row, status: to }, to === 'verified')
-      return true
+  /**
+   * Moves a `received` confirmation on, with its audit row (and its event when counted), in the
+   * caller's transaction; false when it was not `received`.
+   */
+  function moveIn(
+    db: Db,
+    tid: string,
+    transId: string,
+    to: C2bRow['status'],
+    reason: string | null,
+  ) {
+    const row = getC2bPayment(db, tid, transId)
+    if (!row || row.status !== 'received') return false
+    const at = deps.nowIso()
+    db.sqlite
+      .query('UPDATE c2b_payments SET status = ?, status_reason = ?, updated_at = ? WHERE id = ?')
+      .run(to, reason, at, row.id)
+    appendAudit(db, {
+      tenantId: tid,
+      entity: 'c2b_payment',
+      entityId: row.id,
+      action: to === 'received' ? 'checked' : to,
+      fromStatus: 'received',
+      toStatus: to,
+      detail: { trans_id: transId, amount: row.amount_cents / 100, reason },
+      actor: null,
+      at,
     })
+    if (to === 'verified' || to === 'unverified')
+      emit(db, { ...row, status: to }, to === 'verified')
+    return true
   }
 
-  /** Notes on a `received` confirmation why it is not verified yet (and when it was last tried). */
-  function notYet(tid: string, transId: string, reason: string) {
+  /** Notes on a `received` confirmation why it is not verified yet, in the caller's transaction. */
+  const notYetIn = (db: Db, tid: string, transId: string, reason: string) =>
+    db.sqlite
+      .query(
+        "UPDATE c2b_payments SET status_reason = ?, updated_at = ? WHERE tenant_id = ? AND trans_id = ? AND status = 'received'",
+      )
+      .run(`not verified yet: ${reason}`, deps.nowIso(), tid, transId)
+
+  /** Notes why a confirmation is not verified yet (and so when it was last tried). */
+  const notYet = (tid: string, transId: string, reason: string) => {
     const db = deps.tenantDb(tid)
-    return grouped(db, () =>
-      db.sqlite
-        .query(
-          "UPDATE c2b_payments SET status_reason = ?, updated_at = ? WHERE tenant_id = ? AND trans_id = ? AND status = 'received'",
-        )
-        .run(`not verified yet: ${reason}`, deps.nowIso(), tid, transId),
-    )
+    return grouped(db, () => notYetIn(db, tid, transId, reason))
   }
 
   /** Gives up asking: the confirmation counts as one nobody could check (`unverified`). */
-  const giveUp = (tid: string, transId: string, reason: string) =>
-    move(tid, transId, 'unverified', reason)
+  const giveUp = (tid: string, transId: string, reason: string) => {
+    const db = deps.tenantDb(tid)
+    return grouped(db, () => moveIn(db, tid, transId, 'unverified', reason))
+  }
 
-  /** The provider's Transaction Status result for a confirmation (provider-requests' hook). */
-  async function onResult(tid: string, request: Record<string, unknown>, r: ProviderResult) {
+  /**
+   * The provider's Transaction Status result for a confirmation (provider-requests' hook), applied
+   * in the transaction that settles the request: one commit for both.
+   */
+  function onResult(db: Db, tid: string, request: Record<string, unknown>, r: ProviderResult) {
     const transId = String(request.transaction_id ?? '')
-    const row = getC2bPayment(deps.tenantDb(tid), tid, transId)
-    if (!row || row.status !== 'received') return
     if (r.code === 0 && !r.timedOut) {
+      const row = getC2bPayment(db, tid, transId)
+      if (!row || row.status !== 'received') return
       const why = disagreement(row, r)
       // The provider answers again: an alert about confirmations it could not check is over.
-      if ((await move(tid, transId, why ? 'rejected' : 'verified', why)) && !why)
+      if (moveIn(db, tid, transId, why ? 'rejected' : 'verified', why) && !why)
         deps.alerts.clear('c2b_unverified')
     } else if (notFound(r)) {
-      await move(tid, transId, 'rejected', `the provider knows no such transaction: ${r.desc}`)
+      moveIn(db, tid, transId, 'rejected', `the provider knows no such transaction: ${r.desc}`)
     } else {
       // The provider could not answer (timeout, credentials): the money is not counted yet.
-      await notYet(
-        tid,
-        transId,
-        r.timedOut ? 'the status query timed out' : `${r.rawCode}: ${r.desc}`,
-      )
+      const why = r.timedOut ? 'the status query timed out' : `${r.rawCode}: ${r.desc}`
+      notYetIn(db, tid, transId, why)
     }
   }
 

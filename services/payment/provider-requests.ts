@@ -1,4 +1,5 @@
 import { topics } from '../../schema/events.ts'
+import type { Db } from '../kernel/db.ts'
 import { AppError, NotFound } from '../kernel/errors.ts'
 import { emitEvent } from '../kernel/events.ts'
 import { derivedId, newId } from '../kernel/ids.ts'
@@ -30,12 +31,13 @@ export interface ProviderResult {
   params: Record<string, unknown>
 }
 
-/** What a `verify` request's result is handed to (c2b-verify.ts). */
+/** What a `verify` request's result is handed to (c2b-verify.ts), in the settling transaction. */
 export type VerifyHook = (
+  db: Db,
   tid: string,
   request: Record<string, unknown>,
   result: ProviderResult,
-) => Promise<void>
+) => void
 
 interface RequestRow {
   id: string
@@ -49,6 +51,19 @@ interface RequestRow {
   result: string | null
   created_at: string
   updated_at: string
+}
+
+/** What a request asks about: a receipt (status, reversal) or a shortcode (balance). */
+type AskRequest = {
+  transaction_id: string | null
+  shortcode: string
+  amount: number | null
+} & Record<string, unknown>
+
+interface AskOptions {
+  actorId: string | null
+  remarks: string
+  initiator?: AsyncInput['initiator']
 }
 
 export interface ProviderRequestBody {
@@ -170,43 +185,48 @@ export function createProviderRequests(
     )
   }
 
-  /**
-   * Records a request (row and audit in one commit), then asks the provider. A request the
-   * provider may have received stays pending (its result may still come); one it certainly did
-   * not is failed and its error thrown as 502.
-   */
-  async function ask(
+  /** Records a request (its row and audit row) in the caller's transaction; returns its id. */
+  function recordIn(
+    db: Db,
     tid: string,
     kind: AnyKind,
-    request: { transaction_id: string | null; shortcode: string; amount: number | null } & Record<
-      string,
-      unknown
-    >,
-    opts: { actorId: string | null; remarks: string; initiator?: AsyncInput['initiator'] },
-  ): Promise<RequestRow> {
-    assertHttpsCallbacks(deps.cfg)
-    const db = deps.tenantDb(tid)
+    request: AskRequest,
+    actorId: string | null,
+  ) {
     const id = newId('req')
     const at = deps.nowIso()
-    await grouped(db, () => {
-      db.sqlite
-        .query(
-          `INSERT INTO provider_requests (id, tenant_id, kind, status, request, user_id, created_at, updated_at)
-           VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)`,
-        )
-        .run(id, tid, kind, JSON.stringify(request), opts.actorId, at, at)
-      appendAudit(db, {
-        tenantId: tid,
-        entity: ENTITY,
-        entityId: id,
-        action: 'created',
-        fromStatus: null,
-        toStatus: 'pending',
-        detail: { kind, ...request },
-        actor: opts.actorId,
-        at,
-      })
+    db.sqlite
+      .query(
+        `INSERT INTO provider_requests (id, tenant_id, kind, status, request, user_id, created_at, updated_at)
+         VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)`,
+      )
+      .run(id, tid, kind, JSON.stringify(request), actorId, at, at)
+    appendAudit(db, {
+      tenantId: tid,
+      entity: ENTITY,
+      entityId: id,
+      action: 'created',
+      fromStatus: null,
+      toStatus: 'pending',
+      detail: { kind, ...request },
+      actor: actorId,
+      at,
     })
+    return id
+  }
+
+  /**
+   * Asks the provider about a recorded request. One the provider may have received stays pending
+   * (its result may still come); one it certainly did not is failed and its error thrown as 502.
+   */
+  async function send(
+    tid: string,
+    id: string,
+    kind: AnyKind,
+    request: AskRequest,
+    opts: AskOptions,
+  ): Promise<RequestRow> {
+    const db = deps.tenantDb(tid)
     const input: AsyncInput = {
       originatorConversationId: id,
       shortcode: request.shortcode,
@@ -219,6 +239,7 @@ export function createProviderRequests(
     const receipt = request.transaction_id ?? ''
     let accepted: AsyncAccepted
     try {
+      assertHttpsCallbacks(deps.cfg)
       accepted =
         kind === 'status' || kind === 'verify'
           ? await deps.business.transactionStatus({ ...input, transactionId: receipt })
@@ -230,6 +251,10 @@ export function createProviderRequests(
                 amount: request.amount!,
               })
     } catch (err) {
+      if (err instanceof AppError) {
+        await finish(tid, id, 'failed', null, err.message, null)
+        throw err
+      }
       if (mayHaveReached(err)) return getRow(tid, id)!
       await finish(tid, id, 'failed', null, (err as Error).message, null)
       throw new AppError(
@@ -244,6 +269,14 @@ export function createProviderRequests(
         .run(accepted.ConversationID, deps.nowIso(), id),
     )
     return getRow(tid, id)!
+  }
+
+  /** Records a request (row and audit in one commit), then asks the provider (`send`). */
+  async function ask(tid: string, kind: AnyKind, request: AskRequest, opts: AskOptions) {
+    assertHttpsCallbacks(deps.cfg)
+    const db = deps.tenantDb(tid)
+    const id = await grouped(db, () => recordIn(db, tid, kind, request, opts.actorId))
+    return send(tid, id, kind, request, opts)
   }
 
   /** Moves a pending request to its end with its audit row (and its events); false if it was not pending. */
@@ -320,7 +353,7 @@ export function createProviderRequests(
     } & Record<string, unknown>
     const db = deps.tenantDb(tid)
     const at = deps.nowIso()
-    const settled = await finish(
+    await finish(
       tid,
       ref,
       status,
@@ -328,6 +361,8 @@ export function createProviderRequests(
       code === null && rawCode ? `${rawCode}: ${desc}` : desc,
       { code: rawCode || null, transaction_id: r.TransactionID ?? null, ...params },
       () => {
+        if (row.kind === 'verify')
+          return hooks.verify?.(db, tid, req, { code, rawCode, desc, timedOut, params })
         if (!ok) return
         if (row.kind === 'balance') {
           const accounts = parseAccountBalance(params.AccountBalance)
@@ -371,8 +406,6 @@ export function createProviderRequests(
           })
       },
     )
-    if (settled && row.kind === 'verify')
-      await hooks.verify?.(tid, req, { code, rawCode, desc, timedOut, params })
     return ACK
   }
 
@@ -382,6 +415,6 @@ export function createProviderRequests(
     return view(row)
   }
 
-  return { start, ask, result, read }
+  return { start, ask, recordIn, send, result, read }
 }
 export type ProviderRequests = ReturnType<typeof createProviderRequests>
