@@ -126,6 +126,15 @@ export function getDelivery(deps: WebhookDeps, tenantId: string | null, id: stri
   return deliveryView(row, attemptsOf(deps, [row.id]).get(row.id) ?? [])
 }
 
+/** A replayed delivery's row: pending again now, with a fresh retry schedule. */
+const requeued = (nowMs: number) => ({
+  status: 'pending',
+  attempts: 0,
+  nextAttemptAt: nowMs,
+  updatedAt: new Date(nowMs).toISOString(),
+  deliveredAt: null,
+})
+
 /**
  * Sends a delivered or dead delivery again with the same message id and body, with a fresh
  * retry schedule. The endpoint must still exist and be enabled.
@@ -142,13 +151,12 @@ export function replayDelivery(deps: WebhookDeps, tenantId: string | null, id: s
   if (!endpoint) throw new Conflict(`the endpoint of delivery ${id} was deleted`)
   if (endpoint.status !== 'enabled')
     throw new Conflict(`the endpoint ${row.endpointId} is disabled; enable it before replaying`)
-  const nowMs = deps.clock.nowMs()
-  deps.db.write(() =>
-    deps.db.sqlite
-      .query(
-        "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ?, delivered_at = NULL WHERE id = ?",
-      )
-      .run(nowMs, new Date(nowMs).toISOString(), row.id),
+  deps.db.write((orm) =>
+    orm
+      .update(webhookDeliveries)
+      .set(requeued(deps.clock.nowMs()))
+      .where(eq(webhookDeliveries.id, row.id))
+      .run(),
   )
   deps.notify.enqueued([row.endpointId])
   return getDelivery(deps, tenantId, id)
@@ -163,32 +171,34 @@ export function replayDead(
   tenantId: string | null,
   endpointId?: string,
 ): { replayed: number } {
-  const nowMs = deps.clock.nowMs()
-  const now = new Date(nowMs).toISOString()
-  let filter = ''
-  const params: string[] = []
-  if (tenantId !== null) {
-    filter += ' AND tenant_id = ?'
-    params.push(tenantId)
-  }
-  if (endpointId) {
-    filter += ' AND id = ?'
-    params.push(endpointId)
-  }
-  const enabled = deps.db.sqlite.query<{ id: string }, string[]>(
-    `SELECT id FROM webhook_endpoints WHERE status = 'enabled'${filter}`,
-  )
-  const replay = deps.db.sqlite.query(
-    `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?,
-       updated_at = ?, delivered_at = NULL
-     WHERE endpoint_id = ? AND status = 'dead'${tenantId === null ? '' : ' AND tenant_id = ?'}`,
-  )
+  const enabled = deps.db.orm
+    .select({ id: webhookEndpoints.id })
+    .from(webhookEndpoints)
+    .where(
+      and(
+        eq(webhookEndpoints.status, 'enabled'),
+        tenantId === null ? undefined : eq(webhookEndpoints.tenantId, tenantId),
+        endpointId ? eq(webhookEndpoints.id, endpointId) : undefined,
+      ),
+    )
+    .all()
+  const set = requeued(deps.clock.nowMs())
   const touched: string[] = []
   let replayed = 0
-  deps.db.write(() => {
-    for (const { id } of enabled.all(...params)) {
-      const args = tenantId === null ? [nowMs, now, id] : [nowMs, now, id, tenantId]
-      const n = replay.run(...args).changes
+  deps.db.write((orm) => {
+    for (const { id } of enabled) {
+      const n = orm
+        .update(webhookDeliveries)
+        .set(set)
+        .where(
+          and(
+            eq(webhookDeliveries.endpointId, id),
+            eq(webhookDeliveries.status, 'dead'),
+            tenantId === null ? undefined : eq(webhookDeliveries.tenantId, tenantId),
+          ),
+        )
+        .returning({ id: webhookDeliveries.id })
+        .all().length
       if (n) touched.push(id)
       replayed += n
     }
