@@ -7,7 +7,12 @@ export const clientArgs = {
 } as const
 
 export interface CliApi {
-  call<T = any>(method: string, path: string, body?: unknown): Promise<T>
+  call<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<T>
   /** A GET whose failure the command handles itself (a service that may not be running). */
   read<T = any>(path: string): Promise<{ status: number; body: T }>
   /** A binary resource (a PDF), as the operator. */
@@ -60,10 +65,11 @@ export async function operatorApi(config: Config, url?: string): Promise<CliApi>
   if (!res.ok || !login.access_token) fail(`operator login failed: ${login.detail ?? res.status}`)
   const token = login.access_token
   return {
-    async call(method, path, body) {
+    async call(method, path, body, headers) {
       const r = await fetch(base + path, {
         method,
         headers: {
+          ...headers,
           authorization: `Bearer ${token}`,
           ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
         },

@@ -1,7 +1,9 @@
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import { featureNames } from '../schema/plans.ts'
-import { clientArgs, fail, operatorApi } from './client.ts'
+import type { TenantView } from '../services/tenant/model.ts'
+import { type CliApi, clientArgs, fail, operatorApi } from './client.ts'
+import { followJob, type JobOut, RESPOND_ASYNC } from './jobs.ts'
 import { configArgs, configFromArgs } from './shared.ts'
 
 const common = {
@@ -14,59 +16,20 @@ type Common = { config?: string; 'data-dir'?: string; url?: string; json?: boole
 const api = (args: Common) => operatorApi(configFromArgs(args), args.url)
 const id = { type: 'positional', description: 'tenant id', required: true } as const
 
-interface TenantOut {
-  id: string
-  name: string
-  plan: string
-  isolation: string
-  status: string
-  timezone: string
-  features: Record<string, boolean>
+/** A tenant as the tenant service answers it, with what a create or a plan change adds. */
+type TenantOut = TenantView & {
   invite_token?: string
   invite_url?: string
   moved_rows?: number
 }
 
-interface JobOut {
-  id: string
-  status: 'running' | 'succeeded' | 'failed'
-  result: unknown
-  error: { status: number; code: string; detail: string } | null
-}
-
-const isJob = (body: unknown): body is JobOut =>
-  typeof (body as JobOut | null)?.id === 'string' && (body as JobOut).id.startsWith('job_')
-
-/**
- * The outcome of a move the platform answered 202 for: follows its job every half second,
- * showing how long it has run (on a terminal, one line redrawn), until it ends.
- */
-async function followJob<T>(
-  client: Awaited<ReturnType<typeof api>>,
-  tenantId: string,
-  answer: T | JobOut,
-  label: string,
-): Promise<T> {
-  if (!isJob(answer)) return answer
-  const started = Date.now()
-  const tty = process.stderr.isTTY
-  let job: JobOut = answer
-  while (job.status === 'running') {
-    const seconds = Math.round((Date.now() - started) / 1000)
-    if (tty) process.stderr.write(`\r${label}: still running (${seconds} s, job ${job.id})`)
-    else if (seconds % 10 === 0) console.error(`${label}: still running (${seconds} s)`)
-    await Bun.sleep(500)
-    const r = await client.read<JobOut>(`/api/v1/tenants/${tenantId}/jobs/${job.id}`)
-    if (r.status !== 200) fail(`following job ${job.id}: ${r.status}`)
-    job = r.body
-  }
-  if (tty) process.stderr.write('\n')
-  if (job.status === 'failed')
-    fail(
-      `${label} failed: ${job.error?.detail ?? 'see the log'} (${job.error?.code ?? 'INTERNAL'})`,
-    )
-  return job.result as T
-}
+/** A tenant's move followed as a job when the platform answers 202. */
+const followMove = <T>(client: CliApi, tenantId: string, answer: T | JobOut) =>
+  followJob(client, answer, {
+    path: (job) => `/api/v1/tenants/${tenantId}/jobs/${job}`,
+    label: `moving ${tenantId}`,
+    interrupted: 'start it again: the move resumes or rolls back',
+  })
 
 function show(args: Common, t: TenantOut) {
   if (args.json) return console.log(JSON.stringify(t, null, 2))
@@ -156,8 +119,9 @@ const upgrade = defineCommand({
         plan: args.plan,
         ...(args['database-path'] ? { database_path: args['database-path'] } : {}),
       },
+      RESPOND_ASYNC,
     )
-    const t = await followJob(client, args.id, answer, `moving ${args.id}`)
+    const t = await followMove(client, args.id, answer)
     if (!args.json)
       consola.success(`${t.id} is on ${t.plan} (${t.isolation}); ${t.moved_rows ?? 0} rows moved`)
     show(args, t)
@@ -187,8 +151,9 @@ const move = defineCommand({
         service: args.service,
         instance: args.to,
       },
+      RESPOND_ASYNC,
     )
-    const r = await followJob(client, args.id, answer, `moving ${args.id}`)
+    const r = await followMove(client, args.id, answer)
     if (args.json) return console.log(JSON.stringify(r, null, 2))
     if (!r.moved) return consola.info(`${args.id} is on ${args.to} already`)
     consola.success(
