@@ -1,6 +1,8 @@
+import type { paymentAlerts } from '../../schema/payment/tables.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import { counter, gauge } from '../kernel/metrics.ts'
+import type { Narrow, SqlRow } from './sql-row.ts'
 
 /**
  * Operator alerts about money, kept in the platform database (`payment_alerts`) so the operator
@@ -23,13 +25,8 @@ export type AlertName =
   | 'payments_unknown'
   | 'c2b_unverified'
 
-export interface AlertRow {
-  name: AlertName
-  detail: string
-  count: number
-  first_at: string
-  last_at: string
-}
+/** An alert in force, as the operator API shows it (`payment_alerts` without `cleared_at`). */
+export type AlertRow = Narrow<Omit<SqlRow<typeof paymentAlerts>, 'cleared_at'>, { name: AlertName }>
 
 const raised = counter(
   'mmp_payment_alerts_total',

@@ -1,7 +1,9 @@
 import { Database } from 'bun:sqlite'
+import type { auditLog } from '../../schema/payment/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import { newId } from '../kernel/ids.ts'
 import { toMajor } from '../kernel/money.ts'
+import type { SqlRow } from './sql-row.ts'
 
 /**
  * The append-only, hash-chained audit trail (DESIGN §8). Every payment state change appends one
@@ -25,22 +27,8 @@ export interface AuditEntry {
   at: string
 }
 
-interface AuditRow {
-  seq: number
-  tenant_seq: number | null
-  id: string
-  tenant_id: string
-  entity: string
-  entity_id: string
-  action: string
-  from_status: string | null
-  to_status: string
-  detail: string
-  actor: string | null
-  at: string
-  prev_hash: string
-  hash: string
-}
+/** An `audit_log` row as raw SQL returns it. */
+type AuditRow = SqlRow<typeof auditLog>
 
 type Hashed = Omit<AuditRow, 'seq' | 'prev_hash' | 'hash'>
 

@@ -1,4 +1,4 @@
-import type { Db } from '../kernel/db.ts'
+import { c2bPayments } from '../../schema/payment/tables.ts'
 import { assertEntitled } from '../kernel/entitlements.ts'
 import { AppError } from '../kernel/errors.ts'
 import { derivedId } from '../kernel/ids.ts'
@@ -13,6 +13,7 @@ import { parseDarajaTimestamp } from './daraja.ts'
 import type { PaymentDeps } from './deps.ts'
 import { grouped } from './grouped.ts'
 import type { ProviderRequests } from './provider-requests.ts'
+import { insertRow } from './sql-row.ts'
 
 /**
  * Daraja's C2B validation answers: "0" accepts; the documented C2B codes reject (C2B00011 invalid
@@ -199,7 +200,7 @@ export function createC2bCallbacks(
     }
     const verifyId = await grouped(db, () => {
       // The same TransID again (Daraja repeats confirmations): nothing changes.
-      if (!insertC2b(db, c2b)) return null
+      if (!insertRow(db, c2bPayments, c2b, { ignoreDuplicate: true })) return null
       appendAudit(db, {
         tenantId: tid,
         entity: 'c2b_payment',
@@ -244,37 +245,4 @@ export function createC2bCallbacks(
   }
 
   return { c2bValidation, c2bConfirmation }
-}
-
-function insertC2b(db: Db, r: C2bRow): boolean {
-  return (
-    db.sqlite
-      .query(
-        `INSERT OR IGNORE INTO c2b_payments (id, tenant_id, trans_id, shortcode, transaction_type,
-          amount_cents, bill_ref_number, invoice_number, msisdn, payer_name, trans_time,
-          org_account_balance, third_party_trans_id, transaction_id, created_at, status,
-          status_reason, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        r.id,
-        r.tenant_id,
-        r.trans_id,
-        r.shortcode,
-        r.transaction_type,
-        r.amount_cents,
-        r.bill_ref_number,
-        r.invoice_number,
-        r.msisdn,
-        r.payer_name,
-        r.trans_time,
-        r.org_account_balance,
-        r.third_party_trans_id,
-        r.transaction_id,
-        r.created_at,
-        r.status,
-        r.status_reason,
-        r.updated_at,
-      ).changes > 0
-  )
 }

@@ -1,3 +1,4 @@
+import type { c2bShortcodes } from '../../schema/payment/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import { AppError, Conflict, IdempotencyInProgress, NotFound } from '../kernel/errors.ts'
 import { shownOnceNotice } from '../kernel/idempotency.ts'
@@ -16,26 +17,21 @@ import {
   requestHash,
   storeAnswer,
 } from './idempotency.ts'
+import type { Narrow, SqlRow } from './sql-row.ts'
 
 /**
  * C2B shortcodes (tills and paybills) in the platform database: which tenant holds each, and
  * whether it is an aggregator paybill (registered by the operator for the platform: a customer's
  * account number names the tenant).
  */
-export interface ShortcodeRow {
-  shortcode: string
-  tenant_id: string
-  mode: 'tenant' | 'aggregator'
-  response_type: 'Completed' | 'Cancelled'
-  status: 'pending' | 'registered' | 'released'
-  registered_at: string
-  released_at: string | null
-  /** Random part of its URL tokens; null for one registered before tokens could rotate. */
-  token_nonce: string | null
-  /** Its own initiator for Transaction Status, the credential sealed; null: none. */
-  initiator_name: string | null
-  security_credential: string | null
-}
+export type ShortcodeRow = Narrow<
+  SqlRow<typeof c2bShortcodes>,
+  {
+    mode: 'tenant' | 'aggregator'
+    response_type: 'Completed' | 'Cancelled'
+    status: 'pending' | 'registered' | 'released'
+  }
+>
 
 export interface RegisterBody {
   tenant_id?: string | undefined

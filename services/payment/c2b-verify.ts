@@ -1,3 +1,4 @@
+import type { c2bPayments } from '../../schema/payment/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import { appendAudit } from './audit.ts'
 import type { Accounts } from './c2b-accounts.ts'
@@ -8,28 +9,13 @@ import type { PaymentDeps } from './deps.ts'
 import { grouped } from './grouped.ts'
 import type { ProviderResult } from './provider-requests.ts'
 import { emitSuccess } from './settle.ts'
+import type { Narrow, SqlRow } from './sql-row.ts'
 
 /** A stored confirmation (c2b_payments). */
-export interface C2bRow {
-  id: string
-  tenant_id: string
-  trans_id: string
-  shortcode: string
-  transaction_type: string
-  amount_cents: number
-  bill_ref_number: string | null
-  invoice_number: string | null
-  msisdn: string | null
-  payer_name: string | null
-  trans_time: string
-  org_account_balance: string | null
-  third_party_trans_id: string | null
-  transaction_id: string
-  created_at: string
-  status: 'received' | 'verified' | 'unverified' | 'rejected' | 'unrouted'
-  status_reason: string | null
-  updated_at: string | null
-}
+export type C2bRow = Narrow<
+  SqlRow<typeof c2bPayments>,
+  { status: 'received' | 'verified' | 'unverified' | 'rejected' | 'unrouted' }
+>
 
 /** How far the provider's time of a transaction may be from the confirmation's TransTime. */
 const TIME_SLACK_MS = 5 * 60_000

@@ -1,3 +1,4 @@
+import type { idempotencyKeys } from '../../schema/payment/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import {
   IDEMPOTENCY_RETENTION_MS,
@@ -5,6 +6,7 @@ import {
   keyReused,
   requestHash,
 } from '../kernel/idempotency.ts'
+import type { SqlRow } from './sql-row.ts'
 
 export { requestHash }
 
@@ -13,12 +15,10 @@ export { requestHash }
  * same transaction that creates the payment, and stays bound unless the provider certainly never
  * received the request: one key never starts two provider requests (DESIGN §8).
  */
-export interface KeyRow {
-  request_hash: string
-  ref: string
-  response_status: number | null
-  response_body: string | null
-}
+export type KeyRow = Pick<
+  SqlRow<typeof idempotencyKeys>,
+  'request_hash' | 'ref' | 'response_status' | 'response_body'
+>
 
 /** What to do with a request that carries a key. */
 export type KeyDecision =

@@ -1,13 +1,12 @@
+import type { paymentIndex } from '../../schema/payment/tables.ts'
 import type { PaymentDeps } from './deps.ts'
 import type { Kind } from './rows.ts'
+import type { Narrow, SqlRow } from './sql-row.ts'
 
-export interface IndexRow {
-  ref: string
-  kind: Kind
-  tenant_id: string
-  provider_id: string | null
-  created_at: string
-}
+export type IndexRow = Narrow<
+  Pick<SqlRow<typeof paymentIndex>, 'ref' | 'kind' | 'tenant_id' | 'provider_id' | 'created_at'>,
+  { kind: Kind }
+>
 
 /**
  * The platform index: which tenant a payment or disbursement belongs to, by our ref and by the

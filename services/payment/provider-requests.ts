@@ -1,4 +1,5 @@
 import { topics } from '../../schema/events.ts'
+import type { providerRequests } from '../../schema/payment/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import { AppError, NotFound } from '../kernel/errors.ts'
 import { emitEvent } from '../kernel/events.ts'
@@ -16,6 +17,7 @@ import type { PaymentDeps } from './deps.ts'
 import { grouped } from './grouped.ts'
 import { mayHaveReached } from './initiate.ts'
 import { emitSuccess } from './settle.ts'
+import type { Narrow, SqlRow } from './sql-row.ts'
 
 export type RequestKind = 'status' | 'balance' | 'reversal'
 /** A Transaction Status asked by the platform itself, to verify a C2B confirmation. */
@@ -39,19 +41,10 @@ export type VerifyHook = (
   result: ProviderResult,
 ) => void
 
-interface RequestRow {
-  id: string
-  tenant_id: string
-  kind: AnyKind
-  conversation_id: string | null
-  status: 'pending' | 'completed' | 'failed' | 'timeout'
-  request: string
-  result_code: number | null
-  result_desc: string | null
-  result: string | null
-  created_at: string
-  updated_at: string
-}
+type RequestRow = Narrow<
+  SqlRow<typeof providerRequests>,
+  { kind: AnyKind; status: 'pending' | 'completed' | 'failed' | 'timeout' }
+>
 
 /** What a request asks about: a receipt (status, reversal) or a shortcode (balance). */
 type AskRequest = {

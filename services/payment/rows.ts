@@ -1,5 +1,7 @@
+import type { disbursements, payments } from '../../schema/payment/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import { meaningOf } from './result-codes.ts'
+import type { Narrow, SqlRow } from './sql-row.ts'
 
 /**
  * initiating → pending → success | failed | cancelled | timeout. `unknown`: the provider may have
@@ -22,50 +24,11 @@ export const OPEN: ReadonlySet<string> = new Set(['initiating', 'pending', 'unkn
 /** Daraja result code → our status (the one table: result-codes.ts). */
 export const statusOfResult = (code: number): FinalStatus => meaningOf(code).status
 
-export interface PaymentRow {
-  id: string
-  tenant_id: string
-  purpose: string | null
-  checkout_request_id: string | null
-  merchant_request_id: string | null
-  phone_number: string
-  amount_cents: number
-  account_reference: string
-  transaction_desc: string
-  status: PaymentStatus
-  result_code: number | null
-  result_desc: string | null
-  mpesa_receipt_number: string | null
-  transaction_date: string | null
-  counterparty_name: string | null
-  callback_body: string | null
-  callback_at: string | null
-  user_id: string | null
-  transaction_id: string | null
-  owner: string | null
-  created_at: string
-  updated_at: string
-}
+/** A `payments` row as raw SQL returns it. */
+export type PaymentRow = Narrow<SqlRow<typeof payments>, { status: PaymentStatus }>
 
-export interface DisbursementRow {
-  id: string
-  tenant_id: string
-  conversation_id: string | null
-  phone_number: string
-  amount_cents: number
-  remarks: string
-  occasion: string | null
-  status: PaymentStatus
-  result_code: number | null
-  result_desc: string | null
-  transaction_receipt: string | null
-  receiver_name: string | null
-  user_id: string | null
-  transaction_id: string | null
-  owner: string | null
-  created_at: string
-  updated_at: string
-}
+/** A `disbursements` row as raw SQL returns it. */
+export type DisbursementRow = Narrow<SqlRow<typeof disbursements>, { status: PaymentStatus }>
 
 export type Kind = 'stk' | 'b2c'
 

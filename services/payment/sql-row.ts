@@ -1,0 +1,56 @@
+import type { SQLQueryBindings } from 'bun:sqlite'
+import { getTableColumns, getTableName, type Table } from 'drizzle-orm'
+import type { Db } from '../kernel/db.ts'
+
+type Columns<T extends Table> = T['_']['columns']
+
+/**
+ * A drizzle table's row as raw SQL (`SELECT *`) returns it: keyed by each column's SQL name and
+ * typed by the column (nullable unless `notNull`), so renaming a column fails to compile wherever
+ * the row is read. Narrow text columns holding an enum with `Narrow`.
+ *
+ * @example
+ * type PaymentRow = Narrow<SqlRow<typeof payments>, { status: PaymentStatus }>
+ */
+export type SqlRow<T extends Table> = {
+  [K in keyof Columns<T> as Columns<T>[K]['_']['name']]: Columns<T>[K]['_']['notNull'] extends true
+    ? Columns<T>[K]['_']['data']
+    : Columns<T>[K]['_']['data'] | null
+}
+
+/** `Row` with some of its columns' types narrowed (each must be assignable to the column's). */
+export type Narrow<Row, N extends { [K in keyof N]: K extends keyof Row ? Row[K] : never }> = Omit<
+  Row,
+  keyof N
+> &
+  N
+
+const columnNames = new WeakMap<Table, string[]>()
+
+/** The table's SQL column names, in declaration order (read once per table). */
+function namesOf(table: Table): string[] {
+  let names = columnNames.get(table)
+  if (!names) {
+    names = Object.values(getTableColumns(table)).map((c) => c.name)
+    columnNames.set(table, names)
+  }
+  return names
+}
+
+/**
+ * Inserts a whole row under the table's own column names (so a rename fails to compile here, not
+ * at run time); `ignoreDuplicate`: `INSERT OR IGNORE`. True when a row was inserted.
+ */
+export function insertRow<T extends Table>(
+  db: Db,
+  table: T,
+  row: SqlRow<T>,
+  opts: { ignoreDuplicate?: boolean } = {},
+): boolean {
+  const names = namesOf(table)
+  const verb = opts.ignoreDuplicate ? 'INSERT OR IGNORE' : 'INSERT'
+  // The same text each time: bun:sqlite keeps the prepared statement.
+  const sql = `${verb} INTO ${getTableName(table)} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`
+  const values = names.map((n) => (row as Record<string, SQLQueryBindings>)[n] ?? null)
+  return db.sqlite.query(sql).run(...values).changes > 0
+}
