@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
+import type { StatementAnswer } from '../services/parser/public.ts'
 import { clientArgs, fail, operatorApi } from './client.ts'
 import { progressBar } from './progress.ts'
 import { configArgs, configFromArgs, jsonArg, printJson } from './shared.ts'
@@ -9,34 +10,7 @@ import { configArgs, configFromArgs, jsonArg, printJson } from './shared.ts'
 /** backup.ts and demo.ts draw the same bar. */
 export { progressBar } from './progress.ts'
 
-interface RowError {
-  row?: number
-  index?: number
-  field?: string
-  message: string
-}
-
-interface Proof {
-  verdict: 'proven' | 'unchecked' | 'does_not_add_up'
-  finding?: string | null
-  totals: { match: boolean | null }
-  balance: { chains: boolean | null }
-}
-
-/** POST /api/v1/statements's answer (services/parser/model.ts StatementResult). */
-interface StatementAnswer {
-  import_id: string
-  read: number
-  accepted: number
-  duplicates: number
-  matched: number
-  rejected: number
-  skipped: number
-  errors: RowError[]
-  layout: string
-  layout_name: string
-  proof: Proof
-}
+type Proof = StatementAnswer['proof']
 
 interface Problem {
   code?: string

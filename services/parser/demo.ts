@@ -1,3 +1,4 @@
+import type { TransactionView } from '../../schema/analytics/views.ts'
 import { Forbidden } from '../kernel/errors.ts'
 import { centsOf, round2, toMajor } from '../kernel/money.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
@@ -21,17 +22,19 @@ export function isDemoBatch(actor: Actor, demo: boolean | undefined): boolean {
   return true
 }
 
-/** A transaction as `POST /api/v1/parser/transactions` takes it (DESIGN §11). */
-export interface DemoTransaction {
-  occurred_at: string
-  amount: number
-  direction: 'in' | 'out'
-  counterparty_name: string | null
-  counterparty_phone: string | null
-  description: string
-  receipt_number: string
-  balance: number
-}
+/**
+ * A transaction as `POST /api/v1/parser/transactions` takes it (DESIGN §11): the fields the
+ * analytics API reads back, a demo row always having its receipt and balance.
+ */
+export type DemoTransaction = Pick<
+  TransactionView,
+  | 'occurred_at'
+  | 'amount'
+  | 'direction'
+  | 'counterparty_name'
+  | 'counterparty_phone'
+  | 'description'
+> & { receipt_number: string; balance: number }
 
 export interface DemoOptions {
   days: number

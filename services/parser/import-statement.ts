@@ -6,8 +6,9 @@ import { AppError } from '../kernel/errors.ts'
 import { emitEvent } from '../kernel/events.ts'
 import { newId } from '../kernel/ids.ts'
 import { DEFAULT_TIMEZONE } from '../kernel/time-zone.ts'
+import type { StatementAnswer } from './model.ts'
 import type { ParsedTransaction, RowError } from './parsed.ts'
-import { type StatementProofAnswer, statementAnswer } from './proof-answer.ts'
+import { statementAnswer } from './proof-answer.ts'
 import { statementReads } from './read-gate.ts'
 import { readStatement, statementFormat } from './read-statement.ts'
 import { acceptedSince, storeTransactions } from './store.ts'
@@ -17,20 +18,7 @@ const WRITE_BATCH = 5000
 /** Row errors listed in a response at most; the counts stay exact. */
 export const MAX_ERRORS = 1000
 
-export interface ImportResult {
-  import_id: string
-  /** Rows of the statement's table read: accepted + duplicates + rejected + skipped. */
-  read: number
-  accepted: number
-  duplicates: number
-  matched: number
-  rejected: number
-  skipped: number
-  errors: RowError[]
-  layout: string
-  layout_name: string
-  proof: StatementProofAnswer
-}
+type ImportResult = StatementAnswer
 
 interface ImportInput {
   tenantId: string

@@ -1,19 +1,13 @@
 import type { ServiceContext } from '../kernel/context.ts'
 import { assertEntitled } from '../kernel/entitlements.ts'
 import { timeZoneOf } from './import-statement.ts'
+import type { IngestAnswer } from './model.ts'
 import type { ParsedTransaction, RowError } from './parsed.ts'
 import { readJsonRow } from './rows.ts'
 import { parseSms } from './sms.ts'
 import { type Source, storeTransactions } from './store.ts'
 
-export interface IngestResult {
-  accepted: number
-  duplicates: number
-  matched: number
-  rejected: number
-  skipped: number
-  errors: RowError[]
-}
+type IngestResult = IngestAnswer
 
 type Item = { transaction: ParsedTransaction; ref: { index: number }; derived?: boolean }
 

@@ -73,6 +73,11 @@ export const StatementResult = t.Composite([
   StatementFacts,
 ])
 
+/** What a batch of rows or messages came to (POST /api/v1/parser/transactions, /sms). */
+export type IngestAnswer = typeof IngestResult.static
+/** What a statement import came to (POST /api/v1/statements), for the CLI too (public.ts). */
+export type StatementAnswer = typeof StatementResult.static
+
 /** One statement import as listed: its counts, layout and proof. */
 export const StatementImport = t.Object({
   import_id: t.String(),

@@ -43,12 +43,15 @@ export function readRefused(limit: ReadLimit, message: string, max?: number): Ap
   })
 }
 
-const LT = 60
-const GT = 62
-const LB = 91
-const RB = 93
-const PAREN = 40
-const PERCENT = 37
+/** The bytes the structure scan stops at: `<`, `>`, `[`, `]`, `(` and `%`. */
+const [LT, GT, LB, RB, PAREN, PERCENT] = Array.from('<>[](%', (c) => c.charCodeAt(0)) as [
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+]
 
 /**
  * Counts a PDF's objects and the depth of its arrays and dictionaries from its bytes, without

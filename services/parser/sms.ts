@@ -2,7 +2,6 @@ import { parseAmountText } from '../kernel/money.ts'
 import { localToUtc } from './local-time.ts'
 import type { ParsedTransaction } from './parsed.ts'
 import {
-  amt,
   balanceOf,
   COST,
   cut,
@@ -12,10 +11,8 @@ import {
   NOTICES,
   nameAndPhone,
   RECEIPT,
-  type Reading,
-  type SmsKind,
-  WORDINGS,
-} from './sms-wordings.ts'
+} from './sms-text.ts'
+import { amt, type Reading, type SmsKind, WORDINGS } from './sms-wordings.ts'
 
 export type { SmsKind } from './sms-wordings.ts'
 

@@ -2,7 +2,7 @@ import { parseAmountText } from '../kernel/money.ts'
 import { kindOf, legOf } from './kinds.ts'
 import { parseLocalTime } from './local-time.ts'
 import { counterpartyOf, type ParsedTransaction, type RowError } from './parsed.ts'
-import type { ProofVerdict } from './statement-proof.ts'
+import type { ProofVerdict, StatementProof } from './statement-proof.ts'
 
 /**
  * One row of an M-Pesa statement's detailed table, whatever file it came from (CSV or PDF): the
@@ -173,15 +173,7 @@ export function cellCents(cell: string): number | null {
 const isDigit = (c: number) => c >= 48 && c <= 57
 
 /** What a row of the table came to, for the statement's proof (statement-proof.ts). */
-export type RowNote = (
-  row: number,
-  time: string,
-  ms: number,
-  inCents: number,
-  outCents: number,
-  balance: number,
-  done: boolean,
-) => void
+export type RowNote = StatementProof['note']
 
 /** Dates a statement, an SMS or a payment may carry: from M-Pesa's first year to a day ahead. */
 export const EARLIEST = Date.UTC(2007, 0, 1)
