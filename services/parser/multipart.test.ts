@@ -62,4 +62,31 @@ describe('streaming multipart reader', () => {
     expect(boundaryOf('multipart/form-data; charset=utf-8; boundary="a b"')).toBe('a b')
     expect(boundaryOf('application/json')).toBe(null)
   })
+
+  const refusal = (bytes: Uint8Array, boundary: string) =>
+    readMultipart(chunked(bytes, 4096), boundary, {
+      onField() {},
+      onFile: () => ({ write() {} }),
+    }).then(
+      () => null,
+      (e: Error) => e.message,
+    )
+
+  it('refuses a form of thousands of parts, oversized part headers and an oversized field', async () => {
+    const many = new FormData()
+    for (let i = 0; i < 5000; i++) many.append(`f${i}`, 'x')
+    const m = await encode(many)
+    expect(await refusal(m.bytes, m.boundary)).toContain('more than 32 parts')
+
+    const b = 'XyZ'
+    const longHeader = new TextEncoder().encode(
+      `--${b}\r\nContent-Disposition: form-data; name="file"; filename="${'a'.repeat(20_000)}"\r\n\r\nx\r\n--${b}--\r\n`,
+    )
+    expect(await refusal(longHeader, b)).toContain('oversized headers')
+
+    const longField = new FormData()
+    longField.append('password', 'p'.repeat(9000))
+    const f = await encode(longField)
+    expect(await refusal(f.bytes, f.boundary)).toContain("the form field 'password' is too long")
+  })
 })

@@ -3,6 +3,8 @@ import { ValidationError } from '../kernel/errors.ts'
 const CRLF2 = Buffer.from('\r\n\r\n')
 const MAX_HEADERS = 8 * 1024
 const MAX_FIELD = 8 * 1024
+/** Parts a form may have: a statement upload sends a file and two or three fields. */
+const MAX_PARTS = 32
 
 export interface MultipartHandlers {
   /** A small text field (at most 8 KiB). */
@@ -20,7 +22,9 @@ export function boundaryOf(contentType: string | null): string | null {
 /**
  * Reads a multipart body as it arrives and hands file bytes on chunk by chunk, so an upload is
  * never held whole in memory (Bun's `formData()` buffers it). Only what may straddle a chunk
- * border — at most the boundary's length — is kept between chunks.
+ * border — at most the boundary's length — is kept between chunks; headers, fields and the
+ * number of parts are capped. Kept over busboy: on the upload path it measured 1.1-1.6x faster
+ * for a 19 MiB file and 1.3-2x for small ones, with the same memory.
  */
 export async function readMultipart(
   body: ReadableStream<Uint8Array>,
@@ -33,6 +37,7 @@ export async function readMultipart(
   let state = 'preamble' as 'preamble' | 'headers' | 'body' | 'done'
   let sink: { write(chunk: Uint8Array): unknown } | null = null
   let field: { name: string; value: string } | null = null
+  let parts = 0
 
   const emit = async (bytes: Buffer) => {
     if (bytes.length === 0) return
@@ -71,6 +76,7 @@ export async function readMultipart(
           return
         }
         buf = buf.subarray(at + delimiter.length)
+        if (++parts > MAX_PARTS) throw bad(`the form has more than ${MAX_PARTS} parts`)
         state = 'headers'
       }
       if (state === 'headers') {
