@@ -1,3 +1,4 @@
+import type { transactions } from '../../schema/analytics/tables.ts'
 import {
   ledgerKey,
   paymentKind,
@@ -7,35 +8,23 @@ import {
 } from '../../schema/events.ts'
 import { KIND_ROLE, type Kind } from '../../schema/vocabulary.ts'
 import { toMinor } from '../kernel/money.ts'
+import type { SnakeFields } from '../kernel/snake.ts'
 import { type TimeZone, toIsoInstant } from './time.ts'
 
 /** Rollup key for a transaction without a category. */
 export const UNCATEGORIZED = 'Uncategorized'
 
-/** The stored shape of one transaction (snake_case columns). */
-export interface StoredTransaction {
-  tenant_id: string
-  id: string
-  user_id: string | null
-  occurred_at: string
-  local_day: string
-  amount_cents: number
+type Columns = typeof transactions.$inferSelect
+
+/**
+ * The stored shape of one transaction: the table's columns under their SQL names (snake_case), as
+ * the ingest's raw SQL reads and writes them, so a column renamed in the table fails to compile here.
+ */
+export type StoredTransaction = Omit<
+  SnakeFields<Columns, Exclude<keyof Columns, 'updatedAt'>>,
+  'direction'
+> & {
   direction: 'in' | 'out'
-  counterparty_name: string | null
-  counterparty_phone: string | null
-  counterparty_key: string | null
-  description: string
-  receipt_number: string | null
-  balance_cents: number | null
-  category: string | null
-  category_confidence: number | null
-  category_source: string | null
-  rule_id: string | null
-  source: string
-  /** What the entry is (schema/vocabulary.ts KINDS); null only on a row read before migration. */
-  kind: string | null
-  /** Which leg of its receipt: '' the movement itself, 'charge', 'loan', 'repay'… */
-  leg: string
   /** Every channel's report of its entry (not a column: receipt_reports, ledger.ts). */
   reports?: readonly ReceiptReport[]
 }
