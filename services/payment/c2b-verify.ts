@@ -7,7 +7,7 @@ import { getShortcode, type ShortcodeRow } from './c2b-shortcodes.ts'
 import { parseDarajaTimestamp } from './daraja.ts'
 import type { PaymentDeps } from './deps.ts'
 import { grouped } from './grouped.ts'
-import type { ProviderResult } from './provider-requests.ts'
+import type { ProviderResult } from './provider-store.ts'
 import { emitSuccess } from './settle.ts'
 import type { Narrow, SqlRow } from './sql-row.ts'
 
@@ -122,7 +122,7 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
     reason: string | null,
   ) {
     const row = getC2bPayment(db, tid, transId)
-    if (!row || row.status !== 'received') return false
+    if (row?.status !== 'received') return false
     const at = deps.nowIso()
     db.sqlite
       .query('UPDATE c2b_payments SET status = ?, status_reason = ?, updated_at = ? WHERE id = ?')
@@ -171,7 +171,7 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
     const transId = String(request.transaction_id ?? '')
     if (r.code === 0 && !r.timedOut) {
       const row = getC2bPayment(db, tid, transId)
-      if (!row || row.status !== 'received') return
+      if (row?.status !== 'received') return
       const why = disagreement(row, r)
       // The provider answers again: an alert about confirmations it could not check is over.
       if (moveIn(db, tid, transId, why ? 'rejected' : 'verified', why) && !why)
