@@ -30,8 +30,9 @@ export function listenSimulator(
   config: Config,
   log: Logger,
   implied: boolean,
+  /** Built beforehand (while a worker starts): it fires pending callbacks only once it listens. */
+  sim = simulatorOf(config),
 ): ReturnType<typeof simulatorOf> | null {
-  const sim = simulatorOf(config)
   try {
     sim.listen({ port: config.ports.simulator, hostname: config.host, reusePort: false })
     return sim

@@ -130,15 +130,18 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
   // listens only once it can answer in full, and /health says they are still starting. The
   // simulator starts once a worker listens: what it calls back on start reaches payment then.
   let simulator: ReturnType<typeof listenSimulator> = null
-  // Imported meanwhile: the simulator is a whole service this process would load before its
-  // first worker could start.
+  // Imported and built meanwhile, on the other core: the simulator is a whole service this process
+  // would load before its first worker could start, and it calls nothing back until it listens.
+  const simulatorBuilt = import('./simulator.ts').then((m) => {
+    const wanted = m.simulatorWanted(config)
+    return { listen: m.listenSimulator, wanted, sim: wanted ? m.simulatorOf(config) : null }
+  })
   const steps = startupSteps(log)
-  const [, sim] = await steps.time('first_worker', () =>
-    Promise.all([spawnWorker(0), import('./simulator.ts')]),
+  const [, built] = await steps.time('first_worker', () =>
+    Promise.all([spawnWorker(0), simulatorBuilt]),
   )
   await steps.time('simulator', () => {
-    const wanted = sim.simulatorWanted(config)
-    if (wanted) simulator = sim.listenSimulator(config, log, wanted === 'implied')
+    if (built.sim) simulator = built.listen(config, log, built.wanted === 'implied', built.sim)
   })
   const broker = await steps.time('broker', () => brokerStarted)
   // The workers' /health answer 503 until told; the line below says the same thing.
