@@ -49,19 +49,16 @@ function assertApiAccess(deps: ApiKeyDeps, tenantId: string): void {
     )
 }
 
-/** The columns a key answers with unchanged (its hash never goes out). */
-const KEY_FIELDS = [
-  'id',
-  'tenantId',
-  'name',
-  'prefix',
-  'createdAt',
-  'expiresAt',
-  'lastUsedAt',
-] as const
-
+/**
+ * A key as the API answers it (its hash never goes out), its keys in the response schema's order
+ * (an idempotent replay answers the stored value in the order built here).
+ */
 export function publicApiKey(k: typeof apiKeys.$inferSelect) {
-  return { ...snakeFields(k, KEY_FIELDS), role: k.role as Role }
+  return {
+    ...snakeFields(k, ['id', 'tenantId', 'name']),
+    role: k.role as Role,
+    ...snakeFields(k, ['prefix', 'createdAt', 'expiresAt', 'lastUsedAt']),
+  }
 }
 
 /**

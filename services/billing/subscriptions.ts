@@ -15,24 +15,23 @@ import { findPlan, getPlan, type PlanRow } from './plans.ts'
 
 export type SubscriptionRow = typeof subscriptions.$inferSelect
 
-/** The columns a subscription answers with unchanged. */
-const SUBSCRIPTION_FIELDS = [
-  'id',
-  'tenantId',
-  'currentPeriodStart',
-  'currentPeriodEnd',
-  'gracePeriodEnds',
-  'cancelAtPeriodEnd',
-  'createdAt',
-  'updatedAt',
-] as const
-
+/**
+ * A subscription as the API answers it, its keys in the response schema's order (an idempotent
+ * replay answers the stored value in the order built here, and must send the same bytes).
+ */
 export function toSubscription(s: SubscriptionRow): Subscription {
   return {
-    ...snakeFields(s, SUBSCRIPTION_FIELDS),
+    ...snakeFields(s, ['id', 'tenantId']),
     plan: s.planId,
     status: s.status as SubscriptionStatus,
+    ...snakeFields(s, [
+      'currentPeriodStart',
+      'currentPeriodEnd',
+      'gracePeriodEnds',
+      'cancelAtPeriodEnd',
+    ]),
     credit: toMajor(s.creditCents),
+    ...snakeFields(s, ['createdAt', 'updatedAt']),
   }
 }
 
