@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'bun:test'
-import { createReadiness } from './readiness.ts'
+import {
+  createReadiness,
+  followSupervisorReadiness,
+  PLATFORM_READY,
+  WORKERS_STARTING,
+} from './readiness.ts'
 
 describe('readiness', () => {
   const health = new Request('http://127.0.0.1:9000/health')
@@ -41,6 +46,18 @@ describe('warming up', () => {
     expect(readiness.decorate(new Request('http://h/api/v1/x'), { a: 1 })).toBeUndefined()
     readiness.warmed('outbox')
     expect(readiness.decorate(health, { status: 'ok' })).toBeUndefined()
+    expect(readiness.stillWarming()).toEqual({})
+  })
+
+  it('follows the supervisor: serving once the platform does, warming while workers start', () => {
+    const readiness = createReadiness(['payment', 'workers', 'simulator'])
+    followSupervisorReadiness(readiness)
+    readiness.done('payment')
+    expect(readiness.waiting()).toEqual(['workers', 'simulator'])
+    process.emit('message' as never, { [PLATFORM_READY]: true, [WORKERS_STARTING]: 1 } as never)
+    expect(readiness.waiting()).toEqual([])
+    expect(readiness.stillWarming()).toEqual({ workers: '1 more worker starting' })
+    process.emit('message' as never, { [WORKERS_STARTING]: 0 } as never)
     expect(readiness.stillWarming()).toEqual({})
   })
 })
