@@ -1,4 +1,4 @@
-import type { Job } from '../services/tenant/jobs.ts'
+import type { Job } from '../services/tenant/public.ts'
 import { type CliApi, fail } from './client.ts'
 
 /** What a long operator action answered 202 with (services/tenant/jobs.ts). */

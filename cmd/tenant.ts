@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import { featureNames } from '../schema/plans.ts'
-import type { TenantView } from '../services/tenant/model.ts'
+import type { TenantView } from '../services/tenant/public.ts'
 import { type CliApi, clientArgs, fail, operatorApi } from './client.ts'
 import { followJob, type JobOut, RESPOND_ASYNC } from './jobs.ts'
 import { configArgs, configFromArgs } from './shared.ts'

@@ -1,0 +1,6 @@
+/**
+ * What the tenant service offers outside the service (the CLI): the shapes of a tenant and of a
+ * long operator job as the API answers them. Commands import this module, never the internals.
+ */
+export type { Job } from './jobs.ts'
+export type { TenantView } from './model.ts'
