@@ -6,7 +6,7 @@ import { maskPhone } from '../kernel/phone.ts'
 import { PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { appendAudit } from './audit.ts'
 import type { Accounts } from './c2b-accounts.ts'
-import { getShortcode, type ShortcodeRow, verificationOf } from './c2b-shortcodes.ts'
+import { getShortcode, type ShortcodeRow, verificationOf } from './c2b-shortcode-store.ts'
 import type { C2bRow, C2bVerifier } from './c2b-verify.ts'
 import { type C2bUrlKind, type CallbackAuth, InvalidCallback, jsonBody } from './callback-auth.ts'
 import { parseDarajaTimestamp } from './daraja.ts'
@@ -200,7 +200,7 @@ export function createC2bCallbacks(
     }
     const verifyId = await grouped(db, () => {
       // The same TransID again (Daraja repeats confirmations): nothing changes.
-      if (!insertRow(db, c2bPayments, c2b, { ignoreDuplicate: true })) return null
+      if (!insertRow(db, c2bPayments, c2b, { onConflict: 'ignore' })) return null
       appendAudit(db, {
         tenantId: tid,
         entity: 'c2b_payment',

@@ -1,5 +1,5 @@
 import { type BackoffStep, exponentialBackoff, nextWait } from '../kernel/backoff.ts'
-import { getShortcode } from './c2b-shortcodes.ts'
+import { getShortcode } from './c2b-shortcode-store.ts'
 import type { C2bRow, C2bVerifier } from './c2b-verify.ts'
 import type { PaymentDeps } from './deps.ts'
 import type { ProviderRequests } from './provider-requests.ts'

@@ -1,11 +1,20 @@
-import type { c2bShortcodes } from '../../schema/payment/tables.ts'
 import type { Db } from '../kernel/db.ts'
-import { AppError, Conflict, IdempotencyInProgress, NotFound } from '../kernel/errors.ts'
+import { AppError, IdempotencyInProgress } from '../kernel/errors.ts'
 import { shownOnceNotice } from '../kernel/idempotency.ts'
 import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
 import { PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { appendAudit } from './audit.ts'
 import type { CredentialBox } from './c2b-secrets.ts'
+import {
+  auditShortcode,
+  claimShortcode,
+  getShortcode,
+  heldShortcode,
+  restoreShortcode,
+  type ShortcodeRow,
+  shortcodeView,
+  verificationOf,
+} from './c2b-shortcode-store.ts'
 import type { CallbackAuth } from './callback-auth.ts'
 import type { PaymentDeps } from './deps.ts'
 import {
@@ -17,21 +26,6 @@ import {
   requestHash,
   storeAnswer,
 } from './idempotency.ts'
-import type { Narrow, SqlRow } from './sql-row.ts'
-
-/**
- * C2B shortcodes (tills and paybills) in the platform database: which tenant holds each, and
- * whether it is an aggregator paybill (registered by the operator for the platform: a customer's
- * account number names the tenant).
- */
-export type ShortcodeRow = Narrow<
-  SqlRow<typeof c2bShortcodes>,
-  {
-    mode: 'tenant' | 'aggregator'
-    response_type: 'Completed' | 'Cancelled'
-    status: 'pending' | 'registered' | 'released'
-  }
->
 
 export interface RegisterBody {
   tenant_id?: string | undefined
@@ -41,139 +35,133 @@ export interface RegisterBody {
   security_credential?: string | undefined
 }
 
-/**
- * How a shortcode's confirmations are verified: 'query' (a Transaction Status query with its own
- * initiator, or the platform's on an aggregator paybill and on the simulator, which like Daraja's
- * sandbox answers the platform's initiator for any shortcode) or 'source' (none to query with:
- * only from Safaricom's addresses, and marked unverified).
- */
-export const verificationOf = (
-  r: Pick<ShortcodeRow, 'mode' | 'initiator_name'>,
-  usingSimulator: boolean,
-) =>
-  r.mode === 'aggregator' || r.initiator_name || usingSimulator
-    ? ('query' as const)
-    : ('source' as const)
-
 const newNonce = () => Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('hex')
 
 const ROUTE = 'c2b/register'
 const SHORTCODE = /^\d{5,7}$/
 
-export const getShortcode = (platform: Db, shortcode: string) =>
-  platform.sqlite
-    .query<ShortcodeRow, [string]>('SELECT * FROM c2b_shortcodes WHERE shortcode = ?')
-    .get(shortcode)
-
 /** The answer's fields that carry the URL tokens: shown once, never kept for a replay. */
 const URL_FIELDS = ['confirmation_url', 'validation_url'] as const
+
+/** A registration's fields, checked: whose it is, the shortcode, the initiator (both or none). */
+function readRegistration(actor: Actor, body: RegisterBody) {
+  const aggregator = isOperator(actor) && !body.tenant_id
+  const tid = aggregator ? PLATFORM_TENANT : tenantFor(actor, body.tenant_id)
+  const shortcode = String(body.shortcode ?? '').trim()
+  if (!SHORTCODE.test(shortcode))
+    throw new AppError('VALIDATION_FAILED', 'shortcode: must be a paybill or till number', {
+      errors: [{ field: 'shortcode', message: 'must be 5 to 7 digits' }],
+    })
+  const initiator = body.initiator_name?.trim() || null
+  const credential = body.security_credential?.trim() || null
+  if (!initiator !== !credential)
+    throw new AppError(
+      'VALIDATION_FAILED',
+      'initiator_name and security_credential: give both or neither',
+      {
+        errors: [
+          {
+            field: initiator ? 'security_credential' : 'initiator_name',
+            message: 'required with the other',
+          },
+        ],
+      },
+    )
+  return { aggregator, tid, shortcode, initiator, credential }
+}
+
+/**
+ * Once the provider took the URLs: the shortcode is registered, the holder's audit row written,
+ * and the answer kept for a replay of the key (without the URLs, shown once).
+ */
+function markRegistered(
+  deps: PaymentDeps,
+  done: {
+    row: ShortcodeRow
+    before: ShortcodeRow | null
+    key: string | null
+    actorId: string | null
+  },
+) {
+  const { row, before, key } = done
+  const tid = row.tenant_id
+  const platform = deps.platform()
+  platform.write(() =>
+    platform.sqlite
+      .query("UPDATE c2b_shortcodes SET status = 'registered' WHERE shortcode = ?")
+      .run(row.shortcode),
+  )
+  const db = deps.tenantDb(tid)
+  db.write(() => {
+    appendAudit(db, {
+      tenantId: tid,
+      entity: 'c2b_shortcode',
+      entityId: row.shortcode,
+      action: 'registered',
+      fromStatus: before?.tenant_id === tid ? before.status : null,
+      toStatus: 'registered',
+      detail: {
+        shortcode: row.shortcode,
+        mode: row.mode,
+        response_type: row.response_type,
+        verification: verificationOf(row, deps.cfg.usingSimulator),
+      },
+      actor: done.actorId,
+      at: row.registered_at,
+    })
+    if (key)
+      storeAnswer(db, tid, ROUTE, key, {
+        ...shortcodeView(deps.cfg, row),
+        shown_once: shownOnceNotice(URL_FIELDS),
+      })
+  })
+}
+
+/** The registration a key was bound to, as answered; null when the key is free. */
+function knownRegistration(
+  deps: PaymentDeps,
+  registering: ReadonlySet<string>,
+  k: { db: Db; tid: string; key: string; hash: string },
+): ReturnType<typeof shortcodeView> | null {
+  const { tid } = k
+  const row = readKey(k.db, tid, ROUTE, k.key, deps.ctx.clock.nowMs())
+  const d = decideKey(row, k.hash, row ? registering.has(`${tid}:${row.ref}`) : false)
+  if (d.action === 'new') return null
+  if (d.action === 'replay') return d.body as ReturnType<typeof shortcodeView>
+  if (d.action === 'in_progress') throw new IdempotencyInProgress(1)
+  const current = getShortcode(deps.platform(), d.ref)
+  if (!current || current.tenant_id !== tid || current.status === 'pending')
+    throw new IdempotencyInProgress(1)
+  return markReplayed({
+    ...shortcodeView(deps.cfg, current),
+    shown_once: shownOnceNotice(URL_FIELDS),
+  })
+}
+
+/** The URLs carry the tokens: shown once, to the Admin who registered or rotated them. */
+const c2bUrls = (auth: CallbackAuth, r: ShortcodeRow) => ({
+  confirmation_url: auth.c2bUrl('confirmation', r.tenant_id, r.shortcode, r.token_nonce),
+  validation_url: auth.c2bUrl('validation', r.tenant_id, r.shortcode, r.token_nonce),
+})
+
+/** A shortcode's URLs, with their tokens, as the provider registers them. */
+function registration(auth: CallbackAuth, r: ShortcodeRow) {
+  const urls = c2bUrls(auth, r)
+  return {
+    shortcode: r.shortcode,
+    confirmationUrl: urls.confirmation_url,
+    validationUrl: urls.validation_url,
+  }
+}
 
 export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: CredentialBox) {
   const registering = new Set<string>()
 
-  /** The URLs carry the tokens: shown once, to the Admin who registered or rotated them. */
-  const urlsOf = (r: ShortcodeRow) => ({
-    confirmation_url: auth.c2bUrl('confirmation', r.tenant_id, r.shortcode, r.token_nonce),
-    validation_url: auth.c2bUrl('validation', r.tenant_id, r.shortcode, r.token_nonce),
-  })
-
-  /** Registers a shortcode's URLs, with their tokens, with the provider. */
-  const registerUrls = (r: ShortcodeRow, responseType: ShortcodeRow['response_type']) => {
-    const urls = urlsOf(r)
-    return deps.business.registerC2bUrls({
-      shortcode: r.shortcode,
-      responseType,
-      confirmationUrl: urls.confirmation_url,
-      validationUrl: urls.validation_url,
-    })
-  }
-
-  const view = (r: ShortcodeRow) => ({
-    shortcode: r.shortcode,
-    tenant_id: r.tenant_id,
-    mode: r.mode,
-    response_type: r.response_type,
-    status: r.status === 'released' ? ('released' as const) : ('registered' as const),
-    verification: verificationOf(r, deps.cfg.usingSimulator),
-    initiator_name: r.initiator_name,
-    registered_at: r.registered_at,
-    released_at: r.released_at,
-  })
-
-  /**
-   * Claims the shortcode for `tid` before the provider is called, so two tenants racing for one
-   * shortcode cannot both register it: 409 when another tenant holds it (registered, or being
-   * registered). Returns the row it replaced, to restore when the provider refuses.
-   */
-  function claim(row: ShortcodeRow): ShortcodeRow | null {
-    const platform = deps.platform()
-    return platform.write(() => {
-      const before = getShortcode(platform, row.shortcode) ?? null
-      if (before && before.status !== 'released' && before.tenant_id !== row.tenant_id)
-        throw new Conflict(`shortcode ${row.shortcode} is registered to another tenant`)
-      platform.sqlite
-        .query(
-          `INSERT OR REPLACE INTO c2b_shortcodes (shortcode, tenant_id, mode, response_type, status,
-            registered_at, released_at, token_nonce, initiator_name, security_credential)
-           VALUES (?, ?, ?, ?, 'pending', ?, NULL, ?, ?, ?)`,
-        )
-        .run(
-          row.shortcode,
-          row.tenant_id,
-          row.mode,
-          row.response_type,
-          row.registered_at,
-          row.token_nonce,
-          row.initiator_name,
-          row.security_credential,
-        )
-      return before
-    })
-  }
-
-  function restore(shortcode: string, before: ShortcodeRow | null) {
-    const platform = deps.platform()
-    platform.write(() => {
-      platform.sqlite.query('DELETE FROM c2b_shortcodes WHERE shortcode = ?').run(shortcode)
-      if (before)
-        platform.sqlite
-          .query(
-            `INSERT INTO c2b_shortcodes (shortcode, tenant_id, mode, response_type, status,
-              registered_at, released_at, token_nonce, initiator_name, security_credential)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          )
-          .run(
-            before.shortcode,
-            before.tenant_id,
-            before.mode,
-            before.response_type,
-            before.status,
-            before.registered_at,
-            before.released_at,
-            before.token_nonce,
-            before.initiator_name,
-            before.security_credential,
-          )
-    })
-  }
-
-  /** The registration a key was bound to, as answered; null when the key is free. */
-  function knownKey(
-    db: Db,
-    tid: string,
-    key: string,
-    hash: string,
-  ): ReturnType<typeof view> | null {
-    const row = readKey(db, tid, ROUTE, key, deps.ctx.clock.nowMs())
-    const d = decideKey(row, hash, row ? registering.has(`${tid}:${row.ref}`) : false)
-    if (d.action === 'new') return null
-    if (d.action === 'replay') return d.body as ReturnType<typeof view>
-    if (d.action === 'in_progress') throw new IdempotencyInProgress(1)
-    const current = getShortcode(deps.platform(), d.ref)
-    if (!current || current.tenant_id !== tid || current.status === 'pending')
-      throw new IdempotencyInProgress(1)
-    return markReplayed({ ...view(current), shown_once: shownOnceNotice(URL_FIELDS) })
-  }
+  const urlsOf = (r: ShortcodeRow) => c2bUrls(auth, r)
+  const registerUrls = (r: ShortcodeRow, responseType: ShortcodeRow['response_type']) =>
+    deps.business.registerC2bUrls({ ...registration(auth, r), responseType })
+  const knownKey = (db: Db, tid: string, key: string, hash: string) =>
+    knownRegistration(deps, registering, { db, tid, key, hash })
 
   /**
    * Registers the platform's confirmation and validation URLs for a shortcode with the provider.
@@ -185,28 +173,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
     key: string | null,
     entitle: () => void,
   ) {
-    const aggregator = isOperator(actor) && !body.tenant_id
-    const tid = aggregator ? PLATFORM_TENANT : tenantFor(actor, body.tenant_id)
-    const shortcode = String(body.shortcode ?? '').trim()
-    if (!SHORTCODE.test(shortcode))
-      throw new AppError('VALIDATION_FAILED', 'shortcode: must be a paybill or till number', {
-        errors: [{ field: 'shortcode', message: 'must be 5 to 7 digits' }],
-      })
-    const initiator = body.initiator_name?.trim() || null
-    const credential = body.security_credential?.trim() || null
-    if (!initiator !== !credential)
-      throw new AppError(
-        'VALIDATION_FAILED',
-        'initiator_name and security_credential: give both or neither',
-        {
-          errors: [
-            {
-              field: initiator ? 'security_credential' : 'initiator_name',
-              message: 'required with the other',
-            },
-          ],
-        },
-      )
+    const { aggregator, tid, shortcode, initiator, credential } = readRegistration(actor, body)
     const db = deps.tenantDb(tid)
     const hash = requestHash({
       shortcode,
@@ -245,7 +212,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
     }
     let before: ShortcodeRow | null
     try {
-      before = claim(row)
+      before = claimShortcode(deps, row)
     } catch (err) {
       if (key) db.write(() => releaseKey(db, tid, ROUTE, key))
       throw err
@@ -254,7 +221,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
     try {
       await registerUrls(row, body.response_type)
     } catch (err) {
-      restore(shortcode, before)
+      restoreShortcode(deps, shortcode, before)
       if (key) db.write(() => releaseKey(db, tid, ROUTE, key))
       throw new AppError(
         'BAD_GATEWAY',
@@ -263,34 +230,8 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
     } finally {
       registering.delete(`${tid}:${shortcode}`)
     }
-    const platform = deps.platform()
-    platform.write(() =>
-      platform.sqlite
-        .query("UPDATE c2b_shortcodes SET status = 'registered' WHERE shortcode = ?")
-        .run(shortcode),
-    )
-    const answer = { ...view(row), ...urlsOf(row) }
-    db.write(() => {
-      appendAudit(db, {
-        tenantId: tid,
-        entity: 'c2b_shortcode',
-        entityId: shortcode,
-        action: 'registered',
-        fromStatus: before?.tenant_id === tid ? before.status : null,
-        toStatus: 'registered',
-        detail: {
-          shortcode,
-          mode: row.mode,
-          response_type: row.response_type,
-          verification: verificationOf(row, deps.cfg.usingSimulator),
-        },
-        actor: actor.userId,
-        at,
-      })
-      if (key)
-        storeAnswer(db, tid, ROUTE, key, { ...view(row), shown_once: shownOnceNotice(URL_FIELDS) })
-    })
-    return answer
+    markRegistered(deps, { row, before, key, actorId: actor.userId })
+    return { ...shortcodeView(deps.cfg, row), ...urlsOf(row) }
   }
 
   /** The shortcodes a tenant holds (the operator: the platform's aggregator paybills). */
@@ -302,7 +243,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
         "SELECT * FROM c2b_shortcodes WHERE tenant_id = ? AND status = 'registered' ORDER BY shortcode",
       )
       .all(tid)
-    return { data: rows.map(view) }
+    return { data: rows.map((r) => shortcodeView(deps.cfg, r)) }
   }
 
   /**
@@ -312,13 +253,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
    */
   function release(actor: Actor, shortcode: string) {
     const platform = deps.platform()
-    const row = getShortcode(platform, shortcode)
-    if (
-      !row ||
-      row.status !== 'registered' ||
-      (row.tenant_id !== actor.tenantId && !isOperator(actor))
-    )
-      throw new NotFound('shortcode', shortcode)
+    const row = heldShortcode(deps, actor, shortcode)
     const at = deps.nowIso()
     platform.write(() =>
       platform.sqlite
@@ -327,21 +262,8 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
         )
         .run(at, shortcode),
     )
-    const db = deps.tenantDb(row.tenant_id)
-    db.write(() =>
-      appendAudit(db, {
-        tenantId: row.tenant_id,
-        entity: 'c2b_shortcode',
-        entityId: shortcode,
-        action: 'released',
-        fromStatus: 'registered',
-        toStatus: 'released',
-        detail: { shortcode },
-        actor: actor.userId,
-        at,
-      }),
-    )
-    return view({ ...row, status: 'released', released_at: at })
+    auditShortcode(deps, { row, action: 'released', actor: actor.userId, at })
+    return shortcodeView(deps.cfg, { ...row, status: 'released', released_at: at })
   }
 
   /**
@@ -350,13 +272,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
    * under URL management on the M-Pesa portal first, or the provider refuses (502, old URLs kept).
    */
   async function rotate(actor: Actor, shortcode: string) {
-    const row = getShortcode(deps.platform(), shortcode)
-    if (
-      !row ||
-      row.status !== 'registered' ||
-      (row.tenant_id !== actor.tenantId && !isOperator(actor))
-    )
-      throw new NotFound('shortcode', shortcode)
+    const row = heldShortcode(deps, actor, shortcode)
     const next = { ...row, token_nonce: newNonce() }
     try {
       await registerUrls(next, row.response_type)
@@ -372,21 +288,8 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
         .query('UPDATE c2b_shortcodes SET token_nonce = ? WHERE shortcode = ?')
         .run(next.token_nonce, shortcode),
     )
-    const db = deps.tenantDb(row.tenant_id)
-    db.write(() =>
-      appendAudit(db, {
-        tenantId: row.tenant_id,
-        entity: 'c2b_shortcode',
-        entityId: shortcode,
-        action: 'rotated',
-        fromStatus: 'registered',
-        toStatus: 'registered',
-        detail: { shortcode },
-        actor: actor.userId,
-        at: deps.nowIso(),
-      }),
-    )
-    return { ...view(next), ...urlsOf(next) }
+    auditShortcode(deps, { row, action: 'rotated', actor: actor.userId, at: deps.nowIso() })
+    return { ...shortcodeView(deps.cfg, next), ...urlsOf(next) }
   }
 
   return { register, list, release, rotate }

@@ -37,7 +37,7 @@ export function c2bRoutes({
   ctx: ServiceContext
   payments: Payments
 }) {
-  return app
+  app
     .post(
       '/api/v1/payments/c2b/register',
       async ({ body, actor, headers, set }) => {
@@ -166,6 +166,21 @@ export function c2bRoutes({
         },
       },
     )
+  c2bCallbackRoutes({ app, ctx, payments })
+  return app
+}
+
+/** The provider's C2B validation and confirmation: public, each with its own token in its URL. */
+function c2bCallbackRoutes({
+  app,
+  ctx,
+  payments,
+}: {
+  app: ServiceApp
+  ctx: ServiceContext
+  payments: Payments
+}) {
+  app
     .post(
       '/api/v1/payments/c2b/validation',
       ({ query, body, request, server }) =>

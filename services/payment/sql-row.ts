@@ -39,16 +39,17 @@ function namesOf(table: Table): string[] {
 
 /**
  * Inserts a whole row under the table's own column names (so a rename fails to compile here, not
- * at run time); `ignoreDuplicate`: `INSERT OR IGNORE`. True when a row was inserted.
+ * at run time); `onConflict` 'ignore' or 'replace': `INSERT OR IGNORE` / `INSERT OR REPLACE`.
+ * True when a row was inserted.
  */
 export function insertRow<T extends Table>(
   db: Db,
   table: T,
   row: SqlRow<T>,
-  opts: { ignoreDuplicate?: boolean } = {},
+  opts: { onConflict?: 'ignore' | 'replace' } = {},
 ): boolean {
   const names = namesOf(table)
-  const verb = opts.ignoreDuplicate ? 'INSERT OR IGNORE' : 'INSERT'
+  const verb = opts.onConflict ? `INSERT OR ${opts.onConflict.toUpperCase()}` : 'INSERT'
   // The same text each time: bun:sqlite keeps the prepared statement.
   const sql = `${verb} INTO ${getTableName(table)} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`
   const values = names.map((n) => (row as Record<string, SQLQueryBindings>)[n] ?? null)
