@@ -6,7 +6,7 @@
  * Run: bun bench/cashflow.ts
  */
 import { migrations } from '../schema/cashflow/migrations.ts'
-import { addDays } from '../services/cashflow/days.ts'
+import { addDays } from '../services/kernel/time-zone.ts'
 import { seasonalNaive } from '../services/cashflow/holt-winters.ts'
 import { createCashflowApp } from '../services/cashflow/routes.ts'
 import { loadDailySeries, netOf, seriesBounds } from '../services/cashflow/series.ts'

@@ -1,7 +1,7 @@
 import type { FlowLine } from '../../schema/cashflow/views.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMajor } from '../kernel/money.ts'
-import { addDays, dayNumber, WEEKDAYS, weekdayOf } from './days.ts'
+import { addDays, dayNumber, WEEKDAYS, weekdayOf } from '../kernel/time-zone.ts'
 import { detectRecurring, type RecurringPayment } from './recurring.ts'
 import { seasonality } from './seasonality.ts'
 import { loadBalanceLines, loadCategoryDays, loadDailySeries } from './series.ts'

@@ -1,7 +1,7 @@
 import type { ForecastPoint } from '../../schema/cashflow/views.ts'
 import type { Db } from '../kernel/db.ts'
 import { round2, toMajor } from '../kernel/money.ts'
-import { addDays, dayNumber } from './days.ts'
+import { addDays, dayNumber } from '../kernel/time-zone.ts'
 import { fitHoltWinters, forecastHoltWinters, type HwFit, seasonalNaive } from './holt-winters.ts'
 import {
   fallsOn,

@@ -1,7 +1,7 @@
 import type { cashflowTransactions } from '../../schema/cashflow/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMajor } from '../kernel/money.ts'
-import { dayFromNumber, dayNumber } from './days.ts'
+import { dayFromNumber, dayNumber } from '../kernel/time-zone.ts'
 import { OPERATING_SQL } from './kinds.ts'
 import { mean, median, stdDev } from './stats.ts'
 

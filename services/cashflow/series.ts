@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
-import { DEFAULT_TIMEZONE, dayFromNumber, dayIn, dayNumber } from './days.ts'
+import { DEFAULT_TIMEZONE, dayFromNumber, dayIn, dayNumber } from '../kernel/time-zone.ts'
 import { GROUP_OF, OPERATING_SQL } from './kinds.ts'
 
 /**

@@ -6,7 +6,7 @@ import { centsOf, toMajor, toMinor } from '../kernel/money.ts'
 import { evaluateLowBalance, readState, setThreshold } from './alerts.ts'
 import { type AnalyzeOptions, analyzeCashflow } from './analyze.ts'
 import { readDataQuality, recordStatementProof } from './data-quality.ts'
-import { addDays, daysBetween, isDay } from './days.ts'
+import { addDays, daysBetween, isDay } from '../kernel/time-zone.ts'
 import { forecastCashflow } from './forecast.ts'
 import { applyTransactions, recordBalance } from './ingest.ts'
 import {

@@ -4,7 +4,7 @@ import type { Db } from '../kernel/db.ts'
 import { round2, toMajor } from '../kernel/money.ts'
 import type { CashflowState } from './alerts.ts'
 import type { DataQuality } from './data-quality.ts'
-import { addDays, daysBetween } from './days.ts'
+import { addDays, daysBetween } from '../kernel/time-zone.ts'
 import { type KindTotals, loadBalanceLines, loadDailySeries } from './series.ts'
 
 export interface Summary extends CashHealth {

@@ -1,5 +1,5 @@
 import { round2, toMajor } from '../kernel/money.ts'
-import { addDays, dayNumber } from './days.ts'
+import { addDays, dayNumber } from '../kernel/time-zone.ts'
 import type { DailySeries } from './series.ts'
 import { type LinearFit, linearTrend, round4 } from './stats.ts'
 

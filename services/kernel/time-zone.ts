@@ -93,6 +93,11 @@ function makeZone(name: string): TimeZone {
   }
 }
 
+/** The calendar day an instant falls on in the zone of that IANA name. */
+export function dayIn(zone: string, at: Date | string): string {
+  return timeZone(zone).dayOf(typeof at === 'string' ? Date.parse(at) : at.getTime())
+}
+
 /** Whether a string is a real calendar day `YYYY-MM-DD`. */
 export function isDay(value: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false
