@@ -6,12 +6,12 @@
  * Run: bun bench/cashflow.ts
  */
 import { migrations } from '../schema/cashflow/migrations.ts'
-import { addDays } from '../services/kernel/time-zone.ts'
 import { seasonalNaive } from '../services/cashflow/holt-winters.ts'
 import { createCashflowApp } from '../services/cashflow/routes.ts'
 import { loadDailySeries, netOf, seriesBounds } from '../services/cashflow/series.ts'
 import { ingestBatch } from '../services/cashflow/service.ts'
 import { createTestKit } from '../services/kernel/testing.ts'
+import { addDays } from '../services/kernel/time-zone.ts'
 import { syntheticBusiness } from '../test/cashflow-fixtures.ts'
 import { sized } from './support.ts'
 

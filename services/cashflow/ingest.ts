@@ -1,7 +1,7 @@
 import type { TransactionEvent } from '../../schema/events.ts'
 import type { Db } from '../kernel/db.ts'
-import { type BalanceRow, closingBalance } from './closing-balance.ts'
 import { dayIn } from '../kernel/time-zone.ts'
+import { type BalanceRow, closingBalance } from './closing-balance.ts'
 import { kindOfTransaction } from './kinds.ts'
 
 interface StoredTransaction {

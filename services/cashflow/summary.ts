@@ -2,9 +2,9 @@ import type { CashHealth, FlowLine, HealthStatus, Reason } from '../../schema/ca
 import { KIND_LABELS, type Kind } from '../../schema/vocabulary.ts'
 import type { Db } from '../kernel/db.ts'
 import { round2, toMajor } from '../kernel/money.ts'
+import { addDays, daysBetween } from '../kernel/time-zone.ts'
 import type { CashflowState } from './alerts.ts'
 import type { DataQuality } from './data-quality.ts'
-import { addDays, daysBetween } from '../kernel/time-zone.ts'
 import { type KindTotals, loadBalanceLines, loadDailySeries } from './series.ts'
 
 export interface Summary extends CashHealth {
