@@ -10,10 +10,10 @@ import { migrations } from '../schema/analytics/migrations.ts'
 import type { TransactionEvent } from '../schema/events.ts'
 import { counterpartyTotals } from '../services/analytics/customers.ts'
 import { consumeTransactions } from '../services/analytics/events.ts'
-import { toStored } from '../services/analytics/stored.ts'
 import { createAnalyticsApp } from '../services/analytics/routes.ts'
-import { timeZone } from '../services/analytics/time.ts'
+import { toStored } from '../services/analytics/stored.ts'
 import { createTestKit } from '../services/kernel/testing.ts'
+import { timeZone } from '../services/kernel/time-zone.ts'
 import { sized } from './support.ts'
 
 const ROWS = Number(process.argv[2] ?? sized(1_000_000, 2_000))

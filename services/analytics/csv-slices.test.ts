@@ -4,11 +4,11 @@ import Papa from 'papaparse'
 import { migrations } from '../../schema/analytics/migrations.ts'
 import type { TransactionEvent } from '../../schema/events.ts'
 import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
+import { timeZone } from '../kernel/time-zone.ts'
 import { sliceCutter, writeSlices } from './csv-slices.ts'
 import { consumeTransactions } from './events.ts'
 import { exportCsv } from './export.ts'
 import type { Scope } from './summary.ts'
-import { timeZone } from './time.ts'
 
 const ROWS = 3_100
 

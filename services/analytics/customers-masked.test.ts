@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { migrations } from '../../schema/analytics/migrations.ts'
 import type { TransactionEvent } from '../../schema/events.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { timeZone } from '../kernel/time-zone.ts'
 import { applyTransactions } from './ingest.ts'
 import { counterpartyKey, toStored } from './stored.ts'
-import { timeZone } from './time.ts'
 
 const zone = timeZone('Africa/Nairobi')
 

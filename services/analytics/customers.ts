@@ -7,10 +7,10 @@ import {
 } from '../../schema/analytics/views.ts'
 import { toMajor } from '../kernel/money.ts'
 import { pct } from './insight-words.ts'
+import { splitRange } from './range.ts'
 import { scoreRfm } from './rfm.ts'
 import { TRADING_SQL } from './stored.ts'
 import type { Scope } from './summary.ts'
-import { splitRange } from './time.ts'
 
 /** A counterparty's totals over a period (cents). */
 export interface CounterpartyTotals {

@@ -2,11 +2,11 @@ import { isInvoicePayment, type TopicEvent, topics } from '../../schema/events.t
 import type { ServiceContext } from '../kernel/context.ts'
 import { handleOnce } from '../kernel/events.ts'
 import { subscribe } from '../kernel/subscribe.ts'
+import { timeZone } from '../kernel/time-zone.ts'
 import { checkpointOffThread } from './checkpoints.ts'
 import { type ApplyResult, applyTransactions } from './ingest.ts'
 import type { StoredTransaction } from './stored.ts'
 import { toStored } from './stored.ts'
-import { timeZone } from './time.ts'
 
 export const CONSUMER = 'analytics'
 

@@ -3,9 +3,9 @@ import fc from 'fast-check'
 import { migrations } from '../../schema/analytics/migrations.ts'
 import type { TransactionEvent } from '../../schema/events.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { timeZone } from '../kernel/time-zone.ts'
 import { counterpartyTotals } from './customers.ts'
 import { consumeTransactions } from './events.ts'
-import { timeZone } from './time.ts'
 
 const TABLES = [
   'transactions',

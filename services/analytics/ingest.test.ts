@@ -2,9 +2,9 @@ import { afterAll, describe, expect, it } from 'bun:test'
 import { migrations } from '../../schema/analytics/migrations.ts'
 import type { TransactionEvent } from '../../schema/events.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { timeZone } from '../kernel/time-zone.ts'
 import { applyTransactions } from './ingest.ts'
 import { counterpartyKey, toStored } from './stored.ts'
-import { timeZone } from './time.ts'
 
 /** Every rollup recomputed from the transactions table: what the incremental path must equal. */
 function recomputed(kit: TestKit, tenantId: string) {

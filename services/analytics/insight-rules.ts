@@ -1,10 +1,10 @@
 import { toMajor } from '../kernel/money.ts'
+import { addDays } from '../kernel/time-zone.ts'
 import { counterpartyTotals, moneyInSince, segmentSizes } from './customers.ts'
 import { customersActive } from './groups.ts'
 import { money, pct, pctText } from './insight-words.ts'
 import { roleOf } from './stored.ts'
 import type { DayCell, Scope } from './summary.ts'
-import { addDays } from './time.ts'
 
 /** One insight: a sentence with its title and the numbers behind it. */
 export interface Insight {

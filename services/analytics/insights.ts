@@ -1,3 +1,4 @@
+import { addDays, daysBetween } from '../kernel/time-zone.ts'
 import {
   customerConcentration,
   type Insight,
@@ -9,7 +10,6 @@ import {
 } from './insight-rules.ts'
 import { dayText } from './insight-words.ts'
 import { readCells, type Scope } from './summary.ts'
-import { addDays, daysBetween } from './time.ts'
 import { unusualDays } from './unusual-days.ts'
 
 /** The last local day with a transaction in scope, or null without any. */

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { migrations } from '../../schema/analytics/migrations.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { timeZone } from '../kernel/time-zone.ts'
 import { pendingRollups } from './pending-rollups.ts'
 import { addToRollups } from './rollups.ts'
 import type { StoredTransaction } from './stored.ts'
 import { toStored } from './stored.ts'
-import { timeZone } from './time.ts'
 
 const TABLES = ['daily_summaries', 'daily_totals', 'daily_counterparties', 'counterparties']
 

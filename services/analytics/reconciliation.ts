@@ -1,6 +1,6 @@
 import type { Db } from '../kernel/db.ts'
 import { toMajor } from '../kernel/money.ts'
-import type { Range } from './time.ts'
+import type { Range } from './range.ts'
 
 /** Items listed per kind at most; `count` stays exact. */
 export const RECONCILIATION_LIST_MAX = 500

@@ -5,9 +5,11 @@ import { invalidField } from '../kernel/errors.ts'
 import { wholeList } from '../kernel/lists.ts'
 import { type Actor, tenantFor } from '../kernel/roles.ts'
 import type { createServiceApp } from '../kernel/service.ts'
+import { timeZone } from '../kernel/time-zone.ts'
 import { dataSpan, GROUPS, type Group, statementSpan, topOfGroup } from './groups.ts'
 import { buildInsights, type DayPeriod } from './insights.ts'
 import { CustomerList, ScopeQuery, secured } from './model.ts'
+import { parseRange } from './range.ts'
 import { reconcileStatement } from './reconciliation.ts'
 import {
   groupReport,
@@ -18,7 +20,6 @@ import {
   reportPdf,
 } from './reports.ts'
 import type { Scope } from './summary.ts'
-import { parseRange, timeZone } from './time.ts'
 
 export type ScopeArgs = { tenant_id?: string; from?: string; to?: string; scope?: 'me' | 'tenant' }
 

@@ -9,7 +9,8 @@ import {
 import { KIND_ROLE, type Kind } from '../../schema/vocabulary.ts'
 import { toMinor } from '../kernel/money.ts'
 import type { SnakeFields } from '../kernel/snake.ts'
-import { type TimeZone, toIsoInstant } from './time.ts'
+import type { TimeZone } from '../kernel/time-zone.ts'
+import { toIsoInstant } from './range.ts'
 
 /** Rollup key for a transaction without a category. */
 export const UNCATEGORIZED = 'Uncategorized'

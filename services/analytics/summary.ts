@@ -1,9 +1,10 @@
 import type { SummaryTotals } from '../../schema/analytics/views.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMajor } from '../kernel/money.ts'
+import { type TimeZone, weekOf } from '../kernel/time-zone.ts'
 import { addToKind, type Figures, figuresOf, type KindTotals } from './figures.ts'
+import { type DaySplit, type Range, splitRange } from './range.ts'
 import { roleOf } from './stored.ts'
-import { type DaySplit, type Range, splitRange, type TimeZone, weekOf } from './time.ts'
 
 /** Who and when a read covers: the tenant, optionally one user (`scope=me`), and a range. */
 export interface Scope {

@@ -1,13 +1,10 @@
+/**
+ * Query ranges (`from`/`to`) as instants and as whole local days; zones and days are the kernel's
+ * time-zone module.
+ */
+
 import { invalidField } from '../kernel/errors.ts'
 import { addDays, type TimeZone } from '../kernel/time-zone.ts'
-
-export {
-  addDays,
-  daysBetween,
-  type TimeZone,
-  timeZone,
-  weekOf,
-} from '../kernel/time-zone.ts'
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/
