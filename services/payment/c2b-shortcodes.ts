@@ -294,5 +294,3 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
 
   return { register, list, release, rotate }
 }
-
-export type Shortcodes = ReturnType<typeof createShortcodes>

@@ -3,7 +3,6 @@ import { assertEntitled } from '../kernel/entitlements.ts'
 import { AppError } from '../kernel/errors.ts'
 import { type Actor, tenantFor } from '../kernel/roles.ts'
 import { PLATFORM_TENANT } from '../kernel/tenant-id.ts'
-import { appendAudit } from './audit.ts'
 import { createAccounts } from './c2b-accounts.ts'
 import { createC2bCallbacks } from './c2b-callbacks.ts'
 import { createC2bPayments } from './c2b-payments.ts'
@@ -16,28 +15,20 @@ import { createCallbacks } from './callbacks.ts'
 import type { Daraja } from './daraja.ts'
 import type { DarajaBusiness } from './daraja-business.ts'
 import { createDeps } from './deps.ts'
-import { checkKey, requestHash } from './idempotency.ts'
+import { checkKey } from './idempotency.ts'
 import { createInitiator } from './initiate.ts'
 import { createProviderIndex } from './provider-index.ts'
 import { createProviderRequests } from './provider-requests.ts'
 import { createQueries } from './queries.ts'
 import { createReconciler, reconcileAlerts } from './reconcile.ts'
-import { getDisbursement, getPayment } from './rows.ts'
 import type { PaymentSettings } from './settings.ts'
+import { startB2c, startStkPush } from './start.ts'
 import {
   type B2CBody,
   type SimulateC2bBody,
   type StkPushBody,
-  validateB2C,
   validateSimulateC2b,
-  validateStkPush,
 } from './validate.ts'
-import { b2cAnswer, stkAnswer } from './views.ts'
-
-export type { ReconcileReport } from './reconcile.ts'
-export { type PaymentSettings, providerFromSettings } from './settings.ts'
-export type { B2CBody, StkPushBody } from './validate.ts'
-export { disbursementView, paymentView } from './views.ts'
 
 /**
  * How often the background passes run (reconciliation, C2B verification retries): about twice
@@ -114,144 +105,22 @@ export function createPayments(
     }
   }
 
-  /** Starts an STK push; the answer (202) is the payment's ids and status. */
-  async function stkPush(
+  const starting = { deps, auth, initiate }
+  /** Starts an STK push (start.ts); the answer (202) is the payment's ids and status. */
+  const stkPush = (
     actor: Actor,
-    given: StkPushBody,
+    body: StkPushBody,
     idemKey: string | null | undefined,
     requestId?: string,
     invoicePayment = false,
-  ) {
-    const tid = tenantFor(actor, given.tenant_id)
-    const body = validateStkPush(given)
-    const amount = body.amount
-    return (await initiate({
-      kind: 'stk',
-      tid,
-      actorId: actor.userId,
-      key: checkKey(idemKey),
-      hash: requestHash({ ...body, tenant_id: tid }),
-      requestId,
-      phone: body.phone_number,
-      // Paying the platform's own invoice is how a suspended tenant gets back; it is not metered.
-      entitle: () => {
-        if (!invoicePayment) assertEntitled(ctx.registry, tid, { write: true, metric: 'payments' })
-        assertHttpsCallbacks(deps.cfg)
-      },
-      insert(db, id, at) {
-        db.sqlite
-          .query(
-            `INSERT INTO payments (id, tenant_id, phone_number, amount_cents, account_reference,
-              transaction_desc, status, user_id, purpose, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, 'initiating', ?, ?, ?, ?)`,
-          )
-          .run(
-            id,
-            tid,
-            body.phone_number,
-            amount * 100,
-            body.account_reference,
-            body.transaction_desc,
-            actor.userId,
-            invoicePayment ? 'invoice' : null,
-            at,
-            at,
-          )
-        appendAudit(db, {
-          tenantId: tid,
-          entity: 'payment',
-          entityId: id,
-          action: 'created',
-          fromStatus: null,
-          toStatus: 'initiating',
-          detail: {
-            amount,
-            phone_number: body.phone_number,
-            account_reference: body.account_reference,
-          },
-          actor: actor.userId,
-          at,
-        })
-      },
-      async call(id) {
-        const a = await deps.provider.stkPush({
-          phoneNumber: body.phone_number,
-          amount,
-          accountReference: body.account_reference,
-          transactionDesc: body.transaction_desc,
-          callbackUrl: auth.callbackUrl('stk', tid, id),
-        })
-        return { providerId: a.CheckoutRequestID, merchantId: a.MerchantRequestID }
-      },
-      answer: (db, id) => stkAnswer(getPayment(db, tid, id)!),
-    })) as ReturnType<typeof stkAnswer>
-  }
-
-  /** Starts a B2C disbursement; the answer (202) is its ids and status. */
-  async function b2cPay(
+  ) => startStkPush(starting, { actor, body, idemKey, requestId, invoicePayment })
+  /** Starts a B2C disbursement (start.ts); the answer (202) is its ids and status. */
+  const b2cPay = (
     actor: Actor,
-    given: B2CBody,
+    body: B2CBody,
     idemKey: string | null | undefined,
     requestId?: string,
-  ) {
-    const tid = tenantFor(actor, given.tenant_id)
-    const body = validateB2C(given)
-    const amount = body.amount
-    return (await initiate({
-      kind: 'b2c',
-      tid,
-      actorId: actor.userId,
-      key: checkKey(idemKey),
-      hash: requestHash({ ...body, tenant_id: tid }),
-      requestId,
-      entitle: () => {
-        assertEntitled(ctx.registry, tid, { write: true, metric: 'payments' })
-        assertHttpsCallbacks(deps.cfg)
-      },
-      insert(db, id, at) {
-        db.sqlite
-          .query(
-            `INSERT INTO disbursements (id, tenant_id, phone_number, amount_cents, remarks, occasion,
-              status, user_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'initiating', ?, ?, ?)`,
-          )
-          .run(
-            id,
-            tid,
-            body.phone_number,
-            amount * 100,
-            body.remarks,
-            body.occasion ?? null,
-            actor.userId,
-            at,
-            at,
-          )
-        appendAudit(db, {
-          tenantId: tid,
-          entity: 'disbursement',
-          entityId: id,
-          action: 'created',
-          fromStatus: null,
-          toStatus: 'initiating',
-          detail: { amount, phone_number: body.phone_number },
-          actor: actor.userId,
-          at,
-        })
-      },
-      async call(id) {
-        const a = await deps.provider.b2c({
-          originatorConversationId: id,
-          phoneNumber: body.phone_number,
-          amount,
-          remarks: body.remarks,
-          occasion: body.occasion ?? '',
-          resultUrl: auth.callbackUrl('b2c', tid, id),
-          timeoutUrl: auth.callbackUrl('b2c', tid, id, '&timeout=1'),
-        })
-        return { providerId: a.ConversationID }
-      },
-      answer: (db, id) => b2cAnswer(getDisbursement(db, tid, id)!),
-    })) as ReturnType<typeof b2cAnswer>
-  }
+  ) => startB2c(starting, { actor, body, idemKey, requestId })
 
   return {
     settings: deps.cfg,

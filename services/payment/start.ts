@@ -1,0 +1,194 @@
+import { disbursements, payments } from '../../schema/payment/tables.ts'
+import type { Db } from '../kernel/db.ts'
+import { assertEntitled } from '../kernel/entitlements.ts'
+import { type Actor, tenantFor } from '../kernel/roles.ts'
+import { appendAudit } from './audit.ts'
+import { assertHttpsCallbacks, type CallbackAuth } from './callback-auth.ts'
+import type { PaymentDeps } from './deps.ts'
+import { checkKey, requestHash } from './idempotency.ts'
+import type { createInitiator } from './initiate.ts'
+import { getDisbursement, getPayment } from './rows.ts'
+import { insertRow } from './sql-row.ts'
+import { type B2CBody, type StkPushBody, validateB2C, validateStkPush } from './validate.ts'
+import { b2cAnswer, stkAnswer } from './views.ts'
+
+/** What starting a payment needs: the service's parts and the one initiation path. */
+export interface StartCtx {
+  deps: PaymentDeps
+  auth: CallbackAuth
+  initiate: ReturnType<typeof createInitiator>
+}
+
+/** One request to start: who asks, with which Idempotency-Key, under which request id. */
+interface StartInput<B> {
+  actor: Actor
+  body: B
+  idemKey: string | null | undefined
+  requestId?: string | undefined
+}
+
+/** The `created` audit row of a payment or disbursement, in the transaction that inserts it. */
+function auditCreated(
+  db: Db,
+  c: {
+    entity: 'payment' | 'disbursement'
+    tid: string
+    id: string
+    detail: Record<string, unknown>
+    actor: string | null
+    at: string
+  },
+) {
+  appendAudit(db, {
+    tenantId: c.tid,
+    entity: c.entity,
+    entityId: c.id,
+    action: 'created',
+    fromStatus: null,
+    toStatus: 'initiating',
+    detail: c.detail,
+    actor: c.actor,
+    at: c.at,
+  })
+}
+
+/** The columns a payment or disbursement starts with empty (the provider's answer fills them). */
+const UNANSWERED = {
+  status: 'initiating',
+  result_code: null,
+  result_desc: null,
+  user_id: null,
+  transaction_id: null,
+  owner: null,
+} as const
+
+/**
+ * Starts an STK push; the answer (202) is the payment's ids and status. Paying the platform's own
+ * invoice (`invoicePayment`) is how a suspended tenant gets back: it is not metered.
+ */
+export async function startStkPush(
+  { deps, auth, initiate }: StartCtx,
+  input: StartInput<StkPushBody> & { invoicePayment?: boolean },
+) {
+  const { actor } = input
+  const tid = tenantFor(actor, input.body.tenant_id)
+  const body = validateStkPush(input.body)
+  const amount = body.amount
+  return (await initiate({
+    kind: 'stk',
+    tid,
+    actorId: actor.userId,
+    key: checkKey(input.idemKey),
+    hash: requestHash({ ...body, tenant_id: tid }),
+    requestId: input.requestId,
+    phone: body.phone_number,
+    entitle: () => {
+      if (!input.invoicePayment)
+        assertEntitled(deps.ctx.registry, tid, { write: true, metric: 'payments' })
+      assertHttpsCallbacks(deps.cfg)
+    },
+    insert(db, id, at) {
+      insertRow(db, payments, {
+        ...UNANSWERED,
+        id,
+        tenant_id: tid,
+        checkout_request_id: null,
+        merchant_request_id: null,
+        phone_number: body.phone_number,
+        amount_cents: amount * 100,
+        account_reference: body.account_reference,
+        transaction_desc: body.transaction_desc,
+        mpesa_receipt_number: null,
+        transaction_date: null,
+        counterparty_name: null,
+        callback_body: null,
+        callback_at: null,
+        user_id: actor.userId,
+        purpose: input.invoicePayment ? 'invoice' : null,
+        created_at: at,
+        updated_at: at,
+      })
+      auditCreated(db, {
+        entity: 'payment',
+        tid,
+        id,
+        detail: {
+          amount,
+          phone_number: body.phone_number,
+          account_reference: body.account_reference,
+        },
+        actor: actor.userId,
+        at,
+      })
+    },
+    async call(id) {
+      const a = await deps.provider.stkPush({
+        phoneNumber: body.phone_number,
+        amount,
+        accountReference: body.account_reference,
+        transactionDesc: body.transaction_desc,
+        callbackUrl: auth.callbackUrl('stk', tid, id),
+      })
+      return { providerId: a.CheckoutRequestID, merchantId: a.MerchantRequestID }
+    },
+    answer: (db, id) => stkAnswer(getPayment(db, tid, id)!),
+  })) as ReturnType<typeof stkAnswer>
+}
+
+/** Starts a B2C disbursement; the answer (202) is its ids and status. */
+export async function startB2c({ deps, auth, initiate }: StartCtx, input: StartInput<B2CBody>) {
+  const { actor } = input
+  const tid = tenantFor(actor, input.body.tenant_id)
+  const body = validateB2C(input.body)
+  const amount = body.amount
+  return (await initiate({
+    kind: 'b2c',
+    tid,
+    actorId: actor.userId,
+    key: checkKey(input.idemKey),
+    hash: requestHash({ ...body, tenant_id: tid }),
+    requestId: input.requestId,
+    entitle: () => {
+      assertEntitled(deps.ctx.registry, tid, { write: true, metric: 'payments' })
+      assertHttpsCallbacks(deps.cfg)
+    },
+    insert(db, id, at) {
+      insertRow(db, disbursements, {
+        ...UNANSWERED,
+        id,
+        tenant_id: tid,
+        conversation_id: null,
+        phone_number: body.phone_number,
+        amount_cents: amount * 100,
+        remarks: body.remarks,
+        occasion: body.occasion ?? null,
+        transaction_receipt: null,
+        receiver_name: null,
+        user_id: actor.userId,
+        created_at: at,
+        updated_at: at,
+      })
+      auditCreated(db, {
+        entity: 'disbursement',
+        tid,
+        id,
+        detail: { amount, phone_number: body.phone_number },
+        actor: actor.userId,
+        at,
+      })
+    },
+    async call(id) {
+      const a = await deps.provider.b2c({
+        originatorConversationId: id,
+        phoneNumber: body.phone_number,
+        amount,
+        remarks: body.remarks,
+        occasion: body.occasion ?? '',
+        resultUrl: auth.callbackUrl('b2c', tid, id),
+        timeoutUrl: auth.callbackUrl('b2c', tid, id, '&timeout=1'),
+      })
+      return { providerId: a.ConversationID }
+    },
+    answer: (db, id) => b2cAnswer(getDisbursement(db, tid, id)!),
+  })) as ReturnType<typeof b2cAnswer>
+}
