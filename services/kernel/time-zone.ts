@@ -7,7 +7,7 @@
  * @example
  * const zone = timeZone('Africa/Nairobi')
  * zone.dayOf(Date.parse('2026-03-01T22:30:00Z')) // '2026-03-02'
- * zone.localToUtc(2026, 3, 2, 1, 30) // '2026-03-01T22:30:00.000Z'
+ * zone.localToUtc({ year: 2026, month: 3, day: 2, hour: 1, minute: 30 }) // '2026-03-01T22:30:00.000Z'
  */
 export const DEFAULT_TIMEZONE = 'Africa/Nairobi'
 
@@ -21,14 +21,17 @@ export interface TimeZone {
   /** The instant a local day starts. */
   startOf(day: string): number
   /** A local wall-clock time as an ISO 8601 UTC string; null when it is no real date or time. */
-  localToUtc(
-    year: number,
-    month: number,
-    day: number,
-    hour?: number,
-    minute?: number,
-    second?: number,
-  ): string | null
+  localToUtc(wall: WallTime): string | null
+}
+
+/** A local wall-clock time; the time of day defaults to midnight. */
+export interface WallTime {
+  year: number
+  month: number
+  day: number
+  hour?: number
+  minute?: number
+  second?: number
 }
 
 const zones = new Map<string, TimeZone>()
@@ -83,7 +86,7 @@ function makeZone(name: string): TimeZone {
     name,
     dayOf: (ms) => new Date(ms + offsetAt(ms)).toISOString().slice(0, 10),
     startOf: (day) => fromLocal(Date.parse(`${day}T00:00:00.000Z`)),
-    localToUtc(year, month, day, hour = 0, minute = 0, second = 0) {
+    localToUtc({ year, month, day, hour = 0, minute = 0, second = 0 }) {
       if (month < 1 || month > 12 || day < 1 || day > 31) return null
       if (hour > 23 || minute > 59 || second > 59) return null
       const asUtc = Date.UTC(year, month - 1, day, hour, minute, second)

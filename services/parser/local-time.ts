@@ -14,7 +14,11 @@ function midnightOffset(zone: string, dayNo: number): number | null {
   let off = days.get(dayNo)
   if (off === undefined) {
     const d = new Date(dayNo * DAY)
-    const at = timeZone(zone).localToUtc(d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate())
+    const at = timeZone(zone).localToUtc({
+      year: d.getUTCFullYear(),
+      month: d.getUTCMonth() + 1,
+      day: d.getUTCDate(),
+    })
     off = at === null ? null : dayNo * DAY - Date.parse(at)
     if (days.size > 100_000) days.clear()
     days.set(dayNo, off)
@@ -70,7 +74,7 @@ export function localToUtc(
   // Every month has a 28th: only later days need the calendar's word.
   if (day > 28 && new Date(asUtc).getUTCDate() !== day) return null
   const off = steadyOffset(zone, Math.floor(asUtc / DAY))
-  if (off === null) return timeZone(zone).localToUtc(year, month, day, hour, minute, second)
+  if (off === null) return timeZone(zone).localToUtc({ year, month, day, hour, minute, second })
   return new Date(asUtc - off).toISOString()
 }
 
