@@ -1,13 +1,13 @@
 import type { Db } from '../kernel/db.ts'
-import { createLostDisbursements, outcomeOfStatus } from './b2c-lost.ts'
+import { createLostDisbursements } from './b2c-lost.ts'
+import { takeB2cResult } from './b2c-result.ts'
 import { type CallbackAuth, InvalidCallback, jsonBody } from './callback-auth.ts'
 import { parseDarajaTimestamp } from './daraja.ts'
 import type { PaymentDeps } from './deps.ts'
-import { grouped } from './grouped.ts'
+import { answerLost, awaitCall, bindLost } from './lost-answer.ts'
 import type { ProviderIndex } from './provider-index.ts'
-import { getDisbursement, getPayment, type Kind, OPEN, type PaymentRow } from './rows.ts'
+import { getPayment, type Kind, OPEN, type PaymentRow } from './rows.ts'
 import { type Outcome, settle } from './settle.ts'
-import { markAccepted } from './transitions.ts'
 
 const ACK = { ResultCode: 0, ResultDesc: 'Accepted' }
 
@@ -33,32 +33,16 @@ const NO_META: SuccessMeta = { receipt: null, transactionDate: null, counterpart
 
 /** The provider's callbacks and results: authenticate, bind a lost answer, settle. */
 export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: ProviderIndex) {
-  /** Waits for this process's provider call for `ref` to finish (the callback can beat it). */
-  const awaitInitiated = async (ref: string) => {
-    const pending = deps.inflight.get(ref)
-    if (pending) await pending.catch(() => {})
-  }
-
-  /**
-   * The request whose answer was lost (its process died, or the call timed out after sending) is
-   * bound to the provider's id named by its authenticated callback: the token in the URL was
-   * issued for exactly this payment.
-   */
-  const bindLostAnswer = async (
+  const awaitInitiated = (ref: string) => awaitCall(deps, ref)
+  const bindLostAnswer = (
     db: Db,
     kind: Kind,
     tid: string,
     ref: string,
     ids: { providerId: string; merchantId?: string },
-  ) => {
-    const bound = await grouped(db, () =>
-      markAccepted(deps, db, { kind, tid, id: ref, actor: null, at: deps.nowIso() }, ids),
-    )
-    if (bound) index.setProviderId(ref, ids.providerId)
-  }
-
+  ) => bindLost({ deps, index }, { db, kind, tid, ref, ids })
   const unanswered = (status: string, providerId: string | null, ref: string) =>
-    (status === 'initiating' || status === 'unknown') && !providerId && !deps.inflight.has(ref)
+    answerLost(deps, { status, providerId, ref })
 
   /** Asks the provider for the final result; settles when there is one. */
   async function confirmByQuery(
@@ -166,63 +150,8 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
     return ACK
   }
 
-  async function b2cResult(
-    query: Record<string, string | undefined>,
-    raw: unknown,
-    sourceIp: string | null,
-  ) {
-    const { tid, ref } = auth.checkToken('b2c', query)
-    auth.checkSource(sourceIp)
-    const result = (jsonBody(raw) as { Result?: Record<string, unknown> } | null)?.Result
-    if (!result) throw new InvalidCallback('the result names no transaction')
-    const db = deps.tenantDb(tid)
-    // The answer to reconciliation's Transaction Status about a disbursement whose answer was lost.
-    if (query.status === '1') {
-      const o = outcomeOfStatus(result, query.timeout === '1')
-      const d = getDisbursement(db, tid, ref)
-      if (o && d && OPEN.has(d.status) && !d.conversation_id)
-        await settle(deps, db, 'b2c', tid, ref, o)
-      return ACK
-    }
-    await awaitInitiated(ref)
-    let d = getDisbursement(db, tid, ref)
-    const conversationId =
-      typeof result.ConversationID === 'string' ? result.ConversationID : undefined
-    if (d && conversationId && unanswered(d.status, d.conversation_id, ref)) {
-      await bindLostAnswer(db, 'b2c', tid, ref, { providerId: conversationId })
-      d = getDisbursement(db, tid, ref)
-    }
-    // OriginatorConversationID is our id; ConversationID must match the provider's answer when we
-    // recorded one.
-    if (
-      !d ||
-      (result.OriginatorConversationID !== undefined && result.OriginatorConversationID !== d.id) ||
-      (d.conversation_id !== null &&
-        result.ConversationID !== undefined &&
-        result.ConversationID !== d.conversation_id)
-    )
-      throw new InvalidCallback('the result token does not belong to this disbursement')
-    if (!OPEN.has(d.status)) return ACK
-    const timedOut = query.timeout === '1'
-    const code = timedOut && result.ResultCode === undefined ? 1037 : Number(result.ResultCode)
-    const params = ((result.ResultParameters as { ResultParameter?: unknown } | undefined)
-      ?.ResultParameter ?? []) as Array<{ Key?: string; Value?: unknown }>
-    const param = (k: string) =>
-      (Array.isArray(params) ? params : [params]).find((i) => i?.Key === k)?.Value
-    const publicName = param('ReceiverPartyPublicName')
-    await settle(deps, db, 'b2c', tid, ref, {
-      code: Number.isInteger(code) ? code : null,
-      desc: String(result.ResultDesc ?? (timedOut ? 'queue timeout' : '')),
-      receipt: (param('TransactionReceipt') ?? result.TransactionID ?? null) as string | null,
-      transactionDate: null,
-      counterpartyName:
-        typeof publicName === 'string'
-          ? publicName.split(' - ').slice(1).join(' - ') || null
-          : null,
-      via: timedOut ? 'queue timeout' : 'result',
-    })
-    return ACK
-  }
+  const b2cResult = (query: Record<string, string | undefined>, raw: unknown, ip: string | null) =>
+    takeB2cResult({ deps, auth, index }, { query, raw, ip })
 
   const lostDisbursements = createLostDisbursements(deps, (tid, ref, extra) =>
     auth.callbackUrl('b2c', tid, ref, extra),
