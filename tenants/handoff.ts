@@ -95,7 +95,10 @@ export async function packTenant(
   try {
     // Under the write lock: a write already under way finishes before the fence, none after it.
     source.write(() =>
-      fenceTenant(source, tenantId, fenced(tables), Date.now(), {
+      fenceTenant({
+        db: source,
+        tenantId,
+        tables: fenced(tables),
         seconds: HANDOFF_FENCE_S,
         elsewhere: true,
       }),
@@ -158,9 +161,10 @@ export async function unpackTenant(
     if (existsSync(target)) {
       const db = registry.openAt(opts.service, placement, tenantId)
       db.write(() => dropFences(db, tenantId))
-      await mergePacked(db, path, tables, tenantId, counts)
+      await mergePacked({ db, path, tables, tenantId, counts })
     } else if (!placeStaging(path, target)) {
-      mergeStaging(registry.openAt(opts.service, placement, tenantId), path, tables, tenantId)
+      const into = registry.openAt(opts.service, placement, tenantId)
+      mergeStaging({ target: into, path, tables, tenantId })
     }
     // Opened through the registry: its relay publishes the tenant's unsent outbox rows.
     registry.openAt(opts.service, placement, tenantId)
@@ -176,13 +180,19 @@ export async function unpackTenant(
  * the rest in one at the end (tenants/move-merge.ts). Nothing is logged meanwhile: the instance
  * the tenant leaves refuses its writes, and this one serves it only once the move is recorded.
  */
-async function mergePacked(
-  db: Db,
-  path: string,
-  tables: readonly TenantTable[],
-  tenantId: string,
-  counts: Record<string, number>,
-): Promise<void> {
+async function mergePacked({
+  db,
+  path,
+  tables,
+  tenantId,
+  counts,
+}: {
+  db: Db
+  path: string
+  tables: readonly TenantTable[]
+  tenantId: string
+  counts: Record<string, number>
+}): Promise<void> {
   const plan = planMerge(db, tables)
   const release = db.hold()
   try {
@@ -190,7 +200,7 @@ async function mergePacked(
       ? await mergeEarly(db, path, plan, { tenantId, sliceMs: DELETE_SLICE_MS, expected: counts })
       : null
     const early = merged && { plan, merged, stale: new Map(), fresh: new Map(), counts }
-    mergeStaging(db, path, tables, tenantId, early)
+    mergeStaging({ target: db, path, tables, tenantId, early })
   } finally {
     release()
   }

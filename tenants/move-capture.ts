@@ -30,6 +30,15 @@ export function dropCapture(db: Db, tenantId: string): number {
   return objects.length
 }
 
+/** A trigger logging a table's changes: `body` runs after each `event` row that passes `when`. */
+interface Trigger {
+  table: string
+  name: string
+  event: 'INSERT' | 'UPDATE' | 'DELETE'
+  when: string
+  body: string
+}
+
 /**
  * Starts logging the tenant's row changes in a source database: the log, then each table's
  * triggers, each in a short write transaction of its own with a turn of the event loop between
@@ -49,7 +58,7 @@ export async function startCapture(
     dropCapture(db, tenantId)
     db.sqlite.run(`CREATE TABLE ${log} (tbl TEXT NOT NULL, k ANY NOT NULL) STRICT`)
   })
-  const trigger = (table: string, name: string, event: string, when: string, body: string) =>
+  const trigger = ({ table, name, event, when, body }: Trigger) =>
     db.sqlite.run(
       `CREATE TRIGGER ${q(`${prefix}${table}_${name}`)} AFTER ${event} ON ${q(table)}${when} BEGIN ${body}; END`,
     )
@@ -60,27 +69,27 @@ export async function startCapture(
       // A composite key is logged as a JSON array of its values.
       const key = (row: 'NEW' | 'OLD') =>
         t.key && t.key.length > 1 ? `json_array${keyOf(t, `${row}.`)}` : keyOf(t, `${row}.`)
-      trigger(
-        t.name,
-        'ins',
-        'INSERT',
-        ` WHEN NEW.tenant_id = ${tenant}`,
-        `INSERT INTO ${log} VALUES (${tbl}, ${key('NEW')})`,
-      )
-      trigger(
-        t.name,
-        'upd',
-        'UPDATE',
-        ` WHEN OLD.tenant_id = ${tenant} OR NEW.tenant_id = ${tenant}`,
-        `INSERT INTO ${log} VALUES (${tbl}, ${key('OLD')}), (${tbl}, ${key('NEW')})`,
-      )
-      trigger(
-        t.name,
-        'del',
-        'DELETE',
-        ` WHEN OLD.tenant_id = ${tenant}`,
-        `INSERT INTO ${log} VALUES (${tbl}, ${key('OLD')})`,
-      )
+      trigger({
+        table: t.name,
+        name: 'ins',
+        event: 'INSERT',
+        when: ` WHEN NEW.tenant_id = ${tenant}`,
+        body: `INSERT INTO ${log} VALUES (${tbl}, ${key('NEW')})`,
+      })
+      trigger({
+        table: t.name,
+        name: 'upd',
+        event: 'UPDATE',
+        when: ` WHEN OLD.tenant_id = ${tenant} OR NEW.tenant_id = ${tenant}`,
+        body: `INSERT INTO ${log} VALUES (${tbl}, ${key('OLD')}), (${tbl}, ${key('NEW')})`,
+      })
+      trigger({
+        table: t.name,
+        name: 'del',
+        event: 'DELETE',
+        when: ` WHEN OLD.tenant_id = ${tenant}`,
+        body: `INSERT INTO ${log} VALUES (${tbl}, ${key('OLD')})`,
+      })
     })
   }
   // Inbox records carry no tenant: every one written meanwhile travels (they are few).
@@ -88,7 +97,13 @@ export async function startCapture(
     await nextTurn()
     const key = 'json_array(NEW.consumer, NEW.event_id)'
     db.write(() =>
-      trigger('inbox', 'ins', 'INSERT', '', `INSERT INTO ${log} VALUES ('inbox', ${key})`),
+      trigger({
+        table: 'inbox',
+        name: 'ins',
+        event: 'INSERT',
+        when: '',
+        body: `INSERT INTO ${log} VALUES ('inbox', ${key})`,
+      }),
     )
   }
 }

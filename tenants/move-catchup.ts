@@ -29,7 +29,13 @@ export function applyLogged(part: Part, keys: Logged['keys'], tenantId: string) 
   const staging = part.staging!
   const merge = part.merge?.merged ? part.merge : null
   const stale = merge ? identitiesOf(staging, merge.plan, keys) : null
-  const delta = applyCaptured(part.source.sqlite, staging, part.tables, keys, tenantId)
+  const delta = applyCaptured({
+    source: part.source.sqlite,
+    staging,
+    tables: part.tables,
+    captured: keys,
+    tenantId,
+  })
   for (const [table, n] of Object.entries(delta)) {
     part.counts[table] = (part.counts[table] ?? 0) + n
   }
@@ -93,7 +99,7 @@ export async function catchUp(part: Part, tenantId: string): Promise<void> {
       const merge = part.merge
       if (redo && merge?.merged) {
         const changed = redoUnchecked(merge.target, () =>
-          redoInTarget(merge.target, merge.plan, redo.stale, redo.fresh, tenantId),
+          redoInTarget({ target: merge.target, plan: merge.plan, ...redo, tenantId }),
         )
         for (const [table, n] of Object.entries(changed)) {
           merge.merged[table] = (merge.merged[table] ?? 0) + n

@@ -16,13 +16,19 @@ const insertInto = (staging: Database, t: TenantTable, cols: string[]) =>
  * for rows that reached a file that had none when the move began (the bulk of a copy runs on a
  * thread of its own, tenants/move-snapshot.ts).
  */
-export function copyRows(
-  from: Database,
-  staging: Database,
-  tables: readonly TenantTable[],
-  tenantId: string,
-  inboxSince: string,
-): Record<string, number> {
+export function copyRows({
+  from,
+  staging,
+  tables,
+  tenantId,
+  inboxSince,
+}: {
+  from: Database
+  staging: Database
+  tables: readonly TenantTable[]
+  tenantId: string
+  inboxSince: string
+}): Record<string, number> {
   const copied: Record<string, number> = {}
   for (const t of tables) {
     const cols = copyColumns(t)
@@ -60,13 +66,19 @@ export function copyRows(
  * a key reused by another row meanwhile never collides). Runs under the source's write lock.
  * Returns the change in the copy's row count per table.
  */
-export function applyCaptured(
-  source: Database,
-  staging: Database,
-  tables: readonly TenantTable[],
-  captured: Map<string, unknown[][]>,
-  tenantId: string,
-): Record<string, number> {
+export function applyCaptured({
+  source,
+  staging,
+  tables,
+  captured,
+  tenantId,
+}: {
+  source: Database
+  staging: Database
+  tables: readonly TenantTable[]
+  captured: Map<string, unknown[][]>
+  tenantId: string
+}): Record<string, number> {
   const delta: Record<string, number> = {}
   for (const t of tables) {
     const keys = captured.get(t.name)
@@ -118,14 +130,21 @@ export function applyCaptured(
  * copy read it (its snapshot, or under its write lock) against the staging copy and against the
  * rows the copy reports. A copy that differs stops the move before the switch.
  */
-export function checkCounts(
-  source: Database,
-  staging: Database,
-  tables: readonly TenantTable[],
-  copied: Record<string, number>,
-  tenantId: string,
-  targetPath: string,
-): void {
+export function checkCounts({
+  source,
+  staging,
+  tables,
+  copied,
+  tenantId,
+  targetPath,
+}: {
+  source: Database
+  staging: Database
+  tables: readonly TenantTable[]
+  copied: Record<string, number>
+  tenantId: string
+  targetPath: string
+}): void {
   for (const t of tables) {
     const expected = countOf(source, t.name, tenantId)
     const landed = countOf(staging, t.name, tenantId)

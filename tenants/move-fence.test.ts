@@ -29,7 +29,7 @@ describe('move fences', () => {
   it('refuse inserts and updates of the moved tenant only, and let deletes through', () => {
     const db = database()
     db.sqlite.run("INSERT INTO rows (tenant_id, v) VALUES ('acme', 1), ('other', 1)")
-    db.write(() => fenceTenant(db, 'acme', tablesOf(db.sqlite)))
+    db.write(() => fenceTenant({ db, tenantId: 'acme', tables: tablesOf(db.sqlite) }))
     const insert = () => db.sqlite.run("INSERT INTO rows (tenant_id, v) VALUES ('acme', 2)")
     const update = () => db.sqlite.run("UPDATE rows SET v = 3 WHERE tenant_id = 'acme'")
     for (const write of [insert, update]) {
@@ -49,8 +49,10 @@ describe('move fences', () => {
   it('run out after FENCE_S and are dropped by the next move that touches the file', () => {
     const db = database()
     const long_ago = Date.now() - (FENCE_S + 1) * 1000
-    db.write(() => fenceTenant(db, 'acme', tablesOf(db.sqlite), long_ago))
-    db.write(() => fenceTenant(db, 'kilo', tablesOf(db.sqlite)))
+    db.write(() =>
+      fenceTenant({ db, tenantId: 'acme', tables: tablesOf(db.sqlite), now: long_ago }),
+    )
+    db.write(() => fenceTenant({ db, tenantId: 'kilo', tables: tablesOf(db.sqlite) }))
     // Inert once run out, before anyone drops it.
     db.sqlite.run("INSERT INTO rows (tenant_id, v) VALUES ('acme', 1)")
     expect(db.write(() => dropFences(db, null))).toBe(2)
@@ -65,7 +67,7 @@ describe('move fences', () => {
 describe('a fenced write', () => {
   it('is answered 503 with Retry-After, so the client retries against the new placement', () => {
     const db = database()
-    db.write(() => fenceTenant(db, 'acme', tablesOf(db.sqlite)))
+    db.write(() => fenceTenant({ db, tenantId: 'acme', tables: tablesOf(db.sqlite) }))
     let caught: unknown
     try {
       db.write(() => db.sqlite.run("INSERT INTO rows (tenant_id, v) VALUES ('acme', 1)"))

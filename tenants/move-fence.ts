@@ -28,13 +28,20 @@ const lit = (value: string) => `'${value.replaceAll("'", "''")}'`
 const PREFIX = 'mmp_fence__'
 
 /** Puts up fences for a tenant in a database it is leaving. Call inside the move's write lock. */
-export function fenceTenant(
-  db: Db,
-  tenantId: string,
-  tables: readonly TenantTable[],
+export function fenceTenant({
+  db,
+  tenantId,
+  tables,
   now = Date.now(),
-  opts: { seconds?: number; elsewhere?: boolean } = {},
-): void {
+  ...opts
+}: {
+  db: Db
+  tenantId: string
+  tables: readonly TenantTable[]
+  now?: number
+  seconds?: number
+  elsewhere?: boolean
+}): void {
   const until = Math.ceil(now / 1000) + (opts.seconds ?? FENCE_S)
   const tenant = lit(tenantId)
   const where = opts.elsewhere ? ' to another instance' : ''

@@ -152,19 +152,26 @@ export interface EarlyMerge {
  * early ones, the rows at the logged rows' old identities leave and the logged rows come again
  * from the staging copy, and each table's count is checked against `counts` (the staging copy's).
  */
-export function mergeStaging(
-  target: Db,
-  path: string,
-  tables: readonly TenantTable[],
-  tenantId: string,
-  early: EarlyMerge | null = null,
-): void {
+export function mergeStaging({
+  target,
+  path,
+  tables,
+  tenantId,
+  early = null,
+}: {
+  target: Db
+  path: string
+  tables: readonly TenantTable[]
+  tenantId: string
+  early?: EarlyMerge | null
+}): void {
   const whole = early ? early.plan.late : tables
   const staging = new Database(path, { readonly: true, strict: true })
   const plans: Array<{ t: TenantTable; cols: string[] }> = []
   try {
     for (const t of whole) {
-      const cols = renumbers(staging, target.sqlite, target.path, t, tenantId)
+      const into = { target: target.sqlite, targetPath: target.path }
+      const cols = renumbers({ source: staging, ...into, table: t, tenantId })
         ? t.columns.filter((c) => c !== t.rowidColumn)
         : t.columns
       plans.push({ t, cols })
@@ -211,7 +218,8 @@ export function mergeStaging(
 
 /** The early tables' share of `mergeStaging`, inside its transaction. */
 function checkEarly(target: Db, early: EarlyMerge, tenantId: string) {
-  const changed = redoInTarget(target, early.plan, early.stale, early.fresh, tenantId)
+  const { plan, stale, fresh } = early
+  const changed = redoInTarget({ target, plan, stale, fresh, tenantId })
   for (const { t } of early.plan.early) {
     const landed = (early.merged[t.name] ?? 0) + (changed[t.name] ?? 0)
     if (landed !== (early.counts[t.name] ?? 0)) {

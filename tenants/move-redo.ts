@@ -83,13 +83,19 @@ export function rowsOf(
  * the rows at their old identities (`stale`) leave, their present state (`fresh`) comes in.
  * Returns the change in the tenant's row count per table.
  */
-export function redoInTarget(
-  target: Db,
-  plan: Plan,
-  stale: Map<string, unknown[][]>,
-  fresh: Map<string, Record<string, unknown>[]>,
-  tenantId: string,
-): Record<string, number> {
+export function redoInTarget({
+  target,
+  plan,
+  stale,
+  fresh,
+  tenantId,
+}: {
+  target: Db
+  plan: Plan
+  stale: Map<string, unknown[][]>
+  fresh: Map<string, Record<string, unknown>[]>
+  tenantId: string
+}): Record<string, number> {
   const changed: Record<string, number> = {}
   for (const { t, identity } of plan.early) {
     const del = target.sqlite.prepare(

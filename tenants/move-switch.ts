@@ -42,8 +42,15 @@ export function finalStep(
         part.targetPath,
       )
       part.staging.run('BEGIN')
-      part.counts = copyRows(source, part.staging, part.tables, tenantId, ctx.inboxSince)
-      checkCounts(source, part.staging, part.tables, part.counts, tenantId, part.targetPath)
+      const { staging, tables, targetPath } = part
+      part.counts = copyRows({
+        from: source,
+        staging,
+        tables,
+        tenantId,
+        inboxSince: ctx.inboxSince,
+      })
+      checkCounts({ source, staging, tables, copied: part.counts, tenantId, targetPath })
     } else {
       continue
     }
@@ -60,18 +67,15 @@ export function finalStep(
     const merged = early.get(part)
     // Merged early, the target holds rows even when none are left to move: they must go.
     if (merged && part.merge) {
-      mergeStaging(part.merge.target, part.stagingPath, part.tables, tenantId, merged)
+      const { target } = part.merge
+      mergeStaging({ target, path: part.stagingPath, tables: part.tables, tenantId, early: merged })
     } else if (part.moved && !placeStaging(part.stagingPath, part.targetPath)) {
-      mergeStaging(
-        registry.openAt(part.service, opts.to, tenantId),
-        part.stagingPath,
-        part.tables,
-        tenantId,
-      )
+      const target = registry.openAt(part.service, opts.to, tenantId)
+      mergeStaging({ target, path: part.stagingPath, tables: part.tables, tenantId })
     }
   }
   // A writer that looked up the old placement before the switch is refused, not lost.
-  for (const part of parts) fenceTenant(part.source, tenantId, part.tables)
+  for (const part of parts) fenceTenant({ db: part.source, tenantId, tables: part.tables })
   // Every copy in place, the old placement still authoritative: a crash here must lose nothing.
   opts.afterCopy?.()
   opts.switchPlacement()

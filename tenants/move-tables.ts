@@ -119,13 +119,19 @@ export function deleteOrder(sqlite: Database, tables: readonly TenantTable[]): T
  * tenant's keys collide with rows already in the target (a downgrade into a shared file) and no
  * foreign key points at them. Colliding keys that are referenced stop the move before the switch.
  */
-export function renumbers(
-  source: Database,
-  target: Database,
-  targetPath: string,
-  t: TenantTable,
-  tenantId: string,
-): boolean {
+export function renumbers({
+  source,
+  target,
+  targetPath,
+  table: t,
+  tenantId,
+}: {
+  source: Database
+  target: Database
+  targetPath: string
+  table: TenantTable
+  tenantId: string
+}): boolean {
   if (!t.rowidColumn) return false
   if (t.name === 'outbox') return true
   const col = q(t.rowidColumn)
