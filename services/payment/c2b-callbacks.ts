@@ -70,6 +70,59 @@ export function c2bTime(v: unknown, nowMs: number): Date | null {
 const outOfRange = (field: string, message: string) =>
   new AppError('C2B_OUT_OF_RANGE', `${field}: ${message}`, { errors: [{ field, message }] })
 
+/** A confirmation's TransID, amount and time, as Daraja sends them; 401 or 422 otherwise. */
+function checkConfirmation(body: C2bBody, nowMs: number) {
+  const transId = text(body.TransID)
+  if (!transId || !/^[A-Z0-9]{6,20}$/i.test(transId))
+    throw new InvalidCallback('the confirmation names no TransID')
+  const amount = c2bAmount(body.TransAmount)
+  if (amount === null) throw outOfRange('TransAmount', 'must be whole shillings from 1 to 250,000')
+  const occurred = c2bTime(body.TransTime, nowMs)
+  if (!occurred) throw outOfRange('TransTime', 'must be a YYYYMMDDHHmmss time within a day of now')
+  return { transId, amount, occurred }
+}
+
+/** The row a confirmation is stored as: the payer's phone masked, its transaction id derived. */
+function c2bRowOf(
+  body: C2bBody,
+  c: {
+    tid: string
+    shortcode: string
+    transId: string
+    amount: number
+    occurred: Date
+    status: C2bRow['status']
+    at: string
+  },
+): C2bRow {
+  const names = [body.FirstName, body.MiddleName, body.LastName].map(text).filter(Boolean)
+  const msisdn = text(body.MSISDN)
+  const balance = text(body.OrgAccountBalance)
+  // Derived from the receipt: a replayed or restored confirmation names the same transaction.
+  const txnId = derivedId('txn', 'c2b', c.transId)
+  return {
+    id: `c2b_${txnId.slice(4)}`,
+    tenant_id: c.tid,
+    trans_id: c.transId,
+    shortcode: c.shortcode,
+    transaction_type: String(body.TransactionType ?? ''),
+    amount_cents: c.amount * 100,
+    bill_ref_number: text(body.BillRefNumber),
+    invoice_number: text(body.InvoiceNumber),
+    msisdn: msisdn ? maskPhone(msisdn) : null,
+    payer_name: names.length ? names.join(' ') : null,
+    trans_time: c.occurred.toISOString(),
+    org_account_balance: /^-?\d{1,12}(\.\d{1,2})?$/.test(balance ?? '') ? balance : null,
+    third_party_trans_id: text(body.ThirdPartyTransID),
+    transaction_id: txnId,
+    created_at: c.at,
+    status: c.status,
+    status_reason:
+      c.status === 'unverified' ? 'the shortcode has no initiator to verify with' : null,
+    updated_at: c.at,
+  }
+}
+
 /** Validation and confirmation of customer-initiated payments to registered shortcodes. */
 export function createC2bCallbacks(
   deps: PaymentDeps,
@@ -149,15 +202,7 @@ export function createC2bCallbacks(
     ip: string | null,
   ) {
     const { row, body } = authenticate('confirmation', query, ip, raw)
-    const transId = text(body.TransID)
-    if (!transId || !/^[A-Z0-9]{6,20}$/i.test(transId))
-      throw new InvalidCallback('the confirmation names no TransID')
-    const amount = c2bAmount(body.TransAmount)
-    if (amount === null)
-      throw outOfRange('TransAmount', 'must be whole shillings from 1 to 250,000')
-    const occurred = c2bTime(body.TransTime, deps.ctx.clock.nowMs())
-    if (!occurred)
-      throw outOfRange('TransTime', 'must be a YYYYMMDDHHmmss time within a day of now')
+    const { transId, amount, occurred } = checkConfirmation(body, deps.ctx.clock.nowMs())
     const to = recipient(row, body)
     const tid = to?.tenantId ?? row.tenant_id
     const routed = to !== null && tid !== PLATFORM_TENANT
@@ -165,33 +210,15 @@ export function createC2bCallbacks(
     const status: C2bRow['status'] = !routed ? 'unrouted' : initiator ? 'received' : 'unverified'
     const db = deps.tenantDb(tid)
     const at = deps.nowIso()
-    const names = [body.FirstName, body.MiddleName, body.LastName].map(text).filter(Boolean)
-    const msisdn = text(body.MSISDN)
-    // Derived from the receipt: a replayed or restored confirmation names the same transaction.
-    const txnId = derivedId('txn', 'c2b', transId)
-    const c2b: C2bRow = {
-      id: `c2b_${txnId.slice(4)}`,
-      tenant_id: tid,
-      trans_id: transId,
+    const c2b = c2bRowOf(body, {
+      tid,
       shortcode: row.shortcode,
-      transaction_type: String(body.TransactionType ?? ''),
-      amount_cents: amount * 100,
-      bill_ref_number: text(body.BillRefNumber),
-      invoice_number: text(body.InvoiceNumber),
-      msisdn: msisdn ? maskPhone(msisdn) : null,
-      payer_name: names.length ? names.join(' ') : null,
-      trans_time: occurred.toISOString(),
-      org_account_balance: /^-?\d{1,12}(\.\d{1,2})?$/.test(text(body.OrgAccountBalance) ?? '')
-        ? text(body.OrgAccountBalance)
-        : null,
-      third_party_trans_id: text(body.ThirdPartyTransID),
-      transaction_id: txnId,
-      created_at: at,
+      transId,
+      amount,
+      occurred,
       status,
-      status_reason:
-        status === 'unverified' ? 'the shortcode has no initiator to verify with' : null,
-      updated_at: at,
-    }
+      at,
+    })
     const verify = {
       transaction_id: transId,
       shortcode: row.shortcode,
