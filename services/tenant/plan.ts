@@ -107,13 +107,19 @@ export function placementForChange(
  * the plan: this applies a plan billing reported (its door's answer or `subscriptions.changed`),
  * and `revision` is billing's plan revision of it. Other tenants are served while the rows move.
  */
-export async function applyPlan(
-  ctx: ServiceContext,
-  row: TenantRow,
-  choice: PlanChoice,
-  databasePath: string | undefined,
+export async function applyPlan({
+  ctx,
+  row,
+  choice,
+  databasePath,
   revision = row.planRevision,
-) {
+}: {
+  ctx: ServiceContext
+  row: TenantRow
+  choice: PlanChoice
+  databasePath?: string | undefined
+  revision?: number
+}) {
   const where = placementForChange(ctx, row, choice, databasePath)
   const next: TenantRow = {
     ...row,

@@ -52,7 +52,13 @@ export function moveRoutes({
           kind: 'tier_move',
           tenantId: tenantFor(actor, assertTenantId(params.tenant_id, 'tenant_id')),
           work: () =>
-            upgradeTenant(ctx, callOf(actor, requestId, request), actor, params.tenant_id, body),
+            upgradeTenant({
+              ctx,
+              call: callOf(actor, requestId, request),
+              actor,
+              id: params.tenant_id,
+              input: body,
+            }),
         }),
       {
         auth: 'admin',

@@ -14,7 +14,8 @@ export function userRoutes({ app, ctx }: { app: ServiceApp; ctx: ServiceContext 
       '/api/v1/tenants/:tenant_id/users',
       async ({ params, actor, body, requestId, request, set }) => {
         const row = tenantInPath(ctx, actor, params.tenant_id)
-        const user = await inviteUser(ctx, callOf(actor, requestId, request), actor, row, body)
+        const call = callOf(actor, requestId, request)
+        const user = await inviteUser({ ctx, call, actor, row, input: body })
         set.status = 201
         return user
       },

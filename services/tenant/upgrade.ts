@@ -56,13 +56,19 @@ function choiceOf(plan: string, terms: PlanTerms | null | undefined): PlanChoice
  * change then finds it applied. Everything this service can refuse is checked before billing is
  * asked, so a refusal never leaves billing on a plan the tenant is not on.
  */
-export async function upgradeTenant(
-  ctx: ServiceContext,
-  call: CallInfo,
-  actor: Actor,
-  id: string,
-  input: { plan: string; database_path?: string | undefined },
-) {
+export async function upgradeTenant({
+  ctx,
+  call,
+  actor,
+  id,
+  input,
+}: {
+  ctx: ServiceContext
+  call: CallInfo
+  actor: Actor
+  id: string
+  input: { plan: string; database_path?: string | undefined }
+}) {
   const first = tenantInPath(ctx, actor, id)
   assertWritable(actor, first)
   if (input.database_path !== undefined && !isOperator(actor)) {
@@ -90,7 +96,7 @@ export async function upgradeTenant(
       // A later plan change already reached this tenant: it stands.
       return { ...viewOf(row), previous_plan: row.plan, moved_rows: 0 }
     }
-    return applyPlan(ctx, row, choice, input.database_path, revision)
+    return applyPlan({ ctx, row, choice, databasePath: input.database_path, revision })
   })
 }
 
@@ -115,7 +121,10 @@ export function applySubscriptionChange(
     // The data moves before the event is recorded as handled (a move yields to the event loop, so
     // it cannot run inside the inbox transaction): after a crash meanwhile the event comes again,
     // and the revision then says whether the move finished.
-    if (change?.choice) await applyPlan(ctx, change.row, change.choice, undefined, change.revision)
+    if (change?.choice) {
+      const { row, choice, revision } = change
+      await applyPlan({ ctx, row, choice, revision })
+    }
     handleOnce(db, 'tenant', event.id, () => {
       if (!change || change.choice) return
       const row = findTenant(db, event.tenant_id)

@@ -47,13 +47,19 @@ export async function listTenantUsers(
 }
 
 /** Invites a user into a tenant, within the plan's user limit; the token is redeemed at auth. */
-export async function inviteUser(
-  ctx: ServiceContext,
-  call: CallInfo,
-  actor: Actor,
-  row: TenantRow,
-  input: { email: string; role: string; password?: string | undefined },
-): Promise<AuthUser> {
+export async function inviteUser({
+  ctx,
+  call,
+  actor,
+  row,
+  input,
+}: {
+  ctx: ServiceContext
+  call: CallInfo
+  actor: Actor
+  row: TenantRow
+  input: { email: string; role: string; password?: string | undefined }
+}): Promise<AuthUser> {
   const role = roleFrom(input.role)
   if (row.status === 'suspended' && !isOperator(actor)) {
     throw new Forbidden(`tenant ${row.id} is suspended; only reads are allowed`)
