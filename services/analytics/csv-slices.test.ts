@@ -79,7 +79,13 @@ describe('a whole-history CSV export read by worker threads', () => {
     }
     const rows = { where: 'tenant_id = ?', args: ['acme'], page: 100 }
     const cut = sliceCutter(scope.db.sqlite, rows.where, rows.args, 700)
-    await writeSlices(controller as never, scope.db.path, rows, cut()!, cut)
+    await writeSlices({
+      controller: controller as never,
+      path: scope.db.path,
+      rows,
+      first: cut()!,
+      cut,
+    })
     const oneThread = await new Response(exportCsv(scope, {}, { sliceRows: ROWS + 1 })).text()
     expect(Buffer.concat(copies).toString()).toBe(oneThread.slice(oneThread.indexOf('\r\n') + 2))
     expect(handed.length).toBeGreaterThan(5)
@@ -112,13 +118,13 @@ describe('a whole-history CSV export read by worker threads', () => {
     const controller = { write: (d: unknown) => written.push(d) || 1, close() {} }
     const rows = { where: 'tenant_id = ?', args: ['acme'], page: 100 }
     await expect(
-      writeSlices(
-        controller as never,
-        `${scope.db.path}.missing`,
+      writeSlices({
+        controller: controller as never,
+        path: `${scope.db.path}.missing`,
         rows,
-        { hi: null, lo: ['2026-03-01T00:01:00.000Z', 't600'] },
-        () => null,
-      ),
+        first: { hi: null, lo: ['2026-03-01T00:01:00.000Z', 't600'] },
+        cut: () => null,
+      }),
     ).rejects.toThrow(/CSV export: .*unable to open/)
     expect(written).toEqual([])
   })
@@ -133,9 +139,14 @@ describe('a whole-history CSV export read by worker threads', () => {
     }
     const controller = { write: () => 1, close() {} }
     const rows = { where: 'tenant_id = ?', args: ['acme'], page: 100 }
-    await expect(writeSlices(controller as never, scope.db.path, rows, first, cut)).rejects.toThrow(
-      /CSV export: database closed/,
-    )
+    const writing = writeSlices({
+      controller: controller as never,
+      path: scope.db.path,
+      rows,
+      first,
+      cut,
+    })
+    await expect(writing).rejects.toThrow(/CSV export: database closed/)
   })
 
   it('keeps the tenant handle open to the end, threaded or filtered', async () => {

@@ -125,14 +125,21 @@ export function sliceWorker(): Worker {
  * what waits in memory stays within a few slices however slowly the client reads. Once `gone`
  * says the database was closed for good (the tenant erased), the export fails at its next page.
  */
-export async function writeSlices(
-  controller: ReadableStreamDirectController,
-  path: string,
-  rows: { where: string; args: unknown[]; page: number },
-  first: Slice,
-  cut: () => Slice | null,
-  gone: () => boolean = () => false,
-): Promise<void> {
+export async function writeSlices({
+  controller,
+  path,
+  rows,
+  first,
+  cut,
+  gone = () => false,
+}: {
+  controller: ReadableStreamDirectController
+  path: string
+  rows: { where: string; args: unknown[]; page: number }
+  first: Slice
+  cut: () => Slice | null
+  gone?: () => boolean
+}): Promise<void> {
   const copying = copiesOnWrite(controller)
   const slices: Array<{
     chunks: Uint8Array<ArrayBuffer>[]

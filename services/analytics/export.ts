@@ -60,7 +60,8 @@ export function exportCsv(
     try {
       const rows = { where: sql, args, page: PAGE }
       // An erased tenant (its handle closed for good) fails the export at the next page.
-      await writeSlices(controller, scope.db.path, rows, first, cut, () => scope.db.gone)
+      const gone = () => scope.db.gone
+      await writeSlices({ controller, path: scope.db.path, rows, first, cut, gone })
     } finally {
       threaded--
     }

@@ -156,10 +156,7 @@ export function pendingRollups(db: Db): PendingRollups {
       })
     },
     flush() {
-      for (const d of days.values()) {
-        const r = d.row
-        addToDayCell(st, r, d.inCount, d.inCents, d.outCount, d.outCents)
-      }
+      for (const d of days.values()) addToDayCell(st, d.row, d)
       for (const c of cells.values()) {
         const r = c.row
         addToCategoryCell(st, r, c.count, c.cents)

@@ -55,14 +55,19 @@ type Statements = ReturnType<typeof statementsOf>
  * them for every row.
  */
 
+/** Transactions and cents in and out, added to a day cell. */
+interface DayAmounts {
+  inCount: number
+  inCents: number
+  outCount: number
+  outCents: number
+}
+
 /** Adds to the row's (day, user, kind) cell: transactions and cents in and out. */
 export function addToDayCell(
   st: Statements,
   r: StoredTransaction,
-  inCount: number,
-  inCents: number,
-  outCount: number,
-  outCents: number,
+  { inCount, inCents, outCount, outCents }: DayAmounts,
 ): void {
   st.day.run(
     r.tenant_id,
@@ -102,7 +107,12 @@ export function addToRollups(db: Db, r: StoredTransaction, sign: 1 | -1): void {
   const st = statementsOf(db)
   const cents = sign * r.amount_cents
   const isIn = r.direction === 'in'
-  addToDayCell(st, r, isIn ? sign : 0, isIn ? cents : 0, isIn ? 0 : sign, isIn ? 0 : cents)
+  addToDayCell(st, r, {
+    inCount: isIn ? sign : 0,
+    inCents: isIn ? cents : 0,
+    outCount: isIn ? 0 : sign,
+    outCents: isIn ? 0 : cents,
+  })
   addToCategoryCell(st, r, sign, cents)
   if (!r.counterparty_key || !isTradingParty(r.kind)) {
     if (sign < 0) pruneDaily(db, r)
