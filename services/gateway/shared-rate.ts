@@ -4,6 +4,23 @@ import { dirname } from 'node:path'
 import { startPeriodic } from '../kernel/periodic.ts'
 import { createRateLimiter, type RateLimiter, rateVerdict } from './rate-limit.ts'
 
+/** One exchange with the shared bucket of `key`: `giveBack` tokens returned, up to `want` taken. */
+interface Exchange {
+  key: string
+  rate: number
+  capacity: number
+  giveBack: number
+  want: number
+}
+
+/** A bucket's tokens at `at`: what it held, refilled at `rate` a second up to `capacity`. */
+function refilled(
+  row: { tokens: number; at: number } | null,
+  { rate, capacity, at }: { rate: number; capacity: number; at: number },
+): number {
+  return row ? Math.min(capacity, row.tokens + (Math.max(0, at - row.at) * rate) / 1000) : capacity
+}
+
 /**
  * Token buckets shared by the worker processes of one `mmp serve --workers N`, so a tenant's rate
  * holds whichever worker the kernel hands its connections to. The true bucket lives in a small
@@ -40,14 +57,11 @@ export function createSharedRateLimiter(
   const local = new Map<string, { tokens: number; at: number }>()
 
   /** The bucket refilled to `at`, with `giveBack` returned and up to `want` tokens taken out. */
-  const exchange = (key: string, rate: number, capacity: number, giveBack: number, want: number) =>
+  const exchange = ({ key, rate, capacity, giveBack, want }: Exchange) =>
     db
       .transaction(() => {
         const at = now()
-        const row = read.get(key)
-        let tokens = row
-          ? Math.min(capacity, row.tokens + (Math.max(0, at - row.at) * rate) / 1000)
-          : capacity
+        let tokens = refilled(read.get(key), { rate, capacity, at })
         tokens = Math.min(capacity, tokens + giveBack)
         const granted = Math.min(want, Math.floor(tokens))
         tokens -= granted
@@ -96,7 +110,7 @@ export function createSharedRateLimiter(
       local.delete(key)
       let exchanged: { granted: number; tokens: number }
       try {
-        exchanged = exchange(key, rate, capacity, back, sliceOf(capacity))
+        exchanged = exchange({ key, rate, capacity, giveBack: back, want: sliceOf(capacity) })
       } catch {
         // The file busy past its timeout: this worker's share of the rate decides meanwhile, as
         // Kong's fault-tolerant limiting does, rather than answering the request with an error.
@@ -115,9 +129,7 @@ export function createSharedRateLimiter(
       } catch {
         return fallback.peek(key, rate / workers, burstFactor)
       }
-      const tokens = row
-        ? Math.min(capacity, row.tokens + (Math.max(0, now() - row.at) * rate) / 1000)
-        : capacity
+      const tokens = refilled(row, { rate, capacity, at: now() })
       return rateVerdict(true, tokens + (local.get(key)?.tokens ?? 0), rate, capacity)
     },
     get size() {
