@@ -2,8 +2,10 @@ import { defineCommand } from 'citty'
 import { createBackup } from '../daemon/backup.ts'
 import { verifyBackup } from '../daemon/restore.ts'
 import { version } from '../daemon/version.ts'
-import { fail } from './client.ts'
+import type { BackupWritten } from '../services/tenant/public.ts'
+import { clientArgs, fail, operatorApi } from './client.ts'
 import { progressBar } from './import.ts'
+import { followJob, type JobOut, RESPOND_ASYNC } from './jobs.ts'
 import { configArgs, configFromArgs, requireDataDir } from './shared.ts'
 
 const MB = 1024 * 1024
@@ -52,19 +54,27 @@ export default defineCommand({
   meta: {
     name: 'backup',
     description:
-      'Copy the data dir and every Enterprise database path while the platform runs (`backup verify DIR` checks one)',
+      'Copy the data dir and every Enterprise database path while the platform runs: --to DIR from this process, else the running platform writes one into its backup.dir (`backup verify DIR` checks one)',
   },
   args: {
     ...configArgs,
-    to: { type: 'string', description: 'a new or empty folder for the backup' },
+    ...clientArgs,
+    to: {
+      type: 'string',
+      description: 'copy from this process into a new or empty folder (works offline)',
+    },
     json: { type: 'boolean', description: 'print the manifest summary as JSON' },
   },
   subCommands: { verify },
   async run({ args }) {
     // citty runs this after a subcommand too.
     if (args._[0] === 'verify') return
-    if (!args.to) fail('backup: --to DIR is required (a new or empty folder)')
+    if (args.to && args.url)
+      fail(
+        'backup: --to copies from this process; --url asks the platform to write into its backup.dir. Pass one of them',
+      )
     const config = configFromArgs(args)
+    if (!args.to) return backupThroughPlatform(config, args)
     requireDataDir(config)
     const bar = copyBar('backup (KB)')
     const m = await createBackup({
@@ -93,3 +103,30 @@ export default defineCommand({
     )
   },
 })
+
+/**
+ * Without `--to`: the running platform takes the backup (`POST /api/v1/backups`) into its
+ * configured backup.dir, and the command follows the job to the end.
+ */
+async function backupThroughPlatform(
+  config: ReturnType<typeof configFromArgs>,
+  args: { url?: string; json?: boolean },
+) {
+  const client = await operatorApi(config, args.url, 'pass --to DIR to copy from this process')
+  const answer = await client.call<BackupWritten | JobOut>(
+    'POST',
+    '/api/v1/backups',
+    {},
+    RESPOND_ASYNC,
+  )
+  const b = await followJob(client, answer, {
+    path: (job) => `/api/v1/tenants/platform/jobs/${job}`,
+    label: 'backup',
+    interrupted: 'run `mmp backup` again',
+  })
+  if (args.json) return console.log(JSON.stringify(b, null, 2))
+  for (const w of b.warnings) console.error(`warning: ${w}`)
+  console.log(
+    `backup ${b.path}: ${b.files} files (${b.databases} databases, ${mb(b.bytes)}), every row committed before ${b.started_at}`,
+  )
+}

@@ -34,9 +34,14 @@ export interface CliApi {
  * through the same validation, transactions and events as any client. Credentials come from
  * MMP_OPERATOR_EMAIL / MMP_OPERATOR_PASSWORD or the data dir's operator.txt.
  */
-export async function operatorApi(config: Config, url?: string): Promise<CliApi> {
+export async function operatorApi(
+  config: Config,
+  url?: string,
+  /** What else to do when no platform answers (e.g. a command that also works offline). */
+  orElse?: string,
+): Promise<CliApi> {
   const base = (url ?? `http://127.0.0.1:${config.ports.gateway}`).replace(/\/+$/, '')
-  await assertGateway(base, { fromFlag: Boolean(url) })
+  await assertGateway(base, { fromFlag: Boolean(url), orElse })
   let email = config.get<string>('operator.email')
   let password = config.get<string | null>('operator.password')
   const file = join(config.dataDir, 'operator.txt')
@@ -160,9 +165,11 @@ function multipartStream(
  */
 export async function assertGateway(
   base: string,
-  { fromFlag }: { fromFlag: boolean },
+  { fromFlag, orElse }: { fromFlag: boolean; orElse?: string },
 ): Promise<void> {
-  const hint = fromFlag ? 'check --url' : 'start it with `mmp serve` or pass --url'
+  const hint =
+    (fromFlag ? 'check --url' : 'start it with `mmp serve` or pass --url') +
+    (orElse ? `, or ${orElse}` : '')
   let res: Response
   try {
     res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(5000), redirect: 'manual' })

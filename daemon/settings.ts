@@ -37,7 +37,7 @@ const secret: Kind = { type: 'string', secret: true }
 export const settings: readonly Setting[] = [
   {
     key: 'data_dir',
-    parts: ['daemon', 'auth'],
+    parts: ['daemon', 'auth', 'tenant'],
     env: 'MMP_DATA_DIR',
     kind: { type: 'string' },
     default: './data',
@@ -639,19 +639,19 @@ export const settings: readonly Setting[] = [
   },
   {
     key: 'backup.keep',
-    parts: ['daemon'],
+    parts: ['daemon', 'tenant'],
     env: 'MMP_BACKUP_KEEP',
     kind: int(1, 1000),
     default: 7,
-    help: 'scheduled backups kept; older ones are deleted after each new one',
+    help: 'backups kept in backup.dir (scheduled or POST /api/v1/backups); older ones are deleted after each new one',
   },
   {
     key: 'backup.dir',
-    parts: ['daemon'],
+    parts: ['daemon', 'tenant'],
     env: 'MMP_BACKUP_DIR',
     kind: { type: 'string' },
     default: null,
-    help: 'where scheduled backups go (default: <data dir>-backups beside the data dir)',
+    help: 'where scheduled backups and POST /api/v1/backups write (default: <data dir>-backups beside the data dir)',
   },
   // crash testing (DESIGN §15)
   {

@@ -2,15 +2,18 @@ import type { AuthSettings } from '../services/auth/settings.ts'
 import type { BillingSettings } from '../services/billing/billing.ts'
 import type { NoSettings, ServiceName } from '../services/kernel/context.ts'
 import type { PaymentSettings } from '../services/payment/settings.ts'
+import type { TenantSettings } from '../services/tenant/settings.ts'
 import type { WebhookSettings } from '../services/webhook/settings.ts'
+import { backupRunner } from './backup-schedule.ts'
 import type { Config } from './config.ts'
 import type { Secrets } from './secrets.ts'
+import { version } from './version.ts'
 
 /** The settings slice each service declares; the daemon builds it, the service only reads it. */
 export interface Slices {
   analytics: NoSettings
   auth: AuthSettings
-  tenant: NoSettings
+  tenant: TenantSettings
   parser: NoSettings
   cashflow: NoSettings
   payment: PaymentSettings
@@ -37,7 +40,8 @@ const none = (): NoSettings => ({})
  */
 const builders: { [N in ServiceName]: (from: SliceSource) => Slices[N] } = {
   analytics: none,
-  tenant: none,
+  // The schedule's run, so POST /api/v1/backups writes where scheduled backups go.
+  tenant: ({ config }) => ({ backup: backupRunner(config, version) }),
   parser: none,
   cashflow: none,
   categorizer: none,

@@ -42,6 +42,7 @@ export type Access = 'token' | 'public' | 'provider'
 export const segmentOwners: Readonly<Record<string, Owner>> = {
   auth: 'auth',
   analytics: 'analytics',
+  backups: 'tenant',
   tenants: 'tenant',
   cashflow: 'cashflow',
   payments: 'payment',
@@ -169,6 +170,8 @@ const declared: Array<[Method, string, Facts?]> = [
   ['POST', '/api/v1/payments/stkpush', { create: true }],
   ['POST', '/api/v1/payments/transaction-status'],
   ['GET', '/api/v1/payments/transaction-status/:id'],
+
+  ['POST', '/api/v1/backups', { create: true }],
 
   ['GET', '/api/v1/tenants'],
   ['POST', '/api/v1/tenants', { create: true, shownOnce: INVITATION }],

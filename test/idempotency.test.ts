@@ -5,7 +5,7 @@
  * true`; a few effects are counted directly, and N concurrent sends of one key make one effect.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { routes } from '../schema/routes.ts'
 import { withoutSecrets } from '../services/kernel/idempotency.ts'
@@ -43,11 +43,14 @@ describe('Idempotency-Key on every create', () => {
   afterAll(async () => {
     await p?.dispose()
     receiver?.stop(true)
+    // The backup's fixture writes into the default backup.dir, beside the data dir.
+    if (p) rmSync(`${p.dataDir}-backups`, { recursive: true, force: true })
   })
 
   const at = () => `http://127.0.0.1:${receiver.port}/hook`
   /** One request per create of the manifest, in an order where later ones find what they need. */
   const fixtures: Record<string, () => Send> = {
+    'POST /api/v1/backups': () => ({ as: 'operator' }),
     'POST /api/v1/tenants': () => ({
       as: 'operator',
       body: { id: 'idem-b', name: 'B', admin_email: 'owner@idem-b.test', admin_password: PASSWORD },

@@ -1,15 +1,16 @@
-import { defineService, type NoSettings } from '../kernel/context.ts'
+import { defineService } from '../kernel/context.ts'
 import { subscribeTenant } from './consumers.ts'
 import { resumeHandoffs } from './instance-resume.ts'
 import { resumeMoves } from './plan-resume.ts'
 import { createTenantsApp } from './routes.ts'
+import type { TenantSettings } from './settings.ts'
 
-export default defineService<NoSettings>({
+export default defineService<TenantSettings>({
   name: 'tenant',
   create: (ctx) => {
     let stopped = false
     return {
-      app: createTenantsApp(ctx),
+      app: createTenantsApp(ctx, ctx.settings),
       async start() {
         resumeMoves(ctx)
         await subscribeTenant(ctx)

@@ -8,7 +8,7 @@ import { storageError } from '../kernel/problem.ts'
 import type { JobView } from './model.ts'
 
 /**
- * A long operator action (a tier move, an instance move) followed as a job: it answers at once
+ * A long operator action (a tier move, an instance move, a backup) followed as a job: it answers at once
  * when it is quick, and 202 with a job to follow (`GET /tenants/{id}/jobs/{job}`) when it is
  * not, so a move never meets the gateway's budget as a 504 while it goes on (as Stripe and
  * GitHub answer 202 for work they finish later). The job lives in a small JSON file under
@@ -87,9 +87,14 @@ export function createJobs(dataDir: string, now: () => Date = () => new Date()) 
           throw err
         },
       )
+      // Asked for the job at once (respond-async): answer it even when the work would be quick.
+      if (waitMs <= 0) {
+        running.catch(() => {})
+        return { done: false, job: view(job) }
+      }
       let timer: ReturnType<typeof setTimeout> | undefined
       const late = new Promise<null>((resolve) => {
-        timer = setTimeout(() => resolve(null), Math.max(0, waitMs))
+        timer = setTimeout(() => resolve(null), waitMs)
       })
       try {
         const first = await Promise.race([running.then((value) => ({ value })), late])
@@ -108,7 +113,10 @@ export function createJobs(dataDir: string, now: () => Date = () => new Date()) 
       const job = JSON.parse(readFileSync(path, 'utf8')) as Stored
       if (job.tenant_id !== tenantId) throw new NotFound(`no job ${id}`)
       if (job.status === 'running' && job.pid !== process.pid && !processAlive(job.pid)) {
-        const detail = 'the process running it stopped; the move resumes or rolls back on restart'
+        const detail =
+          job.kind === 'backup'
+            ? 'the process running it stopped; start the backup again'
+            : 'the process running it stopped; the move resumes or rolls back on restart'
         return {
           ...view(job),
           status: 'failed',
@@ -121,6 +129,31 @@ export function createJobs(dataDir: string, now: () => Date = () => new Date()) 
 }
 
 export type Jobs = ReturnType<typeof createJobs>
+
+/** What a request hands to its job: the work, and where to answer 202 when it takes longer. */
+export interface JobRequest<T> {
+  set: { status?: number | string; headers: Record<string, string | number> }
+  request: Request
+  kind: Job['kind']
+  tenantId: string
+  work: () => Promise<T>
+}
+
+/**
+ * A request's work run as a job: its value when it ends in time, otherwise 202 with the running
+ * job, `Location` naming where to follow it (`GET /api/v1/tenants/{tenant}/jobs/{job}`).
+ */
+export async function answerAsJob<T>(
+  jobs: Jobs,
+  { set, request, kind, tenantId, work }: JobRequest<T>,
+): Promise<T | Job> {
+  const r = await jobs.run(kind, tenantId, work, waitFor(request))
+  if (r.done) return r.value
+  set.status = 202
+  set.headers.location = `/api/v1/tenants/${tenantId}/jobs/${r.job.id}`
+  set.headers['retry-after'] = '1'
+  return r.job
+}
 
 /**
  * How long a request waits before it answers 202: `Prefer: respond-async` (RFC 7240) asks for

@@ -150,7 +150,7 @@ export const UserList = listOf(
 export const JobView = t.Object(
   {
     id: t.String(),
-    kind: t.Union([t.Literal('tier_move'), t.Literal('instance_move')]),
+    kind: t.Union([t.Literal('tier_move'), t.Literal('instance_move'), t.Literal('backup')]),
     tenant_id: t.String(),
     status: t.Union([t.Literal('running'), t.Literal('succeeded'), t.Literal('failed')]),
     created_at: t.String({ format: 'date-time' }),
@@ -183,6 +183,26 @@ export const InstanceMoveResult = t.Object(
   { title: 'InstanceMove' },
 )
 
+export const BackupWritten = t.Object(
+  {
+    backup: t.String({ description: 'the folder name, e.g. mmp-backup-20300101T030000000Z' }),
+    path: t.String({ description: 'where it is on the server, in the configured backup.dir' }),
+    bytes: t.Integer({ description: 'bytes written' }),
+    files: t.Integer(),
+    databases: t.Integer(),
+    started_at: t.String({
+      format: 'date-time',
+      description: 'every row committed before this time is in the backup',
+    }),
+    finished_at: t.String({ format: 'date-time' }),
+    duration_ms: t.Integer(),
+    pruned: t.Integer({ description: 'older backups deleted past backup.keep' }),
+    warnings: t.Array(t.String()),
+  },
+  { title: 'Backup' },
+)
+
+export type BackupWritten = typeof BackupWritten.static
 export type CreateTenantInput = typeof CreateTenantBody.static
 export type UpdateTenantInput = typeof UpdateTenantBody.static
 export type TenantView = typeof Tenant.static

@@ -3,4 +3,4 @@
  * long operator job as the API answers them. Commands import this module, never the internals.
  */
 export type { Job } from './jobs.ts'
-export type { TenantView } from './model.ts'
+export type { BackupWritten, TenantView } from './model.ts'

@@ -1,9 +1,9 @@
 import type { ServiceContext } from '../kernel/context.ts'
-import { tenantFor } from '../kernel/roles.ts'
+import { type Actor, tenantFor } from '../kernel/roles.ts'
 import type { ServiceApp } from '../kernel/service.ts'
-import { assertTenantId } from '../kernel/tenant-id.ts'
+import { assertTenantId, PLATFORM_TENANT } from '../kernel/tenant-id.ts'
 import { moveTenantToInstance } from './instance-move.ts'
-import { type Job, type Jobs, waitFor } from './jobs.ts'
+import { answerAsJob, type JobRequest, type Jobs } from './jobs.ts'
 import {
   InstanceMoveBody,
   InstanceMoveResult,
@@ -15,15 +15,6 @@ import { callOf, secured } from './routes-common.ts'
 import { tenantInPath } from './store.ts'
 import { upgradeTenant } from './upgrade.ts'
 
-/** What a request hands to its job: the work, and where to answer 202 when it takes longer. */
-interface JobRequest<T> {
-  set: { status?: number | string; headers: Record<string, string | number> }
-  request: Request
-  kind: Job['kind']
-  tenantId: string
-  work: () => Promise<T>
-}
-
 /** The long actions, answered 202 with a job when they take longer: plan changes, instance moves. */
 export function moveRoutes({
   app,
@@ -34,14 +25,7 @@ export function moveRoutes({
   ctx: ServiceContext
   jobs: Jobs
 }) {
-  const asJob = async <T>({ set, request, kind, tenantId, work }: JobRequest<T>) => {
-    const r = await jobs.run(kind, tenantId, work, waitFor(request))
-    if (r.done) return r.value
-    set.status = 202
-    set.headers.location = `/api/v1/tenants/${tenantId}/jobs/${r.job.id}`
-    set.headers['retry-after'] = '1'
-    return r.job
-  }
+  const asJob = <T>(req: JobRequest<T>) => answerAsJob(jobs, req)
   return app
     .put(
       '/api/v1/tenants/:tenant_id/upgrade',
@@ -71,11 +55,13 @@ export function moveRoutes({
     )
     .get(
       '/api/v1/tenants/:tenant_id/jobs/:job_id',
-      ({ params, actor }) => jobs.get(tenantInPath(ctx, actor, params.tenant_id).id, params.job_id),
+      ({ params, actor }) => jobs.get(jobTenant(ctx, actor, params.tenant_id), params.job_id),
       {
         auth: 'admin',
         response: { 200: JobView },
-        detail: secured('Follow a tier or instance move answered 202'),
+        detail: secured(
+          'Follow a tier move, an instance move or a backup (tenant `platform`) answered 202',
+        ),
       },
     )
     .post(
@@ -100,4 +86,10 @@ export function moveRoutes({
         ),
       },
     )
+}
+
+/** Whose jobs a path names: a tenant's, or the platform's own (backups) for the operator. */
+function jobTenant(ctx: ServiceContext, actor: Actor, named: string): string {
+  const tenantId = tenantFor(actor, assertTenantId(named, 'tenant_id'))
+  return tenantId === PLATFORM_TENANT ? tenantId : tenantInPath(ctx, actor, tenantId).id
 }

@@ -13,6 +13,7 @@ import {
   UpdateTenantBody,
   type UpdateTenantInput,
 } from './model.ts'
+import { backupRoutes } from './routes-backups.ts'
 import { callOf, secured } from './routes-common.ts'
 import { moveRoutes } from './routes-moves.ts'
 import { userRoutes } from './routes-users.ts'
@@ -26,18 +27,21 @@ import {
   tenantView,
   updateTenant,
 } from './service.ts'
+import type { TenantSettings } from './settings.ts'
 import { tenantInPath } from './store.ts'
 
 type UpdateArgs = { params: { tenant_id: string }; actor: Actor; body: UpdateTenantInput }
 
 /** The tenant service's HTTP controller (DESIGN §10–11). */
-export function createTenantsApp(ctx: ServiceContext) {
+export function createTenantsApp(ctx: ServiceContext, settings: TenantSettings = {}) {
   const app = createServiceApp(ctx, {
     title: 'Tenants',
     description: 'Tenants, their users, plans, isolation tiers and feature flags',
   })
   tenantRoutes({ app, ctx })
-  moveRoutes({ app, ctx, jobs: createJobs(ctx.registry.dataDir) })
+  const jobs = createJobs(ctx.registry.dataDir)
+  moveRoutes({ app, ctx, jobs })
+  backupRoutes({ app, ctx, jobs, backup: settings.backup })
   userRoutes({ app, ctx })
   return app
 }
