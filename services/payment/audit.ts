@@ -32,20 +32,26 @@ type AuditRow = SqlRow<typeof auditLog>
 
 type Hashed = Omit<AuditRow, 'seq' | 'prev_hash' | 'hash'>
 
+/** The chained columns, in the order the canonical form lists them (never reorder: hashes). */
+const CHAINED = [
+  'tenant_seq',
+  'id',
+  'tenant_id',
+  'entity',
+  'entity_id',
+  'action',
+  'from_status',
+  'to_status',
+  'detail',
+  'actor',
+  'at',
+] as const satisfies ReadonlyArray<keyof Hashed>
+
+const INSERT = `INSERT INTO audit_log (${[...CHAINED, 'prev_hash', 'hash'].join(', ')})
+  VALUES (${[...CHAINED, 'prev_hash', 'hash'].map(() => '?').join(', ')})`
+
 export function canonical(row: Hashed): string {
-  return JSON.stringify([
-    row.tenant_seq,
-    row.id,
-    row.tenant_id,
-    row.entity,
-    row.entity_id,
-    row.action,
-    row.from_status,
-    row.to_status,
-    row.detail,
-    row.actor,
-    row.at,
-  ])
+  return JSON.stringify(CHAINED.map((k) => row[k]))
 }
 
 export function chainHash(prevHash: string, row: Hashed): string {
@@ -73,26 +79,7 @@ export function appendAudit(db: Db, e: AuditEntry): void {
     at: e.at,
   }
   const prev = last?.hash ?? GENESIS
-  db.sqlite
-    .query(
-      `INSERT INTO audit_log (tenant_seq, id, tenant_id, entity, entity_id, action, from_status,
-        to_status, detail, actor, at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(
-      row.tenant_seq,
-      row.id,
-      row.tenant_id,
-      row.entity,
-      row.entity_id,
-      row.action,
-      row.from_status,
-      row.to_status,
-      row.detail,
-      row.actor,
-      row.at,
-      prev,
-      chainHash(prev, row),
-    )
+  db.sqlite.query(INSERT).run(...CHAINED.map((k) => row[k]), prev, chainHash(prev, row))
 }
 
 export interface VerifyResult {

@@ -54,6 +54,28 @@ export interface AsyncAccepted {
   ResponseDescription: string
 }
 
+/** An API answered later at a ResultURL; `repeatable`: a query, safe to send again. */
+interface AsyncApi {
+  path: string
+  command: string
+  repeatable: boolean
+}
+const STATUS: AsyncApi = {
+  path: '/mpesa/transactionstatus/v1/query',
+  command: 'TransactionStatusQuery',
+  repeatable: true,
+}
+const BALANCE: AsyncApi = {
+  path: '/mpesa/accountbalance/v1/query',
+  command: 'AccountBalance',
+  repeatable: true,
+}
+const REVERSAL: AsyncApi = {
+  path: '/mpesa/reversal/v1/request',
+  command: 'TransactionReversal',
+  repeatable: false,
+}
+
 /** A 200 with a non-zero ResponseCode is a refusal the provider did not act on. */
 function accepted<T>(body: Record<string, unknown>, needs?: string): T {
   const code = body.ResponseCode
@@ -74,6 +96,31 @@ export function createDarajaBusiness(cfg: DarajaConfig): DarajaBusiness {
     Initiator: own?.name ?? cfg.initiatorName,
     SecurityCredential: own?.credential ?? cfg.securityCredential,
   })
+
+  /**
+   * A request answered later at its ResultURL: the initiator, the command, our id and the two
+   * URLs, with the API's own fields; accepted only with a ConversationID.
+   */
+  const ask = async (
+    api: AsyncApi,
+    i: AsyncInput,
+    fields: Record<string, unknown>,
+  ): Promise<AsyncAccepted> => {
+    const body = await post(
+      api.path,
+      {
+        ...initiator(i.initiator),
+        CommandID: api.command,
+        OriginatorConversationID: i.originatorConversationId,
+        ...fields,
+        ResultURL: i.resultUrl,
+        QueueTimeOutURL: i.timeoutUrl,
+        Remarks: i.remarks,
+      },
+      api.repeatable,
+    )
+    return accepted(body, 'ConversationID')
+  }
 
   return {
     async registerC2bUrls(i) {
@@ -106,64 +153,28 @@ export function createDarajaBusiness(cfg: DarajaConfig): DarajaBusiness {
       return accepted(body)
     },
 
-    async transactionStatus(i) {
-      const body = await post(
-        '/mpesa/transactionstatus/v1/query',
-        {
-          ...initiator(i.initiator),
-          CommandID: 'TransactionStatusQuery',
-          TransactionID: i.transactionId,
-          OriginatorConversationID: i.originatorConversationId,
-          PartyA: i.shortcode,
-          IdentifierType: i.identifierType,
-          ResultURL: i.resultUrl,
-          QueueTimeOutURL: i.timeoutUrl,
-          Remarks: i.remarks,
-          Occasion: i.occasion ?? '',
-        },
-        true,
-      )
-      return accepted(body, 'ConversationID')
-    },
+    transactionStatus: (i) =>
+      ask(STATUS, i, {
+        TransactionID: i.transactionId,
+        PartyA: i.shortcode,
+        IdentifierType: i.identifierType,
+        Occasion: i.occasion ?? '',
+      }),
 
-    async accountBalance(i) {
-      const body = await post(
-        '/mpesa/accountbalance/v1/query',
-        {
-          ...initiator(i.initiator),
-          CommandID: 'AccountBalance',
-          OriginatorConversationID: i.originatorConversationId,
-          PartyA: i.shortcode,
-          IdentifierType: i.identifierType,
-          Remarks: i.remarks,
-          QueueTimeOutURL: i.timeoutUrl,
-          ResultURL: i.resultUrl,
-        },
-        true,
-      )
-      return accepted(body, 'ConversationID')
-    },
+    accountBalance: (i) =>
+      ask(BALANCE, i, {
+        PartyA: i.shortcode,
+        IdentifierType: i.identifierType,
+      }),
 
-    async reversal(i) {
-      const body = await post(
-        '/mpesa/reversal/v1/request',
-        {
-          ...initiator(i.initiator),
-          CommandID: 'TransactionReversal',
-          TransactionID: i.transactionId,
-          OriginatorConversationID: i.originatorConversationId,
-          Amount: i.amount,
-          ReceiverParty: i.shortcode,
-          // Daraja's own spelling.
-          RecieverIdentifierType: i.identifierType,
-          ResultURL: i.resultUrl,
-          QueueTimeOutURL: i.timeoutUrl,
-          Remarks: i.remarks,
-          Occasion: i.occasion ?? '',
-        },
-        false,
-      )
-      return accepted(body, 'ConversationID')
-    },
+    reversal: (i) =>
+      ask(REVERSAL, i, {
+        TransactionID: i.transactionId,
+        Amount: i.amount,
+        ReceiverParty: i.shortcode,
+        // Daraja's own spelling.
+        RecieverIdentifierType: i.identifierType,
+        Occasion: i.occasion ?? '',
+      }),
   }
 }

@@ -1,10 +1,16 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
-import { ProviderRequestBody, ProviderRequestView } from './model.ts'
+import { CallbackAck, CallbackQuery, ProviderRequestBody, ProviderRequestView } from './model.ts'
 
 /** What the payment routes share: security, the caller's address, the async request routes. */
 
 export const secured = { security: [{ bearer: [] }] }
+
+/** A bearer-secured payment route's OpenAPI detail. */
+export const securedDetail = (summary: string) => ({ summary, tags: ['payments'], ...secured })
+
+/** `?tenant_id=`: the operator names a tenant; anyone else reads their own. */
+export const TenantQuery = t.Object({ tenant_id: t.Optional(t.String()) })
 
 /**
  * The caller's address for the callback allow-list: what the gateway forwarded under its hop
@@ -41,4 +47,12 @@ export const asyncRead = (kind: string) => ({
   params: t.Object({ id: t.String() }),
   response: { 200: ProviderRequestView },
   detail: { summary: `The ${kind} request and its result`, tags: ['payments'], ...secured },
+})
+
+/** A provider callback: public (authenticated by the token in its URL), its body read as text. */
+export const providerCallback = (summary: string) => ({
+  parse: 'text' as const,
+  query: CallbackQuery,
+  response: { 200: CallbackAck },
+  detail: { summary, tags: ['payments'] },
 })

@@ -12,15 +12,8 @@ import {
   ShortcodeWithUrls,
 } from './c2b-model.ts'
 import { wasReplayed } from './idempotency.ts'
-import {
-  C2bAccountView,
-  CallbackAck,
-  CallbackQuery,
-  SimulateC2bAccepted,
-  SimulateC2bBody,
-  ValidationAnswer,
-} from './model.ts'
-import { secured, sourceIp } from './route-options.ts'
+import { C2bAccountView, SimulateC2bAccepted, SimulateC2bBody, ValidationAnswer } from './model.ts'
+import { providerCallback, securedDetail, sourceIp, TenantQuery } from './route-options.ts'
 import type { Payments } from './service.ts'
 
 /**
@@ -50,12 +43,9 @@ export function c2bRoutes({
         auth: 'admin',
         body: RegisterShortcodeBody,
         response: { 201: ShortcodeWithUrls },
-        detail: {
-          summary:
-            "Register the platform's C2B confirmation and validation URLs for a till or paybill with the provider (Daraja Register URL); the answer is the only place the token-bearing URLs are shown; optional initiator for verifying each confirmation; optional Idempotency-Key; 409 when another tenant holds the shortcode",
-          tags: ['payments'],
-          ...secured,
-        },
+        detail: securedDetail(
+          "Register the platform's C2B confirmation and validation URLs for a till or paybill with the provider (Daraja Register URL); the answer is the only place the token-bearing URLs are shown; optional initiator for verifying each confirmation; optional Idempotency-Key; 409 when another tenant holds the shortcode",
+        ),
       },
     )
     .get(
@@ -63,14 +53,11 @@ export function c2bRoutes({
       ({ actor, query }) => payments.listShortcodes(actor, query.tenant_id),
       {
         auth: 'read',
-        query: t.Object({ tenant_id: t.Optional(t.String()) }),
+        query: TenantQuery,
         response: { 200: ShortcodeList },
-        detail: {
-          summary:
-            "The tenant's registered C2B shortcodes (never their token-bearing URLs: those are shown once, at registration or rotation)",
-          tags: ['payments'],
-          ...secured,
-        },
+        detail: securedDetail(
+          "The tenant's registered C2B shortcodes (never their token-bearing URLs: those are shown once, at registration or rotation)",
+        ),
       },
     )
     .delete(
@@ -80,11 +67,7 @@ export function c2bRoutes({
         auth: 'admin',
         params: t.Object({ shortcode: t.String() }),
         response: { 200: ShortcodeView },
-        detail: {
-          summary: 'Release a C2B shortcode so another tenant may register it',
-          tags: ['payments'],
-          ...secured,
-        },
+        detail: securedDetail('Release a C2B shortcode so another tenant may register it'),
       },
     )
     .post(
@@ -94,12 +77,9 @@ export function c2bRoutes({
         auth: 'admin',
         params: t.Object({ shortcode: t.String() }),
         response: { 200: ShortcodeWithUrls },
-        detail: {
-          summary:
-            'New confirmation and validation URL tokens for a shortcode: registered with the provider, then the old URLs stop working (production Daraja: delete the old URLs on the M-Pesa portal first)',
-          tags: ['payments'],
-          ...secured,
-        },
+        detail: securedDetail(
+          'New confirmation and validation URL tokens for a shortcode: registered with the provider, then the old URLs stop working (production Daraja: delete the old URLs on the M-Pesa portal first)',
+        ),
       },
     )
     .get(
@@ -109,12 +89,9 @@ export function c2bRoutes({
         auth: 'read',
         query: C2bPaymentQuery,
         response: { 200: C2bPaymentList },
-        detail: {
-          summary:
-            'Customer payments to your tills and paybills, newest first, each with its verification status (received, verified, unverified, rejected, unrouted)',
-          tags: ['payments'],
-          ...secured,
-        },
+        detail: securedDetail(
+          'Customer payments to your tills and paybills, newest first, each with its verification status (received, verified, unverified, rejected, unrouted)',
+        ),
       },
     )
     .get(
@@ -123,13 +100,11 @@ export function c2bRoutes({
       {
         auth: 'read',
         params: t.Object({ trans_id: t.String({ maxLength: 40 }) }),
-        query: t.Object({ tenant_id: t.Optional(t.String()) }),
+        query: TenantQuery,
         response: { 200: C2bPaymentView },
-        detail: {
-          summary: 'One customer payment by its TransID, with its verification status and reason',
-          tags: ['payments'],
-          ...secured,
-        },
+        detail: securedDetail(
+          'One customer payment by its TransID, with its verification status and reason',
+        ),
       },
     )
     .get(
@@ -137,14 +112,11 @@ export function c2bRoutes({
       ({ actor, query }) => payments.c2bAccount(actor, query.tenant_id),
       {
         auth: 'read',
-        query: t.Object({ tenant_id: t.Optional(t.String()) }),
+        query: TenantQuery,
         response: { 200: C2bAccountView },
-        detail: {
-          summary:
-            "The tenant's account number on the platform's aggregator paybills (customers type it as the account)",
-          tags: ['payments'],
-          ...secured,
-        },
+        detail: securedDetail(
+          "The tenant's account number on the platform's aggregator paybills (customers type it as the account)",
+        ),
       },
     )
     .post(
@@ -158,12 +130,9 @@ export function c2bRoutes({
         auth: 'pay',
         body: SimulateC2bBody,
         response: { 202: SimulateC2bAccepted },
-        detail: {
-          summary:
-            'Simulator mode only: a customer pays a till or paybill (the simulator then calls the registered URLs)',
-          tags: ['payments'],
-          ...secured,
-        },
+        detail: securedDetail(
+          'Simulator mode only: a customer pays a till or paybill (the simulator then calls the registered URLs)',
+        ),
       },
     )
   c2bCallbackRoutes({ app, ctx, payments })
@@ -186,29 +155,18 @@ function c2bCallbackRoutes({
       ({ query, body, request, server }) =>
         payments.c2bValidation(query, body, sourceIp(ctx, request, server)),
       {
-        parse: 'text',
-        query: CallbackQuery,
+        ...providerCallback(
+          'Provider C2B validation request; public, token in URL; answers ResultCode "0" or a C2B000xx rejection',
+        ),
         response: { 200: ValidationAnswer },
-        detail: {
-          summary:
-            'Provider C2B validation request; public, token in URL; answers ResultCode "0" or a C2B000xx rejection',
-          tags: ['payments'],
-        },
       },
     )
     .post(
       '/api/v1/payments/c2b/confirmation',
       ({ query, body, request, server }) =>
         payments.c2bConfirmation(query, body, sourceIp(ctx, request, server)),
-      {
-        parse: 'text',
-        query: CallbackQuery,
-        response: { 200: CallbackAck },
-        detail: {
-          summary:
-            "Provider C2B confirmation; public, its own token in URL; idempotent on TransID; stored and answered at once, counted only once verified (or from Safaricom's addresses where the shortcode has no initiator); 422 C2B_OUT_OF_RANGE for an amount or time Daraja never sends",
-          tags: ['payments'],
-        },
-      },
+      providerCallback(
+        "Provider C2B confirmation; public, its own token in URL; idempotent on TransID; stored and answered at once, counted only once verified (or from Safaricom's addresses where the shortcode has no initiator); 422 C2B_OUT_OF_RANGE for an amount or time Daraja never sends",
+      ),
     )
 }

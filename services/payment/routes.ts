@@ -8,8 +8,6 @@ import { wasReplayed } from './idempotency.ts'
 import {
   B2CAccepted,
   B2CBody,
-  CallbackAck,
-  CallbackQuery,
   DisbursementView,
   ListQuery,
   PaymentAlerts,
@@ -19,7 +17,13 @@ import {
   StkPushAccepted,
   StkPushBody,
 } from './model.ts'
-import { asyncRead, asyncStart, secured, sourceIp } from './route-options.ts'
+import {
+  asyncRead,
+  asyncStart,
+  providerCallback,
+  securedDetail,
+  sourceIp,
+} from './route-options.ts'
 import { c2bRoutes } from './routes-c2b.ts'
 import type { Payments } from './service.ts'
 
@@ -49,12 +53,9 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
         auth: 'pay',
         body: StkPushBody,
         response: { 202: StkPushAccepted },
-        detail: {
-          summary:
-            'Prompt a customer to pay (M-Pesa STK push); optional Idempotency-Key header (a retry answers the same, or 409 IDEMPOTENCY_IN_PROGRESS with Retry-After while the first is running)',
-          tags: ['payments'],
-          ...secured,
-        },
+        detail: securedDetail(
+          'Prompt a customer to pay (M-Pesa STK push); optional Idempotency-Key header (a retry answers the same, or 409 IDEMPOTENCY_IN_PROGRESS with Retry-After while the first is running)',
+        ),
       },
     )
     .get(
@@ -64,25 +65,22 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
         auth: 'read',
         params: t.Object({ checkout_request_id: t.String() }),
         response: { 200: PaymentStatusView },
-        detail: { summary: 'Status of a payment request', tags: ['payments'], ...secured },
+        detail: securedDetail('Status of a payment request'),
       },
     )
     .get('/api/v1/payments', ({ query, actor }) => payments.list(actor, query), {
       auth: 'read',
       query: ListQuery,
       response: { 200: PaymentList },
-      detail: { summary: 'Recent payment requests, newest first', tags: ['payments'], ...secured },
+      detail: securedDetail('Recent payment requests, newest first'),
     })
     .get('/api/v1/payments/:id', ({ params, actor }) => payments.get(actor, params.id), {
       auth: 'read',
       params: t.Object({ id: t.String({ maxLength: 100 }) }),
       response: { 200: PaymentList.properties.data.items },
-      detail: {
-        summary:
-          "One payment by its id or its checkout_request_id (404 for another tenant's, as for a missing one)",
-        tags: ['payments'],
-        ...secured,
-      },
+      detail: securedDetail(
+        "One payment by its id or its checkout_request_id (404 for another tenant's, as for a missing one)",
+      ),
     })
     .post(
       '/api/v1/payments/b2c',
@@ -96,18 +94,16 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
         auth: 'pay',
         body: B2CBody,
         response: { 202: B2CAccepted },
-        detail: {
-          summary: 'Send money to a customer (M-Pesa B2C disbursement); optional Idempotency-Key',
-          tags: ['payments'],
-          ...secured,
-        },
+        detail: securedDetail(
+          'Send money to a customer (M-Pesa B2C disbursement); optional Idempotency-Key',
+        ),
       },
     )
     .get('/api/v1/payments/b2c/:id', ({ params, actor }) => payments.b2cStatus(actor, params.id), {
       auth: 'read',
       params: t.Object({ id: t.String() }),
       response: { 200: DisbursementView },
-      detail: { summary: 'Status of a disbursement', tags: ['payments'], ...secured },
+      detail: securedDetail('Status of a disbursement'),
     })
   callbackRoutes({ app, ctx, payments })
   c2bRoutes({ app, ctx, payments })
@@ -116,11 +112,7 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
     .post('/api/v1/payments/reconcile', () => payments.reconcile(), {
       auth: 'operator',
       response: { 200: ReconcileReport },
-      detail: {
-        summary: 'Ask the provider about payments pending too long, now',
-        tags: ['payments'],
-        ...secured,
-      },
+      detail: securedDetail('Ask the provider about payments pending too long, now'),
     })
     .post(
       '/api/v1/payments/daraja/check',
@@ -130,12 +122,9 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
     .get('/api/v1/payments/alerts', () => payments.alerts(), {
       auth: 'operator',
       response: { 200: PaymentAlerts },
-      detail: {
-        summary:
-          'Operator alerts about money: the provider refusing the platform credentials, payments with no provider answer for over an hour',
-        tags: ['payments'],
-        ...secured,
-      },
+      detail: securedDetail(
+        'Operator alerts about money: the provider refusing the platform credentials, payments with no provider answer for over an hour',
+      ),
     })
 }
 
@@ -185,45 +174,24 @@ function callbackRoutes({
           requestId,
           request.headers.get('x-callback-signature'),
         ),
-      {
-        parse: 'text',
-        query: CallbackQuery,
-        response: { 200: CallbackAck },
-        detail: {
-          summary:
-            'Provider callback for STK push results; public, authenticated by the per-request token in its URL',
-          tags: ['payments'],
-        },
-      },
+      providerCallback(
+        'Provider callback for STK push results; public, authenticated by the per-request token in its URL',
+      ),
     )
     .post(
       '/api/v1/payments/callback/b2c',
       ({ query, body, request, server }) =>
         payments.b2cResult(query, body, sourceIp(ctx, request, server)),
-      {
-        parse: 'text',
-        query: CallbackQuery,
-        response: { 200: CallbackAck },
-        detail: {
-          summary:
-            'Provider result (and queue timeout) callback for disbursements; public, token in URL',
-          tags: ['payments'],
-        },
-      },
+      providerCallback(
+        'Provider result (and queue timeout) callback for disbursements; public, token in URL',
+      ),
     )
     .post(
       '/api/v1/payments/callback/result',
       ({ query, body, request, server }) =>
         payments.providerResult(query, body, sourceIp(ctx, request, server)),
-      {
-        parse: 'text',
-        query: CallbackQuery,
-        response: { 200: CallbackAck },
-        detail: {
-          summary:
-            'Provider result (and queue timeout) of a transaction status, account balance or reversal request; public, token in URL',
-          tags: ['payments'],
-        },
-      },
+      providerCallback(
+        'Provider result (and queue timeout) of a transaction status, account balance or reversal request; public, token in URL',
+      ),
     )
 }

@@ -52,14 +52,47 @@ export async function settle(
   return done
 }
 
+/**
+ * Where an outcome takes a request: its final status and, for a success, its transaction id
+ * (derived from the request: settled again after a restore, it is the same transaction).
+ */
+function ending(deps: PaymentDeps, id: string, o: Outcome) {
+  const status = o.code === null ? 'failed' : statusOfResult(o.code)
+  const ok = status === 'success'
+  return { status, ok, at: deps.nowIso(), txnId: ok ? derivedId('txn', id) : null }
+}
+
+/** The `settled` audit row of a payment or disbursement, in the settling transaction. */
+function auditSettled(
+  db: Db,
+  s: {
+    entity: 'payment' | 'disbursement'
+    tid: string
+    id: string
+    from: string
+    to: string
+    o: Outcome
+    at: string
+    receipt: Record<string, unknown>
+  },
+) {
+  appendAudit(db, {
+    tenantId: s.tid,
+    entity: s.entity,
+    entityId: s.id,
+    action: 'settled',
+    fromStatus: s.from,
+    toStatus: s.to,
+    detail: { result_code: s.o.code, result_desc: s.o.desc, ...s.receipt, via: s.o.via },
+    actor: null,
+    at: s.at,
+  })
+}
+
 function settlePayment(deps: PaymentDeps, db: Db, tid: string, id: string, o: Outcome): boolean {
   const p = getPayment(db, tid, id)
   if (!p || !OPEN.has(p.status)) return false
-  const status = o.code === null ? 'failed' : statusOfResult(o.code)
-  const ok = status === 'success'
-  const at = deps.nowIso()
-  // Derived from the payment: settled again after a restore, it is the same transaction.
-  const txnId = ok ? derivedId('txn', id) : null
+  const { status, ok, at, txnId } = ending(deps, id, o)
   db.sqlite
     .query(
       `UPDATE payments SET status = ?, result_code = ?, result_desc = ?, mpesa_receipt_number = ?,
@@ -76,21 +109,15 @@ function settlePayment(deps: PaymentDeps, db: Db, tid: string, id: string, o: Ou
       at,
       id,
     )
-  appendAudit(db, {
-    tenantId: tid,
+  auditSettled(db, {
     entity: 'payment',
-    entityId: id,
-    action: 'settled',
-    fromStatus: p.status,
-    toStatus: status,
-    detail: {
-      result_code: o.code,
-      result_desc: o.desc,
-      via: o.via,
-      ...(ok ? { mpesa_receipt_number: o.receipt } : {}),
-    },
-    actor: null,
+    tid,
+    id,
+    from: p.status,
+    to: status,
+    o,
     at,
+    receipt: ok ? { mpesa_receipt_number: o.receipt } : {},
   })
   if (ok) emitSuccess(deps, db, paymentTransaction(p, txnId!, o, at))
   else emitPaymentFailed(deps, db, p, status, o.code, o.desc)
@@ -106,31 +133,22 @@ function settleDisbursement(
 ): boolean {
   const d = getDisbursement(db, tid, id)
   if (!d || !OPEN.has(d.status)) return false
-  const status = o.code === null ? 'failed' : statusOfResult(o.code)
-  const ok = status === 'success'
-  const at = deps.nowIso()
-  const txnId = ok ? derivedId('txn', id) : null
+  const { status, ok, at, txnId } = ending(deps, id, o)
   db.sqlite
     .query(
       `UPDATE disbursements SET status = ?, result_code = ?, result_desc = ?, transaction_receipt = ?,
         receiver_name = ?, transaction_id = ?, updated_at = ? WHERE id = ?`,
     )
     .run(status, o.code, o.desc, ok ? o.receipt : null, o.counterpartyName, txnId, at, id)
-  appendAudit(db, {
-    tenantId: tid,
+  auditSettled(db, {
     entity: 'disbursement',
-    entityId: id,
-    action: 'settled',
-    fromStatus: d.status,
-    toStatus: status,
-    detail: {
-      result_code: o.code,
-      result_desc: o.desc,
-      transaction_receipt: o.receipt,
-      via: o.via,
-    },
-    actor: null,
+    tid,
+    id,
+    from: d.status,
+    to: status,
+    o,
     at,
+    receipt: { transaction_receipt: o.receipt },
   })
   const reference = d.occasion ?? d.remarks.slice(0, 12)
   if (ok) emitSuccess(deps, db, disbursementTransaction(d, txnId!, o, at, reference))

@@ -52,6 +52,15 @@ function auditCreated(
   })
 }
 
+/** Whose request it is and the Idempotency-Key it is bound to (with the hash of its body). */
+const keyed = <B extends object>(input: StartInput<unknown>, tid: string, body: B) => ({
+  tid,
+  actorId: input.actor.userId,
+  key: checkKey(input.idemKey),
+  hash: requestHash({ ...body, tenant_id: tid }),
+  requestId: input.requestId,
+})
+
 /** The columns a payment or disbursement starts with empty (the provider's answer fills them). */
 const UNANSWERED = {
   status: 'initiating',
@@ -76,11 +85,7 @@ export async function startStkPush(
   const amount = body.amount
   return (await initiate({
     kind: 'stk',
-    tid,
-    actorId: actor.userId,
-    key: checkKey(input.idemKey),
-    hash: requestHash({ ...body, tenant_id: tid }),
-    requestId: input.requestId,
+    ...keyed(input, tid, body),
     phone: body.phone_number,
     entitle: () => {
       if (!input.invoicePayment)
@@ -143,11 +148,7 @@ export async function startB2c({ deps, auth, initiate }: StartCtx, input: StartI
   const amount = body.amount
   return (await initiate({
     kind: 'b2c',
-    tid,
-    actorId: actor.userId,
-    key: checkKey(input.idemKey),
-    hash: requestHash({ ...body, tenant_id: tid }),
-    requestId: input.requestId,
+    ...keyed(input, tid, body),
     entitle: () => {
       assertEntitled(deps.ctx.registry, tid, { write: true, metric: 'payments' })
       assertHttpsCallbacks(deps.cfg)

@@ -86,6 +86,25 @@ export function markAccepted(
   return true
 }
 
+/** The audit row of a change, in the transaction that makes it. */
+function auditChange(
+  db: Db,
+  c: Change,
+  a: { action: string; from: string; to: string; detail: Record<string, unknown> },
+) {
+  appendAudit(db, {
+    tenantId: c.tid,
+    entity: KINDS[c.kind].entity,
+    entityId: c.id,
+    action: a.action,
+    fromStatus: a.from,
+    toStatus: a.to,
+    detail: a.detail,
+    actor: c.actor,
+    at: c.at,
+  })
+}
+
 /** The provider may have the request but we do not have its answer: never failed, never retried. */
 export function markUnknown(db: Db, c: Change, reason: string): boolean {
   const cur = getEntity(db, c.kind, c.tid, c.id)
@@ -95,16 +114,11 @@ export function markUnknown(db: Db, c: Change, reason: string): boolean {
       `UPDATE ${KINDS[c.kind].table} SET status = 'unknown', result_desc = ?, updated_at = ? WHERE id = ?`,
     )
     .run(reason, c.at, c.id)
-  appendAudit(db, {
-    tenantId: c.tid,
-    entity: KINDS[c.kind].entity,
-    entityId: c.id,
+  auditChange(db, c, {
     action: 'unanswered',
-    fromStatus: 'initiating',
-    toStatus: 'unknown',
+    from: 'initiating',
+    to: 'unknown',
     detail: { reason },
-    actor: c.actor,
-    at: c.at,
   })
   return true
 }
@@ -116,17 +130,7 @@ export function markRejected(deps: PaymentDeps, db: Db, c: Change, reason: strin
       `UPDATE ${KINDS[c.kind].table} SET status = 'failed', result_desc = ?, updated_at = ? WHERE id = ? AND status = 'initiating'`,
     )
     .run(reason, c.at, c.id)
-  appendAudit(db, {
-    tenantId: c.tid,
-    entity: KINDS[c.kind].entity,
-    entityId: c.id,
-    action: 'rejected',
-    fromStatus: 'initiating',
-    toStatus: 'failed',
-    detail: { reason },
-    actor: c.actor,
-    at: c.at,
-  })
+  auditChange(db, c, { action: 'rejected', from: 'initiating', to: 'failed', detail: { reason } })
   if (c.kind === 'stk')
     emitPaymentFailed(deps, db, getPayment(db, c.tid, c.id)!, 'failed', null, reason)
 }
