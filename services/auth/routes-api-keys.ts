@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
+import { created, createRoute } from '../kernel/create-route.ts'
 import { PURPOSE_HEADER } from '../kernel/entitlements.ts'
 import { Forbidden, Unauthenticated } from '../kernel/errors.ts'
 import type { ServiceApp } from '../kernel/service.ts'
@@ -24,15 +25,10 @@ export function apiKeyRoutes({
   return app
     .post(
       '/api/v1/auth/api-keys',
-      ({ body, actor, set }) => {
-        set.status = 201
-        return createApiKey(deps, actor, body)
-      },
-      {
-        auth: 'admin',
-        idempotent: true,
+      ({ body, actor, set }) => created(set, createApiKey(deps, actor, body)),
+      createRoute({
         body: CreateApiKeyBody,
-        response: { 201: CreatedApiKey },
+        created: CreatedApiKey,
         detail: {
           summary: 'Create a secret API key for a server (the key is shown once)',
           description:
@@ -40,7 +36,7 @@ export function apiKeyRoutes({
           tags: ['auth'],
           security: [{ bearer: [] }],
         },
-      },
+      }),
     )
     .get(
       '/api/v1/auth/api-keys',

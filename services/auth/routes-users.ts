@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import { RemovedUsers } from '../../schema/peers.ts'
+import { created, createRoute } from '../kernel/create-route.ts'
 import { tenantFor } from '../kernel/roles.ts'
 import type { ServiceApp } from '../kernel/service.ts'
 import { assertPerson } from './api-keys.ts'
@@ -21,20 +22,17 @@ export function userRoutes({ app, deps }: { app: ServiceApp; deps: AuthDeps }) {
       '/api/v1/auth/users',
       async ({ body, actor, set }) => {
         assertPerson(actor)
-        set.status = 201
-        return createUser(deps, actor, body)
+        return created(set, await createUser(deps, actor, body))
       },
-      {
-        auth: 'admin',
-        idempotent: true,
+      createRoute({
         body: CreateUserBody,
-        response: { 201: CreatedUser },
+        created: CreatedUser,
         detail: {
           summary: 'Create a user or an invitation in a tenant',
           tags: ['auth'],
           security: [{ bearer: [] }],
         },
-      },
+      }),
     )
     .get(
       '/api/v1/auth/users',

@@ -1,5 +1,6 @@
 import { UsageStats } from '../../schema/peers.ts'
 import type { ServiceContext } from '../kernel/context.ts'
+import { created, createRoute } from '../kernel/create-route.ts'
 import { wholeList } from '../kernel/lists.ts'
 import type { ServiceApp } from '../kernel/service.ts'
 import { Invitation, InviteBody, UserList } from './model.ts'
@@ -15,17 +16,13 @@ export function userRoutes({ app, ctx }: { app: ServiceApp; ctx: ServiceContext 
       async ({ params, actor, body, requestId, request, set }) => {
         const row = tenantInPath(ctx, actor, params.tenant_id)
         const call = callOf(actor, requestId, request)
-        const user = await inviteUser({ ctx, call, actor, row, input: body })
-        set.status = 201
-        return user
+        return created(set, await inviteUser({ ctx, call, actor, row, input: body }))
       },
-      {
-        auth: 'admin',
-        idempotent: true,
+      createRoute({
         body: InviteBody,
-        response: { 201: Invitation },
+        created: Invitation,
         detail: secured('Invite a user (the token is accepted at /auth/accept-invite)'),
-      },
+      }),
     )
     .get(
       '/api/v1/tenants/:tenant_id/users',

@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
+import { created, createRoute } from '../kernel/create-route.ts'
 import { wholeList } from '../kernel/lists.ts'
 import type { Actor } from '../kernel/roles.ts'
 import { createServiceApp, type ServiceApp } from '../kernel/service.ts'
@@ -62,18 +63,14 @@ function tenantRoutes({ app, ctx }: { app: ServiceApp; ctx: ServiceContext }) {
   return app
     .post(
       '/api/v1/tenants',
-      async ({ body, actor, requestId, request, set }) => {
-        const created = await createTenant(ctx, callOf(actor, requestId, request), body)
-        set.status = 201
-        return created
-      },
-      {
+      async ({ body, actor, requestId, request, set }) =>
+        created(set, await createTenant(ctx, callOf(actor, requestId, request), body)),
+      createRoute({
         auth: 'operator',
-        idempotent: true,
         body: CreateTenantBody,
-        response: { 201: CreatedTenant },
+        created: CreatedTenant,
         detail: secured('Create a tenant and invite its first Admin (operator)'),
-      },
+      }),
     )
     .get('/api/v1/tenants', () => wholeList(listTenants(ctx)), {
       auth: 'operator',
