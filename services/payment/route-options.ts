@@ -1,5 +1,7 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
+import { REPLAYED_HEADER } from '../kernel/idempotency.ts'
+import { wasReplayed } from './idempotency.ts'
 import { CallbackAck, CallbackQuery, ProviderRequestBody, ProviderRequestView } from './model.ts'
 
 /** What the payment routes share: security, the caller's address, the async request routes. */
@@ -56,3 +58,17 @@ export const providerCallback = (summary: string) => ({
   response: { 200: CallbackAck },
   detail: { summary, tags: ['payments'] },
 })
+
+/**
+ * Answers `status` with `answer`, marked `Idempotent-Replayed: true` when it is the stored answer
+ * of an Idempotency-Key used before.
+ */
+export function answered<T>(
+  set: { status?: number | string; headers: Record<string, string | number> },
+  status: number,
+  answer: T,
+): T {
+  set.status = status
+  if (wasReplayed(answer)) set.headers[REPLAYED_HEADER] = 'true'
+  return answer
+}

@@ -1,6 +1,5 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
-import { REPLAYED_HEADER } from '../kernel/idempotency.ts'
 import type { ServiceApp } from '../kernel/service.ts'
 import {
   C2bPaymentList,
@@ -11,9 +10,14 @@ import {
   ShortcodeView,
   ShortcodeWithUrls,
 } from './c2b-model.ts'
-import { wasReplayed } from './idempotency.ts'
 import { C2bAccountView, SimulateC2bAccepted, SimulateC2bBody, ValidationAnswer } from './model.ts'
-import { providerCallback, securedDetail, sourceIp, TenantQuery } from './route-options.ts'
+import {
+  answered,
+  providerCallback,
+  securedDetail,
+  sourceIp,
+  TenantQuery,
+} from './route-options.ts'
 import type { Payments } from './service.ts'
 
 /**
@@ -34,10 +38,11 @@ export function c2bRoutes({
     .post(
       '/api/v1/payments/c2b/register',
       async ({ body, actor, headers, set }) => {
-        const answer = await payments.registerShortcode(actor, body, headers['idempotency-key'])
-        set.status = 201
-        if (wasReplayed(answer)) set.headers[REPLAYED_HEADER] = 'true'
-        return answer
+        return answered(
+          set,
+          201,
+          await payments.registerShortcode(actor, body, headers['idempotency-key']),
+        )
       },
       {
         auth: 'admin',

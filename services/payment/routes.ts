@@ -1,10 +1,8 @@
 import { t } from 'elysia'
 import type { ServiceContext } from '../kernel/context.ts'
 import { INVOICE_PAYMENT, PURPOSE_HEADER } from '../kernel/entitlements.ts'
-import { REPLAYED_HEADER } from '../kernel/idempotency.ts'
 import { createServiceApp, type ServiceApp } from '../kernel/service.ts'
 import { darajaCheck, darajaCheckRoute } from './go-live-route.ts'
-import { wasReplayed } from './idempotency.ts'
 import {
   B2CAccepted,
   B2CBody,
@@ -18,6 +16,7 @@ import {
   StkPushBody,
 } from './model.ts'
 import {
+  answered,
   asyncRead,
   asyncStart,
   providerCallback,
@@ -38,16 +37,17 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
     .post(
       '/api/v1/payments/stkpush',
       async ({ body, actor, headers, set, requestId, request }) => {
-        const answer = await payments.stkPush(
-          actor,
-          body,
-          headers['idempotency-key'],
-          requestId,
-          ctx.hop?.trusted(request.headers, PURPOSE_HEADER) === INVOICE_PAYMENT,
+        return answered(
+          set,
+          202,
+          await payments.stkPush(
+            actor,
+            body,
+            headers['idempotency-key'],
+            requestId,
+            ctx.hop?.trusted(request.headers, PURPOSE_HEADER) === INVOICE_PAYMENT,
+          ),
         )
-        set.status = 202
-        if (wasReplayed(answer)) set.headers[REPLAYED_HEADER] = 'true'
-        return answer
       },
       {
         auth: 'pay',
@@ -85,10 +85,11 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
     .post(
       '/api/v1/payments/b2c',
       async ({ body, actor, headers, set, requestId }) => {
-        const answer = await payments.b2cPay(actor, body, headers['idempotency-key'], requestId)
-        set.status = 202
-        if (wasReplayed(answer)) set.headers[REPLAYED_HEADER] = 'true'
-        return answer
+        return answered(
+          set,
+          202,
+          await payments.b2cPay(actor, body, headers['idempotency-key'], requestId),
+        )
       },
       {
         auth: 'pay',
