@@ -1,5 +1,5 @@
-import { jsPDF } from 'jspdf'
 import { KIND_LABELS, KINDS } from '../../schema/vocabulary.ts'
+import { jsPDF } from '../kernel/jspdf.ts'
 import type { CustomerView } from './customers.ts'
 import { dayText, kes } from './insight-words.ts'
 import type { Summary, TrendPoint } from './summary.ts'

@@ -1,4 +1,4 @@
-import { jsPDF } from 'jspdf'
+import { jsPDF } from '../kernel/jspdf.ts'
 import { unparsePage } from './csv.ts'
 import type { CustomerView } from './customers.ts'
 import type { Group } from './groups.ts'

@@ -1,4 +1,4 @@
-import { jsPDF } from 'jspdf'
+import { jsPDF } from '../kernel/jspdf.ts'
 import type { Invoice } from './model.ts'
 
 const money = (n: number, currency: string) =>
