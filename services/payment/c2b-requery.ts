@@ -61,7 +61,8 @@ export function createC2bRequery(
 
   async function askAgain(row: C2bRow): Promise<boolean> {
     const sc = getShortcode(deps.platform(), row.shortcode)
-    const initiator = sc && sc.status === 'registered' ? verifier.initiatorOf(sc) : null
+    // A released shortcode's initiator still answers for the payments made to it.
+    const initiator = sc ? verifier.initiatorOf(sc) : null
     if (!initiator) return false
     await verifier.notYet(row.tenant_id, row.trans_id, 'asking the provider again')
     await ask(
