@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { migrations } from '../../schema/payment/migrations.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
 import { createSimulator } from '../simulator/index.ts'
 import { nextAskAt } from './c2b-requery.ts'
 import { createPaymentsApp } from './routes.ts'
@@ -111,14 +111,14 @@ describe('C2B verification retries', () => {
       }),
     )
     expect(conf.status).toBe(200)
-    const first = await (async () => {
-      for (let i = 0; i < 200; i++) {
+    const first = await eventually(
+      async () => {
         const p = await payment('TRQY000001')
-        if (/not verified yet/.test(p.status_reason ?? '')) return p
-        await Bun.sleep(25)
-      }
-      throw new Error('the failed status query was never noted')
-    })()
+        return /not verified yet/.test(p.status_reason ?? '') ? p : null
+      },
+      10_000,
+      'the failed status query noted',
+    )
     expect(first).toMatchObject({ status: 'received', counted: false })
     expect(first.status_reason).toMatch(/503|unavailable|did not accept/i)
 
