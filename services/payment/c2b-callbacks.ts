@@ -141,12 +141,11 @@ export function createC2bCallbacks(
     ip: string | null,
     raw: unknown,
   ) {
-    const { ref } = auth.checkC2bToken(which, query, (sc) => {
-      const row = getShortcode(deps.platform(), sc)
-      return row ? { tid: row.tenant_id, nonce: row.token_nonce } : null
+    const { holder: row } = auth.checkC2bToken(which, query, (sc) => {
+      const held = getShortcode(deps.platform(), sc)
+      return held ? { tid: held.tenant_id, nonce: held.token_nonce, holder: held } : null
     })
     auth.checkSource(ip)
-    const row = getShortcode(deps.platform(), ref)!
     if (which === 'confirmation' && verificationOf(row, deps.cfg.usingSimulator) === 'source')
       auth.checkC2bSource(ip)
     const body = (jsonBody(raw) ?? {}) as C2bBody

@@ -112,18 +112,21 @@ export function createCallbackAuth(cfg: PaymentSettings) {
     c2bUrl: (which: C2bUrlKind, tid: string, shortcode: string, nonce: string | null) =>
       `${cfg.callbackBase}/api/v1/payments/c2b/${which}?ref=${encodeURIComponent(shortcode)}&sig=${c2bToken(which, tid, shortcode, nonce)}`,
 
-    /** Checks a C2B URL's token against the shortcode's holder and nonce now; 401 otherwise. */
-    checkC2bToken(
+    /**
+     * Checks a C2B URL's token against the shortcode's holder and nonce now (401 otherwise);
+     * returns what `holderOf` found with them (read once).
+     */
+    checkC2bToken<H>(
       which: C2bUrlKind,
       query: Record<string, string | undefined>,
-      holderOf: (shortcode: string) => { tid: string; nonce: string | null } | null,
-    ): { tid: string; ref: string } {
+      holderOf: (shortcode: string) => { tid: string; nonce: string | null; holder: H } | null,
+    ): { tid: string; ref: string; holder: H } {
       const { ref, sig } = query
       if (!ref || !sig) throw new InvalidCallback('the callback token is missing')
-      const holder = holderOf(ref)
-      if (!holder || !sameBytes(sig, c2bToken(which, holder.tid, ref, holder.nonce)))
+      const held = holderOf(ref)
+      if (!held || !sameBytes(sig, c2bToken(which, held.tid, ref, held.nonce)))
         throw new InvalidCallback('the callback token is invalid')
-      return { tid: holder.tid, ref }
+      return { tid: held.tid, ref, holder: held.holder }
     },
 
     /**
