@@ -1,4 +1,4 @@
-import type { providerRequests } from '../../schema/payment/tables.ts'
+import { providerRequests } from '../../schema/payment/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import { AppError } from '../kernel/errors.ts'
 import { newId } from '../kernel/ids.ts'
@@ -8,7 +8,7 @@ import type { AsyncAccepted, AsyncInput } from './daraja-business.ts'
 import type { PaymentDeps } from './deps.ts'
 import { grouped } from './grouped.ts'
 import { mayHaveReached } from './initiate.ts'
-import type { Narrow, SqlRow } from './sql-row.ts'
+import { insertRow, type Narrow, type SqlRow } from './sql-row.ts'
 
 /**
  * Requests answered later at a ResultURL (Transaction Status, Account Balance, Reversal, and the
@@ -65,12 +65,20 @@ export function recordRequest(
   const { db, tid, kind, request, actorId } = input
   const id = newId('req')
   const at = deps.nowIso()
-  db.sqlite
-    .query(
-      `INSERT INTO provider_requests (id, tenant_id, kind, status, request, user_id, created_at, updated_at)
-         VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)`,
-    )
-    .run(id, tid, kind, JSON.stringify(request), actorId, at, at)
+  insertRow(db, providerRequests, {
+    id,
+    tenant_id: tid,
+    kind,
+    conversation_id: null,
+    status: 'pending',
+    request: JSON.stringify(request),
+    result_code: null,
+    result_desc: null,
+    result: null,
+    user_id: actorId,
+    created_at: at,
+    updated_at: at,
+  })
   appendAudit(db, {
     tenantId: tid,
     entity: ENTITY,
