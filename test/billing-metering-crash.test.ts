@@ -163,8 +163,17 @@ describe('billing metering across a crash', () => {
       'the push to settle',
     )
     await expectMetered(before + 1)
-    // The push itself is never metered twice (billing's `payments` usage).
+    // The push itself is metered once (billing's `payments` usage): not twice, and not left out
+    // because its answer was lost and reconciliation, not the provider's answer, settled it.
+    await eventually(
+      async () =>
+        (await admin.get(`/api/v1/billing/usage/${TENANT}`)).body.metrics.payments.used ===
+        paymentsBefore + 1,
+      30_000,
+      'the push metered once',
+    )
+    await expectMetered(before + 1)
     const res = await admin.get(`/api/v1/billing/usage/${TENANT}`)
-    expect(res.body.metrics.payments.used).toBeLessThanOrEqual(paymentsBefore + 1)
+    expect(res.body.metrics.payments.used).toBe(paymentsBefore + 1)
   }, 150_000)
 })

@@ -16,7 +16,7 @@ import {
   type PaymentRow,
   statusOfResult,
 } from './rows.ts'
-import { emitPaymentFailed } from './transitions.ts'
+import { emitPaymentFailed, meterRequest } from './transitions.ts'
 
 /** The provider's final word on a request, from a callback, a B2C result or a query. */
 export interface Outcome {
@@ -119,6 +119,8 @@ function settlePayment(deps: PaymentDeps, db: Db, tid: string, id: string, o: Ou
     at,
     receipt: ok ? { mpesa_receipt_number: o.receipt } : {},
   })
+  // A push whose answer was lost never passed markAccepted: it is metered when it settles charged.
+  if (ok && !p.checkout_request_id) meterRequest(deps, db, tid)
   if (ok) emitSuccess(deps, db, paymentTransaction(p, txnId!, o, at))
   else emitPaymentFailed(deps, db, p, status, o.code, o.desc)
   return true
@@ -151,6 +153,7 @@ function settleDisbursement(
     receipt: { transaction_receipt: o.receipt },
   })
   const reference = d.occasion ?? d.remarks.slice(0, 12)
+  if (ok && !d.conversation_id) meterRequest(deps, db, tid)
   if (ok) emitSuccess(deps, db, disbursementTransaction(d, txnId!, o, at, reference))
   else {
     const data: PaymentFailedEvent = {

@@ -78,12 +78,20 @@ export function markAccepted(
     actor: c.actor,
     at: c.at,
   })
+  meterRequest(deps, db, c.tid)
+  return true
+}
+
+/**
+ * Billing's `payments` usage for one request the provider took: emitted once, when its id is
+ * recorded (markAccepted) or, for a request whose answer was lost, when it settles as charged.
+ */
+export function meterRequest(deps: PaymentDeps, db: Db, tenantId: string): void {
   emitEvent(
     db,
-    { topic: topics.usage, tenantId: c.tid, data: { metric: 'payments', quantity: 1 } },
+    { topic: topics.usage, tenantId, data: { metric: 'payments', quantity: 1 } },
     deps.ctx.clock,
   )
-  return true
 }
 
 /** The audit row of a change, in the transaction that makes it. */
