@@ -2,6 +2,7 @@ import { describe, expect, it } from 'bun:test'
 import { join } from 'node:path'
 
 const root = join(import.meta.dir, '..', '..')
+const lazyModule = join(import.meta.dir, 'jspdf.ts')
 
 /** What a fresh process has loaded after importing `modules`, then after making one PDF. */
 function probe(modules: string[]): { atStart: boolean; afterPdf: boolean; pdf: string } {
@@ -9,7 +10,7 @@ function probe(modules: string[]): { atStart: boolean; afterPdf: boolean; pdf: s
     const loaded = () => Object.keys(require.cache).some((k) => k.includes('/node_modules/jspdf/'))
     for (const m of ${JSON.stringify(modules)}) await import(m)
     const atStart = loaded()
-    const { jsPDF } = await import('./services/kernel/jspdf.ts')
+    const { jsPDF } = await import(${JSON.stringify(lazyModule)})
     const doc = new jsPDF({ unit: 'mm', format: 'a4' })
     doc.text('hello', 10, 10)
     const pdf = Buffer.from(doc.output('arraybuffer')).subarray(0, 5).toString('latin1')
