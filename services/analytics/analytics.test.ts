@@ -11,7 +11,7 @@ import { KIND_ROLE, KINDS } from '../../schema/vocabulary.ts'
 import { api } from '../../test/support/client.ts'
 import { newId } from '../kernel/ids.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { subscribeTransactions } from './events.ts'
+import { subscribeTransactions } from './consumers.ts'
 import { createAnalyticsApp } from './routes.ts'
 
 const NAIROBI = 3 * 3600_000

@@ -3,7 +3,7 @@ import { migrations } from '../../schema/analytics/migrations.ts'
 import type { Db } from '../kernel/db.ts'
 import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
 import { MAX_THREADS, MIN_ROWS, stopCheckpointers } from './checkpoints.ts'
-import { consumeTransactions } from './events.ts'
+import { consumeTransactions } from './consumers.ts'
 
 const threshold = (db: Db) =>
   db.sqlite.query<{ wal_autocheckpoint: number }, []>('PRAGMA wal_autocheckpoint').get()!

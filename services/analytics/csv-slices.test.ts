@@ -6,7 +6,7 @@ import type { TransactionEvent } from '../../schema/events.ts'
 import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
 import { timeZone } from '../kernel/time-zone.ts'
 import { sliceCutter, writeSlices } from './csv-slices.ts'
-import { consumeTransactions } from './events.ts'
+import { consumeTransactions } from './consumers.ts'
 import { exportCsv } from './export.ts'
 import type { Scope } from './summary.ts'
 

@@ -5,7 +5,7 @@ import { api } from '../../test/support/client.ts'
 import { newId } from '../kernel/ids.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { cleanName } from './customers.ts'
-import { subscribeTransactions } from './events.ts'
+import { subscribeTransactions } from './consumers.ts'
 import { createAnalyticsApp } from './routes.ts'
 
 let seq = 0

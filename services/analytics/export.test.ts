@@ -7,7 +7,7 @@ import { newId } from '../kernel/ids.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { neutraliseCell, unparsePage } from './csv.ts'
 import type { CustomerView } from './customers.ts'
-import { subscribeTransactions } from './events.ts'
+import { subscribeTransactions } from './consumers.ts'
 import { exportPdf, filterLines, type ReportFilters } from './export-pdf.ts'
 import { createAnalyticsApp } from './routes.ts'
 

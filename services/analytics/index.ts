@@ -1,6 +1,6 @@
 import { defineService, type NoSettings } from '../kernel/context.ts'
 import { stopCheckpointers } from './checkpoints.ts'
-import { subscribeTransactions } from './events.ts'
+import { subscribeTransactions } from './consumers.ts'
 import { createAnalyticsApp } from './routes.ts'
 
 export default defineService<NoSettings>({

@@ -5,7 +5,7 @@ import type { TransactionEvent } from '../../schema/events.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { timeZone } from '../kernel/time-zone.ts'
 import { counterpartyTotals } from './customers.ts'
-import { consumeTransactions } from './events.ts'
+import { consumeTransactions } from './consumers.ts'
 
 const TABLES = [
   'transactions',
