@@ -146,7 +146,8 @@ describe('a CSV statement read on a thread of its own', () => {
   it('ends a read that grows the process past its memory bound with a 422 naming the limit', async () => {
     const read = streamStatementOnThread(new Blob([csv]), {
       timeZone,
-      onChunk: () => {},
+      // Slow to store, so the read outlasts a few of the memory checks (every 50 ms).
+      onChunk: () => Bun.sleep(10),
       bounds: { maxMemoryBytes: 1 },
     })
     await expect(read).rejects.toMatchObject({
@@ -165,5 +166,32 @@ describe('a CSV statement read on a thread of its own', () => {
       code: 'STATEMENT_TOO_LARGE',
       extra: { limit: 'time' },
     })
+  })
+
+  it('reads again on a kept thread as on a new one, and never keeps one whose read failed', async () => {
+    const rowsOf = async () => {
+      let n = 0
+      await streamStatementOnThread(new Blob([csv]), {
+        timeZone,
+        onChunk: (c) => {
+          n += c.rows.length
+        },
+      })
+      return n
+    }
+    const first = await rowsOf()
+    expect(await rowsOf()).toBe(first)
+    const failed = await streamStatementOnThread(new Blob([csv]), {
+      timeZone,
+      onChunk: () => {
+        throw new Error('disk I/O error')
+      },
+    }).then(
+      () => null,
+      (e: Error) => e.message,
+    )
+    expect(failed).toBe('disk I/O error')
+    expect(await rowsOf()).toBe(first)
+    expect(await rowsOf()).toBe(first)
   })
 })

@@ -47,6 +47,7 @@ export function streamStatementOnThread(
     specifier,
     start,
     what: 'statement',
+    keep: true,
     onChunk: opts.onChunk,
     signal: opts.signal,
     fallback: () => readFile(file, opts),

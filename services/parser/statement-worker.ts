@@ -16,12 +16,14 @@ export type FromWorker = Exclude<FromReadThread, { page: number }>
 
 declare const self: Worker
 const post = (m: FromWorker) => self.postMessage(m)
-const chunks = chunkPoster(post)
+// A new poster for each read: a kept thread (read-thread.ts) starts every read with full credit.
+let chunks = chunkPoster(post)
 
 self.onmessage = (e: MessageEvent<ToWorker>) => {
   const m = e.data
-  if ('ack' in m) chunks.ack()
-  else void read(m.file, m.timeZone, m.ids, m.now, m.sheet === true)
+  if ('ack' in m) return chunks.ack()
+  chunks = chunkPoster(post)
+  void read(m.file, m.timeZone, m.ids, m.now, m.sheet === true)
 }
 
 async function read(
