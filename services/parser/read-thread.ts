@@ -86,7 +86,8 @@ export function runReadThread(run: ReadThreadRun): Promise<StatementRead> {
     }
     const end = (err: unknown, read?: StatementRead) => {
       if (over) return
-      finish(read !== undefined)
+      // A file that held no statement (a spreadsheet bomb, say) leaves its thread unkept.
+      finish(read?.headerFound === true)
       if (read) resolve(read)
       else reject(err)
     }

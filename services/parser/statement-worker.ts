@@ -44,4 +44,7 @@ async function read(
   } catch (err) {
     post({ error: toWire(err) })
   }
+  // The thread may be kept for the next read (read-thread.ts): what this one held goes now, not
+  // whenever the idle thread's collector would have run.
+  Bun.gc(true)
 }
