@@ -144,10 +144,15 @@ describe('a CSV statement read on a thread of its own', () => {
   })
 
   it('ends a read that grows the process past its memory bound with a 422 naming the limit', async () => {
+    // Each chunk is slow to store and grows the process, so the read outlasts a memory check
+    // (every 50 ms) and the process has grown when it comes, on a warm kept thread as on a cold one.
+    const held: Uint8Array[] = []
     const read = streamStatementOnThread(new Blob([csv]), {
       timeZone,
-      // Slow to store, so the read outlasts a few of the memory checks (every 50 ms).
-      onChunk: () => Bun.sleep(10),
+      onChunk: async () => {
+        held.push(new Uint8Array(8 * 2 ** 20).fill(1))
+        await Bun.sleep(120)
+      },
       bounds: { maxMemoryBytes: 1 },
     })
     await expect(read).rejects.toMatchObject({
@@ -159,7 +164,8 @@ describe('a CSV statement read on a thread of its own', () => {
   it('ends a read that runs past its time with a 422 naming the limit', async () => {
     const read = streamStatementOnThread(new Blob([csv]), {
       timeZone,
-      onChunk: () => Bun.sleep(20),
+      // One chunk alone outlasts the bound, however fast a warm thread reads.
+      onChunk: () => Bun.sleep(150),
       bounds: { timeoutMs: 30 },
     })
     await expect(read).rejects.toMatchObject({
