@@ -384,6 +384,12 @@ describe('payments end to end through the gateway', () => {
   })
 
   it('runs reconciliation from the CLI and the audit chain verifies, then breaks visibly when a row is edited', async () => {
+    // A settled payment of its own to edit below.
+    const own = await push(acme, '254712345678', { account_reference: 'AUDIT-1' })
+    expect(own.status).toBe(202)
+    expect(await finalStatus(acme, own.body.checkout_request_id)).toMatchObject({
+      status: 'success',
+    })
     const env = {
       ...process.env,
       MMP_PORT_OFFSET: String(p.offset),
@@ -415,7 +421,7 @@ describe('payments end to end through the gateway', () => {
     edit.run('PRAGMA busy_timeout = 5000')
     const paid = edit
       .query<{ id: string; amount_cents: number }, []>(
-        "SELECT id, amount_cents FROM payments WHERE status = 'success' LIMIT 1",
+        "SELECT id, amount_cents FROM payments WHERE status = 'success' AND account_reference = 'AUDIT-1' LIMIT 1",
       )
       .get()!
     edit.run('UPDATE payments SET amount_cents = ? WHERE id = ?', [paid.amount_cents * 10, paid.id])

@@ -241,7 +241,8 @@ export function createServiceClient(
       if (requestId) headers['x-request-id'] = requestId
       const trace = opts.from?.headers.get('traceparent')
       if (trace && !headers.traceparent) headers.traceparent = trace
-      headers['x-request-deadline'] = String(Date.now() + remaining)
+      // The caller's own deadline passes on unchanged (recomputing it from `remaining` drifts).
+      headers['x-request-deadline'] = String(deadline ?? Date.now() + remaining)
       if (hop) {
         const signed = new Headers(headers)
         hop.sign(signed)

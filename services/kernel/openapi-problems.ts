@@ -209,7 +209,7 @@ export function errorResponses(route: Route | undefined, op: Obj, method: string
     })
   if (body) out['413'] = problem('PAYLOAD_TOO_LARGE: the body is over its route limit')
   if (body || hasParams) out['422'] = problem('VALIDATION_FAILED', {}, 'ValidationProblem')
-  if (!route || route.access !== 'provider')
+  if (route?.access !== 'provider')
     out['429'] = problem('RATE_LIMITED', { ...rateHeaders, 'Retry-After': ref('Retry-After') })
   out.default = problem(
     'Any other error (405 with Allow, 421 TENANT_ELSEWHERE from an instance that does not own the tenant, 5xx): problem+json',
