@@ -2,8 +2,7 @@ import type { TransactionView } from '../../schema/analytics/views.ts'
 import { Forbidden } from '../kernel/errors.ts'
 import { centsOf, round2, toMajor } from '../kernel/money.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
-import { DEFAULT_TIMEZONE } from '../kernel/time-zone.ts'
-import { localToUtc } from './local-time.ts'
+import { DEFAULT_TIMEZONE, timeZone as zoneOf } from '../kernel/time-zone.ts'
 
 /**
  * What the parser stores as a demo row's `source`: demo rows are not metered (no
@@ -192,7 +191,14 @@ function generateDays(opts: DemoOptions): Array<DemoTransaction & { daysBeforeEn
     const weekday = day.getUTCDay()
     const lastDay = new Date(Date.UTC(year, month, 0)).getUTCDate()
     const at = (hour: number, minute = Math.floor(rnd() * 60)) =>
-      localToUtc(tz, year, month, date, hour, minute, Math.floor(rnd() * 60))!
+      zoneOf(tz).localToUtc({
+        year,
+        month,
+        day: date,
+        hour,
+        minute,
+        second: Math.floor(rnd() * 60),
+      })!
     const add = (
       hour: number,
       amount: number,

@@ -1,5 +1,5 @@
 import { parseAmountText } from '../kernel/money.ts'
-import { localToUtc } from './local-time.ts'
+import { timeZone as zoneOf } from '../kernel/time-zone.ts'
 import type { ParsedTransaction } from './parsed.ts'
 import {
   balanceOf,
@@ -38,7 +38,7 @@ function timeOf(text: string, timeZone: string, now: string): When | null {
   const half = m[6]?.toUpperCase()
   if (half === 'P' && hour < 12) hour += 12
   if (half === 'A' && hour === 12) hour = 0
-  const at = localToUtc(timeZone, year, +m[2]!, +m[1]!, hour, +m[5]!)
+  const at = zoneOf(timeZone).localToUtc({ year, month: +m[2]!, day: +m[1]!, hour, minute: +m[5]! })
   if (!at) return { refused: `the date ${shown} is not a real date` }
   if (year < 2007) return { refused: `the date ${shown} is before M-Pesa began (2007)` }
   if (Date.parse(at) > Date.parse(now) + 86_400_000)
