@@ -11,13 +11,19 @@ type IngestResult = IngestAnswer
 
 type Item = { transaction: ParsedTransaction; ref: { index: number }; derived?: boolean }
 
-function store(
-  ctx: ServiceContext,
-  input: { tenantId: string; userId: string; source: Source; demo?: boolean },
-  items: Item[],
-  errors: RowError[],
-  skipped: number,
-): IngestResult {
+function store({
+  ctx,
+  input,
+  items,
+  errors,
+  skipped,
+}: {
+  ctx: ServiceContext
+  input: { tenantId: string; userId: string; source: Source; demo?: boolean }
+  items: Item[]
+  errors: RowError[]
+  skipped: number
+}): IngestResult {
   assertEntitled(ctx.registry, input.tenantId, { write: true })
   const r =
     items.length > 0
@@ -58,7 +64,13 @@ export function ingestTransactions(
     else errors.push(r.error)
   })
   const { tenantId, userId, source, demo } = input
-  return store(ctx, { tenantId, userId, source, demo: demo === true }, items, errors, 0)
+  return store({
+    ctx,
+    input: { tenantId, userId, source, demo: demo === true },
+    items,
+    errors,
+    skipped: 0,
+  })
 }
 
 /** The charge a message states, as the 'charge' leg of the message's receipt. */
@@ -101,5 +113,5 @@ export function ingestSms(
     else errors.push({ index, message: r.message })
   })
   const { tenantId, userId } = input
-  return store(ctx, { tenantId, userId, source: 'sms' }, items, errors, skipped)
+  return store({ ctx, input: { tenantId, userId, source: 'sms' }, items, errors, skipped })
 }

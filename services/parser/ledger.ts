@@ -36,11 +36,9 @@ function recordReport(db: Db, tenantId: string, receipt: string, source: string)
  */
 export function matchReport(
   db: Db,
-  tenantId: string,
-  receipt: string,
-  source: string,
-  leg = '',
+  report: { tenantId: string; receipt: string; source: string; leg?: string },
 ): string | null {
+  const { tenantId, receipt, source, leg = '' } = report
   const owner = db.sqlite
     .query<{ id: string; source: string }, [string, string, string]>(OWNER)
     .get(tenantId, receipt, leg)
@@ -83,7 +81,7 @@ export function recordPayment(
         ctx.clock.now().toISOString(),
       )
     if (fresh.changes === 0) {
-      matchReport(db, tenantId, receipt, 'payment')
+      matchReport(db, { tenantId, receipt, source: 'payment' })
       return
     }
     emitEvent(

@@ -87,7 +87,13 @@ export function parseSms(raw: string, timeZone: string, now: string): SmsResult 
       'not a recognised M-Pesa confirmation: no wording this reader knows says how the money moved',
     )
   }
-  return readingToResult(found, text, receipt[1]!.toUpperCase(), timeZone, now)
+  return readingToResult({
+    r: found,
+    text,
+    receiptNumber: receipt[1]!.toUpperCase(),
+    timeZone,
+    now,
+  })
 }
 
 /** The first amount inside a wording's match. */
@@ -97,13 +103,19 @@ function amountIn(text: string, m: RegExpExecArray): Reading['amount'] {
   return { digits: a[1]!, atEnd: m.index + a.index + a[0].length >= text.length }
 }
 
-function readingToResult(
-  r: Reading,
-  text: string,
-  receiptNumber: string,
-  timeZone: string,
-  now: string,
-): SmsResult {
+function readingToResult({
+  r,
+  text,
+  receiptNumber,
+  timeZone,
+  now,
+}: {
+  r: Reading
+  text: string
+  receiptNumber: string
+  timeZone: string
+  now: string
+}): SmsResult {
   const isReversal = r.wording === 'reversal'
   let amount: number | null = null
   let direction = r.direction

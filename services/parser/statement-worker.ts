@@ -23,16 +23,22 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
   const m = e.data
   if ('ack' in m) return chunks.ack()
   chunks = chunkPoster(post)
-  void read(m.file, m.timeZone, m.ids, m.now, m.sheet === true)
+  void read({ file: m.file, timeZone: m.timeZone, ids: m.ids, now: m.now, sheet: m.sheet === true })
 }
 
-async function read(
-  file: Blob,
-  timeZone: string,
-  ids: boolean,
-  now: number | undefined,
-  sheet: boolean,
-): Promise<void> {
+async function read({
+  file,
+  timeZone,
+  ids,
+  now,
+  sheet,
+}: {
+  file: Blob
+  timeZone: string
+  ids: boolean
+  now: number | undefined
+  sheet: boolean
+}): Promise<void> {
   try {
     const done = await readFile(file, {
       timeZone,

@@ -118,7 +118,12 @@ export function rowWriter(deps: {
     result.duplicates++
     // Another channel's receipt: no new transaction, but what this report adds (a statement's
     // balance and Details) goes out under that transaction's id, unmetered.
-    const owner = matchReport(db, input.tenantId, receipt!, input.source, event.leg ?? '')
+    const owner = matchReport(db, {
+      tenantId: input.tenantId,
+      receipt: receipt!,
+      source: input.source,
+      leg: event.leg ?? '',
+    })
     if (owner) {
       result.matched++
       events.push({ ...event, transaction_id: owner, matched: true })
