@@ -4,8 +4,8 @@ import { type EventEnvelope, type TransactionEvent, topics } from '../../schema/
 import { api } from '../../test/support/client.ts'
 import { newId } from '../kernel/ids.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { cleanName } from './customers.ts'
 import { subscribeTransactions } from './consumers.ts'
+import { cleanName } from './customers.ts'
 import { createAnalyticsApp } from './routes.ts'
 
 let seq = 0

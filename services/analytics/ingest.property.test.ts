@@ -4,8 +4,8 @@ import { migrations } from '../../schema/analytics/migrations.ts'
 import type { TransactionEvent } from '../../schema/events.ts'
 import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { timeZone } from '../kernel/time-zone.ts'
-import { counterpartyTotals } from './customers.ts'
 import { consumeTransactions } from './consumers.ts'
+import { counterpartyTotals } from './customers.ts'
 
 const TABLES = [
   'transactions',
