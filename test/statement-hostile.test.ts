@@ -94,6 +94,9 @@ describe('hostile statement uploads at once', () => {
     console.log(
       `one hostile XLSX alone +${alone.mb.toFixed(0)} MB; eight hostile uploads at once +${many.mb.toFixed(0)} MB`,
     )
-    expect(many.mb).toBeLessThan(2 * alone.mb + 100)
+    // Two reads at once, plus what the eight requests themselves hold in this one process on
+    // their way to disk (two 19 MiB bodies among them) and the allocator's slack: 150 MB. Without
+    // the read gate six bombs read at once.
+    expect(many.mb).toBeLessThan(2 * alone.mb + 150)
   }, 180_000)
 })
