@@ -81,11 +81,14 @@ describe('mmp serve --workers 2', () => {
     const elapsed = (performance.now() - started) / 1000
     // A full bucket (rate × burst factor 1) and then the rate.
     const allowed = RATE + RATE * elapsed
-    expect(refused).toBeGreaterThan(0)
-    // Never more than one shared bucket admits; at least most of it where the clients asked for
-    // clearly more than that.
+    // Never more than one shared bucket admits. Where the clients asked for clearly more than
+    // that (a busy machine may not manage to within the time), some were refused and most of the
+    // bucket was admitted.
     expect(admitted).toBeLessThan(allowed * 1.1)
-    if (admitted + refused > allowed * 1.5) expect(admitted).toBeGreaterThan(allowed * 0.9)
+    if (admitted + refused > allowed * 1.5) {
+      expect(refused).toBeGreaterThan(0)
+      expect(admitted).toBeGreaterThan(allowed * 0.9)
+    }
     // Another tenant's bucket is its own.
     const other = await p.login(owner('duka').email, owner('duka').password)
     expect((await api(p.gateway, other).get('/api/v1/analytics/summary')).status).toBe(200)
