@@ -60,6 +60,9 @@ export function fakeClient() {
     changes,
     async call<T>(service: string, path: string, opts: CallOptions = {}): Promise<T> {
       calls.push({ service, path, opts })
+      // As the real client (services/kernel/http-client.ts): a call past its deadline is not made.
+      if (opts.deadline !== undefined && opts.deadline <= Date.now())
+        throw new AppError('TIMEOUT', `the deadline passed before calling ${service}`)
       const method = opts.method ?? 'GET'
       if (service === 'billing' && path === '/api/v1/billing/plans') {
         return { data: plans } as T

@@ -18,6 +18,15 @@ import type { JobView } from './model.ts'
 export type Job = typeof JobView.static
 type Stored = Job & { pid: number }
 
+/**
+ * What a job's work may ask of it: whether its request has already been answered 202. Until then
+ * the calls it makes carry the request's deadline; after, nobody waits on that deadline, and each
+ * call has the client's own timeout (`callOf` in routes-common.ts).
+ */
+export interface JobTurn {
+  detached(): boolean
+}
+
 /** Finished jobs are kept this long, then pruned as new ones start. */
 const KEEP_MS = 24 * 3600_000
 /** How long a request waits for the work before it answers 202 with the job. */
@@ -54,7 +63,7 @@ export function createJobs(dataDir: string, now: () => Date = () => new Date()) 
     async run<T>(
       kind: Job['kind'],
       tenantId: string,
-      work: () => Promise<T>,
+      work: (turn: JobTurn) => Promise<T>,
       waitMs = DEFAULT_WAIT_MS,
     ): Promise<{ done: true; value: T } | { done: false; job: Job }> {
       mkdirSync(dir, { recursive: true, mode: 0o700 })
@@ -77,7 +86,8 @@ export function createJobs(dataDir: string, now: () => Date = () => new Date()) 
         const end = now().toISOString()
         save({ ...job, ...patch, updated_at: end, finished_at: end })
       }
-      const running = work().then(
+      let detached = waitMs <= 0
+      const running = work({ detached: () => detached }).then(
         (value) => {
           finish({ status: 'succeeded', result: value as unknown })
           return value
@@ -88,7 +98,7 @@ export function createJobs(dataDir: string, now: () => Date = () => new Date()) 
         },
       )
       // Asked for the job at once (respond-async): answer it even when the work would be quick.
-      if (waitMs <= 0) {
+      if (detached) {
         running.catch(() => {})
         return { done: false, job: view(job) }
       }
@@ -103,6 +113,7 @@ export function createJobs(dataDir: string, now: () => Date = () => new Date()) 
         clearTimeout(timer)
       }
       // Answered 202: the outcome is the job's now, and an error is not the request's.
+      detached = true
       running.catch(() => {})
       return { done: false, job: view(job) }
     },
@@ -136,7 +147,7 @@ export interface JobRequest<T> {
   request: Request
   kind: Job['kind']
   tenantId: string
-  work: () => Promise<T>
+  work: (turn: JobTurn) => Promise<T>
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Actor } from '../kernel/roles.ts'
+import type { JobTurn } from './jobs.ts'
 import type { CallInfo } from './users.ts'
 
 /** The OpenAPI details of a tenant route that needs a bearer token. */
@@ -8,12 +9,24 @@ export const secured = (summary: string) => ({
   security: [{ bearer: [] }],
 })
 
-/** What a call to another part carries on the caller's behalf: token, request id, deadline. */
-export function callOf(actor: Actor, requestId: string, request: Request): CallInfo {
-  const deadline = Number(request.headers.get('x-request-deadline'))
+/**
+ * What a call to another part carries on the caller's behalf: token, request id, deadline. Work
+ * run as a job (`turn`) keeps the request's deadline only until the request is answered 202: a
+ * plan change queued behind a long move must still reach billing once nobody waits on it.
+ */
+export function callOf(
+  actor: Actor,
+  requestId: string,
+  request: Request,
+  turn?: JobTurn,
+): CallInfo {
+  const raw = Number(request.headers.get('x-request-deadline'))
+  const deadline = Number.isFinite(raw) && raw > 0 ? raw : undefined
   return {
     token: actor.token,
     requestId,
-    deadline: Number.isFinite(deadline) && deadline > 0 ? deadline : undefined,
+    get deadline() {
+      return turn?.detached() ? undefined : deadline
+    },
   }
 }

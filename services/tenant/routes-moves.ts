@@ -35,10 +35,10 @@ export function moveRoutes({
           request,
           kind: 'tier_move',
           tenantId: tenantFor(actor, assertTenantId(params.tenant_id, 'tenant_id')),
-          work: () =>
+          work: (turn) =>
             upgradeTenant({
               ctx,
-              call: callOf(actor, requestId, request),
+              call: callOf(actor, requestId, request, turn),
               actor,
               id: params.tenant_id,
               input: body,

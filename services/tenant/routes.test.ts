@@ -8,7 +8,7 @@ import { HANDOFF_PATHS } from '../kernel/handoff-routes.ts'
 import type { CallOptions } from '../kernel/http-client.ts'
 import type { Role } from '../kernel/roles.ts'
 import { ownerOf } from '../kernel/tenant-owner.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
+import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
 import { type FakeUser, fakeClient } from './fake-client.ts'
 import { createTenantsApp } from './routes.ts'
 import { tenantDb } from './store.ts'
@@ -224,6 +224,31 @@ describe('tenant service', () => {
     expect(order).toEqual(['pulled', 'billing asked'])
     const after = (await req('GET', '/api/v1/tenants/acme', admin)).body
     expect(after).toMatchObject({ plan: 'pro', isolation: 'schema', instances: { analytics: to } })
+  })
+
+  it('finishes a plan change it answered 202 for even when it waited past the request deadline', async () => {
+    const { move, openPull } = await moveWithPullHeld()
+    const admin = { tenantId: 'acme', role: 'Admin' as Role }
+    // The gateway gives the request 600 ms: it answers 202 after half of it, and the plan change
+    // waits behind the move for longer than the whole.
+    const answer = await req(
+      'PUT',
+      '/api/v1/tenants/acme/upgrade',
+      admin,
+      { plan: 'Pro' },
+      {
+        'x-request-deadline': String(Date.now() + 600),
+      },
+    )
+    expect(answer.status).toBe(202)
+    await new Promise((resolve) => setTimeout(resolve, 700))
+    openPull()
+    await move
+    const job = await eventually(async () => {
+      const r = await req('GET', `/api/v1/tenants/acme/jobs/${answer.body.id}`, admin)
+      return r.body.status !== 'running' ? r.body : null
+    }, 10_000)
+    expect(job).toMatchObject({ status: 'succeeded', result: { plan: 'pro', isolation: 'schema' } })
   })
 
   it('updates name, time zone and settings (Admin), mirrored to the placement', async () => {
