@@ -29,7 +29,7 @@ export async function takeB2cResult(
     const o = outcomeOfStatus(result, query.timeout === '1')
     const d = getDisbursement(db, tid, ref)
     if (o && d && OPEN.has(d.status) && !d.conversation_id)
-      await settle(deps, db, 'b2c', tid, ref, o)
+      await settle(deps, { db, kind: 'b2c', tid, id: ref }, o)
     return ACK
   }
   await awaitCall(deps, ref)
@@ -62,14 +62,20 @@ export async function takeB2cResult(
   const param = (k: string) =>
     (Array.isArray(params) ? params : [params]).find((i) => i?.Key === k)?.Value
   const publicName = param('ReceiverPartyPublicName')
-  await settle(deps, db, 'b2c', tid, ref, {
-    code: Number.isInteger(code) ? code : null,
-    desc: String(result.ResultDesc ?? (timedOut ? 'queue timeout' : '')),
-    receipt: (param('TransactionReceipt') ?? result.TransactionID ?? null) as string | null,
-    transactionDate: null,
-    counterpartyName:
-      typeof publicName === 'string' ? publicName.split(' - ').slice(1).join(' - ') || null : null,
-    via: timedOut ? 'queue timeout' : 'result',
-  })
+  await settle(
+    deps,
+    { db, kind: 'b2c', tid, id: ref },
+    {
+      code: Number.isInteger(code) ? code : null,
+      desc: String(result.ResultDesc ?? (timedOut ? 'queue timeout' : '')),
+      receipt: (param('TransactionReceipt') ?? result.TransactionID ?? null) as string | null,
+      transactionDate: null,
+      counterpartyName:
+        typeof publicName === 'string'
+          ? publicName.split(' - ').slice(1).join(' - ') || null
+          : null,
+      via: timedOut ? 'queue timeout' : 'result',
+    },
+  )
   return ACK
 }

@@ -55,12 +55,16 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
     const r = await deps.provider.stkQuery(p.checkout_request_id)
     if (r.state === 'processing') return 'pending'
     const m = r.resultCode === 0 ? (meta ?? NO_META) : NO_META
-    await settle(deps, db, 'stk', p.tenant_id, p.id, {
-      code: r.resultCode,
-      desc: r.resultDesc,
-      ...m,
-      via,
-    })
+    await settle(
+      deps,
+      { db, kind: 'stk', tid: p.tenant_id, id: p.id },
+      {
+        code: r.resultCode,
+        desc: r.resultDesc,
+        ...m,
+        via,
+      },
+    )
     return 'settled'
   }
 
@@ -114,7 +118,11 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
     const desc = String(cb.ResultDesc ?? '')
     if (!OPEN.has(p.status)) return ACK
     if (code !== 0) {
-      await settle(deps, db, 'stk', tid, p.id, { code, desc, ...NO_META, via: 'callback' })
+      await settle(
+        deps,
+        { db, kind: 'stk', tid, id: p.id },
+        { code, desc, ...NO_META, via: 'callback' },
+      )
       if (code === 2028)
         deps.alerts.raise(
           'provider_setup',
@@ -126,7 +134,11 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
     // callbacks). When it cannot confirm yet, keep what the callback said for reconciliation.
     const meta = metaOf((cb.CallbackMetadata as { Item?: unknown } | undefined)?.Item)
     if (signed) {
-      await settle(deps, db, 'stk', tid, p.id, { code: 0, desc, ...meta, via: 'signed callback' })
+      await settle(
+        deps,
+        { db, kind: 'stk', tid, id: p.id },
+        { code: 0, desc, ...meta, via: 'signed callback' },
+      )
       return ACK
     }
     let outcome: 'settled' | 'pending' = 'pending'

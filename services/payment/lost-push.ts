@@ -99,26 +99,34 @@ export async function settleLostPushes(deps: PaymentDeps, lost: LostPush[]): Pro
     const t = matchOf(p, txns, taken, next ? Date.parse(next) : undefined)
     if (t) {
       used.add(t.receipt)
-      const done = await settle(deps, db, 'stk', p.tenant_id, p.id, {
-        code: 0,
-        desc: "found in M-Pesa's own record of payments (Pull Transactions)",
-        receipt: t.receipt,
-        transactionDate: t.at.toISOString(),
-        counterpartyName: null,
-        via: 'pull transactions',
-      })
+      const done = await settle(
+        deps,
+        { db, kind: 'stk', tid: p.tenant_id, id: p.id },
+        {
+          code: 0,
+          desc: "found in M-Pesa's own record of payments (Pull Transactions)",
+          receipt: t.receipt,
+          transactionDate: t.at.toISOString(),
+          counterpartyName: null,
+          via: 'pull transactions',
+        },
+      )
       if (done) settled++
       continue
     }
     if (Date.parse(p.created_at) > now - lostAfterMs(deps)) continue
-    const done = await settle(deps, db, 'stk', p.tenant_id, p.id, {
-      code: null,
-      desc: 'M-Pesa has no payment for this request in its own record (Pull Transactions): nothing was charged',
-      receipt: null,
-      transactionDate: null,
-      counterpartyName: null,
-      via: 'pull transactions',
-    })
+    const done = await settle(
+      deps,
+      { db, kind: 'stk', tid: p.tenant_id, id: p.id },
+      {
+        code: null,
+        desc: 'M-Pesa has no payment for this request in its own record (Pull Transactions): nothing was charged',
+        receipt: null,
+        transactionDate: null,
+        counterpartyName: null,
+        via: 'pull transactions',
+      },
+    )
     if (done) settled++
   }
   return settled

@@ -30,21 +30,22 @@ export interface Outcome {
   via: string
 }
 
+/** The request an outcome settles: which kind, whose, which one, in which database. */
+interface Settling {
+  db: Db
+  kind: Kind
+  tid: string
+  id: string
+}
+
 /**
  * The one settle path (callbacks, B2C results and queries alike): an open payment or disbursement
  * moves to its final state with its audit row and its success or failed event, in one
  * transaction. False when it was already final, so a repeat changes nothing.
  */
-export async function settle(
-  deps: PaymentDeps,
-  db: Db,
-  kind: Kind,
-  tid: string,
-  id: string,
-  o: Outcome,
-): Promise<boolean> {
-  const done = await grouped(db, () =>
-    kind === 'stk' ? settlePayment(deps, db, tid, id, o) : settleDisbursement(deps, db, tid, id, o),
+export async function settle(deps: PaymentDeps, s: Settling, o: Outcome): Promise<boolean> {
+  const done = await grouped(s.db, () =>
+    s.kind === 'stk' ? settlePayment(deps, s, o) : settleDisbursement(deps, s, o),
   )
   if (done) faultPoint('payment.after_settle_commit')
   if (done && o.code === 0) deps.alerts.clear('provider_setup')
@@ -89,7 +90,7 @@ function auditSettled(
   })
 }
 
-function settlePayment(deps: PaymentDeps, db: Db, tid: string, id: string, o: Outcome): boolean {
+function settlePayment(deps: PaymentDeps, { db, tid, id }: Settling, o: Outcome): boolean {
   const p = getPayment(db, tid, id)
   if (!p || !OPEN.has(p.status)) return false
   const { status, ok, at, txnId } = ending(deps, id, o)
@@ -121,18 +122,12 @@ function settlePayment(deps: PaymentDeps, db: Db, tid: string, id: string, o: Ou
   })
   // A push whose answer was lost never passed markAccepted: it is metered when it settles charged.
   if (ok && !p.checkout_request_id) meterRequest(deps, db, tid)
-  if (ok) emitSuccess(deps, db, paymentTransaction(p, txnId!, o, at))
-  else emitPaymentFailed(deps, db, p, status, o.code, o.desc)
+  if (ok) emitSuccess(deps, db, paymentTransaction(p, { txnId: txnId!, o, at }))
+  else emitPaymentFailed(deps, db, { p, status, code: o.code, desc: o.desc })
   return true
 }
 
-function settleDisbursement(
-  deps: PaymentDeps,
-  db: Db,
-  tid: string,
-  id: string,
-  o: Outcome,
-): boolean {
+function settleDisbursement(deps: PaymentDeps, { db, tid, id }: Settling, o: Outcome): boolean {
   const d = getDisbursement(db, tid, id)
   if (!d || !OPEN.has(d.status)) return false
   const { status, ok, at, txnId } = ending(deps, id, o)
@@ -154,7 +149,7 @@ function settleDisbursement(
   })
   const reference = d.occasion ?? d.remarks.slice(0, 12)
   if (ok && !d.conversation_id) meterRequest(deps, db, tid)
-  if (ok) emitSuccess(deps, db, disbursementTransaction(d, txnId!, o, at, reference))
+  if (ok) emitSuccess(deps, db, disbursementTransaction(d, { txnId: txnId!, o, at }, reference))
   else {
     const data: PaymentFailedEvent = {
       checkout_request_id: d.id,
@@ -183,7 +178,14 @@ export const emitSuccess = (
   )
 }
 
-function paymentTransaction(p: PaymentRow, txnId: string, o: Outcome, at: string) {
+/** What a success event says of a settled request: its transaction id, outcome and time. */
+interface Settled {
+  txnId: string
+  o: Outcome
+  at: string
+}
+
+function paymentTransaction(p: PaymentRow, { txnId, o, at }: Settled) {
   return {
     tenant: p.tenant_id,
     transaction_id: txnId,
@@ -204,13 +206,7 @@ function paymentTransaction(p: PaymentRow, txnId: string, o: Outcome, at: string
   }
 }
 
-function disbursementTransaction(
-  d: DisbursementRow,
-  txnId: string,
-  o: Outcome,
-  at: string,
-  reference: string,
-) {
+function disbursementTransaction(d: DisbursementRow, { txnId, o, at }: Settled, reference: string) {
   return {
     tenant: d.tenant_id,
     transaction_id: txnId,

@@ -20,14 +20,15 @@ export interface Change {
   at: string
 }
 
-export function emitPaymentFailed(
-  deps: PaymentDeps,
-  db: Db,
-  p: PaymentRow,
-  status: string,
-  code: number | null,
-  desc: string,
-) {
+/** A payment's failure: the row, the status it ended in and the provider's code and words. */
+interface Failure {
+  p: PaymentRow
+  status: string
+  code: number | null
+  desc: string
+}
+
+export function emitPaymentFailed(deps: PaymentDeps, db: Db, { p, status, code, desc }: Failure) {
   const data: PaymentFailedEvent = {
     checkout_request_id: p.checkout_request_id ?? p.id,
     status,
@@ -140,5 +141,10 @@ export function markRejected(deps: PaymentDeps, db: Db, c: Change, reason: strin
     .run(reason, c.at, c.id)
   auditChange(db, c, { action: 'rejected', from: 'initiating', to: 'failed', detail: { reason } })
   if (c.kind === 'stk')
-    emitPaymentFailed(deps, db, getPayment(db, c.tid, c.id)!, 'failed', null, reason)
+    emitPaymentFailed(deps, db, {
+      p: getPayment(db, c.tid, c.id)!,
+      status: 'failed',
+      code: null,
+      desc: reason,
+    })
 }
