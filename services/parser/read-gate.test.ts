@@ -33,4 +33,18 @@ describe('the statement read gate', () => {
     const again = await gate.enter()
     again()
   })
+
+  it('tells its watcher every change of load and every refusal (what /metrics shows)', async () => {
+    const seen: string[] = []
+    const gate = createReadGate(
+      { ...opts, slots: 1, waiting: 1 },
+      { load: (r, w) => seen.push(`${r}+${w}`), refused: () => seen.push('refused') },
+    )
+    const first = await gate.enter()
+    const queued = gate.enter()
+    await gate.enter().catch(() => {})
+    first()
+    ;(await queued)()
+    expect(seen).toEqual(['1+0', '1+1', 'refused', '1+0', '0+0'])
+  })
 })

@@ -1,4 +1,5 @@
 import { AppError } from '../kernel/errors.ts'
+import { counter, gauge } from '../kernel/metrics.ts'
 
 /**
  * How many statement files one process reads at once. Each read runs on a thread of its own
@@ -29,9 +30,16 @@ export interface ReadGate {
   load(): { running: number; waiting: number }
 }
 
-export function createReadGate(opts: ReadGateOptions): ReadGate {
+/** What a gate tells its watcher (`/metrics`): every change of its load, and every refusal. */
+export interface ReadGateWatcher {
+  load(running: number, waiting: number): void
+  refused(): void
+}
+
+export function createReadGate(opts: ReadGateOptions, watcher?: ReadGateWatcher): ReadGate {
   let running = 0
   const queue: Array<() => void> = []
+  const changed = () => watcher?.load(running, queue.length)
   const release = () => {
     let freed = false
     return () => {
@@ -40,19 +48,23 @@ export function createReadGate(opts: ReadGateOptions): ReadGate {
       const next = queue.shift()
       if (next) next()
       else running--
+      changed()
     }
   }
-  const busy = () =>
-    new AppError(
+  const busy = () => {
+    watcher?.refused()
+    return new AppError(
       'SERVICE_UNAVAILABLE',
       `mmp is busy reading other statements right now, so yours was not imported: nothing was saved; send the same file again in ${opts.retryAfterS} seconds`,
       { headers: { 'Retry-After': String(opts.retryAfterS) } },
     )
+  }
   return {
     load: () => ({ running, waiting: queue.length }),
     enter(signal) {
       if (running < opts.slots) {
         running++
+        changed()
         return Promise.resolve(release())
       }
       if (queue.length >= opts.waiting) return Promise.reject(busy())
@@ -60,6 +72,7 @@ export function createReadGate(opts: ReadGateOptions): ReadGate {
         const leave = (err: unknown) => {
           const at = queue.indexOf(go)
           if (at >= 0) queue.splice(at, 1)
+          changed()
           clearTimeout(timer)
           signal?.removeEventListener('abort', aborted)
           reject(err)
@@ -74,10 +87,33 @@ export function createReadGate(opts: ReadGateOptions): ReadGate {
         const timer = setTimeout(() => leave(busy()), opts.waitMs)
         signal?.addEventListener('abort', aborted, { once: true })
         queue.push(go)
+        changed()
       })
     },
   }
 }
 
+const readsNow = gauge(
+  'mmp_statement_reads',
+  'Statement reads running, and uploads waiting for one, in this process',
+  ['state'],
+)
+const readsMost = gauge(
+  'mmp_statement_reads_most',
+  'The most statement reads that ran at once in one process since it started',
+)
+const readsRefused = counter(
+  'mmp_statement_reads_refused_total',
+  'Statement uploads answered 503 because every read and waiting place was taken',
+)
+let most = 0
+
 /** This process's statement reads (route and CLI imports alike). */
-export const statementReads = createReadGate(STATEMENT_READS)
+export const statementReads = createReadGate(STATEMENT_READS, {
+  load(running, waiting) {
+    readsNow.set({ state: 'running' }, running)
+    readsNow.set({ state: 'waiting' }, waiting)
+    if (running > most) readsMost.set((most = running))
+  },
+  refused: () => readsRefused.inc(),
+})
