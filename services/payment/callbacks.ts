@@ -6,7 +6,7 @@ import { parseDarajaTimestamp } from './daraja.ts'
 import type { PaymentDeps } from './deps.ts'
 import { answerLost, awaitCall, bindLost } from './lost-answer.ts'
 import type { ProviderIndex } from './provider-index.ts'
-import { getPayment, type Kind, OPEN, type PaymentRow } from './rows.ts'
+import { getPayment, OPEN, type PaymentRow } from './rows.ts'
 import { type Outcome, settle } from './settle.ts'
 
 const ACK = { ResultCode: 0, ResultDesc: 'Accepted' }
@@ -29,18 +29,20 @@ export function metaOf(items: unknown): SuccessMeta {
   }
 }
 
+/** An STK callback as it arrived: its URL query, body, source address and signature header. */
+interface StkCallbackRequest {
+  query: Record<string, string | undefined>
+  raw: unknown
+  sourceIp: string | null
+  requestId?: string | undefined
+  bodySignature?: string | null | undefined
+}
+
 const NO_META: SuccessMeta = { receipt: null, transactionDate: null, counterpartyName: null }
 
 /** The provider's callbacks and results: authenticate, bind a lost answer, settle. */
 export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: ProviderIndex) {
   const awaitInitiated = (ref: string) => awaitCall(deps, ref)
-  const bindLostAnswer = (
-    db: Db,
-    kind: Kind,
-    tid: string,
-    ref: string,
-    ids: { providerId: string; merchantId?: string },
-  ) => bindLost({ deps, index }, { db, kind, tid, ref, ids })
   const unanswered = (status: string, providerId: string | null, ref: string) =>
     answerLost(deps, { status, providerId, ref })
 
@@ -69,7 +71,14 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
   }
 
   /** Settles a payment from an STK query (a callback that said nothing); ACKs either way. */
-  async function settleByQuery(db: Db, tid: string, ref: string, via: string, requestId?: string) {
+  async function settleByQuery(q: {
+    db: Db
+    tid: string
+    ref: string
+    via: string
+    requestId?: string | undefined
+  }) {
+    const { db, tid, ref, via, requestId } = q
     await awaitInitiated(ref)
     const p = getPayment(db, tid, ref)
     if (p && OPEN.has(p.status) && p.checkout_request_id)
@@ -83,13 +92,8 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
     return ACK
   }
 
-  async function stkCallback(
-    query: Record<string, string | undefined>,
-    raw: unknown,
-    sourceIp: string | null,
-    requestId?: string,
-    bodySignature?: string | null,
-  ) {
+  async function stkCallback(c: StkCallbackRequest) {
+    const { query, raw, sourceIp, requestId, bodySignature } = c
     const { tid, ref } = auth.checkToken('stk', query)
     auth.checkSource(sourceIp)
     const signed = auth.checkBodySignature(raw, bodySignature)
@@ -98,17 +102,23 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
       ?.stkCallback
     const db = deps.tenantDb(tid)
     // An empty callback (seen from production): taken, and the provider is asked instead.
-    if (!cb) return settleByQuery(db, tid, ref, 'empty callback+query', requestId)
+    if (!cb) return settleByQuery({ db, tid, ref, via: 'empty callback+query', requestId })
     const checkoutId = cb.CheckoutRequestID
     if (typeof checkoutId !== 'string')
       throw new InvalidCallback('the callback names no CheckoutRequestID')
     await awaitInitiated(ref)
     let p = getPayment(db, tid, ref)
     if (p && unanswered(p.status, p.checkout_request_id, ref)) {
-      await bindLostAnswer(db, 'stk', tid, ref, {
-        providerId: checkoutId,
-        merchantId: String(cb.MerchantRequestID ?? ''),
-      })
+      await bindLost(
+        { deps, index },
+        {
+          db,
+          kind: 'stk',
+          tid,
+          ref,
+          ids: { providerId: checkoutId, merchantId: String(cb.MerchantRequestID ?? '') },
+        },
+      )
       p = getPayment(db, tid, ref)
     }
     if (!p || p.checkout_request_id !== checkoutId)

@@ -40,13 +40,13 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
         return answered(
           set,
           202,
-          await payments.stkPush(
+          await payments.stkPush({
             actor,
             body,
-            headers['idempotency-key'],
+            idemKey: headers['idempotency-key'],
             requestId,
-            ctx.hop?.trusted(request.headers, PURPOSE_HEADER) === INVOICE_PAYMENT,
-          ),
+            invoicePayment: ctx.hop?.trusted(request.headers, PURPOSE_HEADER) === INVOICE_PAYMENT,
+          }),
         )
       },
       {
@@ -88,7 +88,7 @@ export function createPaymentsApp(ctx: ServiceContext, payments: Payments) {
         return answered(
           set,
           202,
-          await payments.b2cPay(actor, body, headers['idempotency-key'], requestId),
+          await payments.b2cPay({ actor, body, idemKey: headers['idempotency-key'], requestId }),
         )
       },
       {
@@ -168,13 +168,13 @@ function callbackRoutes({
     .post(
       '/api/v1/payments/callback',
       ({ query, body, request, server, requestId }) =>
-        payments.stkCallback(
+        payments.stkCallback({
           query,
-          body,
-          sourceIp(ctx, request, server),
+          raw: body,
+          sourceIp: sourceIp(ctx, request, server),
           requestId,
-          request.headers.get('x-callback-signature'),
-        ),
+          bodySignature: request.headers.get('x-callback-signature'),
+        }),
       providerCallback(
         'Provider callback for STK push results; public, authenticated by the per-request token in its URL',
       ),

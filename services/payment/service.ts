@@ -22,7 +22,7 @@ import { createProviderRequests } from './provider-requests.ts'
 import { createQueries } from './queries.ts'
 import { createReconciler, reconcileAlerts } from './reconcile.ts'
 import type { PaymentSettings } from './settings.ts'
-import { startB2c, startStkPush } from './start.ts'
+import { type StartInput, startB2c, startStkPush } from './start.ts'
 import {
   type B2CBody,
   type SimulateC2bBody,
@@ -107,20 +107,10 @@ export function createPayments(
 
   const starting = { deps, auth, initiate }
   /** Starts an STK push (start.ts); the answer (202) is the payment's ids and status. */
-  const stkPush = (
-    actor: Actor,
-    body: StkPushBody,
-    idemKey: string | null | undefined,
-    requestId?: string,
-    invoicePayment = false,
-  ) => startStkPush(starting, { actor, body, idemKey, requestId, invoicePayment })
+  const stkPush = (input: StartInput<StkPushBody> & { invoicePayment?: boolean }) =>
+    startStkPush(starting, input)
   /** Starts a B2C disbursement (start.ts); the answer (202) is its ids and status. */
-  const b2cPay = (
-    actor: Actor,
-    body: B2CBody,
-    idemKey: string | null | undefined,
-    requestId?: string,
-  ) => startB2c(starting, { actor, body, idemKey, requestId })
+  const b2cPay = (input: StartInput<B2CBody>) => startB2c(starting, input)
 
   return {
     settings: deps.cfg,

@@ -20,7 +20,7 @@ export interface StartCtx {
 }
 
 /** One request to start: who asks, with which Idempotency-Key, under which request id. */
-interface StartInput<B> {
+export interface StartInput<B> {
   actor: Actor
   body: B
   idemKey: string | null | undefined
