@@ -110,10 +110,14 @@ function markRegistered(
       at: row.registered_at,
     })
     if (key)
-      storeAnswer(db, tid, ROUTE, key, {
-        ...shortcodeView(deps.cfg, row),
-        shown_once: shownOnceNotice(URL_FIELDS),
-      })
+      storeAnswer(
+        db,
+        { tid, route: ROUTE, key },
+        {
+          ...shortcodeView(deps.cfg, row),
+          shown_once: shownOnceNotice(URL_FIELDS),
+        },
+      )
   })
 }
 
@@ -124,7 +128,7 @@ function knownRegistration(
   k: { db: Db; tid: string; key: string; hash: string },
 ): ReturnType<typeof shortcodeView> | null {
   const { tid } = k
-  const row = readKey(k.db, tid, ROUTE, k.key, deps.ctx.clock.nowMs())
+  const row = readKey(k.db, { tid, route: ROUTE, key: k.key }, deps.ctx.clock.nowMs())
   const d = decideKey(row, k.hash, row ? registering.has(`${tid}:${row.ref}`) : false)
   if (d.action === 'new') return null
   if (d.action === 'replay') return d.body as ReturnType<typeof shortcodeView>
@@ -214,7 +218,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
     try {
       before = claimShortcode(deps, row)
     } catch (err) {
-      if (key) db.write(() => releaseKey(db, tid, ROUTE, key))
+      if (key) db.write(() => releaseKey(db, { tid, route: ROUTE, key }))
       throw err
     }
     registering.add(`${tid}:${shortcode}`)
@@ -222,7 +226,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
       await registerUrls(row, body.response_type)
     } catch (err) {
       restoreShortcode(deps, shortcode, before)
-      if (key) db.write(() => releaseKey(db, tid, ROUTE, key))
+      if (key) db.write(() => releaseKey(db, { tid, route: ROUTE, key }))
       throw new AppError(
         'BAD_GATEWAY',
         `the payment provider did not register the URLs: ${(err as Error).message}`,

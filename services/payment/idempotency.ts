@@ -57,11 +57,18 @@ export function decideKey(row: KeyRow | null, hash: string, running: boolean): K
 /** The kernel's check: null without a key, 422 past 255 characters. */
 export const checkKey = idempotencyKeyOf
 
+/** One idempotency key: whose it is, the route it was sent to, and the key itself. */
+export interface KeyRef {
+  tid: string
+  route: string
+  key: string
+}
+
 /**
  * The key's record. An answered key is kept 24 h like every create's (the kernel's retention);
  * a key whose provider request never got an answer stays bound until it is settled.
  */
-export function readKey(db: Db, tid: string, route: string, key: string, nowMs: number) {
+export function readKey(db: Db, { tid, route, key }: KeyRef, nowMs: number) {
   db.sqlite
     .query(
       'DELETE FROM idempotency_keys WHERE tenant_id = ? AND route = ? AND key = ? AND response_status IS NOT NULL AND created_at < ?',
@@ -75,10 +82,7 @@ export function readKey(db: Db, tid: string, route: string, key: string, nowMs: 
 }
 
 /** Binds the key to `ref`, inside the write that creates it; false when another request has it. */
-export function claimKey(
-  db: Db,
-  k: { tid: string; route: string; key: string; hash: string; ref: string; at: string },
-): boolean {
+export function claimKey(db: Db, k: KeyRef & { hash: string; ref: string; at: string }): boolean {
   return (
     db.sqlite
       .query(
@@ -89,7 +93,7 @@ export function claimKey(
 }
 
 /** Stores the answer the provider's acceptance produced, inside the write that records it. */
-export function storeAnswer(db: Db, tid: string, route: string, key: string, body: unknown) {
+export function storeAnswer(db: Db, { tid, route, key }: KeyRef, body: unknown) {
   db.sqlite
     .query(
       'UPDATE idempotency_keys SET response_status = 202, response_body = ? WHERE tenant_id = ? AND route = ? AND key = ?',
@@ -98,7 +102,7 @@ export function storeAnswer(db: Db, tid: string, route: string, key: string, bod
 }
 
 /** Frees the key: only for a request the provider certainly never received. */
-export function releaseKey(db: Db, tid: string, route: string, key: string) {
+export function releaseKey(db: Db, { tid, route, key }: KeyRef) {
   db.sqlite
     .query('DELETE FROM idempotency_keys WHERE tenant_id = ? AND route = ? AND key = ?')
     .run(tid, route, key)

@@ -63,7 +63,7 @@ export function createInitiator(deps: PaymentDeps, index: ProviderIndex) {
   /** The answer for a key already used, or null when the key is free. */
   async function answerKnownKey(r: Initiation, db: Db): Promise<unknown | null> {
     const route = KINDS[r.kind].route
-    const row = readKey(db, r.tid, route, r.key!, deps.ctx.clock.nowMs())
+    const row = readKey(db, { tid: r.tid, route, key: r.key! }, deps.ctx.clock.nowMs())
     const d = decideKey(row, r.hash, row ? deps.inflight.has(row.ref) : false)
     if (d.action === 'new') return null
     if (d.action === 'replay') return d.body
@@ -99,10 +99,10 @@ export function createInitiator(deps: PaymentDeps, index: ProviderIndex) {
         })
         await grouped(db, () => {
           markRejected(deps, db, change(r, id), describeRefusal(refusal, reason))
-          if (r.key) releaseKey(db, r.tid, route, r.key)
+          if (r.key) releaseKey(db, { tid: r.tid, route, key: r.key })
         })
         index.close([id])
-        throw refusalError(deps, r, id, refusal, reason)
+        throw refusalError(deps, r, { id, refusal, reason })
       }
       deps.ctx.log.warn(
         'the provider may have received a request whose answer was lost; unknown until its callback',
@@ -120,7 +120,7 @@ export function createInitiator(deps: PaymentDeps, index: ProviderIndex) {
     const answer = await grouped(db, () => {
       markAccepted(deps, db, change(r, id), ids)
       const body = r.answer(db, id)
-      if (r.key) storeAnswer(db, r.tid, route, r.key, body)
+      if (r.key) storeAnswer(db, { tid: r.tid, route, key: r.key }, body)
       return body
     })
     index.setProviderId(id, ids.providerId)
@@ -178,9 +178,7 @@ function describeRefusal(refusal: Refusal | null, reason: string): string {
 function refusalError(
   deps: PaymentDeps,
   r: Initiation,
-  id: string,
-  refusal: Refusal | null,
-  reason: string,
+  { id, refusal, reason }: { id: string; refusal: Refusal | null; reason: string },
 ): AppError {
   const extra = { payment_id: id, payment_status: 'failed' }
   if (refusal === 'credentials') {
