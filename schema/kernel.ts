@@ -49,6 +49,8 @@ export const idempotentRequests = sqliteTable(
     status: integer('status'),
     contentType: text('content_type'),
     body: text('body'),
+    /** The answer's `Location` (a created resource, a job to follow), replayed with it. */
+    location: text('location'),
     createdAt: integer('created_at').notNull(),
     lockedUntil: integer('locked_until').notNull(),
   },

@@ -38,8 +38,8 @@ describe('backups over HTTP', () => {
   })
 
   /** Starts a backup as `token`, asking for the job at once. */
-  const start = (token: string, body: unknown = {}) =>
-    api(p.gateway, token).post('/api/v1/backups', body, { prefer: 'respond-async' })
+  const start = (token: string, body: unknown = {}, headers: Record<string, string> = {}) =>
+    api(p.gateway, token).post('/api/v1/backups', body, { prefer: 'respond-async', ...headers })
   /** Follows a job answered 202 until it ends. */
   const follow = (location: string) =>
     eventually(
@@ -54,11 +54,19 @@ describe('backups over HTTP', () => {
   it('answers 202 with a job that ends with the backup written into backup.dir, which restores', async () => {
     const owner = await createTenantOwner(p, { id: 'bk-shop' })
     expect((await owner.admin.get('/api/v1/tenants/bk-shop')).status).toBe(200)
-    const res = await start(operator)
+    const key = { 'idempotency-key': 'backup-bk-shop-1' }
+    const res = await start(operator, {}, key)
     expect(res.status).toBe(202)
     expect(res.body).toMatchObject({ kind: 'backup', tenant_id: 'platform', status: 'running' })
     const location = res.headers.get('location')!
     expect(location).toBe(`/api/v1/tenants/platform/jobs/${res.body.id}`)
+    // A client that retries with its key gets the same job, and where to follow it.
+    const again = await start(operator, {}, key)
+    expect([again.status, again.body.id, again.headers.get('location')]).toEqual([
+      202,
+      res.body.id,
+      location,
+    ])
     const job = await follow(location)
     expect(job).toMatchObject({ status: 'succeeded', error: null })
     const b = job.result

@@ -10,6 +10,7 @@ import m6 from './migrations/0006_insights_index.sql' with { type: 'text' }
 import m7 from './migrations/0007_lean_rollups.sql' with { type: 'text' }
 import m8 from './migrations/0008_lean_daily_counterparties.sql' with { type: 'text' }
 import m9 from './migrations/0009_kinds.sql' with { type: 'text' }
+import m10 from './migrations/0010_idempotent_location.sql' with { type: 'text' }
 
 export const migrations: Migration[] = [
   { tag: '0000_init', sql: m0 },
@@ -22,4 +23,5 @@ export const migrations: Migration[] = [
   { tag: '0007_lean_rollups', sql: m7 },
   { tag: '0008_lean_daily_counterparties', sql: m8 },
   { tag: '0009_kinds', sql: m9 },
+  { tag: '0010_idempotent_location', sql: m10 },
 ]

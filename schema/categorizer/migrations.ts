@@ -4,10 +4,12 @@ import m0 from './migrations/0000_init.sql' with { type: 'text' }
 import m1 from './migrations/0001_ingest.sql' with { type: 'text' }
 import m2 from './migrations/0002_idempotent_requests.sql' with { type: 'text' }
 import m3 from './migrations/0003_ledger.sql' with { type: 'text' }
+import m4 from './migrations/0004_idempotent_location.sql' with { type: 'text' }
 
 export const migrations: Migration[] = [
   { tag: '0000_init', sql: m0 },
   { tag: '0001_ingest', sql: m1 },
   { tag: '0002_idempotent_requests', sql: m2 },
   { tag: '0003_ledger', sql: m3 },
+  { tag: '0004_idempotent_location', sql: m4 },
 ]

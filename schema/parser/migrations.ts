@@ -6,6 +6,7 @@ import m2 from './migrations/0002_idempotent_requests.sql' with { type: 'text' }
 import m3 from './migrations/0003_ledger.sql' with { type: 'text' }
 import m4 from './migrations/0004_lean_transactions.sql' with { type: 'text' }
 import m5 from './migrations/0005_receipt_legs.sql' with { type: 'text' }
+import m6 from './migrations/0006_idempotent_location.sql' with { type: 'text' }
 
 export const migrations: Migration[] = [
   { tag: '0000_init', sql: m0 },
@@ -14,4 +15,5 @@ export const migrations: Migration[] = [
   { tag: '0003_ledger', sql: m3 },
   { tag: '0004_lean_transactions', sql: m4 },
   { tag: '0005_receipt_legs', sql: m5 },
+  { tag: '0006_idempotent_location', sql: m6 },
 ]

@@ -8,6 +8,7 @@ import m4 from './migrations/0004_c2b.sql' with { type: 'text' }
 import m5 from './migrations/0005_idempotent_requests.sql' with { type: 'text' }
 import m6 from './migrations/0006_payment_owner_alerts.sql' with { type: 'text' }
 import m7 from './migrations/0007_c2b_verification.sql' with { type: 'text' }
+import m8 from './migrations/0008_idempotent_location.sql' with { type: 'text' }
 
 export const migrations: Migration[] = [
   { tag: '0000_init', sql: m0 },
@@ -18,4 +19,5 @@ export const migrations: Migration[] = [
   { tag: '0005_idempotent_requests', sql: m5 },
   { tag: '0006_payment_owner_alerts', sql: m6 },
   { tag: '0007_c2b_verification', sql: m7 },
+  { tag: '0008_idempotent_location', sql: m8 },
 ]

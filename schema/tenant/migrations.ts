@@ -7,6 +7,7 @@ import m3 from './migrations/0003_plan_tier.sql' with { type: 'text' }
 import m4 from './migrations/0004_plan_revision.sql' with { type: 'text' }
 import m5 from './migrations/0005_idempotent_requests.sql' with { type: 'text' }
 import m6 from './migrations/0006_tenant_instances.sql' with { type: 'text' }
+import m7 from './migrations/0007_idempotent_location.sql' with { type: 'text' }
 
 export const migrations: Migration[] = [
   { tag: '0000_init', sql: m0 },
@@ -16,4 +17,5 @@ export const migrations: Migration[] = [
   { tag: '0004_plan_revision', sql: m4 },
   { tag: '0005_idempotent_requests', sql: m5 },
   { tag: '0006_tenant_instances', sql: m6 },
+  { tag: '0007_idempotent_location', sql: m7 },
 ]

@@ -5,6 +5,7 @@ import m1 from './migrations/0001_deliveries.sql' with { type: 'text' }
 import m2 from './migrations/0002_idempotent_requests.sql' with { type: 'text' }
 import m3 from './migrations/0003_drop_due_index.sql' with { type: 'text' }
 import m4 from './migrations/0004_dispatcher_owner.sql' with { type: 'text' }
+import m5 from './migrations/0005_idempotent_location.sql' with { type: 'text' }
 
 export const migrations: Migration[] = [
   { tag: '0000_init', sql: m0 },
@@ -12,4 +13,5 @@ export const migrations: Migration[] = [
   { tag: '0002_idempotent_requests', sql: m2 },
   { tag: '0003_drop_due_index', sql: m3 },
   { tag: '0004_dispatcher_owner', sql: m4 },
+  { tag: '0005_idempotent_location', sql: m5 },
 ]

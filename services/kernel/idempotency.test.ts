@@ -31,6 +31,7 @@ const app = createServiceApp(kit.ctx, { title: 'Test' })
       if (body.name === 'missing') throw new NotFound('thing', body.name)
       if (body.name === 'crash') throw new Error('boom')
       set.status = 201
+      set.headers.location = `/api/v1/test/things/thing_${effects}`
       return { id: `thing_${effects}`, name: body.name }
     },
     {
@@ -72,6 +73,9 @@ describe('Idempotency-Key on a create', () => {
     expect(await second.json()).toEqual(await first.json())
     expect(second.headers.get(REPLAYED_HEADER)).toBe('true')
     expect(first.headers.get(REPLAYED_HEADER)).toBeNull()
+    // Where the created thing (or a job to follow) lives comes back too.
+    expect(first.headers.get('location')).toStartWith('/api/v1/test/things/thing_')
+    expect(second.headers.get('location')).toBe(first.headers.get('location'))
     expect(effects - before).toBe(1)
   })
 

@@ -63,6 +63,7 @@ interface Row {
   status: number | null
   content_type: string | null
   body: string | null
+  location: string | null
   created_at: number
   locked_until: number
 }
@@ -161,6 +162,7 @@ export function createIdempotency(ctx: ServiceContext<unknown>) {
       status: row.status ?? 200,
       headers: {
         'content-type': row.content_type ?? 'application/json',
+        ...(row.location ? { location: row.location } : {}),
         [REPLAYED_HEADER]: 'true',
         ...(request.headers.get('x-request-id')
           ? { 'x-request-id': request.headers.get('x-request-id')! }
@@ -183,7 +185,7 @@ export function createIdempotency(ctx: ServiceContext<unknown>) {
     // and INSERT OR IGNORE settles a race with another worker on the same file.
     const row = db.sqlite
       .query<Row, [string, string, string]>(
-        'SELECT request_hash, status, content_type, body, created_at, locked_until FROM idempotent_requests WHERE tenant_id = ? AND route = ? AND key = ?',
+        'SELECT request_hash, status, content_type, body, location, created_at, locked_until FROM idempotent_requests WHERE tenant_id = ? AND route = ? AND key = ?',
       )
       .get(...scope)
     if (row && row.created_at >= now - IDEMPOTENCY_RETENTION_MS) {
@@ -267,12 +269,13 @@ export function createIdempotency(ctx: ServiceContext<unknown>) {
       const body = withoutSecrets(await response.clone().text(), claim.shownOnce)
       claim.db.sqlite
         .query(
-          'UPDATE idempotent_requests SET status = ?, content_type = ?, body = ? WHERE tenant_id = ? AND route = ? AND key = ? AND locked_until = ?',
+          'UPDATE idempotent_requests SET status = ?, content_type = ?, body = ?, location = ? WHERE tenant_id = ? AND route = ? AND key = ? AND locked_until = ?',
         )
         .run(
           response.status,
           response.headers.get('content-type') ?? 'application/json',
           body,
+          response.headers.get('location'),
           ...scope,
         )
       return response

@@ -57,18 +57,22 @@ export function idempotentMacro({
           async afterHandle(c: {
             request: Request
             response?: unknown
-            set: { status?: number | string }
+            set: { status?: number | string; headers?: Record<string, string | number> }
           }) {
             if (!idem.claimed(c.request)) return
             const value = c.response
             const status = typeof c.set.status === 'number' ? c.set.status : 200
+            const location = c.set.headers?.location
             await idem.settle(
               c.request,
               value instanceof Response
                 ? value
                 : new Response(JSON.stringify(value ?? null), {
                     status,
-                    headers: { 'content-type': 'application/json' },
+                    headers: {
+                      'content-type': 'application/json',
+                      ...(location ? { location: String(location) } : {}),
+                    },
                   }),
             )
           },
