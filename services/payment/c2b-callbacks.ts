@@ -124,13 +124,14 @@ function c2bRowOf(
 }
 
 /** Validation and confirmation of customer-initiated payments to registered shortcodes. */
-export function createC2bCallbacks(
-  deps: PaymentDeps,
-  auth: CallbackAuth,
-  accounts: Accounts,
-  verifier: C2bVerifier,
-  requests: Pick<ProviderRequests, 'recordIn' | 'send'>,
-) {
+export function createC2bCallbacks(parts: {
+  deps: PaymentDeps
+  auth: CallbackAuth
+  accounts: Accounts
+  verifier: C2bVerifier
+  requests: Pick<ProviderRequests, 'recordIn' | 'send'>
+}) {
+  const { deps, auth, accounts, verifier, requests } = parts
   /**
    * The URL token (its own for each URL) names the tenant and shortcode; the shortcode must still
    * be that tenant's. Confirmations to a shortcode nobody can query must come from the provider.
@@ -247,16 +248,18 @@ export function createC2bCallbacks(
       if (status === 'unverified') verifier.emit(db, c2b, false)
       // Its status query is recorded in the same commit, and asked after it.
       return status === 'received' && initiator
-        ? requests.recordIn(db, tid, 'verify', verify, null)
+        ? requests.recordIn({ db, tid, kind: 'verify', request: verify, actorId: null })
         : null
     })
     if (verifyId && initiator)
       // A provider that cannot be reached leaves it `received` (asked again: c2b-requery.ts).
       void requests
-        .send(tid, verifyId, 'verify', verify, {
-          actorId: null,
-          remarks: 'C2B confirmation check',
-          initiator,
+        .send({
+          tid,
+          id: verifyId,
+          kind: 'verify',
+          request: verify,
+          opts: { actorId: null, remarks: 'C2B confirmation check', initiator },
         })
         .catch((err) => {
           deps.ctx.log.warn('the C2B confirmation could not be verified yet', {

@@ -116,11 +116,9 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
    */
   function moveIn(
     db: Db,
-    tid: string,
-    transId: string,
-    to: C2bRow['status'],
-    reason: string | null,
+    m: { tid: string; transId: string; to: C2bRow['status']; reason: string | null },
   ) {
+    const { tid, transId, to, reason } = m
     const row = getC2bPayment(db, tid, transId)
     if (row?.status !== 'received') return false
     const at = deps.nowIso()
@@ -160,7 +158,7 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
   /** Gives up asking: the confirmation counts as one nobody could check (`unverified`). */
   const giveUp = (tid: string, transId: string, reason: string) => {
     const db = deps.tenantDb(tid)
-    return grouped(db, () => moveIn(db, tid, transId, 'unverified', reason))
+    return grouped(db, () => moveIn(db, { tid, transId, to: 'unverified', reason }))
   }
 
   /**
@@ -174,10 +172,15 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
       if (row?.status !== 'received') return
       const why = disagreement(row, r)
       // The provider answers again: an alert about confirmations it could not check is over.
-      if (moveIn(db, tid, transId, why ? 'rejected' : 'verified', why) && !why)
+      if (moveIn(db, { tid, transId, to: why ? 'rejected' : 'verified', reason: why }) && !why)
         deps.alerts.clear('c2b_unverified')
     } else if (notFound(r)) {
-      moveIn(db, tid, transId, 'rejected', `the provider knows no such transaction: ${r.desc}`)
+      moveIn(db, {
+        tid,
+        transId,
+        to: 'rejected',
+        reason: `the provider knows no such transaction: ${r.desc}`,
+      })
     } else {
       // The provider could not answer (timeout, credentials): the money is not counted yet.
       const why = r.timedOut ? 'the status query timed out' : `${r.rawCode}: ${r.desc}`

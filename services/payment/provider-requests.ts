@@ -1,4 +1,3 @@
-import type { Db } from '../kernel/db.ts'
 import { AppError, NotFound } from '../kernel/errors.ts'
 import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
 import { assertHttpsCallbacks, type CallbackAuth } from './callback-auth.ts'
@@ -7,10 +6,12 @@ import { grouped } from './grouped.ts'
 import { takeResult } from './provider-results.ts'
 import {
   type AnyKind,
+  type AskedRequest,
   type AskOptions,
   type AskRequest,
   getRequestRow,
   type RequestKind,
+  type RequestRecord,
   type RequestRow,
   recordRequest,
   sendRequest,
@@ -135,10 +136,8 @@ export function createProviderRequests(
     start,
     ask,
     /** Records a request in the caller's transaction (provider-store.ts); returns its id. */
-    recordIn: (db: Db, tid: string, kind: AnyKind, request: AskRequest, actorId: string | null) =>
-      recordRequest(deps, { db, tid, kind, request, actorId }),
-    send: (tid: string, id: string, kind: AnyKind, request: AskRequest, opts: AskOptions) =>
-      sendRequest({ deps, auth }, { tid, id, kind, request, opts }),
+    recordIn: (input: RequestRecord) => recordRequest(deps, input),
+    send: (asked: AskedRequest) => sendRequest({ deps, auth }, asked),
     result,
     read,
   }

@@ -58,10 +58,16 @@ export interface AskOptions {
 const ENTITY = 'provider_request' as const
 
 /** Records a request (its row and audit row) in the caller's transaction; returns its id. */
-export function recordRequest(
-  deps: PaymentDeps,
-  input: { db: Db; tid: string; kind: AnyKind; request: AskRequest; actorId: string | null },
-) {
+/** A provider request to record: where, whose, which kind, what it asks and who asked. */
+export interface RequestRecord {
+  db: Db
+  tid: string
+  kind: AnyKind
+  request: AskRequest
+  actorId: string | null
+}
+
+export function recordRequest(deps: PaymentDeps, input: RequestRecord) {
   const { db, tid, kind, request, actorId } = input
   const id = newId('req')
   const at = deps.nowIso()
@@ -97,9 +103,18 @@ export function recordRequest(
  * Asks the provider about a recorded request. One the provider may have received stays pending
  * (its result may still come); one it certainly did not is failed and its error thrown as 502.
  */
+/** A recorded provider request to send: whose, its id, kind, what it asks and how. */
+export interface AskedRequest {
+  tid: string
+  id: string
+  kind: AnyKind
+  request: AskRequest
+  opts: AskOptions
+}
+
 export async function sendRequest(
   ctx: { deps: PaymentDeps; auth: CallbackAuth },
-  asked: { tid: string; id: string; kind: AnyKind; request: AskRequest; opts: AskOptions },
+  asked: AskedRequest,
 ): Promise<RequestRow> {
   const { deps, auth } = ctx
   const { tid, id, kind, request, opts } = asked

@@ -54,7 +54,7 @@ export function createPayments(
   const shortcodes = createShortcodes(deps, auth, box)
   const verifier = createC2bVerifier(deps, accounts, box)
   const requests = createProviderRequests(deps, auth, { verify: verifier.onResult })
-  const c2b = createC2bCallbacks(deps, auth, accounts, verifier, requests)
+  const c2b = createC2bCallbacks({ deps, auth, accounts, verifier, requests })
   const requeryC2b = createC2bRequery(deps, verifier, requests.ask, 2 * passEveryMs(deps.cfg))
   const c2bPayments = createC2bPayments(deps)
 
