@@ -45,7 +45,12 @@ export function checkWholeShillings(errors: FieldError[], field: string, v: unkn
   return v
 }
 
-export function checkText(errors: FieldError[], field: string, v: unknown, max: number, min = 1) {
+export function checkText(
+  errors: FieldError[],
+  field: string,
+  v: unknown,
+  { max, min = 1 }: { max: number; min?: number },
+) {
   if (typeof v !== 'string') errors.push({ field, message: 'must be a string' })
   else if (v.trim().length < min) errors.push({ field, message: 'must not be empty' })
   else if (v.length > max) errors.push({ field, message: `must be at most ${max} characters` })
@@ -64,9 +69,9 @@ export function validateStkPush(body: StkPushBody): StkPushBody & { transaction_
   const errors: FieldError[] = []
   const phone_number = checkPhone(errors, 'phone_number', body.phone_number)
   const amount = checkWholeShillings(errors, 'amount', body.amount)
-  checkText(errors, 'account_reference', body.account_reference, 12)
+  checkText(errors, 'account_reference', body.account_reference, { max: 12 })
   const transaction_desc = body.transaction_desc ?? DEFAULT_TRANSACTION_DESC
-  checkText(errors, 'transaction_desc', transaction_desc, 13)
+  checkText(errors, 'transaction_desc', transaction_desc, { max: 13 })
   throwIfAny(errors)
   return { ...body, phone_number, amount, transaction_desc }
 }
@@ -76,9 +81,9 @@ export function validateB2C(body: B2CBody): B2CBody {
   const errors: FieldError[] = []
   const phone_number = checkPhone(errors, 'phone_number', body.phone_number)
   const amount = checkWholeShillings(errors, 'amount', body.amount)
-  checkText(errors, 'remarks', body.remarks, 100, 2)
+  checkText(errors, 'remarks', body.remarks, { max: 100, min: 2 })
   if (body.occasion !== undefined && body.occasion !== null)
-    checkText(errors, 'occasion', body.occasion, 100, 0)
+    checkText(errors, 'occasion', body.occasion, { max: 100, min: 0 })
   throwIfAny(errors)
   return { ...body, phone_number, amount }
 }
@@ -98,7 +103,7 @@ export function validateSimulateC2b(body: SimulateC2bBody) {
   const amount = checkWholeShillings(errors, 'amount', body.amount)
   if (!/^\d{5,7}$/.test(String(body.shortcode ?? '')))
     errors.push({ field: 'shortcode', message: 'must be a paybill or till number (5 to 7 digits)' })
-  if (body.account !== undefined) checkText(errors, 'account', body.account, 20, 0)
+  if (body.account !== undefined) checkText(errors, 'account', body.account, { max: 20, min: 0 })
   throwIfAny(errors)
   const commandId =
     body.command_id ?? (body.account ? 'CustomerPayBillOnline' : 'CustomerBuyGoodsOnline')
