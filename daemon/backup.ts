@@ -13,6 +13,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { snapshotDatabase } from './backup-snapshot.ts'
 import { DIR_MODE, FILE_MODE, restrictNewFiles } from './permissions.ts'
 
 /**
@@ -163,8 +164,9 @@ export async function createBackup(opts: {
     const dest = join(to, ...s.path.split('/'))
     ensureDir(to, dirname(dest))
     const size = sizeWithWal(s.abs)
+    let tables: Record<string, number> | undefined
     try {
-      if (s.kind === 'database') snapshotDatabase(s.abs, dest)
+      if (s.kind === 'database') tables = await snapshotDatabase(s.abs, dest)
       else writeFileSync(dest, readFileSync(s.abs), { mode: FILE_MODE })
     } catch (err) {
       // A file erased while we walked (a tenant deleted meanwhile) is no longer data.
@@ -181,7 +183,7 @@ export async function createBackup(opts: {
       bytes: statSync(dest).size,
       sha256: await sha256File(dest),
     }
-    if (s.kind === 'database') entry.tables = countRows(dest)
+    if (tables) entry.tables = tables
     files.push(entry)
     done += size
     opts.onProgress?.(done, total, s.path)
@@ -215,18 +217,6 @@ function ensureDir(root: string, dir: string): void {
   while (d.startsWith(root + sep)) {
     chmodSync(d, DIR_MODE)
     d = dirname(d)
-  }
-}
-
-/** A consistent copy of one live database: `VACUUM INTO` reads one snapshot, writers go on. */
-function snapshotDatabase(source: string, dest: string): void {
-  // Read-write without create: a read-only handle cannot open a WAL file whose -shm is missing.
-  const db = new Database(source, { readwrite: true, create: false })
-  try {
-    db.run('PRAGMA busy_timeout = 10000')
-    db.run('VACUUM INTO ?', [dest])
-  } finally {
-    db.close()
   }
 }
 

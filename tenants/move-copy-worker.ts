@@ -1,3 +1,5 @@
+import { oneShotWorker } from './one-shot-worker.ts'
+
 /**
  * A thread that copies a tenant's rows from a snapshot of a source database into a staging file,
  * so the copy's statements (one `INSERT … SELECT` per table, its counts and the file's sync) never
@@ -75,22 +77,9 @@ self.onmessage = (e) => {
 }
 `
 
-let url: string | null = null
+const copyThread = oneShotWorker<{ tables: CopiedTable[] }>(source, 'the copy thread')
 
 /** Runs a copy on a thread of its own; resolves when the staging file is written and synced. */
-export function runCopyJob(job: CopyJob): Promise<CopiedTable[]> {
-  url ??= URL.createObjectURL(new Blob([source], { type: 'application/javascript' }))
-  const worker = new Worker(url)
-  return new Promise<CopiedTable[]>((resolve, reject) => {
-    worker.onmessage = (e: MessageEvent<{ tables?: CopiedTable[]; error?: string }>) => {
-      worker.terminate()
-      if (e.data.tables) resolve(e.data.tables)
-      else reject(new Error(e.data.error ?? 'the copy thread answered nothing'))
-    }
-    worker.onerror = (e) => {
-      worker.terminate()
-      reject(new Error(`the copy thread failed: ${e.message}`))
-    }
-    worker.postMessage(job)
-  })
+export async function runCopyJob(job: CopyJob): Promise<CopiedTable[]> {
+  return (await copyThread(job)).tables
 }
