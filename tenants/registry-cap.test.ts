@@ -66,6 +66,33 @@ describe('the open-database cap', () => {
     expect(r.tenant('auth', 't-0')).not.toBe(held)
   })
 
+  it('closes every handle of a file together, so none leaves a descriptor behind', () => {
+    const dataDir = fresh()
+    const r = createRegistry({ dataDir, migrations: () => migrations, maxOpen: 8 })
+    // Handles kept across an await (an outbox relay watching its database) reopen after their
+    // release, beside the registry's new handle of the same file. SQLite keeps the descriptor of
+    // a connection closed while another connection of the process holds the file, until they
+    // have all closed: closing one of two left one behind (once 13 of them under a 256 limit).
+    const kept = tenants(r, 2)
+    const others = Array.from({ length: 6 }, (_, i) => {
+      r.setPlacement(`u-${i}`, { isolation: 'schema' })
+      return `u-${i}`
+    })
+    const use = (db: { sqlite: { query(sql: string): { get(): unknown } } }) =>
+      db.sqlite.query('SELECT 1').get()
+    tenants(r, 12).slice(2)
+    for (let round = 0; round < 3; round++) {
+      // The kept handles reopen, the registry gives out new ones beside them, others come back:
+      // ten handles for a cap of eight, the kept ones the least recently used.
+      for (const db of kept) use(db)
+      for (let i = 0; i < 2; i++) use(r.tenant('auth', `t-${i}`))
+      for (const id of others) use(r.tenant('auth', id))
+      expect(fdsUnder(dataDir)).toBeLessThanOrEqual((r.openCount?.() ?? 0) * 3)
+    }
+    r.closeAll()
+    expect(fdsUnder(dataDir)).toBe(0)
+  })
+
   it('keeps a held handle and platform handles open past the cap', () => {
     const dataDir = fresh()
     const r = createRegistry({ dataDir, migrations: () => migrations, maxOpen: 8 })

@@ -38,6 +38,27 @@ export function createHandles(opts: HandleOptions) {
   const seen = new Set<string>()
   let warnedOverCap = false
 
+  /**
+   * Releases `db` and every other handle of its file, or none when one of them is busy or is
+   * `keep`: SQLite keeps the descriptor of a connection closed while another connection of the
+   * process holds the same file until they have all closed, so closing one of two would leave a
+   * descriptor outside the cap. How many handles it released.
+   */
+  const releaseFile = (db: Db, path: string, keep: Db | null): number => {
+    const all = [...lru].filter(([d, p]) => p === path && !d.gone && d !== db).map(([d]) => d)
+    if (all.some((d) => d === keep || d.busy)) return 0
+    if (!db.release()) return 0
+    all.push(db)
+    let n = 0
+    for (const d of all) {
+      if (d !== db && !d.release() && !d.closed) continue
+      lru.delete(d)
+      if (current.get(path) === d) current.delete(path)
+      n++
+    }
+    return n
+  }
+
   /** Releases least recently used handles that are not busy until the cap holds. */
   const evict = (keep: Db | null, room = 0) => {
     const limit = max - room
@@ -46,10 +67,7 @@ export function createHandles(opts: HandleOptions) {
       if (lru.size <= limit) break
       if (db.gone) lru.delete(db)
       else if (db === keep || pinned.has(path) || db.busy) continue
-      else if (db.release()) {
-        lru.delete(db)
-        if (current.get(path) === db) current.delete(path)
-      }
+      else releaseFile(db, path, keep)
     }
     if (lru.size > limit && !warnedOverCap) {
       warnedOverCap = true
@@ -57,15 +75,13 @@ export function createHandles(opts: HandleOptions) {
     }
   }
 
-  /** Releases up to `n` idle handles, oldest first; whether any was released. */
+  /** Releases the files of up to `n` idle handles, oldest first; whether any was released. */
   const shrink = (n: number): boolean => {
     let released = 0
     for (const [db, path] of lru) {
       if (released >= n) break
-      if (pinned.has(path) || db.busy || !db.release()) continue
-      lru.delete(db)
-      if (current.get(path) === db) current.delete(path)
-      released++
+      if (pinned.has(path) || db.busy) continue
+      released += releaseFile(db, path, null)
     }
     return released > 0
   }
