@@ -38,7 +38,8 @@ function sources(dir: string): string[] {
   return out
 }
 
-const isTest = (path: string) => path.endsWith('.test.ts')
+/** Tests, and a service's test support beside them (`test-kit.ts`, imported only by its tests). */
+const isTest = (path: string) => path.endsWith('.test.ts') || path.endsWith('/test-kit.ts')
 const files = LAYERS.flatMap((top) => sources(join(root, top))).map((f) => relative(root, f))
 
 /** Every relative import as [importer, imported], both relative to the repository root. */
@@ -187,6 +188,11 @@ describe('architecture', () => {
       })
       .map(([from, to]) => `${from} → ${to}`)
     expectOnly(wrong, [], 'a service imports another service')
+  })
+
+  it('never lets production code import a test or a test kit', () => {
+    const wrong = code.filter(([, to]) => isTest(to)).map(([from, to]) => `${from} → ${to}`)
+    expectOnly(wrong, [], 'production code imports test code; move what both need out of it')
   })
 
   it('lets cmd/ reach a service only through its public module (index.ts or public.ts)', () => {

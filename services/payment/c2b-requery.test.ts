@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { migrations } from '../../schema/payment/migrations.ts'
-import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
-import { createSimulator } from '../simulator/index.ts'
+import { eventually } from '../kernel/testing.ts'
 import { nextAskAt } from './c2b-requery.ts'
-import { createPaymentsApp } from './routes.ts'
-import { createPayments } from './service.ts'
-import type { PaymentSettings } from './settings.ts'
-import { testPaymentSettings } from './test-settings.ts'
+import { type SimulatorKit, simulatorKit } from './test-kit.ts'
 
 describe('nextAskAt', () => {
   const at = (s: number) => new Date(Date.UTC(2026, 0, 1) + s * 1000).toISOString()
@@ -33,69 +28,40 @@ describe('nextAskAt', () => {
  * alert `c2b_unverified` raised.
  */
 describe('C2B verification retries', () => {
-  let sim: ReturnType<typeof createSimulator>
-  let simUrl: string
-  let kit: TestKit<PaymentSettings>
-  let payments: ReturnType<typeof createPayments>
-  let app: ReturnType<typeof createPaymentsApp>
+  let k: SimulatorKit
   const OPERATOR = { tenantId: 'platform', role: 'Admin' as const }
 
   beforeAll(async () => {
-    sim = createSimulator({ delayMs: 20, version: 'test' }).listen({
-      port: 0,
-      hostname: '127.0.0.1',
-    })
-    simUrl = `http://127.0.0.1:${sim.server!.port}`
-    kit = await createTestKit('payment', {
-      migrations,
-      settings: testPaymentSettings({
-        providerUrl: simUrl,
-        callbackBase: 'http://payment.test',
-        c2bVerifyForS: 3600,
-      }),
-    })
-    kit.createTenant('shop')
-    payments = createPayments(kit.ctx)
-    app = createPaymentsApp(kit.ctx, payments)
+    k = await simulatorKit({ settings: { c2bVerifyForS: 3600 } })
   })
-  afterAll(async () => {
-    kit?.cleanup()
-    await sim?.stop()
-  })
+  afterAll(() => k?.cleanup())
 
-  const call = async (path: string, init: RequestInit = {}) => {
-    const res = await app.handle(new Request(`http://payment.test${path}`, init))
-    return { status: res.status, body: (await res.json()) as Record<string, any> }
-  }
-  const asAdmin = async () => ({
-    ...(await kit.authFor({ tenantId: 'shop', role: 'Admin' })),
-    'content-type': 'application/json',
-  })
   const payment = async (transId: string) =>
-    (await call(`/api/v1/payments/c2b/payments/${transId}`, { headers: await asAdmin() })).body
+    (await k.call(`/api/v1/payments/c2b/payments/${transId}`)).body
   const failStatusQueries = (n: number) =>
-    fetch(`${simUrl}/simulator/faults`, {
+    fetch(`${k.simUrl}/simulator/faults`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ transaction_status: n }),
     })
   const eatNow = () =>
-    new Date(kit.ctx.clock.nowMs() + 3 * 3600_000).toISOString().replace(/[-:T]/g, '').slice(0, 14)
+    new Date(k.kit.ctx.clock.nowMs() + 3 * 3600_000)
+      .toISOString()
+      .replace(/[-:T]/g, '')
+      .slice(0, 14)
 
   it('asks again with backoff, then gives up as unverified with the reason and an alert', async () => {
-    const reg = await call('/api/v1/payments/c2b/register', {
-      method: 'POST',
-      headers: await asAdmin(),
-      body: JSON.stringify({
+    const reg = await k.call('/api/v1/payments/c2b/register', {
+      body: {
         shortcode: '600710',
         response_type: 'Completed',
         initiator_name: 'shopapi',
         security_credential: 'c3VwZXItc2VjcmV0',
-      }),
+      },
     })
     expect(reg.status).toBe(201)
     await failStatusQueries(1_000_000)
-    const conf = await app.handle(
+    const conf = await k.app.handle(
       new Request(reg.body.confirmation_url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -123,24 +89,24 @@ describe('C2B verification retries', () => {
     expect(first.status_reason).toMatch(/503|unavailable|did not accept/i)
 
     // Not due yet (the first wait is twice the pass interval, 60 s here): nothing is asked.
-    expect(await payments.requeryC2b()).toEqual({ asked: 0, unverified: 0 })
-    kit.ctx.clock.advance(61_000)
-    expect(await payments.requeryC2b()).toEqual({ asked: 1, unverified: 0 })
+    expect(await k.payments.requeryC2b()).toEqual({ asked: 0, unverified: 0 })
+    k.kit.ctx.clock.advance(61_000)
+    expect(await k.payments.requeryC2b()).toEqual({ asked: 1, unverified: 0 })
     const again = await payment('TRQY000001')
     expect(again.status).toBe('received')
     expect(again.updated_at > first.updated_at).toBe(true)
     // Just asked: the next attempt waits longer.
-    expect(await payments.requeryC2b()).toEqual({ asked: 0, unverified: 0 })
+    expect(await k.payments.requeryC2b()).toEqual({ asked: 0, unverified: 0 })
 
-    kit.ctx.clock.advance(3600_000)
-    expect(await payments.requeryC2b()).toEqual({ asked: 0, unverified: 1 })
+    k.kit.ctx.clock.advance(3600_000)
+    expect(await k.payments.requeryC2b()).toEqual({ asked: 0, unverified: 1 })
     const given = await payment('TRQY000001')
     expect(given).toMatchObject({ status: 'unverified', counted: true })
     expect(given.status_reason).toMatch(/could not confirm it within 60 min/)
-    const alerts = await call('/api/v1/payments/alerts', { headers: await kit.authFor(OPERATOR) })
+    const alerts = await k.call('/api/v1/payments/alerts', { who: OPERATOR })
     expect(alerts.body.alerts).toContainEqual(expect.objectContaining({ name: 'c2b_unverified' }))
     // Given up once: a later pass does nothing more.
-    expect(await payments.requeryC2b()).toEqual({ asked: 0, unverified: 0 })
+    expect(await k.payments.requeryC2b()).toEqual({ asked: 0, unverified: 0 })
     await failStatusQueries(0)
   }, 30_000)
 })

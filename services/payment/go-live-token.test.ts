@@ -1,12 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { migrations } from '../../schema/payment/migrations.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { createSimulator } from '../simulator/index.ts'
 import { liveToken } from './daraja-transport.ts'
-import { createPaymentsApp } from './routes.ts'
-import { createPayments } from './service.ts'
-import type { PaymentSettings } from './settings.ts'
-import { testPaymentSettings } from './test-settings.ts'
+import { type SimulatorKit, simulatorKit } from './test-kit.ts'
 
 /**
  * Daraja (and the simulator) invalidates an app's previous OAuth token whenever a new one is
@@ -14,30 +8,16 @@ import { testPaymentSettings } from './test-settings.ts'
  * the service's token is the same and still accepted, and the next push needs no new token.
  */
 describe('the go-live check and the payment service token', () => {
-  let sim: ReturnType<typeof createSimulator>
-  let simUrl: string
-  let kit: TestKit<PaymentSettings>
+  let k: SimulatorKit
 
   beforeAll(async () => {
-    sim = createSimulator({ delayMs: 20, version: 'test' }).listen({
-      port: 0,
-      hostname: '127.0.0.1',
-    })
-    simUrl = `http://127.0.0.1:${sim.server!.port}`
-    kit = await createTestKit('payment', {
-      migrations,
-      settings: testPaymentSettings({ providerUrl: simUrl, callbackBase: 'http://payment.test' }),
-    })
-    kit.createTenant('shop')
+    k = await simulatorKit()
   })
-  afterAll(async () => {
-    kit?.cleanup()
-    await sim?.stop()
-  })
+  afterAll(() => k?.cleanup())
 
   /** Whether the simulator still takes a token (an STK query with it is not 404.001.03). */
   const accepted = async (token: string) => {
-    const res = await fetch(`${simUrl}/mpesa/stkpushquery/v1/query`, {
+    const res = await fetch(`${k.simUrl}/mpesa/stkpushquery/v1/query`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({}),
@@ -47,20 +27,8 @@ describe('the go-live check and the payment service token', () => {
   }
 
   it('neither replaces nor invalidates the token payments hold', async () => {
-    const app = createPaymentsApp(kit.ctx, createPayments(kit.ctx))
-    const call = async (path: string, body: unknown, tenantId = 'shop') => {
-      const res = await app.handle(
-        new Request(`http://payment.test${path}`, {
-          method: 'POST',
-          headers: {
-            ...(await kit.authFor({ tenantId, role: 'Admin' })),
-            'content-type': 'application/json',
-          },
-          body: JSON.stringify(body),
-        }),
-      )
-      return { status: res.status, body: (await res.json()) as Record<string, any> }
-    }
+    const call = (path: string, body: unknown, tenantId = 'shop') =>
+      k.call(path, { method: 'POST', body, who: { tenantId, role: 'Admin' } })
     const push = (phone: string) =>
       call('/api/v1/payments/stkpush', {
         phone_number: phone,
@@ -69,9 +37,9 @@ describe('the go-live check and the payment service token', () => {
         transaction_desc: 'Order',
       })
     const creds = {
-      baseUrl: simUrl,
-      consumerKey: kit.ctx.settings.credentials.consumerKey,
-      consumerSecret: kit.ctx.settings.credentials.consumerSecret,
+      baseUrl: k.simUrl,
+      consumerKey: k.kit.ctx.settings.credentials.consumerKey,
+      consumerSecret: k.kit.ctx.settings.credentials.consumerSecret,
     }
     expect((await push('254712300601')).status).toBe(202)
     const held = liveToken(creds)

@@ -1,11 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { migrations } from '../../schema/payment/migrations.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { createSimulator } from '../simulator/index.ts'
-import { createPaymentsApp } from './routes.ts'
-import { createPayments } from './service.ts'
 import type { PaymentSettings } from './settings.ts'
-import { testPaymentSettings } from './test-settings.ts'
+import { type SimulatorKit, simulatorKit } from './test-kit.ts'
 
 /**
  * The operator's go-live check (`POST /api/v1/payments/daraja/check`) calls the configured
@@ -14,40 +9,19 @@ import { testPaymentSettings } from './test-settings.ts'
  * answered and what to change. Only the platform operator may run it.
  */
 describe('the Daraja go-live check over HTTP', () => {
-  let sim: ReturnType<typeof createSimulator>
-  let simUrl: string
-  let kit: TestKit<PaymentSettings>
+  let k: SimulatorKit
 
   beforeAll(async () => {
-    sim = createSimulator({ delayMs: 50, version: 'test' }).listen({
-      port: 0,
-      hostname: '127.0.0.1',
-    })
-    simUrl = `http://127.0.0.1:${sim.server!.port}`
-    kit = await createTestKit('payment', {
-      migrations,
-      settings: testPaymentSettings({ providerUrl: simUrl, callbackBase: 'http://payment.test' }),
-    })
+    k = await simulatorKit({ delayMs: 50 })
   })
-  afterAll(async () => {
-    kit?.cleanup()
-    await sim?.stop()
-  })
+  afterAll(() => k?.cleanup())
 
   /** The payment service's app, configured with these provider settings. */
   const serviceWith = async (over: Partial<PaymentSettings['credentials']> = {}) => {
-    const base = kit.ctx.settings
-    const ctx = { ...kit.ctx, settings: { ...base, credentials: { ...base.credentials, ...over } } }
-    const app = createPaymentsApp(ctx, createPayments(ctx))
-    return async (who: { tenantId: string; role: 'Admin' | 'Viewer' } = OPERATOR) => {
-      const res = await app.handle(
-        new Request('http://payment.test/api/v1/payments/daraja/check', {
-          method: 'POST',
-          headers: await kit.authFor(who),
-        }),
-      )
-      return { status: res.status, body: (await res.json()) as Report }
-    }
+    const credentials = { ...k.kit.ctx.settings.credentials, ...over }
+    const { call } = k.serviceWith({ credentials })
+    return (who: { tenantId: string; role: 'Admin' | 'Viewer' } = OPERATOR) =>
+      call<Report>('/api/v1/payments/daraja/check', { method: 'POST', who })
   }
   const OPERATOR = { tenantId: 'platform', role: 'Admin' as const }
   type Report = {

@@ -1,11 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { migrations } from '../../schema/payment/migrations.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { createSimulator } from '../simulator/index.ts'
-import { createPaymentsApp } from './routes.ts'
-import { createPayments } from './service.ts'
 import type { PaymentSettings } from './settings.ts'
-import { testPaymentSettings } from './test-settings.ts'
+import { type SimulatorKit, simulatorKit } from './test-kit.ts'
 
 /**
  * Daraja production refuses http callback URLs. With `production` on and an http callback base,
@@ -14,49 +9,22 @@ import { testPaymentSettings } from './test-settings.ts'
  * line; with an https base the same push goes through.
  */
 describe('https callback URLs in Daraja production', () => {
-  let sim: ReturnType<typeof createSimulator>
-  let simUrl: string
-  let kit: TestKit<PaymentSettings>
+  let k: SimulatorKit
 
   beforeAll(async () => {
-    sim = createSimulator({ delayMs: 20, version: 'test' }).listen({
-      port: 0,
-      hostname: '127.0.0.1',
-    })
-    simUrl = `http://127.0.0.1:${sim.server!.port}`
-    kit = await createTestKit('payment', {
-      migrations,
-      settings: testPaymentSettings({ providerUrl: simUrl, callbackBase: 'http://payment.test' }),
-    })
-    kit.createTenant('shop')
+    k = await simulatorKit()
   })
-  afterAll(async () => {
-    kit?.cleanup()
-    await sim?.stop()
-  })
+  afterAll(() => k?.cleanup())
 
-  /** The service's app with these settings over the kit's. */
+  /** POSTs to the service's app with these settings over the kit's. */
   const appWith = (over: Partial<PaymentSettings>) => {
-    const ctx = { ...kit.ctx, settings: { ...kit.ctx.settings, ...over } }
-    const app = createPaymentsApp(ctx, createPayments(ctx))
-    return async (
-      path: string,
-      body: unknown,
-      who = { tenantId: 'shop', role: 'Admin' as const },
-    ) => {
-      const res = await app.handle(
-        new Request(`http://payment.test${path}`, {
-          method: 'POST',
-          headers: { ...(await kit.authFor(who)), 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        }),
-      )
-      return { status: res.status, body: (await res.json()) as Record<string, any> }
-    }
+    const { call } = k.serviceWith(over)
+    return (path: string, body: unknown, who = { tenantId: 'shop', role: 'Admin' as const }) =>
+      call(path, { method: 'POST', body, who })
   }
   const received = async (phone: string) =>
     (
-      (await (await fetch(`${simUrl}/simulator/received?phone=${phone}&kind=stk`)).json()) as {
+      (await (await fetch(`${k.simUrl}/simulator/received?phone=${phone}&kind=stk`)).json()) as {
         count: number
       }
     ).count
@@ -75,7 +43,7 @@ describe('https callback URLs in Daraja production', () => {
     expect(stk.body.detail).toContain('mpesa.callback_base_url')
     expect(stk.body.detail).toContain('https')
     expect(await received('254712300501')).toBe(0)
-    const db = kit.ctx.registry.tenant('payment', 'shop').sqlite
+    const db = k.kit.ctx.registry.tenant('payment', 'shop').sqlite
     expect(db.query('SELECT count(*) AS n FROM payments').get()).toEqual({ n: 0 })
 
     const b2c = await post('/api/v1/payments/b2c', {
@@ -91,7 +59,7 @@ describe('https callback URLs in Daraja production', () => {
       response_type: 'Completed',
     })
     expect([reg.status, reg.body.code]).toEqual([502, 'PROVIDER_MISCONFIGURED'])
-    const platform = kit.ctx.registry.platform('payment').sqlite
+    const platform = k.kit.ctx.registry.platform('payment').sqlite
     expect(
       platform.query("SELECT count(*) AS n FROM c2b_shortcodes WHERE shortcode = '600910'").get(),
     ).toEqual({ n: 0 })

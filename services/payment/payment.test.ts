@@ -1,14 +1,8 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
-import { migrations } from '../../schema/payment/migrations.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
-import { createSimulator } from '../simulator/index.ts'
 import { verifyAuditFile } from './audit.ts'
 import { darajaTimestamp, parseDarajaTimestamp, stkPassword } from './daraja.ts'
-import { createPaymentsApp } from './routes.ts'
-import { createPayments, type Payments } from './service.ts'
-import type { PaymentSettings } from './settings.ts'
-import { testPaymentSettings } from './test-settings.ts'
+import { type SimulatorKit, simulatorKit } from './test-kit.ts'
 
 const waitFor = async <T>(fn: () => T | Promise<T>, ms = 5000): Promise<T> => {
   const deadline = Date.now() + ms
@@ -21,43 +15,22 @@ const waitFor = async <T>(fn: () => T | Promise<T>, ms = 5000): Promise<T> => {
 }
 
 describe('payment service with the simulator', () => {
-  let kit: TestKit<PaymentSettings>
-  let sim: ReturnType<typeof createSimulator>
-  let app: ReturnType<typeof createPaymentsApp>
-  let payments: Payments
-  let base: string
+  let k: SimulatorKit
   let auth: Record<string, string>
 
   beforeAll(async () => {
-    sim = createSimulator({ delayMs: 0, version: 'test' })
-    sim.listen({ port: 0, hostname: '127.0.0.1' })
-    const simUrl = `http://127.0.0.1:${sim.server!.port}`
-    // The app must listen before the simulator can call it back; its URL is the callback base.
-    const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => app.handle(r) })
-    base = `http://127.0.0.1:${server.port}`
-    kit = await createTestKit('payment', {
-      migrations,
-      settings: testPaymentSettings({
-        providerUrl: simUrl,
-        callbackBase: base,
-        reconcileAfterS: 1,
-      }),
-    })
-    payments = createPayments(kit.ctx)
-    app = createPaymentsApp(kit.ctx, payments)
+    // The app listens: its URL is the callback base, so the simulator calls it back.
+    k = await simulatorKit({ delayMs: 0, listen: true, settings: { reconcileAfterS: 1 } })
     auth = {
-      ...(await kit.authFor({ tenantId: 'acme', role: 'Manager', userId: 'usr_ann' })),
+      ...(await k.kit.authFor({ tenantId: 'acme', role: 'Manager', userId: 'usr_ann' })),
       'content-type': 'application/json',
     }
   })
-  afterAll(async () => {
-    await sim.stop()
-    kit.cleanup()
-  })
+  afterAll(() => k.cleanup())
 
   /** A Manager of `tenantId`, for a test that needs payments of its own. */
   const managerOf = async (tenantId: string) => ({
-    ...(await kit.authFor({ tenantId, role: 'Manager', userId: 'usr_ann' })),
+    ...(await k.kit.authFor({ tenantId, role: 'Manager', userId: 'usr_ann' })),
     'content-type': 'application/json',
   })
   // One open prompt per phone: each test pushes to phones of its own, so no test waits on another's.
@@ -73,8 +46,8 @@ describe('payment service with the simulator', () => {
     headers: Record<string, string> = {},
     who: Record<string, string> = auth,
   ) =>
-    app.handle(
-      new Request(`${base}/api/v1/payments/stkpush`, {
+    k.app.handle(
+      new Request(`${k.base}/api/v1/payments/stkpush`, {
         method: 'POST',
         headers: { ...who, ...headers },
         body: JSON.stringify({
@@ -87,7 +60,9 @@ describe('payment service with the simulator', () => {
       }),
     )
   const status = async (id: string, who: Record<string, string> = auth) =>
-    (await app.handle(new Request(`${base}/api/v1/payments/status/${id}`, { headers: who }))).json()
+    (
+      await k.app.handle(new Request(`${k.base}/api/v1/payments/status/${id}`, { headers: who }))
+    ).json()
   /** Pushes `n` payments for `who`'s tenant and waits until each has its final status. */
   const settledPayments = async (n: number, who: Record<string, string>) => {
     for (let i = 0; i < n; i++) {
@@ -118,9 +93,9 @@ describe('payment service with the simulator', () => {
     })
     expect(final).toMatchObject({ status: 'success', result_code: 0, amount: 10 })
     expect(final.mpesa_receipt_number).toMatch(/^[A-Z0-9]{10}$/)
-    await kit.ctx.relay.flush()
+    await k.kit.ctx.relay.flush()
     // Other tests' payments publish on the same bus: this payment's events are those naming it.
-    const events = kit.bus.published.filter(
+    const events = k.kit.bus.published.filter(
       (e) =>
         e.type === 'mobilemoney.transactions.success' &&
         (e.data as { checkout_request_id?: string }).checkout_request_id ===
@@ -168,10 +143,8 @@ describe('payment service with the simulator', () => {
   it('refuses callbacks without a valid token for that checkout', async () => {
     const res = await push({ phone_number: phoneEnding('9999') })
     const { checkout_request_id } = (await res.json()) as { checkout_request_id: string }
-    const rec = (await (
-      await fetch(`${sim.server!.url}simulator/requests/${checkout_request_id}`)
-    ).json()) as { request: { CallBackURL: string } }
-    const good = new URL(rec.request.CallBackURL)
+    const rec = await k.seenBySimulator(checkout_request_id)
+    const good = new URL(String(rec.CallBackURL))
     const cb = (checkout: string) => ({
       Body: {
         stkCallback: {
@@ -183,7 +156,7 @@ describe('payment service with the simulator', () => {
       },
     })
     const post = (url: string, b: unknown) =>
-      app.handle(
+      k.app.handle(
         new Request(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
@@ -211,14 +184,14 @@ describe('payment service with the simulator', () => {
     // lost one would have arrived if it had been sent.
     await settledPayments(1, auth)
     expect((await status(checkout_request_id)).status).toBe('pending')
-    const report = await payments.reconcile({ olderThanS: 0 })
+    const report = await k.payments.reconcile({ olderThanS: 0 })
     expect(report.settled).toBeGreaterThanOrEqual(1)
     expect((await status(checkout_request_id)).status).toBe('success')
   })
 
   it('keeps a verifiable audit chain that breaks when a row is edited', async () => {
     await settledPayments(2, await managerOf('audit-co'))
-    const path = kit.registry.pathOf('payment', 'audit-co')
+    const path = k.kit.registry.pathOf('payment', 'audit-co')
     const ok = verifyAuditFile(path)
     expect(ok.ok).toBe(true)
     expect(ok.rows).toBeGreaterThan(5)
@@ -248,7 +221,9 @@ describe('payment service with the simulator', () => {
   it('lists recent payments with a cursor', async () => {
     const who = await managerOf('cursor-co')
     await settledPayments(3, who)
-    const first = await app.handle(new Request(`${base}/api/v1/payments?limit=2`, { headers: who }))
+    const first = await k.app.handle(
+      new Request(`${k.base}/api/v1/payments?limit=2`, { headers: who }),
+    )
     expect(first.status).toBe(200)
     const page = (await first.json()) as {
       data: Array<{ id: string; checkout_request_id: string }>
@@ -258,21 +233,21 @@ describe('payment service with the simulator', () => {
     expect(page.data).toHaveLength(2)
     expect(page.has_more).toBe(true)
     const second = (await (
-      await app.handle(
-        new Request(`${base}/api/v1/payments?limit=2&cursor=${page.next_cursor}`, {
+      await k.app.handle(
+        new Request(`${k.base}/api/v1/payments?limit=2&cursor=${page.next_cursor}`, {
           headers: who,
         }),
       )
     ).json()) as { data: Array<{ id: string }> }
     expect(second.data[0]!.id < page.data[1]!.id).toBe(true)
-    const other = await kit.authFor({ tenantId: 'globex', role: 'Viewer' })
+    const other = await k.kit.authFor({ tenantId: 'globex', role: 'Viewer' })
     const mine = page.data[0]!.checkout_request_id
-    const res = await app.handle(
-      new Request(`${base}/api/v1/payments/status/${mine}`, { headers: other }),
+    const res = await k.app.handle(
+      new Request(`${k.base}/api/v1/payments/status/${mine}`, { headers: other }),
     )
     expect(res.status).toBe(404)
-    const viewerPush = await app.handle(
-      new Request(`${base}/api/v1/payments/stkpush`, {
+    const viewerPush = await k.app.handle(
+      new Request(`${k.base}/api/v1/payments/stkpush`, {
         method: 'POST',
         headers: { ...other, 'content-type': 'application/json' },
         body: JSON.stringify({
@@ -289,9 +264,7 @@ describe('payment service with the simulator', () => {
   it('checks a body signature when the sender adds one', async () => {
     const res = await push({ phone_number: phoneEnding('9999') })
     const { checkout_request_id } = (await res.json()) as { checkout_request_id: string }
-    const rec = (await (
-      await fetch(`${sim.server!.url}simulator/requests/${checkout_request_id}`)
-    ).json()) as { request: { CallBackURL: string } }
+    const rec = await k.seenBySimulator(checkout_request_id)
     const raw = JSON.stringify({
       Body: {
         stkCallback: {
@@ -311,8 +284,8 @@ describe('payment service with the simulator', () => {
       },
     })
     const post = (sig: string) =>
-      app.handle(
-        new Request(rec.request.CallBackURL, {
+      k.app.handle(
+        new Request(String(rec.CallBackURL), {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-callback-signature': sig },
           body: raw,
@@ -327,13 +300,13 @@ describe('payment service with the simulator', () => {
   })
 
   it('lets only the operator run reconciliation over HTTP', async () => {
-    const res = await app.handle(
-      new Request(`${base}/api/v1/payments/reconcile`, { method: 'POST', headers: auth }),
+    const res = await k.app.handle(
+      new Request(`${k.base}/api/v1/payments/reconcile`, { method: 'POST', headers: auth }),
     )
     expect(res.status).toBe(403)
-    const op = await kit.authFor({ tenantId: 'platform', role: 'Admin' })
-    const ok = await app.handle(
-      new Request(`${base}/api/v1/payments/reconcile`, { method: 'POST', headers: op }),
+    const op = await k.kit.authFor({ tenantId: 'platform', role: 'Admin' })
+    const ok = await k.app.handle(
+      new Request(`${k.base}/api/v1/payments/reconcile`, { method: 'POST', headers: op }),
     )
     expect(ok.status).toBe(200)
     expect(await ok.json()).toMatchObject({ checked: expect.any(Number) })
