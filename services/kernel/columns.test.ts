@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'bun:test'
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
-import { columnOf, selectList } from './columns.ts'
+import { columnOf, selectList, sqlNames } from './columns.ts'
 
 const things = sqliteTable('things', {
   id: text('id').primaryKey(),
@@ -19,5 +19,16 @@ describe('selectList', () => {
   it('refuses at compile time a column the table does not have', () => {
     // @ts-expect-error: not a column of things
     expect(() => selectList(things, ['tenant'])).toThrow()
+  })
+})
+
+describe('sqlNames', () => {
+  it('names the table under $ and each column by its property', () => {
+    const t = sqlNames(things)
+    expect(t.$).toBe('things')
+    expect(t.tenantId).toBe('tenant_id')
+    expect(t.nextAttemptAt).toBe('next_attempt_at')
+    // @ts-expect-error: not a column of things
+    expect(t.tenant).toBeUndefined()
   })
 })

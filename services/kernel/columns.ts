@@ -1,4 +1,4 @@
-import { getTableColumns, type Table } from 'drizzle-orm'
+import { getTableColumns, getTableName, type Table } from 'drizzle-orm'
 
 /** The property names of a drizzle table's columns (`tenantId`, not `tenant_id`). */
 export type ColumnKey<T extends Table> = keyof T['_']['columns'] & string
@@ -24,4 +24,24 @@ export function selectList<T extends Table>(table: T, keys: readonly ColumnKey<T
       return name === key ? name : `${name} AS ${key}`
     })
     .join(', ')
+}
+
+/** A table's SQL names by property, and the table's own under `$` (see `sqlNames`). */
+export type SqlNames<T extends Table> = { readonly [K in ColumnKey<T>]: string } & {
+  readonly $: string
+}
+
+/**
+ * The SQL names of a table and its columns, read once from the drizzle table, for hand-written SQL
+ * on a measured hot path or an aggregation drizzle's builder does not express: a renamed column
+ * property (or one the table lacks) fails to compile, and a renamed SQL name follows by itself.
+ *
+ * @example
+ * const d = sqlNames(webhookDeliveries)
+ * const DUE = `SELECT rowid FROM ${d.$} WHERE ${d.endpointId} = ? AND ${d.nextAttemptAt} <= ?`
+ */
+export function sqlNames<T extends Table>(table: T): SqlNames<T> {
+  const names: Record<string, string> = { $: getTableName(table) }
+  for (const [key, column] of Object.entries(getTableColumns(table))) names[key] = column.name
+  return names as SqlNames<T>
 }
