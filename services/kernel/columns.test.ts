@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'bun:test'
-import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
-import { columnOf, selectList, sqlNames } from './columns.ts'
+import { integer, SQLiteSyncDialect, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { columnOf, excluded, selectList, sqlNames } from './columns.ts'
 
 const things = sqliteTable('things', {
   id: text('id').primaryKey(),
@@ -30,5 +30,13 @@ describe('sqlNames', () => {
     expect(t.nextAttemptAt).toBe('next_attempt_at')
     // @ts-expect-error: not a column of things
     expect(t.tenant).toBeUndefined()
+  })
+})
+
+describe('excluded', () => {
+  it("names the column an upsert tried to insert, by the table's SQL name", () => {
+    expect(new SQLiteSyncDialect().sqlToQuery(excluded(things.tenantId)).sql).toBe(
+      'excluded."tenant_id"',
+    )
   })
 })

@@ -1,4 +1,4 @@
-import { getTableColumns, getTableName, type Table } from 'drizzle-orm'
+import { type Column, getTableColumns, getTableName, type SQL, sql, type Table } from 'drizzle-orm'
 
 /** The property names of a drizzle table's columns (`tenantId`, not `tenant_id`). */
 export type ColumnKey<T extends Table> = keyof T['_']['columns'] & string
@@ -44,4 +44,12 @@ export function sqlNames<T extends Table>(table: T): SqlNames<T> {
   const names: Record<string, string> = { $: getTableName(table) }
   for (const [key, column] of Object.entries(getTableColumns(table))) names[key] = column.name
   return names as SqlNames<T>
+}
+
+/**
+ * The value an upsert tried to insert into `column` (`excluded.<name>`), for drizzle's
+ * `onConflictDoUpdate({ set: { balance: excluded(t.balance) } })`.
+ */
+export function excluded(column: Column): SQL {
+  return sql`excluded.${sql.identifier(column.name)}`
 }
