@@ -15,39 +15,18 @@ import type { PendingRollups } from './pending-rollups.ts'
 import { pendingRollups } from './pending-rollups.ts'
 import { addToRollups, moveCategory, refreshCounterparty } from './rollups.ts'
 import { entryKey, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
+import { readStored, STORED_COLUMNS, STORED_FIELDS, tx } from './stored-sql.ts'
 
-const COLUMNS = [
-  'tenant_id',
-  'id',
-  'user_id',
-  'occurred_at',
-  'local_day',
-  'amount_cents',
-  'direction',
-  'counterparty_name',
-  'counterparty_phone',
-  'counterparty_key',
-  'description',
-  'receipt_number',
-  'balance_cents',
-  'category',
-  'category_confidence',
-  'category_source',
-  'rule_id',
-  'source',
-  'kind',
-  'leg',
-] as const
-
-const INSERT_HEAD = `INSERT OR IGNORE INTO transactions (${COLUMNS.join(', ')}, updated_at)`
-const INSERT_SQL = `${INSERT_HEAD} VALUES (${COLUMNS.map(() => '?').join(', ')}, ?)`
-/** Values a row of INSERT_HEAD takes: COLUMNS, then updated_at. */
-const WIDTH = COLUMNS.length + 1
-const UPDATE_SQL = `UPDATE transactions SET ${COLUMNS.slice(2)
+const INSERT_HEAD = `INSERT OR IGNORE INTO ${tx.$} (${STORED_COLUMNS.join(', ')}, ${tx.updatedAt})`
+const INSERT_SQL = `${INSERT_HEAD} VALUES (${STORED_COLUMNS.map(() => '?').join(', ')}, ?)`
+/** Values a row of INSERT_HEAD takes: the stored columns, then updated_at. */
+const WIDTH = STORED_COLUMNS.length + 1
+/** The fields an update writes: all but the key (tenant and id lead STORED_FIELDS). */
+const UPDATED_FIELDS = STORED_FIELDS.slice(2)
+const UPDATE_SQL = `UPDATE ${tx.$} SET ${STORED_COLUMNS.slice(2)
   .map((c) => `${c} = ?`)
-  .join(', ')}, updated_at = ? WHERE tenant_id = ? AND id = ?`
-const SELECT_SQL = 'SELECT * FROM transactions WHERE tenant_id = ? AND id = ?'
-const statementsOf = preparedPerDb({ insert: INSERT_SQL, select: SELECT_SQL, update: UPDATE_SQL })
+  .join(', ')}, ${tx.updatedAt} = ? WHERE ${tx.tenantId} = ? AND ${tx.id} = ?`
+const statementsOf = preparedPerDb({ insert: INSERT_SQL, update: UPDATE_SQL })
 
 /** What an insert or update did; counted for logs and tests. */
 export interface ApplyResult {
@@ -184,14 +163,14 @@ function updateStored(
     result,
   }: { row: StoredTransaction; now: string; pending: PendingRollups; result: ApplyResult },
 ): void {
-  const { select, update } = statementsOf(db)
+  const { update } = statementsOf(db)
   pending.flush()
-  const old = select.get(row.tenant_id, row.id) as StoredTransaction
-  if (COLUMNS.every((c) => old[c] === row[c])) {
+  const old = readStored(db, row.tenant_id, row.id)!
+  if (STORED_FIELDS.every((c) => old[c] === row[c])) {
     result.unchanged++
     return
   }
-  update.run(...(COLUMNS.slice(2).map((c) => row[c]) as never[]), now, row.tenant_id, row.id)
+  update.run(...(UPDATED_FIELDS.map((c) => row[c]) as never[]), now, row.tenant_id, row.id)
   const sameCell =
     old.local_day === row.local_day &&
     old.user_id === row.user_id &&
@@ -222,12 +201,12 @@ function updateStored(
   result.updated++
 }
 
-/** INSERT_SQL for one row, its values in COLUMNS order; true when the row was new. */
+/** INSERT_SQL for one row, its values in STORED_COLUMNS order; true when the row was new. */
 function insertRow(insert: Statement, r: StoredTransaction, now: string): boolean {
   return insert.run(...(rowValues(r, now) as never[])).changes === 1
 }
 
-/** A stored transaction's values in COLUMNS order (INSERT_SQL's, one row or many). */
+/** A stored transaction's values in STORED_FIELDS order (INSERT_SQL's, one row or many). */
 function rowValues(r: StoredTransaction, now: string): unknown[] {
   return [
     r.tenant_id,

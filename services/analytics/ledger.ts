@@ -1,21 +1,27 @@
+import { and, eq, ne } from 'drizzle-orm'
+import { receiptReports, transactions } from '../../schema/analytics/tables.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { centsOf } from '../kernel/money.ts'
 import { addToRollups, refreshCounterparty } from './rollups.ts'
 import { entryKey, type StoredTransaction } from './stored.ts'
+import { readStored } from './stored-sql.ts'
 
-const HOLDER = `SELECT transaction_id AS id FROM receipt_reports
-  WHERE tenant_id = ? AND receipt_number = ? LIMIT 1`
-export const UPSERT_HEAD = `INSERT INTO receipt_reports (tenant_id, receipt_number, source, channel,
-  transaction_id, occurred_at, amount_cents, direction, balance_cents, import_id)`
+const rr = sqlNames(receiptReports)
+
+const HOLDER = `SELECT ${rr.transactionId} AS id FROM ${rr.$}
+  WHERE ${rr.tenantId} = ? AND ${rr.receiptNumber} = ? LIMIT 1`
+export const UPSERT_HEAD = `INSERT INTO ${rr.$} (${rr.tenantId}, ${rr.receiptNumber}, ${rr.source},
+  ${rr.channel}, ${rr.transactionId}, ${rr.occurredAt}, ${rr.amountCents}, ${rr.direction},
+  ${rr.balanceCents}, ${rr.importId})`
+const replaced = (c: string) => `${c} = excluded.${c}`
 /** A report again from the same channel replaces what it said (the import it came in is kept). */
-export const UPSERT_TAIL = `ON CONFLICT (tenant_id, receipt_number, source) DO UPDATE SET
-  channel = excluded.channel, transaction_id = excluded.transaction_id,
-  occurred_at = excluded.occurred_at, amount_cents = excluded.amount_cents,
-  direction = excluded.direction, balance_cents = excluded.balance_cents,
-  import_id = coalesce(excluded.import_id, import_id)`
+export const UPSERT_TAIL = `ON CONFLICT (${rr.tenantId}, ${rr.receiptNumber}, ${rr.source}) DO UPDATE SET
+  ${[rr.channel, rr.transactionId, rr.occurredAt, rr.amountCents, rr.direction, rr.balanceCents]
+    .map(replaced)
+    .join(', ')},
+  ${rr.importId} = coalesce(excluded.${rr.importId}, ${rr.importId})`
 const UPSERT = `${UPSERT_HEAD} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${UPSERT_TAIL}`
-const MOVE = `UPDATE receipt_reports SET transaction_id = ?
-  WHERE tenant_id = ? AND receipt_number = ? AND transaction_id != ?`
 
 /**
  * The transaction that holds a ledger entry in this database, or null. `key` is the entry's
@@ -25,8 +31,8 @@ export function holderOf(db: Db, tenantId: string, key: string): string | null {
   return db.sqlite.query<{ id: string }, [string, string]>(HOLDER).get(tenantId, key)?.id ?? null
 }
 
-const HOLDERS = `SELECT receipt_number AS receipt, transaction_id AS id FROM receipt_reports
-  WHERE tenant_id = ? AND receipt_number IN (SELECT value FROM json_each(?))`
+const HOLDERS = `SELECT ${rr.receiptNumber} AS receipt, ${rr.transactionId} AS id FROM ${rr.$}
+  WHERE ${rr.tenantId} = ? AND ${rr.receiptNumber} IN (SELECT value FROM json_each(?))`
 
 /**
  * `holderOf` for many entries in one query (a batch's): key → holder, null when none holds it.
@@ -63,7 +69,15 @@ export function recordReports(
   for (let at = 0; at < values.length; at += 10) {
     upsert.run(...(values.slice(at, at + 10) as never[]))
   }
-  if (moved) db.sqlite.query(MOVE).run(holder, row.tenant_id, receipt, holder)
+  if (!moved) return
+  const t = receiptReports
+  db.orm
+    .update(t)
+    .set({ transactionId: holder })
+    .where(
+      and(eq(t.tenantId, row.tenant_id), eq(t.receiptNumber, receipt), ne(t.transactionId, holder)),
+    )
+    .run()
 }
 
 /** Appends the UPSERT values (10 a report) of the row's entry's reports, held by `holder`. */
@@ -93,13 +107,14 @@ export function reportValues(row: StoredTransaction, holder: string, out: unknow
  * False when the holder is categorized: the categorizer published both ids, so both stay.
  */
 export function dropCopy(db: Db, tenantId: string, id: string): boolean {
-  const old = db.sqlite
-    .query('SELECT * FROM transactions WHERE tenant_id = ? AND id = ?')
-    .get(tenantId, id) as StoredTransaction | null
+  const old = readStored(db, tenantId, id)
   if (!old) return true
   if (old.category !== null) return false
   addToRollups(db, old, -1)
-  db.sqlite.query('DELETE FROM transactions WHERE tenant_id = ? AND id = ?').run(tenantId, id)
+  db.orm
+    .delete(transactions)
+    .where(and(eq(transactions.tenantId, tenantId), eq(transactions.id, id)))
+    .run()
   refreshCounterparty(db, old)
   return true
 }

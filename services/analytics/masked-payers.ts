@@ -1,6 +1,9 @@
+import { and, eq } from 'drizzle-orm'
+import { transactions } from '../../schema/analytics/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import { addToRollups, refreshCounterparty } from './rollups.ts'
 import { counterpartyKey, normalizePhone, type StoredTransaction } from './stored.ts'
+import { readStored } from './stored-sql.ts'
 
 /**
  * Masked payers (DESIGN §16): real C2B confirmations mask the phone (`2547 ***** 126`), so a
@@ -30,9 +33,7 @@ export function adoptFullPhone(
   flush: () => void,
 ) {
   if (!row.counterparty_phone || row.counterparty_phone.includes('*')) return false
-  const old = db.sqlite
-    .query('SELECT * FROM transactions WHERE tenant_id = ? AND id = ?')
-    .get(row.tenant_id, holderId) as StoredTransaction | null
+  const old = readStored(db, row.tenant_id, holderId)
   if (
     !old?.counterparty_phone?.includes('*') ||
     !fitsMask(old.counterparty_phone, row.counterparty_phone)
@@ -42,11 +43,11 @@ export function adoptFullPhone(
   const phone = normalizePhone(row.counterparty_phone)
   const next = { ...old, counterparty_phone: phone, counterparty_key: counterpartyKey(null, phone) }
   addToRollups(db, old, -1)
-  db.sqlite
-    .query(
-      'UPDATE transactions SET counterparty_phone = ?, counterparty_key = ? WHERE tenant_id = ? AND id = ?',
-    )
-    .run(next.counterparty_phone, next.counterparty_key, old.tenant_id, old.id)
+  db.orm
+    .update(transactions)
+    .set({ counterpartyPhone: next.counterparty_phone, counterpartyKey: next.counterparty_key })
+    .where(and(eq(transactions.tenantId, old.tenant_id), eq(transactions.id, old.id)))
+    .run()
   addToRollups(db, next, 1)
   refreshCounterparty(db, old)
   return true
