@@ -1,3 +1,5 @@
+import { eq } from 'drizzle-orm'
+import { cashflowState } from '../../schema/cashflow/tables.ts'
 import { topics } from '../../schema/events.ts'
 import type { Clock } from '../kernel/clock.ts'
 import type { Db } from '../kernel/db.ts'
@@ -5,12 +7,14 @@ import { emitEvent } from '../kernel/events.ts'
 import { centsOf, toMajor } from '../kernel/money.ts'
 import { forecastCashflow } from './forecast.ts'
 
+type StateRow = typeof cashflowState.$inferSelect
+
 export interface CashflowState {
   /** Latest known balance in cents. */
-  balance: number | null
-  balanceAt: string | null
+  balance: StateRow['balance']
+  balanceAt: StateRow['balanceAt']
   /** Low-balance threshold in cents. */
-  threshold: number | null
+  threshold: StateRow['lowBalanceThreshold']
   balanceBelow: boolean
   forecastBelow: boolean
 }
@@ -19,27 +23,24 @@ export interface CashflowState {
 export const ALERT_LOOKAHEAD_DAYS = 7
 
 export function readState(db: Db, tenantId: string): CashflowState {
-  const row = db.sqlite
-    .query<
-      {
-        balance: number | null
-        balance_at: string | null
-        low_balance_threshold: number | null
-        balance_below: number
-        forecast_below: number
-      },
-      [string]
-    >(
-      `SELECT balance, balance_at, low_balance_threshold, balance_below, forecast_below
-       FROM cashflow_state WHERE tenant_id = ?`,
-    )
-    .get(tenantId)
+  const t = cashflowState
+  const row = db.orm
+    .select({
+      balance: t.balance,
+      balanceAt: t.balanceAt,
+      threshold: t.lowBalanceThreshold,
+      balanceBelow: t.balanceBelow,
+      forecastBelow: t.forecastBelow,
+    })
+    .from(t)
+    .where(eq(t.tenantId, tenantId))
+    .get()
   return {
     balance: row?.balance ?? null,
-    balanceAt: row?.balance_at ?? null,
-    threshold: row?.low_balance_threshold ?? null,
-    balanceBelow: row?.balance_below === 1,
-    forecastBelow: row?.forecast_below === 1,
+    balanceAt: row?.balanceAt ?? null,
+    threshold: row?.threshold ?? null,
+    balanceBelow: row?.balanceBelow === 1,
+    forecastBelow: row?.forecastBelow === 1,
   }
 }
 
@@ -52,27 +53,36 @@ function writeFlags(
     now,
   }: { tenantId: string; balanceBelow: boolean; forecastBelow: boolean; now: Date },
 ) {
-  db.sqlite
-    .query(
-      `INSERT INTO cashflow_state (tenant_id, balance_below, forecast_below, updated_at)
-       VALUES (?, ?, ?, ?) ON CONFLICT (tenant_id) DO UPDATE SET
-       balance_below = excluded.balance_below, forecast_below = excluded.forecast_below,
-       updated_at = excluded.updated_at`,
-    )
-    .run(tenantId, balanceBelow ? 1 : 0, forecastBelow ? 1 : 0, now.toISOString())
+  const values = { balanceBelow: balanceBelow ? 1 : 0, forecastBelow: forecastBelow ? 1 : 0 }
+  upsertState(db, { tenantId, values, now })
 }
 
 export function setThreshold(
   db: Db,
   { tenantId, threshold, now }: { tenantId: string; threshold: number | null; now: Date },
 ): void {
-  db.sqlite
-    .query(
-      `INSERT INTO cashflow_state (tenant_id, low_balance_threshold, updated_at) VALUES (?, ?, ?)
-       ON CONFLICT (tenant_id) DO UPDATE SET low_balance_threshold = excluded.low_balance_threshold,
-       updated_at = excluded.updated_at`,
-    )
-    .run(tenantId, threshold, now.toISOString())
+  upsertState(db, { tenantId, values: { lowBalanceThreshold: threshold }, now })
+}
+
+/** Sets some of a tenant's state columns, adding its row if it has none yet. */
+function upsertState(
+  db: Db,
+  {
+    tenantId,
+    values,
+    now,
+  }: {
+    tenantId: string
+    values: Partial<Pick<StateRow, 'lowBalanceThreshold' | 'balanceBelow' | 'forecastBelow'>>
+    now: Date
+  },
+): void {
+  const updatedAt = now.toISOString()
+  db.orm
+    .insert(cashflowState)
+    .values({ tenantId, ...values, updatedAt })
+    .onConflictDoUpdate({ target: cashflowState.tenantId, set: { ...values, updatedAt } })
+    .run()
 }
 
 /** The earliest day within the look-ahead whose projected balance is below the threshold. */

@@ -1,16 +1,44 @@
+import { eq, isNull, or, sql } from 'drizzle-orm'
+import { cashflowDaily, cashflowState, cashflowTransactions } from '../../schema/cashflow/tables.ts'
 import type { TransactionEvent } from '../../schema/events.ts'
+import { excluded, selectList, sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { dayIn } from '../kernel/time-zone.ts'
 import { type BalanceRow, closingBalance } from './closing-balance.ts'
 import { kindOfTransaction } from './kinds.ts'
 
-interface StoredTransaction {
-  day: string
-  direction: string
-  category: string
+type TransactionRow = typeof cashflowTransactions.$inferSelect
+/** What a transaction added to the daily series (`kind` '' for one stored without a kind). */
+type StoredTransaction = Pick<TransactionRow, 'day' | 'direction' | 'category' | 'amount'> & {
   kind: string
-  amount: number
 }
+
+/**
+ * The statements of every ingested transaction (bench/ingest.ts, bench/cashflow.ts measure them):
+ * prepared once per batch, each name taken from the tables.
+ */
+const tx = sqlNames(cashflowTransactions)
+const daily = sqlNames(cashflowDaily)
+const FIND = `SELECT ${selectList(cashflowTransactions, ['day', 'direction', 'category', 'amount'])},
+  coalesce(${tx.kind}, '') AS kind FROM ${tx.$} WHERE ${tx.tenantId} = ? AND ${tx.id} = ?`
+const UPSERT_TXN = `INSERT INTO ${tx.$} (${tx.tenantId}, ${tx.id}, ${tx.day}, ${tx.occurredAt},
+    ${tx.direction}, ${tx.category}, ${tx.amount}, ${tx.balance}, ${tx.counterparty}, ${tx.kind})
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (${tx.tenantId}, ${tx.id}) DO UPDATE SET ${tx.day} = excluded.${tx.day},
+    ${tx.occurredAt} = excluded.${tx.occurredAt}, ${tx.direction} = excluded.${tx.direction},
+    ${tx.category} = excluded.${tx.category}, ${tx.amount} = excluded.${tx.amount},
+    ${tx.balance} = coalesce(excluded.${tx.balance}, ${tx.balance}),
+    ${tx.counterparty} = coalesce(excluded.${tx.counterparty}, ${tx.counterparty}),
+    ${tx.kind} = excluded.${tx.kind}`
+const ADD_DAILY = `INSERT INTO ${daily.$} (${daily.tenantId}, ${daily.day}, ${daily.category},
+    ${daily.kind}, ${daily.inflow}, ${daily.outflow}, ${daily.count})
+  VALUES (?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (${daily.tenantId}, ${daily.day}, ${daily.category}, ${daily.kind}) DO UPDATE SET
+    ${daily.inflow} = ${daily.inflow} + excluded.${daily.inflow},
+    ${daily.outflow} = ${daily.outflow} + excluded.${daily.outflow},
+    ${daily.count} = ${daily.count} + excluded.${daily.count}`
+const DROP_EMPTY = `DELETE FROM ${daily.$} WHERE ${daily.tenantId} = ? AND ${daily.day} = ?
+  AND ${daily.category} = ? AND ${daily.kind} = ? AND ${daily.count} <= 0`
 
 /** The sane window of DESIGN §16: no movement before 2007 (M-Pesa's launch) or over a day ahead. */
 export const SANE_FIRST_MS = Date.UTC(2007, 0, 1)
@@ -34,30 +62,10 @@ export function applyTransactions(
   }: { tenantId: string; timeZone: string; transactions: readonly TransactionEvent[]; now: Date },
 ): void {
   const sqlite = db.sqlite
-  const find = sqlite.query<StoredTransaction, [string, string]>(
-    `SELECT day, direction, category, coalesce(kind, '') AS kind, amount FROM cashflow_transactions
-     WHERE tenant_id = ? AND id = ?`,
-  )
-  const upsertTxn = sqlite.query(
-    `INSERT INTO cashflow_transactions
-       (tenant_id, id, day, occurred_at, direction, category, amount, balance, counterparty, kind)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (tenant_id, id) DO UPDATE SET day = excluded.day,
-       occurred_at = excluded.occurred_at, direction = excluded.direction,
-       category = excluded.category, amount = excluded.amount,
-       balance = coalesce(excluded.balance, balance),
-       counterparty = coalesce(excluded.counterparty, counterparty), kind = excluded.kind`,
-  )
-  const addDaily = sqlite.query(
-    `INSERT INTO cashflow_daily (tenant_id, day, category, kind, inflow, outflow, count)
-     VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (tenant_id, day, category, kind) DO UPDATE SET inflow = inflow + excluded.inflow,
-       outflow = outflow + excluded.outflow, count = count + excluded.count`,
-  )
-  const dropEmpty = sqlite.query(
-    `DELETE FROM cashflow_daily
-     WHERE tenant_id = ? AND day = ? AND category = ? AND kind = ? AND count <= 0`,
-  )
+  const find = sqlite.query<StoredTransaction, [string, string]>(FIND)
+  const upsertTxn = sqlite.query(UPSERT_TXN)
+  const addDaily = sqlite.query(ADD_DAILY)
+  const dropEmpty = sqlite.query(DROP_EMPTY)
 
   const balances: BalanceRow[] = []
   const latestSaneMs = now.getTime() + DAY_MS
@@ -108,14 +116,14 @@ export function applyTransactions(
       balances.push({ ms: occurredMs, move: direction === 'in' ? amount : -amount, balance })
   }
   if (balances.length === 0) return
-  const known = sqlite
-    .query<{ balance: number | null; balance_at: string | null }, [string]>(
-      'SELECT balance, balance_at FROM cashflow_state WHERE tenant_id = ?',
-    )
-    .get(tenantId)
+  const known = db.orm
+    .select({ balance: cashflowState.balance, balanceAt: cashflowState.balanceAt })
+    .from(cashflowState)
+    .where(eq(cashflowState.tenantId, tenantId))
+    .get()
   const before =
-    known?.balance != null && known.balance_at
-      ? { ms: Date.parse(known.balance_at), balance: known.balance }
+    known?.balance != null && known.balanceAt
+      ? { ms: Date.parse(known.balanceAt), balance: known.balance }
       : null
   const latest = closingBalance(balances, before)
   if (latest)
@@ -132,14 +140,20 @@ export function recordBalance(
   db: Db,
   { tenantId, balance, at, now }: { tenantId: string; balance: number; at: string; now: Date },
 ): void {
-  db.sqlite
-    .query(
-      `INSERT INTO cashflow_state (tenant_id, balance, balance_at, updated_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (tenant_id) DO UPDATE SET balance = excluded.balance,
-         balance_at = excluded.balance_at, updated_at = excluded.updated_at
-       WHERE balance_at IS NULL OR excluded.balance_at >= balance_at`,
-    )
-    .run(tenantId, balance, at, now.toISOString())
+  const t = cashflowState
+  db.orm
+    .insert(t)
+    .values({ tenantId, balance, balanceAt: at, updatedAt: now.toISOString() })
+    .onConflictDoUpdate({
+      target: t.tenantId,
+      set: {
+        balance: excluded(t.balance),
+        balanceAt: excluded(t.balanceAt),
+        updatedAt: excluded(t.updatedAt),
+      },
+      setWhere: or(isNull(t.balanceAt), sql`${excluded(t.balanceAt)} >= ${t.balanceAt}`),
+    })
+    .run()
 }
 
 /**

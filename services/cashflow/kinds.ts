@@ -22,8 +22,9 @@ export const GROUP_OF: Partial<Record<Kind, BalanceGroup>> = Object.fromEntries(
 
 const quoted = (kinds: readonly string[]) => kinds.map((k) => `'${k}'`).join(', ')
 
-/** SQL condition on `cashflow_daily.kind` / `cashflow_transactions.kind` for operating rows. */
-export const OPERATING_SQL = `coalesce(kind, '') NOT IN (${quoted(BALANCE_KINDS)})`
+/** SQL condition for operating rows on a kind column (its SQL name, from `sqlNames`). */
+export const operatingSql = (kind: string) =>
+  `coalesce(${kind}, '') NOT IN (${quoted(BALANCE_KINDS)})`
 
 const byLabel = new Map<string, Kind>(
   KINDS.flatMap((k) => [

@@ -1,14 +1,37 @@
+import { and, eq, gte, max, min } from 'drizzle-orm'
+import { cashflowDaily } from '../../schema/cashflow/tables.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import { DEFAULT_TIMEZONE, dayFromNumber, dayIn, dayNumber } from '../kernel/time-zone.ts'
-import { GROUP_OF, OPERATING_SQL } from './kinds.ts'
+import { GROUP_OF, operatingSql } from './kinds.ts'
 
 /**
  * Which movements a series counts: `operating` what was earned and spent (the default: health,
  * burn, runway, trends and forecasts), `all` every movement, the one the balance follows.
  */
 export type Scope = 'operating' | 'all'
-const scopeSql = (scope: Scope) => (scope === 'operating' ? ` AND ${OPERATING_SQL}` : '')
+
+type DailyRow = typeof cashflowDaily.$inferSelect
+
+/**
+ * The daily series' aggregations, hand-written (GROUP BY over the forecast's measured path,
+ * bench/cashflow.ts) with every name taken from the table.
+ */
+const d = sqlNames(cashflowDaily)
+const OPERATING = operatingSql(d.kind)
+const IN_RANGE = `${d.tenantId} = ? AND ${d.day} BETWEEN ? AND ?`
+const FLOWS = `sum(${d.inflow}) AS inflow, sum(${d.outflow}) AS outflow`
+const DAILY_SQL: Record<Scope, string> = {
+  all: `SELECT ${d.day} AS day, ${FLOWS} FROM ${d.$} WHERE ${IN_RANGE} GROUP BY ${d.day}`,
+  operating: `SELECT ${d.day} AS day, ${FLOWS} FROM ${d.$} WHERE ${IN_RANGE} AND ${OPERATING}
+    GROUP BY ${d.day}`,
+}
+const CATEGORY_DAYS = `SELECT ${d.day} AS day, ${d.category} AS category, ${FLOWS} FROM ${d.$}
+  WHERE ${IN_RANGE} AND ${OPERATING} GROUP BY ${d.day}, ${d.category} ORDER BY ${d.day}, ${d.category}`
+const KIND_DAYS = `SELECT ${d.day} AS day, ${d.kind} AS kind, ${FLOWS}, sum(${d.count}) AS count
+  FROM ${d.$} WHERE ${IN_RANGE} AND NOT (${OPERATING}) GROUP BY ${d.day}, ${d.kind}
+  ORDER BY ${d.day}, ${d.kind}`
 
 /** A zero-filled daily series in cents, one entry per calendar day from `from` to `to`. */
 export interface DailySeries {
@@ -19,12 +42,7 @@ export interface DailySeries {
   outflow: number[]
 }
 
-export interface CategoryDay {
-  day: string
-  category: string
-  inflow: number
-  outflow: number
-}
+export type CategoryDay = Pick<DailyRow, 'day' | 'category' | 'inflow' | 'outflow'>
 
 export function timeZoneOf(ctx: ServiceContext, tenantId: string): string {
   return ctx.registry.placement(tenantId).timezone ?? DEFAULT_TIMEZONE
@@ -39,12 +57,12 @@ export function todayOf(ctx: ServiceContext, tenantId: string): string {
  * (stored before the doors refused them) are not part of any series.
  */
 export function seriesBounds(db: Db, tenantId: string): { first: string; last: string } | null {
-  const row = db.sqlite
-    .query<{ first: string | null; last: string | null }, [string]>(
-      `SELECT min(day) AS first, max(day) AS last FROM cashflow_daily
-       WHERE tenant_id = ? AND day >= '2007-01-01'`,
-    )
-    .get(tenantId)
+  const t = cashflowDaily
+  const row = db.orm
+    .select({ first: min(t.day), last: max(t.day) })
+    .from(t)
+    .where(and(eq(t.tenantId, tenantId), gte(t.day, '2007-01-01')))
+    .get()
   return row?.first && row.last ? { first: row.first, last: row.last } : null
 }
 
@@ -64,10 +82,7 @@ export function loadDailySeries(
   const inflow = new Array<number>(length).fill(0)
   const outflow = new Array<number>(length).fill(0)
   const rows = db.sqlite
-    .query<{ day: string; inflow: number; outflow: number }, [string, string, string]>(
-      `SELECT day, sum(inflow) AS inflow, sum(outflow) AS outflow FROM cashflow_daily
-       WHERE tenant_id = ? AND day BETWEEN ? AND ?${scopeSql(scope)} GROUP BY day`,
-    )
+    .query<Pick<DailyRow, 'day' | 'inflow' | 'outflow'>, [string, string, string]>(DAILY_SQL[scope])
     .all(tenantId, from, to)
   for (const r of rows) {
     const i = dayNumber(r.day) - start
@@ -85,34 +100,18 @@ export function loadCategoryDays(
   { tenantId, from, to }: { tenantId: string; from: string; to: string },
 ): CategoryDay[] {
   return db.sqlite
-    .query<CategoryDay, [string, string, string]>(
-      `SELECT day, category, sum(inflow) AS inflow, sum(outflow) AS outflow FROM cashflow_daily
-       WHERE tenant_id = ? AND day BETWEEN ? AND ? AND ${OPERATING_SQL}
-       GROUP BY day, category ORDER BY day, category`,
-    )
+    .query<CategoryDay, [string, string, string]>(CATEGORY_DAYS)
     .all(tenantId, from, to)
 }
 
-export interface KindDay {
-  day: string
-  kind: string
-  inflow: number
-  outflow: number
-  count: number
-}
+export type KindDay = Pick<DailyRow, 'day' | 'kind' | 'inflow' | 'outflow' | 'count'>
 
 /** Movements that are neither earned nor spent (loans, savings, transfers…) by day and kind. */
 export function loadBalanceKindDays(
   db: Db,
   { tenantId, from, to }: { tenantId: string; from: string; to: string },
 ): KindDay[] {
-  return db.sqlite
-    .query<KindDay, [string, string, string]>(
-      `SELECT day, kind, sum(inflow) AS inflow, sum(outflow) AS outflow, sum(count) AS count
-       FROM cashflow_daily WHERE tenant_id = ? AND day BETWEEN ? AND ? AND NOT (${OPERATING_SQL})
-       GROUP BY day, kind ORDER BY day, kind`,
-    )
-    .all(tenantId, from, to)
+  return db.sqlite.query<KindDay, [string, string, string]>(KIND_DAYS).all(tenantId, from, to)
 }
 
 /** Totals of one line (financing or transfers), each kind on it and all of them, in cents. */
