@@ -1,3 +1,4 @@
+import { cellTag, MAX_COLUMNS, plain, plainContent, readCellTag } from './spreadsheet-cell-tag.ts'
 import { numberText, serialDate, wallClock, xlsxString } from './spreadsheet-cells.ts'
 import { attr, decodeXml, isSpace, XmlError, type XmlHandler, XmlScanner } from './xml-scan.ts'
 
@@ -29,11 +30,7 @@ export interface SheetSink {
   handOn(): Promise<void> | undefined | void
 }
 
-/**
- * Columns read, at most: Excel 2003's 256 (a statement has 14). A sheet may go on to XFD, but a
- * hostile one with a cell there in every row would make each row 16,384 cells to look through.
- */
-export const MAX_COLUMNS = 256
+export { MAX_COLUMNS } from './spreadsheet-cell-tag.ts'
 
 /** A sheet's `<row>`s as arrays of cell text, by column, handed to the sink. */
 export class SheetRows implements XmlHandler {
@@ -142,36 +139,35 @@ export class SheetRows implements XmlHandler {
   }
 
   /**
-   * A `<c>`'s reference, type and style. Its attributes are one-letter names, read in one pass
-   * without cutting each name out: the hot loop of a sheet's million cells.
+   * A `<c>` at `lt` whose content is one text alone (`<v>` or an inline string), read at once:
+   * most of a sheet's cells. Anything else is left to the scanner (0).
    */
+  markup(src: string, lt: number): number {
+    if (src.charCodeAt(lt + 1) !== 99 /* c */ || this.stop) return 0
+    const after = src.charCodeAt(lt + 2)
+    if (!isSpace(after) && after !== 62) return 0
+    const gt = readCellTag(src, lt + 2, src.length, this.col + 1)
+    if (gt < 0) return 0
+    const empty = src.charCodeAt(gt - 1) === 47 /* <c …/> */
+    if (!empty && !plainContent(src, gt + 1)) return 0
+    this.tagRead()
+    if (empty) return gt + 1
+    this.raw = src.slice(plain.from, plain.to)
+    this.has = true
+    this.close('c')
+    return plain.end
+  }
+
+  /** A `<c>`'s reference, type and style (`readCellTag`), its value not yet read. */
   private cell(src: string, from: number, to: number): void {
-    let col = this.col + 1
-    this.type = 'n'
-    this.style = 0
-    for (let i = from; ; ) {
-      // The next `=` inside the tag (a search past its end could run to the end of the piece).
-      let eq = i
-      while (eq < to && src.charCodeAt(eq) !== 61) eq++
-      if (eq >= to) break
-      let q = eq + 1
-      while (isSpace(src.charCodeAt(q))) q++
-      const quote = src.charCodeAt(q)
-      if (quote !== 34 && quote !== 39) break
-      const close = src.indexOf(quote === 34 ? '"' : "'", q + 1)
-      if (close < 0 || close >= to) break
-      let k = eq - 1
-      while (isSpace(src.charCodeAt(k))) k--
-      const before = src.charCodeAt(k - 1)
-      if (isSpace(before) || before === 58 /* : */) {
-        const name = src.charCodeAt(k)
-        if (name === 114 /* r */) col = columnAt(src, q + 1)
-        else if (name === 116 /* t */) this.type = cellType(src, q + 1, close)
-        else if (name === 115 /* s */) this.style = numberAt(src, q + 1, close)
-      }
-      i = close + 1
-    }
-    this.col = col
+    readCellTag(src, from, to, this.col + 1)
+    this.tagRead()
+  }
+
+  private tagRead(): void {
+    this.col = cellTag.col
+    this.type = cellTag.type
+    this.style = cellTag.style
     this.raw = ''
     this.has = false
   }
@@ -238,47 +234,4 @@ export function collected(so: string, more: string): string {
   if (so.length + more.length > MAX_CELL_XML)
     throw new XmlError('a cell holds more text than a spreadsheet cell can')
   return so + more
-}
-
-/** The zero-based column of the cell reference (`AB12`) at `at`. */
-function columnAt(src: string, at: number): number {
-  let col = 0
-  for (let i = at; ; i++) {
-    const c = src.charCodeAt(i) | 0x20
-    if (c < 97 || c > 122) break
-    col = col * 26 + (c - 96)
-    if (col > MAX_COLUMNS) break
-  }
-  return col - 1
-}
-
-/** A whole number written from `from` to `to` (a style index), 0 when it is not one. */
-function numberAt(src: string, from: number, to: number): number {
-  let n = 0
-  for (let i = from; i < to; i++) {
-    const d = src.charCodeAt(i) - 48
-    if (d < 0 || d > 9) return 0
-    n = n * 10 + d
-  }
-  return n
-}
-
-/** A cell's `t` attribute as a constant string when it is a known type (no text cut out). */
-function cellType(src: string, from: number, to: number): string {
-  const first = src.charCodeAt(from)
-  switch (to - from) {
-    case 1:
-      if (first === 115) return 's'
-      if (first === 110) return 'n'
-      if (first === 98) return 'b'
-      if (first === 101) return 'e'
-      if (first === 100) return 'd'
-      break
-    case 3:
-      if (src.startsWith('str', from)) return 'str'
-      break
-    case 9:
-      if (src.startsWith('inlineStr', from)) return 'inlineStr'
-  }
-  return src.slice(from, to)
 }

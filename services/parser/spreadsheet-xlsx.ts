@@ -84,6 +84,7 @@ export class XlsxBook {
         close: handler.close?.bind(handler) ?? (() => {}),
         text: handler.text?.bind(handler) ?? (() => {}),
         element: handler.element?.bind(handler),
+        markup: handler.markup?.bind(handler),
       },
       whole,
     )
