@@ -9,7 +9,7 @@ import { toMajor } from '../kernel/money.ts'
 import { pct } from './insight-words.ts'
 import { splitRange } from './range.ts'
 import { scoreRfm } from './rfm.ts'
-import { TRADING_SQL } from './stored.ts'
+import { TRADING_SQL } from './stored-sql.ts'
 import type { Scope } from './summary.ts'
 
 /** A counterparty's totals over a period (cents). */

@@ -1,6 +1,6 @@
 import type { Db } from '../kernel/db.ts'
 import { preparedPerDb } from '../kernel/prepared.ts'
-import { addToCategoryCell, addToDayCell, statementsOf } from './rollups.ts'
+import { addToCategoryCell, addToDayCell, counterpartyUpsert, statementsOf } from './rollups.ts'
 import { isTradingParty, normalizePhone, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
 
 /**
@@ -45,18 +45,10 @@ interface Party {
 const SEP = '\u001f'
 
 /**
- * CP_SQL (rollups.ts) for a sum of named rows: when the stored row is later than all of them its
+ * The counterparty upsert (rollups.ts) for a sum of named rows: when the stored row is later than all of them its
  * name stays, or, had it none, takes the first row's name, as adding them one by one would.
  */
-const PARTY_SQL = `INSERT INTO counterparties
-  (tenant_id, key, name, phone, tx_count, total_cents, in_cents, out_cents, first_seen, last_seen)
-  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-  ON CONFLICT (tenant_id, key) DO UPDATE SET
-  name = CASE WHEN excluded.last_seen >= last_seen THEN coalesce(excluded.name, name) ELSE coalesce(name, ?11) END,
-  phone = coalesce(phone, excluded.phone),
-  tx_count = tx_count + excluded.tx_count, total_cents = total_cents + excluded.total_cents,
-  in_cents = in_cents + excluded.in_cents, out_cents = out_cents + excluded.out_cents,
-  first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)`
+const PARTY_SQL = counterpartyUpsert('?11')
 const partyStatementOf = preparedPerDb({ party: PARTY_SQL })
 
 export function pendingRollups(db: Db): PendingRollups {

@@ -1,12 +1,22 @@
+import {
+  counterparties,
+  dailyCounterparties,
+  dailySummaries,
+  dailyTotals,
+} from '../../schema/analytics/tables.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { preparedPerDb } from '../kernel/prepared.ts'
-import {
-  isTradingParty,
-  normalizePhone,
-  type StoredTransaction,
-  TRADING_SQL,
-  UNCATEGORIZED,
-} from './stored.ts'
+import { isTradingParty, normalizePhone, type StoredTransaction, UNCATEGORIZED } from './stored.ts'
+import { TRADING_SQL, tx } from './stored-sql.ts'
+
+const dt = sqlNames(dailyTotals)
+const ds = sqlNames(dailySummaries)
+const dc = sqlNames(dailyCounterparties)
+const cp = sqlNames(counterparties)
+
+/** `c = c + excluded.c` for each column: an upsert that adds to the stored sums. */
+const addedUp = (...cols: string[]) => cols.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')
 
 /**
  * The rollups beside the transactions table, moved by one transaction at a time: +1 when it is
@@ -14,32 +24,40 @@ import {
  * rollups hold every kind (the balance counts everything; revenue and expenses pick their kinds);
  * the counterparty rollups hold only customers and suppliers (`isTradingParty`).
  */
-const DAILY_SQL = `INSERT INTO daily_totals
-  (tenant_id, day, user_id, direction, category, kind, tx_count, amount_cents)
+const DAILY_SQL = `INSERT INTO ${dt.$}
+  (${dt.tenantId}, ${dt.day}, ${dt.userId}, ${dt.direction}, ${dt.category}, ${dt.kind}, ${dt.txCount}, ${dt.amountCents})
   VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (tenant_id, day, user_id, direction, category, kind) DO UPDATE SET
-  tx_count = tx_count + excluded.tx_count, amount_cents = amount_cents + excluded.amount_cents`
-const DAY_SQL = `INSERT INTO daily_summaries
-  (tenant_id, day, user_id, kind, in_count, in_cents, out_count, out_cents)
+  ON CONFLICT (${dt.tenantId}, ${dt.day}, ${dt.userId}, ${dt.direction}, ${dt.category}, ${dt.kind})
+  DO UPDATE SET ${addedUp(dt.txCount, dt.amountCents)}`
+const DAY_SQL = `INSERT INTO ${ds.$}
+  (${ds.tenantId}, ${ds.day}, ${ds.userId}, ${ds.kind}, ${ds.inCount}, ${ds.inCents}, ${ds.outCount}, ${ds.outCents})
   VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (tenant_id, day, user_id, kind) DO UPDATE SET
-  in_count = in_count + excluded.in_count, in_cents = in_cents + excluded.in_cents,
-  out_count = out_count + excluded.out_count, out_cents = out_cents + excluded.out_cents`
-const DAILY_CP_SQL = `INSERT INTO daily_counterparties
-  (tenant_id, day, counterparty_key, direction, tx_count, amount_cents, last_seen)
+  ON CONFLICT (${ds.tenantId}, ${ds.day}, ${ds.userId}, ${ds.kind})
+  DO UPDATE SET ${addedUp(ds.inCount, ds.inCents, ds.outCount, ds.outCents)}`
+const DAILY_CP_SQL = `INSERT INTO ${dc.$}
+  (${dc.tenantId}, ${dc.day}, ${dc.counterpartyKey}, ${dc.direction}, ${dc.txCount}, ${dc.amountCents}, ${dc.lastSeen})
   VALUES (?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (tenant_id, day, counterparty_key, direction) DO UPDATE SET
-  tx_count = tx_count + excluded.tx_count, amount_cents = amount_cents + excluded.amount_cents,
-  last_seen = max(last_seen, excluded.last_seen)`
-const CP_SQL = `INSERT INTO counterparties
-  (tenant_id, key, name, phone, tx_count, total_cents, in_cents, out_cents, first_seen, last_seen)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (tenant_id, key) DO UPDATE SET
-  name = CASE WHEN excluded.last_seen >= last_seen THEN coalesce(excluded.name, name) ELSE coalesce(name, excluded.name) END,
-  phone = coalesce(phone, excluded.phone),
-  tx_count = tx_count + excluded.tx_count, total_cents = total_cents + excluded.total_cents,
-  in_cents = in_cents + excluded.in_cents, out_cents = out_cents + excluded.out_cents,
-  first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)`
+  ON CONFLICT (${dc.tenantId}, ${dc.day}, ${dc.counterpartyKey}, ${dc.direction}) DO UPDATE SET
+  ${addedUp(dc.txCount, dc.amountCents)}, ${dc.lastSeen} = max(${dc.lastSeen}, excluded.${dc.lastSeen})`
+
+/**
+ * The all-time counterparty upsert: its name follows the latest report that has one; when the
+ * stored row is the later one, the stored name stays (or, had it none, takes `nameElse`: the
+ * inserted name, or a parameter of pending-rollups.ts's summed rows).
+ */
+export function counterpartyUpsert(nameElse: string): string {
+  return `INSERT INTO ${cp.$}
+  (${cp.tenantId}, ${cp.key}, ${cp.name}, ${cp.phone}, ${cp.txCount}, ${cp.totalCents}, ${cp.inCents}, ${cp.outCents}, ${cp.firstSeen}, ${cp.lastSeen})
+  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+  ON CONFLICT (${cp.tenantId}, ${cp.key}) DO UPDATE SET
+  ${cp.name} = CASE WHEN excluded.${cp.lastSeen} >= ${cp.lastSeen} THEN coalesce(excluded.${cp.name}, ${cp.name})
+    ELSE coalesce(${cp.name}, ${nameElse}) END,
+  ${cp.phone} = coalesce(${cp.phone}, excluded.${cp.phone}),
+  ${addedUp(cp.txCount, cp.totalCents, cp.inCents, cp.outCents)},
+  ${cp.firstSeen} = min(${cp.firstSeen}, excluded.${cp.firstSeen}),
+  ${cp.lastSeen} = max(${cp.lastSeen}, excluded.${cp.lastSeen})`
+}
+const CP_SQL = counterpartyUpsert(`excluded.${cp.name}`)
 
 /** Statements prepared once per open database: the insert path runs them for every row. */
 export const statementsOf = preparedPerDb({
@@ -155,33 +173,40 @@ export function moveCategory(db: Db, old: StoredTransaction, row: StoredTransact
   cell(row, 1)
 }
 
+const PRUNE_CELL = `DELETE FROM ${dt.$} WHERE ${dt.tenantId} = ? AND ${dt.day} = ? AND ${dt.userId} = ?
+  AND ${dt.direction} = ? AND ${dt.category} = ? AND ${dt.kind} = ? AND ${dt.txCount} <= 0`
+const PRUNE_DAY = `DELETE FROM ${ds.$} WHERE ${ds.tenantId} = ? AND ${ds.day} = ? AND ${ds.userId} = ?
+  AND ${ds.kind} = ? AND ${ds.inCount} + ${ds.outCount} <= 0`
+const PRUNE_DAY_PARTY = `DELETE FROM ${dc.$} WHERE ${dc.tenantId} = ? AND ${dc.day} = ?
+  AND ${dc.counterpartyKey} = ? AND ${dc.direction} = ? AND ${dc.txCount} <= 0`
+const PRUNE_PARTY = `DELETE FROM ${cp.$} WHERE ${cp.tenantId} = ? AND ${cp.key} = ? AND ${cp.txCount} <= 0`
+
 /** The row's (day, user, direction, category, kind) cell, removed once it counts nothing. */
 function pruneCategoryCell(db: Db, r: StoredTransaction): void {
-  db.sqlite
-    .query(
-      'DELETE FROM daily_totals WHERE tenant_id = ? AND day = ? AND user_id = ? AND direction = ? AND category = ? AND kind = ? AND tx_count <= 0',
-    )
-    .run(...categoryCell(r))
+  db.sqlite.query(PRUNE_CELL).run(...categoryCell(r))
 }
 
 /** Rollup rows that fell to zero are removed so `active_days` and customer lists stay exact. */
 function pruneDaily(db: Db, r: StoredTransaction): void {
-  db.sqlite
-    .query(
-      'DELETE FROM daily_summaries WHERE tenant_id = ? AND day = ? AND user_id = ? AND kind = ? AND in_count + out_count <= 0',
-    )
-    .run(r.tenant_id, r.local_day, r.user_id ?? '', r.kind ?? '')
+  db.sqlite.query(PRUNE_DAY).run(r.tenant_id, r.local_day, r.user_id ?? '', r.kind ?? '')
   pruneCategoryCell(db, r)
   if (!r.counterparty_key || !isTradingParty(r.kind)) return
-  db.sqlite
-    .query(
-      'DELETE FROM daily_counterparties WHERE tenant_id = ? AND day = ? AND counterparty_key = ? AND direction = ? AND tx_count <= 0',
-    )
-    .run(r.tenant_id, r.local_day, r.counterparty_key, r.direction)
-  db.sqlite
-    .query('DELETE FROM counterparties WHERE tenant_id = ? AND key = ? AND tx_count <= 0')
-    .run(r.tenant_id, r.counterparty_key)
+  db.sqlite.query(PRUNE_DAY_PARTY).run(r.tenant_id, r.local_day, r.counterparty_key, r.direction)
+  db.sqlite.query(PRUNE_PARTY).run(r.tenant_id, r.counterparty_key)
 }
+
+/** A counterparty's first or last trading row (`fn` min or max) over all time. */
+const seen = (fn: 'min' | 'max') => `(SELECT ${fn}(${tx.occurredAt}) FROM ${tx.$}
+  WHERE ${tx.tenantId} = ?1 AND ${tx.counterpartyKey} = ?2 AND ${TRADING_SQL})`
+const REFRESH_PARTY = `UPDATE ${cp.$} SET ${cp.firstSeen} = ${seen('min')}, ${cp.lastSeen} = ${seen('max')}
+  WHERE ${cp.tenantId} = ?1 AND ${cp.key} = ?2`
+const REFRESH_DAY_PARTY = `UPDATE ${dc.$} SET ${dc.lastSeen} = (
+    SELECT max(t.${tx.occurredAt}) FROM ${tx.$} t WHERE t.${tx.tenantId} = ?1
+      AND t.${tx.occurredAt} >= ?4 AND t.${tx.occurredAt} < ?5 AND t.${tx.localDay} = ?3
+      AND t.${tx.counterpartyKey} = ?2 AND t.${tx.direction} = ${dc.$}.${dc.direction}
+      AND t.${TRADING_SQL})
+  WHERE ${dc.tenantId} = ?1 AND ${dc.direction} IN ('in', 'out') AND ${dc.day} = ?3
+    AND ${dc.counterpartyKey} = ?2`
 
 /**
  * first/last seen cannot be subtracted: after a row moved (a rare correction, never a category
@@ -191,26 +216,10 @@ function pruneDaily(db: Db, r: StoredTransaction): void {
 export function refreshCounterparty(db: Db, r: StoredTransaction): void {
   if (!r.counterparty_key || !isTradingParty(r.kind)) return
   const sqlite = db.sqlite
-  sqlite
-    .query(
-      `UPDATE counterparties SET
-        first_seen = (SELECT min(occurred_at) FROM transactions
-          WHERE tenant_id = ?1 AND counterparty_key = ?2 AND ${TRADING_SQL}),
-        last_seen = (SELECT max(occurred_at) FROM transactions
-          WHERE tenant_id = ?1 AND counterparty_key = ?2 AND ${TRADING_SQL})
-       WHERE tenant_id = ?1 AND key = ?2`,
-    )
-    .run(r.tenant_id, r.counterparty_key)
+  sqlite.query(REFRESH_PARTY).run(r.tenant_id, r.counterparty_key)
   const at = Date.parse(r.occurred_at)
   sqlite
-    .query(
-      `UPDATE daily_counterparties SET last_seen = (
-         SELECT max(occurred_at) FROM transactions t WHERE t.tenant_id = ?1
-           AND t.occurred_at >= ?4 AND t.occurred_at < ?5 AND t.local_day = ?3
-           AND t.counterparty_key = ?2 AND t.direction = daily_counterparties.direction
-           AND t.${TRADING_SQL})
-       WHERE tenant_id = ?1 AND direction IN ('in', 'out') AND day = ?3 AND counterparty_key = ?2`,
-    )
+    .query(REFRESH_DAY_PARTY)
     .run(
       r.tenant_id,
       r.counterparty_key,

@@ -63,3 +63,6 @@ const statementsOf = preparedPerDb({
 export function readStored(db: Db, tenantId: string, id: string): StoredTransaction | null {
   return statementsOf(db).stored.get(tenantId, id) as StoredTransaction | null
 }
+
+/** `isTradingParty` in SQL, for reads of the rows themselves (edge days, scope=me). */
+export const TRADING_SQL = `${tx.kind} IN ('customer_payment', 'supplier_payment')`

@@ -128,6 +128,3 @@ export function roleOf(kind: string | null): 'revenue' | 'expense' | 'balance' {
 export function isTradingParty(kind: string | null): boolean {
   return kind === 'customer_payment' || kind === 'supplier_payment'
 }
-
-/** `isTradingParty` in SQL, for reads of the rows themselves (edge days, scope=me). */
-export const TRADING_SQL = "kind IN ('customer_payment', 'supplier_payment')"
