@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import fc from 'fast-check'
-import { migrations } from '../../schema/payment/migrations.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { type Daraja, ProviderError } from './daraja.ts'
-import { createPaymentsApp } from './routes.ts'
-import { createPayments } from './service.ts'
-import type { PaymentSettings } from './settings.ts'
-import { testPaymentSettings } from './test-settings.ts'
+import { type PaymentKit, paymentKit } from './test-kit.ts'
 
 /**
  * Model test of the Idempotency-Key under races: fast-check's scheduler interleaves when each of
@@ -17,14 +12,11 @@ import { testPaymentSettings } from './test-settings.ts'
 type Outcome = 'accept' | 'timeout'
 
 describe('idempotency under concurrent same-key requests', () => {
-  let kit: TestKit<PaymentSettings>
-  let app: ReturnType<typeof createPaymentsApp>
-  let auth: Record<string, string>
+  let k: PaymentKit
   const providerCalls: string[] = []
   /** Set per run: when and how the provider answers. */
   let answer: (ref: string) => Promise<Outcome> = async () => 'accept'
   let seq = 0
-  const base = 'http://payment.test'
 
   const provider: Daraja = {
     async stkPush(input) {
@@ -47,35 +39,22 @@ describe('idempotency under concurrent same-key requests', () => {
   }
 
   beforeAll(async () => {
-    kit = await createTestKit('payment', {
-      migrations,
-      // The provider is a fake; nothing is sent to this address.
-      settings: testPaymentSettings({ providerUrl: 'http://127.0.0.1:8099', callbackBase: base }),
-    })
-    app = createPaymentsApp(kit.ctx, createPayments(kit.ctx, { provider }))
-    auth = {
-      ...(await kit.authFor({ tenantId: 'acme', role: 'Manager', userId: 'usr_ann' })),
-      'content-type': 'application/json',
-    }
+    k = await paymentKit({ provider })
   })
-  afterAll(() => kit.cleanup())
+  afterAll(() => k.cleanup())
 
   // Each run's key pushes to a phone of its own: a phone holds one open prompt at a time.
-  const push = async (key: string) => {
-    const res = await app.handle(
-      new Request(`${base}/api/v1/payments/stkpush`, {
-        method: 'POST',
-        headers: { ...auth, 'idempotency-key': key },
-        body: JSON.stringify({
-          phone_number: `2547123${String(Number(key.replace(/\D/g, '')) % 100000).padStart(5, '0')}`,
-          amount: 10,
-          account_reference: 'INV-1',
-          transaction_desc: 'Order',
-        }),
-      }),
-    )
-    return { status: res.status, body: (await res.json()) as any }
-  }
+  const push = (key: string) =>
+    k.call('/api/v1/payments/stkpush', {
+      who: { tenantId: 'acme', role: 'Manager', userId: 'usr_ann' },
+      headers: { 'idempotency-key': key },
+      body: {
+        phone_number: `2547123${String(Number(key.replace(/\D/g, '')) % 100000).padStart(5, '0')}`,
+        amount: 10,
+        account_reference: 'INV-1',
+        transaction_desc: 'Order',
+      },
+    })
 
   it('makes one provider request and gives every client the same answer, in any interleaving', async () => {
     let run = 0

@@ -1,13 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
-import { migrations } from '../../schema/payment/migrations.ts'
 import { api } from '../../test/support/client.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { verifyAuditFile } from './audit.ts'
 import { type Daraja, ProviderError } from './daraja.ts'
-import { createPaymentsApp } from './routes.ts'
-import { createPayments } from './service.ts'
-import type { PaymentSettings } from './settings.ts'
-import { testPaymentSettings } from './test-settings.ts'
+import { type PaymentKit, paymentKit } from './test-kit.ts'
 
 /**
  * Issue 14: a provider call whose answer was not recorded leaves the payment `unknown`, its key
@@ -61,37 +56,25 @@ function fakeProvider() {
 }
 
 describe('money safety of the payment service', () => {
-  let kit: TestKit<PaymentSettings>
+  let k: PaymentKit
   let fake: ReturnType<typeof fakeProvider>
-  let payments: ReturnType<typeof createPayments>
-  let app: ReturnType<typeof createPaymentsApp>
   let auth: Record<string, string>
-  const base = 'http://payment.test'
 
   beforeAll(async () => {
-    kit = await createTestKit('payment', {
-      migrations,
-      // The provider is a fake; nothing is sent to this address.
-      settings: testPaymentSettings({ providerUrl: 'http://127.0.0.1:8099', callbackBase: base }),
-    })
     fake = fakeProvider()
-    payments = createPayments(kit.ctx, { provider: fake.provider })
-    app = createPaymentsApp(kit.ctx, payments)
+    k = await paymentKit({ provider: fake.provider })
   })
-  afterAll(() => kit.cleanup())
+  afterAll(() => k.cleanup())
   // Each test a tenant of its own: its payments, keys and lists are only the ones it made.
   let tenant = ''
   let made = 0
   beforeEach(async () => {
     tenant = `safe-${++made}`
-    auth = {
-      ...(await kit.authFor({ tenantId: tenant, role: 'Manager', userId: 'usr_ann' })),
-      'content-type': 'application/json',
-    }
+    auth = await k.jsonAs({ tenantId: tenant, role: 'Manager', userId: 'usr_ann' })
   })
 
   const call = (path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    api(app, auth, headers).request(body === undefined ? 'GET' : 'POST', path, body)
+    api(k.app, auth, headers).request(body === undefined ? 'GET' : 'POST', path, body)
   const push = (key: string, phone = '254712345678') =>
     call(
       '/api/v1/payments/stkpush',
@@ -127,8 +110,8 @@ describe('money safety of the payment service', () => {
     expect(unknown.body).toMatchObject({ status: 'unknown' })
     fake.set('accept')
     const id = unknown.body.checkout_request_id as string
-    const url = payments.callbackUrl('stk', tenant, id)
-    const res = await app.handle(
+    const url = k.payments.callbackUrl('stk', tenant, id)
+    const res = await k.app.handle(
       new Request(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -148,7 +131,7 @@ describe('money safety of the payment service', () => {
     const s = await call('/api/v1/payments/status/ws_CO_late')
     expect(s.body).toMatchObject({ checkout_request_id: 'ws_CO_late', status: 'cancelled' })
     expect((await push('k-late')).body).toMatchObject({ status: 'cancelled' })
-    expect(verifyAuditFile(kit.registry.pathOf('payment', tenant)).ok).toBe(true)
+    expect(verifyAuditFile(k.kit.registry.pathOf('payment', tenant)).ok).toBe(true)
   })
 
   it('fails a push refused before it was sent and frees its key for a new attempt', async () => {
@@ -194,7 +177,7 @@ describe('money safety of the payment service', () => {
   it('keeps a B2C whose answer was lost unknown, and reconciliation reports it instead of failing it', async () => {
     // Reconciliation covers every tenant: what this test adds is counted from here.
     fake.set('accept')
-    const unknownBefore = (await payments.reconcile({ olderThanS: 0 })).unknown
+    const unknownBefore = (await k.payments.reconcile({ olderThanS: 0 })).unknown
     fake.set('timeout')
     const first = await call(
       '/api/v1/payments/b2c',
@@ -211,7 +194,7 @@ describe('money safety of the payment service', () => {
     )
     expect(retry).toMatchObject({ status: 202, body: { id: first.body.id, status: 'unknown' } })
     expect(fake.calls.length).toBe(before)
-    const report = await payments.reconcile({ olderThanS: 0 })
+    const report = await k.payments.reconcile({ olderThanS: 0 })
     expect(report.unknown - unknownBefore).toBe(1)
     const d = await call(`/api/v1/payments/b2c/${first.body.id}`)
     expect(d.body).toMatchObject({ status: 'unknown' })
@@ -219,7 +202,7 @@ describe('money safety of the payment service', () => {
 
   it('marks a request left initiating by a dead process unknown, never failed', async () => {
     fake.set('accept')
-    const unknownBefore = (await payments.reconcile({ olderThanS: 0 })).unknown
+    const unknownBefore = (await k.payments.reconcile({ olderThanS: 0 })).unknown
     fake.set('hang')
     const n = fake.calls.length
     const dying = push('k-dead', '254700000001')
@@ -227,8 +210,8 @@ describe('money safety of the payment service', () => {
     const ref = fake.calls.at(-1)!.ref
     // A new process on the same data, started a second later (the test clock moves, no wait): the
     // first one's provider call is nobody's now.
-    kit.ctx.clock.advance(1000)
-    const restarted = createPayments(kit.ctx, { provider: fake.provider })
+    k.kit.ctx.clock.advance(1000)
+    const restarted = k.serviceWith().payments
     const report = await restarted.reconcile({ olderThanS: 0 })
     expect(report.unknown - unknownBefore).toBe(1)
     const s = await restarted.status(

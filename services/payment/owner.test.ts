@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { migrations } from '../../schema/payment/migrations.ts'
-import { createTestKit, eventually, type TestKit } from '../kernel/testing.ts'
+import { eventually } from '../kernel/testing.ts'
 import type { Daraja } from './daraja.ts'
 import { ownerOf, ownerState, SELF_OWNER } from './owner.ts'
 import { createPaymentsApp } from './routes.ts'
 import { createPayments } from './service.ts'
-import type { PaymentSettings } from './settings.ts'
-import { testPaymentSettings } from './test-settings.ts'
+import { type PaymentKit, paymentKit } from './test-kit.ts'
 
 /** A process that ran and ended: its owner string, taken while it was alive. */
 async function deadOwner(): Promise<string> {
@@ -29,7 +27,7 @@ describe('the owner of an in-flight provider call', () => {
 })
 
 describe('a sibling worker and a key whose first request died with its worker', () => {
-  let kit: TestKit<PaymentSettings>
+  let k: PaymentKit
   const hung: Array<() => void> = []
   const provider: Daraja = {
     stkPush: async () => {
@@ -43,27 +41,20 @@ describe('a sibling worker and a key whose first request died with its worker', 
   }
 
   beforeAll(async () => {
-    kit = await createTestKit('payment', {
-      migrations,
-      settings: testPaymentSettings({
-        providerUrl: 'http://127.0.0.1:9',
-        callbackBase: 'http://payment.test',
-      }),
-    })
+    k = await paymentKit()
   })
   afterAll(() => {
     for (const r of hung.splice(0)) r()
-    kit.cleanup()
+    k.cleanup()
   })
 
   it('answers at once with the payment instead of 409 IDEMPOTENCY_IN_PROGRESS for the call budget', async () => {
     // Two workers of one platform: each only knows its own calls, and age alone would say wait.
-    const ctx = { ...kit.ctx, siblings: true }
+    const ctx = { ...k.kit.ctx, siblings: true }
     const first = createPaymentsApp(ctx, createPayments(ctx, { provider }))
     const sibling = createPaymentsApp(ctx, createPayments(ctx, { provider }))
     const auth = {
-      ...(await kit.authFor({ tenantId: 'acme', role: 'Manager', userId: 'usr_ann' })),
-      'content-type': 'application/json',
+      ...(await k.jsonAs({ tenantId: 'acme', role: 'Manager', userId: 'usr_ann' })),
       'idempotency-key': 'k-worker-died',
     }
     const push = (app: typeof first) =>
@@ -84,7 +75,7 @@ describe('a sibling worker and a key whose first request died with its worker', 
     // While its owner lives, the sibling is told to come back.
     expect((await push(sibling)).status).toBe(409)
     // The first worker dies mid-call: its row names a process that is gone.
-    const db = kit.ctx.registry.tenant('payment', 'acme')
+    const db = k.kit.ctx.registry.tenant('payment', 'acme')
     const owner = await deadOwner()
     db.write(() =>
       db.sqlite.query("UPDATE payments SET owner = ? WHERE status = 'initiating'").run(owner),

@@ -21,18 +21,12 @@ describe('payment service with the simulator', () => {
   beforeAll(async () => {
     // The app listens: its URL is the callback base, so the simulator calls it back.
     k = await simulatorKit({ delayMs: 0, listen: true, settings: { reconcileAfterS: 1 } })
-    auth = {
-      ...(await k.kit.authFor({ tenantId: 'acme', role: 'Manager', userId: 'usr_ann' })),
-      'content-type': 'application/json',
-    }
+    auth = await managerOf('acme')
   })
   afterAll(() => k.cleanup())
 
   /** A Manager of `tenantId`, for a test that needs payments of its own. */
-  const managerOf = async (tenantId: string) => ({
-    ...(await k.kit.authFor({ tenantId, role: 'Manager', userId: 'usr_ann' })),
-    'content-type': 'application/json',
-  })
+  const managerOf = (tenantId: string) => k.jsonAs({ tenantId, role: 'Manager', userId: 'usr_ann' })
   // One open prompt per phone: each test pushes to phones of its own, so no test waits on another's.
   // The simulator's outcome follows the last four digits.
   let made = 0

@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { migrations } from '../../schema/payment/migrations.ts'
 import { metrics } from '../kernel/metrics.ts'
-import { createTestKit, type TestKit } from '../kernel/testing.ts'
 import { type Daraja, ProviderError } from './daraja.ts'
-import { createPaymentsApp } from './routes.ts'
-import { createPayments } from './service.ts'
-import type { PaymentSettings } from './settings.ts'
-import { testPaymentSettings } from './test-settings.ts'
+import { type PaymentKit, paymentKit } from './test-kit.ts'
 
 /**
  * A payment whose provider answer was lost and that nothing can settle (the provider's record
@@ -14,9 +9,7 @@ import { testPaymentSettings } from './test-settings.ts'
  * the operator's alerts API; and the alert clears once nothing is left unknown.
  */
 describe('payments unknown for an hour', () => {
-  let kit: TestKit<PaymentSettings>
-  let payments: ReturnType<typeof createPayments>
-  let app: ReturnType<typeof createPaymentsApp>
+  let k: PaymentKit
   const answer: 'timeout' | 'accept' = 'timeout'
   const provider: Daraja = {
     stkPush: async () => {
@@ -36,59 +29,39 @@ describe('payments unknown for an hour', () => {
   }
 
   beforeAll(async () => {
-    kit = await createTestKit('payment', {
-      migrations,
-      // Nothing listens there: the provider's record (Pull Transactions) cannot be read.
-      settings: testPaymentSettings({
-        providerUrl: 'http://127.0.0.1:9',
-        callbackBase: 'http://payment.test',
-        reconcileAfterS: 1,
-      }),
-    })
-    payments = createPayments(kit.ctx, { provider })
-    app = createPaymentsApp(kit.ctx, payments)
+    // Nothing listens at the provider's address: its record (Pull Transactions) cannot be read.
+    k = await paymentKit({ provider, settings: { reconcileAfterS: 1 } })
   })
-  afterAll(() => kit.cleanup())
+  afterAll(() => k.cleanup())
 
   const alerts = async () => {
-    const res = await app.handle(
-      new Request('http://payment.test/api/v1/payments/alerts', {
-        headers: await kit.authFor({ tenantId: 'platform', role: 'Admin' }),
-      }),
-    )
-    expect(res.status).toBe(200)
-    return (await res.json()) as {
+    const res = await k.call<{
       alerts: Array<{ name: string; detail: string }>
       unanswered_over_1h: number
-    }
+    }>('/api/v1/payments/alerts', { who: { tenantId: 'platform', role: 'Admin' } })
+    expect(res.status).toBe(200)
+    return res.body
   }
 
   it('raises payments_unknown after an hour and clears it when none is left', async () => {
-    const auth = {
-      ...(await kit.authFor({ tenantId: 'acme', role: 'Manager', userId: 'usr_ann' })),
-      'content-type': 'application/json',
-    }
-    const res = await app.handle(
-      new Request('http://payment.test/api/v1/payments/stkpush', {
-        method: 'POST',
-        headers: auth,
-        body: JSON.stringify({
-          phone_number: '254712300077',
-          amount: 10,
-          account_reference: 'INV-77',
-          transaction_desc: 'Order',
-        }),
-      }),
-    )
-    expect(await res.json()).toMatchObject({ status: 'unknown' })
+    const res = await k.call('/api/v1/payments/stkpush', {
+      who: { tenantId: 'acme', role: 'Manager', userId: 'usr_ann' },
+      body: {
+        phone_number: '254712300077',
+        amount: 10,
+        account_reference: 'INV-77',
+        transaction_desc: 'Order',
+      },
+    })
+    expect(res.body).toMatchObject({ status: 'unknown' })
 
-    kit.ctx.clock.advance(30 * 60_000)
-    const early = await payments.reconcile({ olderThanS: 0 })
+    k.kit.ctx.clock.advance(30 * 60_000)
+    const early = await k.payments.reconcile({ olderThanS: 0 })
     expect(early.unknown).toBeGreaterThanOrEqual(1)
     expect((await alerts()).alerts.map((a) => a.name)).not.toContain('payments_unknown')
 
-    kit.ctx.clock.advance(31 * 60_000)
-    const late = await payments.reconcile({ olderThanS: 0 })
+    k.kit.ctx.clock.advance(31 * 60_000)
+    const late = await k.payments.reconcile({ olderThanS: 0 })
     expect(late.failed_to_query).toBeGreaterThanOrEqual(1)
     const raised = await alerts()
     expect(raised.unanswered_over_1h).toBeGreaterThanOrEqual(1)
@@ -99,12 +72,12 @@ describe('payments unknown for an hour', () => {
 
     // The provider's record answers again (here: it has no such payment): the push is settled
     // as failed, nothing was charged, and the alert clears.
-    const db = kit.ctx.registry.tenant('payment', 'acme')
+    const db = k.kit.ctx.registry.tenant('payment', 'acme')
     db.write(() =>
       db.sqlite.query("UPDATE payments SET status = 'failed' WHERE status = 'unknown'").run(),
     )
-    kit.ctx.clock.advance(31_000)
-    await payments.reconcile({ olderThanS: 0 })
+    k.kit.ctx.clock.advance(31_000)
+    await k.payments.reconcile({ olderThanS: 0 })
     expect((await alerts()).alerts.map((a) => a.name)).not.toContain('payments_unknown')
   }, 30_000)
 })
