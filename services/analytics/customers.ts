@@ -1,22 +1,27 @@
 import type { Database } from 'bun:sqlite'
+import { counterparties, dailyCounterparties } from '../../schema/analytics/tables.ts'
 import {
   type CustomerView,
   type Rfm,
   SEGMENTS,
   type Segment,
 } from '../../schema/analytics/views.ts'
+import { selectList, sqlNames } from '../kernel/columns.ts'
 import { toMajor } from '../kernel/money.ts'
 import { pct } from './insight-words.ts'
 import { splitRange } from './range.ts'
 import { scoreRfm } from './rfm.ts'
-import { TRADING_SQL } from './stored-sql.ts'
+import { TRADING_SQL, tx } from './stored-sql.ts'
 import type { Scope } from './summary.ts'
 
-/** A counterparty's totals over a period (cents). */
-export interface CounterpartyTotals {
-  key: string
-  name: string | null
-  phone: string | null
+const cp = sqlNames(counterparties)
+const dc = sqlNames(dailyCounterparties)
+
+/** A counterparty's totals over a period (cents), with its name and phone from `counterparties`. */
+export type CounterpartyTotals = Pick<
+  typeof counterparties.$inferSelect,
+  'key' | 'name' | 'phone'
+> & {
   count: number
   total: number
   in_cents: number
@@ -24,6 +29,14 @@ export interface CounterpartyTotals {
   first_seen: string
   last_seen: string
 }
+
+/** sum(amount) in one direction (`t.` for a table alias), for the in and out totals. */
+const sumIf = (direction: 'in' | 'out', t = '') =>
+  `sum(CASE WHEN ${t}${tx.direction} = '${direction}' THEN ${t}${tx.amountCents} ELSE 0 END)`
+
+const ALL_TOTALS = `SELECT ${selectList(counterparties, ['key', 'name', 'phone'])}, ${cp.txCount} AS count,
+  ${cp.totalCents} AS total, ${cp.inCents} AS in_cents, ${cp.outCents} AS out_cents,
+  ${cp.firstSeen} AS first_seen, ${cp.lastSeen} AS last_seen FROM ${cp.$} WHERE ${cp.tenantId} = ?`
 
 /**
  * Every counterparty's totals for a scope: customers and suppliers only, the counterparties of
@@ -39,28 +52,21 @@ export function counterpartyTotals(scope: Scope): CounterpartyTotals[] {
     return untilChanged(
       db,
       `all\u0000${tenantId}`,
-      () =>
-        db.sqlite
-          .query(
-            `SELECT key, name, phone, tx_count AS count, total_cents AS total, in_cents, out_cents,
-               first_seen, last_seen FROM counterparties WHERE tenant_id = ?`,
-          )
-          .all(tenantId) as readonly CounterpartyTotals[],
+      () => db.sqlite.query(ALL_TOTALS).all(tenantId) as readonly CounterpartyTotals[],
     ) as CounterpartyTotals[]
   }
   const parts: string[] = []
   const args: unknown[] = []
   const txnPart = (fromIso: string | null, toIso: string | null) => {
-    const where = ['tenant_id = ?', 'counterparty_key IS NOT NULL', TRADING_SQL]
+    const where = [`${tx.tenantId} = ?`, `${tx.counterpartyKey} IS NOT NULL`, TRADING_SQL]
     args.push(tenantId)
-    if (fromIso) where.push('occurred_at >= ?') && args.push(fromIso)
-    if (toIso) where.push('occurred_at < ?') && args.push(toIso)
-    if (scope.userId !== null) where.push('user_id = ?') && args.push(scope.userId)
-    parts.push(`SELECT counterparty_key AS key, count(*) AS count, sum(amount_cents) AS total,
-      sum(CASE WHEN direction = 'in' THEN amount_cents ELSE 0 END) AS in_cents,
-      sum(CASE WHEN direction = 'out' THEN amount_cents ELSE 0 END) AS out_cents,
-      min(occurred_at) AS first_seen, max(occurred_at) AS last_seen
-      FROM transactions WHERE ${where.join(' AND ')} GROUP BY counterparty_key`)
+    if (fromIso) where.push(`${tx.occurredAt} >= ?`) && args.push(fromIso)
+    if (toIso) where.push(`${tx.occurredAt} < ?`) && args.push(toIso)
+    if (scope.userId !== null) where.push(`${tx.userId} = ?`) && args.push(scope.userId)
+    parts.push(`SELECT ${tx.counterpartyKey} AS key, count(*) AS count, sum(${tx.amountCents}) AS total,
+      ${sumIf('in')} AS in_cents, ${sumIf('out')} AS out_cents,
+      min(${tx.occurredAt}) AS first_seen, max(${tx.occurredAt}) AS last_seen
+      FROM ${tx.$} WHERE ${where.join(' AND ')} GROUP BY ${tx.counterpartyKey}`)
   }
   if (scope.userId !== null) {
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
@@ -69,15 +75,16 @@ export function counterpartyTotals(scope: Scope): CounterpartyTotals[] {
     const split = splitRange(scope.zone, range)
     if (!(split.fromDay && split.toDay && split.fromDay > split.toDay)) {
       // Both directions named: the rollup's key is (tenant, direction, day, counterparty).
-      const where = ['tenant_id = ?', "direction IN ('in', 'out')"]
+      const where = [`${dc.tenantId} = ?`, `${dc.direction} IN ('in', 'out')`]
       args.push(tenantId)
-      if (split.fromDay) where.push('day >= ?') && args.push(split.fromDay)
-      if (split.toDay) where.push('day <= ?') && args.push(split.toDay)
-      parts.push(`SELECT counterparty_key AS key, sum(tx_count) AS count, sum(amount_cents) AS total,
-        sum(CASE WHEN direction = 'in' THEN amount_cents ELSE 0 END) AS in_cents,
-        sum(CASE WHEN direction = 'out' THEN amount_cents ELSE 0 END) AS out_cents,
-        min(day) AS first_seen, max(last_seen) AS last_seen
-        FROM daily_counterparties WHERE ${where.join(' AND ')} GROUP BY counterparty_key`)
+      if (split.fromDay) where.push(`${dc.day} >= ?`) && args.push(split.fromDay)
+      if (split.toDay) where.push(`${dc.day} <= ?`) && args.push(split.toDay)
+      const sumDc = (d: 'in' | 'out') =>
+        `sum(CASE WHEN ${dc.direction} = '${d}' THEN ${dc.amountCents} ELSE 0 END)`
+      parts.push(`SELECT ${dc.counterpartyKey} AS key, sum(${dc.txCount}) AS count,
+        sum(${dc.amountCents}) AS total, ${sumDc('in')} AS in_cents, ${sumDc('out')} AS out_cents,
+        min(${dc.day}) AS first_seen, max(${dc.lastSeen}) AS last_seen
+        FROM ${dc.$} WHERE ${where.join(' AND ')} GROUP BY ${dc.counterpartyKey}`)
     }
     for (const e of split.edges) {
       txnPart(new Date(e.fromMs).toISOString(), new Date(e.toMs).toISOString())
@@ -86,11 +93,11 @@ export function counterpartyTotals(scope: Scope): CounterpartyTotals[] {
   if (parts.length === 0) return []
   return db.sqlite
     .query(
-      `SELECT p.key, c.name, c.phone, sum(p.count) AS count, sum(p.total) AS total,
-         sum(p.in_cents) AS in_cents, sum(p.out_cents) AS out_cents,
+      `SELECT p.key, c.${cp.name} AS name, c.${cp.phone} AS phone, sum(p.count) AS count,
+         sum(p.total) AS total, sum(p.in_cents) AS in_cents, sum(p.out_cents) AS out_cents,
          min(p.first_seen) AS first_seen, max(p.last_seen) AS last_seen
        FROM (${parts.join(' UNION ALL ')}) p
-       LEFT JOIN counterparties c ON c.tenant_id = ? AND c.key = p.key
+       LEFT JOIN ${cp.$} c ON c.${cp.tenantId} = ? AND c.${cp.key} = p.key
        GROUP BY p.key`,
     )
     .all(...(args as never[]), tenantId) as CounterpartyTotals[]
@@ -107,8 +114,8 @@ export function moneyInSince(db: Scope['db'], tenantId: string, fromDay: string)
     const sums = new Map<string, number>()
     const rows = db.sqlite
       .query(
-        `SELECT counterparty_key, amount_cents FROM daily_counterparties
-         WHERE tenant_id = ? AND direction = 'in' AND day >= ?`,
+        `SELECT ${dc.counterpartyKey}, ${dc.amountCents} FROM ${dc.$}
+         WHERE ${dc.tenantId} = ? AND ${dc.direction} = 'in' AND ${dc.day} >= ?`,
       )
       .values(tenantId, fromDay) as Array<[string, number]>
     for (const [k, cents] of rows) sums.set(k, (sums.get(k) ?? 0) + cents)
@@ -141,26 +148,26 @@ function untilChanged<T>(db: Scope['db'], key: string, compute: () => T): T {
  */
 function categoryTotals(scope: Scope, category: string): CounterpartyTotals[] {
   const where = [
-    't.tenant_id = ?',
-    't.counterparty_key IS NOT NULL',
+    `t.${tx.tenantId} = ?`,
+    `t.${tx.counterpartyKey} IS NOT NULL`,
     `t.${TRADING_SQL}`,
-    't.category = ?',
+    `t.${tx.category} = ?`,
   ]
   const args: (string | number)[] = [scope.tenantId, category]
   const { fromMs, toMs } = scope.range
-  if (fromMs !== null) where.push('t.occurred_at >= ?') && args.push(new Date(fromMs).toISOString())
-  if (toMs !== null) where.push('t.occurred_at < ?') && args.push(new Date(toMs).toISOString())
-  if (scope.userId !== null) where.push('t.user_id = ?') && args.push(scope.userId)
+  const at = `t.${tx.occurredAt}`
+  if (fromMs !== null) where.push(`${at} >= ?`) && args.push(new Date(fromMs).toISOString())
+  if (toMs !== null) where.push(`${at} < ?`) && args.push(new Date(toMs).toISOString())
+  if (scope.userId !== null) where.push(`t.${tx.userId} = ?`) && args.push(scope.userId)
   return scope.db.sqlite
     .query(
-      `SELECT t.counterparty_key AS key, c.name, c.phone, count(*) AS count,
-         sum(t.amount_cents) AS total,
-         sum(CASE WHEN t.direction = 'in' THEN t.amount_cents ELSE 0 END) AS in_cents,
-         sum(CASE WHEN t.direction = 'out' THEN t.amount_cents ELSE 0 END) AS out_cents,
-         min(t.occurred_at) AS first_seen, max(t.occurred_at) AS last_seen
-       FROM transactions t LEFT JOIN counterparties c
-         ON c.tenant_id = t.tenant_id AND c.key = t.counterparty_key
-       WHERE ${where.join(' AND ')} GROUP BY t.counterparty_key`,
+      `SELECT t.${tx.counterpartyKey} AS key, c.${cp.name} AS name, c.${cp.phone} AS phone,
+         count(*) AS count, sum(t.${tx.amountCents}) AS total,
+         ${sumIf('in', 't.')} AS in_cents, ${sumIf('out', 't.')} AS out_cents,
+         min(${at}) AS first_seen, max(${at}) AS last_seen
+       FROM ${tx.$} t LEFT JOIN ${cp.$} c
+         ON c.${cp.tenantId} = t.${tx.tenantId} AND c.${cp.key} = t.${tx.counterpartyKey}
+       WHERE ${where.join(' AND ')} GROUP BY t.${tx.counterpartyKey}`,
     )
     .all(...args) as CounterpartyTotals[]
 }
