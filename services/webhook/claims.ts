@@ -1,5 +1,5 @@
-import { webhookDeliveries } from '../../schema/webhook/tables.ts'
-import { selectList } from '../kernel/columns.ts'
+import { webhookDeliveries, webhookDispatcher } from '../../schema/webhook/tables.ts'
+import { excluded, selectList, sqlNames } from '../kernel/columns.ts'
 import type { WebhookDeps } from './deps.ts'
 import { CLAIMED_COLUMNS, type ClaimedDelivery } from './queue.ts'
 
@@ -10,13 +10,23 @@ import { CLAIMED_COLUMNS, type ClaimedDelivery } from './queue.ts'
  * claim from a file (the one started last, see `takeQueue`), or two would send the same rows.
  */
 
+/** The claims' statements run on every dispatcher turn (bench/webhook.ts): names from the tables. */
+const d = sqlNames(webhookDeliveries)
+const q = sqlNames(webhookDispatcher)
+
 /** Rowids of the due rows, oldest first: the endpoint index alone answers it, without a sort. */
-const DUE_SQL = `SELECT rowid AS seq FROM webhook_deliveries
-  WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
-  ORDER BY next_attempt_at, rowid LIMIT ?`
+const DUE_SQL = `SELECT rowid AS seq FROM ${d.$}
+  WHERE ${d.endpointId} = ? AND ${d.status} = 'pending' AND ${d.nextAttemptAt} <= ?
+  ORDER BY ${d.nextAttemptAt}, rowid LIMIT ?`
 
 const ROW_SQL = `SELECT rowid AS seq, ${selectList(webhookDeliveries, CLAIMED_COLUMNS)}
-  FROM webhook_deliveries WHERE rowid = ?`
+  FROM ${d.$} WHERE rowid = ?`
+
+const NEXT_DUE_AFTER_SQL = `SELECT MIN(${d.nextAttemptAt}) AS at FROM ${d.$}
+  WHERE ${d.endpointId} = ? AND ${d.status} = 'pending' AND ${d.nextAttemptAt} > ?`
+
+/** Asked inside every claiming write (`holdsQueue`): a prepared statement. */
+const OWNER_SQL = `SELECT ${selectList(webhookDispatcher, ['owner'])} FROM ${q.$} WHERE ${q.id} = 1`
 
 /**
  * Up to `limit` due deliveries of one endpoint, oldest first, leaving out those in flight
@@ -53,9 +63,7 @@ export function claimDue(
 export function nextDueAfter(deps: WebhookDeps, endpointId: string, nowMs: number): number | null {
   return (
     deps.db.sqlite
-      .query<{ at: number | null }, [string, number]>(
-        "SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at > ?",
-      )
+      .query<{ at: number | null }, [string, number]>(NEXT_DUE_AFTER_SQL)
       .get(endpointId, nowMs)?.at ?? null
   )
 }
@@ -63,13 +71,16 @@ export function nextDueAfter(deps: WebhookDeps, endpointId: string, nowMs: numbe
 /** Makes the calling dispatcher the one that claims from this file; returns its token. */
 export function takeQueue(deps: WebhookDeps): string {
   const owner = crypto.randomUUID()
-  deps.db.write(() =>
-    deps.db.sqlite
-      .query(
-        `INSERT INTO webhook_dispatcher (id, owner, started_at) VALUES (1, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, started_at = excluded.started_at`,
-      )
-      .run(owner, deps.clock.now().toISOString()),
+  const t = webhookDispatcher
+  deps.db.write((orm) =>
+    orm
+      .insert(t)
+      .values({ id: 1, owner, startedAt: deps.clock.now().toISOString() })
+      .onConflictDoUpdate({
+        target: t.id,
+        set: { owner: excluded(t.owner), startedAt: excluded(t.startedAt) },
+      })
+      .run(),
   )
   return owner
 }
@@ -81,8 +92,7 @@ export function takeQueue(deps: WebhookDeps): string {
  */
 export function holdsQueue(deps: WebhookDeps, owner: string): boolean {
   return (
-    deps.db.sqlite
-      .query<{ owner: string }, []>('SELECT owner FROM webhook_dispatcher WHERE id = 1')
-      .get()?.owner === owner
+    deps.db.sqlite.query<Pick<typeof webhookDispatcher.$inferSelect, 'owner'>, []>(OWNER_SQL).get()
+      ?.owner === owner
   )
 }

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm'
-import { webhookEndpoints } from '../../schema/webhook/tables.ts'
+import { webhookDeliveries, webhookEndpoints } from '../../schema/webhook/tables.ts'
 import type { BackoffStep } from '../kernel/backoff.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import { claimDue, nextDueAfter } from './claims.ts'
 import type { WebhookDeps } from './deps.ts'
 import type { EndpointRow } from './endpoints.ts'
@@ -53,12 +54,15 @@ export interface DispatchCtx {
   wake(): void
 }
 
-const NEXT_DUE_SQL =
-  "SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending'"
+/** Asked on every lane turn (bench/webhook.ts): prepared by hand, names from the table. */
+const d = sqlNames(webhookDeliveries)
+const NEXT_DUE_SQL = `SELECT MIN(${d.nextAttemptAt}) AS at FROM ${d.$}
+  WHERE ${d.endpointId} = ? AND ${d.status} = 'pending'`
 
 // Not those in flight: their outcome, recorded when it comes, says how they ended.
-const KILL_ENDPOINT_SQL = `UPDATE webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ?
-  WHERE endpoint_id = ? AND status = 'pending' AND rowid NOT IN (SELECT value FROM json_each(?))`
+const KILL_ENDPOINT_SQL = `UPDATE ${d.$} SET ${d.status} = 'dead', ${d.lastError} = ?, ${d.updatedAt} = ?
+  WHERE ${d.endpointId} = ? AND ${d.status} = 'pending'
+  AND rowid NOT IN (SELECT value FROM json_each(?))`
 
 /**
  * An endpoint's row, read once. A change made through this process forgets it at once

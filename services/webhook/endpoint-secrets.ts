@@ -1,4 +1,4 @@
-import { eq, notLike, or } from 'drizzle-orm'
+import { and, eq, notLike, or } from 'drizzle-orm'
 import { webhookEndpoints } from '../../schema/webhook/tables.ts'
 import type { WebhookDeps } from './deps.ts'
 import { checkSecret, type EndpointRow, endpointView, getEndpointRow } from './endpoints.ts'
@@ -82,14 +82,16 @@ export function sealClearSecrets(deps: WebhookDeps): number {
       ),
     )
     .all()
-  const update = deps.db.sqlite.query(
-    'UPDATE webhook_endpoints SET secret = ?, previous_secret = ? WHERE id = ? AND secret = ?',
-  )
   const seal = (v: string | null, id: string) =>
     v === null || isSealed(v) ? v : deps.secrets.seal(v, id)
-  deps.db.write(() => {
+  const t = webhookEndpoints
+  deps.db.write((orm) => {
     for (const r of clear)
-      update.run(seal(r.secret, r.id), seal(r.previousSecret, r.id), r.id, r.secret)
+      orm
+        .update(t)
+        .set({ secret: seal(r.secret, r.id)!, previousSecret: seal(r.previousSecret, r.id) })
+        .where(and(eq(t.id, r.id), eq(t.secret, r.secret)))
+        .run()
   })
   return clear.length
 }

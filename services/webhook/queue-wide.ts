@@ -1,3 +1,6 @@
+import { inArray } from 'drizzle-orm'
+import { webhookAttempts, webhookDeliveries } from '../../schema/webhook/tables.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import type { WebhookDeps } from './deps.ts'
 
 /**
@@ -11,23 +14,26 @@ import type { WebhookDeps } from './deps.ts'
  * The endpoint ids that have deliveries, one seek of the endpoint index each (a skip scan).
  * Prefix a statement with it and read `queued(id)`; its last row is a NULL id.
  */
+const d = sqlNames(webhookDeliveries)
 const QUEUED_ENDPOINTS = `WITH RECURSIVE queued(id) AS (
-    SELECT MIN(endpoint_id) FROM webhook_deliveries
+    SELECT MIN(${d.endpointId}) FROM ${d.$}
     UNION ALL
-    SELECT (SELECT MIN(endpoint_id) FROM webhook_deliveries WHERE endpoint_id > queued.id)
+    SELECT (SELECT MIN(${d.endpointId}) FROM ${d.$} WHERE ${d.endpointId} > queued.id)
     FROM queued WHERE queued.id IS NOT NULL)`
 
 /** Every queue-wide statement, by name (the tests check that none of them scans the table). */
 export const QUEUE_WIDE_SQL = {
   pendingEndpoints: `${QUEUED_ENDPOINTS} SELECT id FROM queued WHERE id IS NOT NULL AND EXISTS
-    (SELECT 1 FROM webhook_deliveries WHERE endpoint_id = queued.id AND status = 'pending')`,
-  counts: `${QUEUED_ENDPOINTS} SELECT d.status, COUNT(*) AS n FROM queued JOIN webhook_deliveries d
-    ON d.endpoint_id = queued.id AND d.status IN ('pending', 'dead') GROUP BY d.status`,
-  expired: `${QUEUED_ENDPOINTS} SELECT d.id FROM queued JOIN webhook_deliveries d
-    ON d.endpoint_id = queued.id AND d.status = 'delivered' AND d.next_attempt_at < ? LIMIT 2000`,
-  recover: `${QUEUED_ENDPOINTS} UPDATE webhook_deliveries
-    SET status = 'pending', next_attempt_at = MIN(next_attempt_at, ?)
-    WHERE endpoint_id IN (SELECT id FROM queued) AND status = 'delivering'`,
+    (SELECT 1 FROM ${d.$} WHERE ${d.endpointId} = queued.id AND ${d.status} = 'pending')`,
+  counts: `${QUEUED_ENDPOINTS} SELECT d.${d.status} AS status, COUNT(*) AS n FROM queued
+    JOIN ${d.$} d ON d.${d.endpointId} = queued.id AND d.${d.status} IN ('pending', 'dead')
+    GROUP BY d.${d.status}`,
+  expired: `${QUEUED_ENDPOINTS} SELECT d.${d.id} AS id FROM queued JOIN ${d.$} d
+    ON d.${d.endpointId} = queued.id AND d.${d.status} = 'delivered' AND d.${d.nextAttemptAt} < ?
+    LIMIT 2000`,
+  recover: `${QUEUED_ENDPOINTS} UPDATE ${d.$}
+    SET ${d.status} = 'pending', ${d.nextAttemptAt} = MIN(${d.nextAttemptAt}, ?)
+    WHERE ${d.endpointId} IN (SELECT id FROM queued) AND ${d.status} = 'delivering'`,
 } as const
 
 /** The endpoints with pending deliveries (due now or later). */
@@ -57,14 +63,11 @@ export function purgeDelivered(deps: WebhookDeps, retentionMs = DELIVERED_RETENT
   const expired = deps.db.sqlite.query<{ id: string }, [number]>(QUEUE_WIDE_SQL.expired)
   let total = 0
   for (let i = 0; i < 20; i++) {
-    const n = deps.db.write(() => {
+    const n = deps.db.write((orm) => {
       const ids = expired.all(cutoff).map((r) => r.id)
       if (ids.length === 0) return 0
-      const marks = ids.map(() => '?').join(',')
-      deps.db.sqlite
-        .query(`DELETE FROM webhook_attempts WHERE delivery_id IN (${marks})`)
-        .run(...ids)
-      deps.db.sqlite.query(`DELETE FROM webhook_deliveries WHERE id IN (${marks})`).run(...ids)
+      orm.delete(webhookAttempts).where(inArray(webhookAttempts.deliveryId, ids)).run()
+      orm.delete(webhookDeliveries).where(inArray(webhookDeliveries.id, ids)).run()
       return ids.length
     })
     total += n

@@ -1,5 +1,10 @@
 import { and, eq } from 'drizzle-orm'
-import { type webhookDeliveries, webhookEndpoints } from '../../schema/webhook/tables.ts'
+import {
+  webhookAttempts,
+  webhookDeliveries,
+  webhookEndpoints,
+} from '../../schema/webhook/tables.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import { derivedId, newId } from '../kernel/ids.ts'
 import type { WebhookDeps } from './deps.ts'
 import type { DeliveryStatus, WebhookEvent } from './model.ts'
@@ -7,6 +12,25 @@ import type { DeliveryStatus, WebhookEvent } from './model.ts'
 /** The durable delivery queue: enqueue, attempt outcomes, crash recovery, retention. */
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect
+
+/**
+ * The statements of every delivery (enqueue, attempt, outcome; bench/webhook.ts measures them) are
+ * prepared by hand, each name taken from the tables.
+ */
+const d = sqlNames(webhookDeliveries)
+const att = sqlNames(webhookAttempts)
+const ep = sqlNames(webhookEndpoints)
+const ENQUEUE_SQL = `INSERT INTO ${d.$} (${d.id}, ${d.tenantId}, ${d.endpointId}, ${d.messageId},
+    ${d.event}, ${d.payload}, ${d.status}, ${d.attempts}, ${d.nextAttemptAt}, ${d.createdAt},
+    ${d.updatedAt}) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`
+const ATTEMPT_SQL = `INSERT INTO ${att.$} (${att.deliveryId}, ${att.tenantId}, ${att.at}, ${att.statusCode},
+    ${att.latencyMs}, ${att.responseExcerpt}, ${att.error}) VALUES (?, ?, ?, ?, ?, ?, ?)`
+const OUTCOME_SQL = `UPDATE ${d.$} SET ${d.status} = ?, ${d.attempts} = ?, ${d.nextAttemptAt} = ?,
+    ${d.lastStatusCode} = ?, ${d.lastError} = ?, ${d.updatedAt} = ?, ${d.deliveredAt} = ?`
+const DISABLE_SQL = `UPDATE ${ep.$} SET ${ep.status} = 'disabled', ${ep.disabledReason} = ?,
+    ${ep.updatedAt} = ? WHERE ${ep.id} = ?`
+const DELIVERED_SQL = `UPDATE ${d.$} SET ${d.status} = 'delivered', ${d.lastStatusCode} = ?,
+    ${d.lastError} = NULL, ${d.updatedAt} = ?, ${d.deliveredAt} = ? WHERE ${d.id} = ?`
 
 /**
  * The body an endpoint receives (DESIGN §9): the SPEC envelope `{event, timestamp, data}` plus
@@ -87,10 +111,7 @@ export function enqueueEvents(
   const now = new Date(nowMs).toISOString()
   const timestamp = occurredAt ?? now
   const first = deps.config.retrySchedule[0] ?? 0
-  const insert = deps.db.sqlite.query(
-    `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, message_id, event, payload, status,
-       attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
-  )
+  const insert = deps.db.sqlite.query(ENQUEUE_SQL)
   const touched = new Set<string>()
   const messages = events.map((e) => ({
     messageId: e.key === undefined ? newId('msg') : messageIdOf(tenantId, e.event, e.key),
@@ -177,18 +198,11 @@ export function recordAttempts(
   deps: WebhookDeps,
   items: ReadonlyArray<{ delivery: AttemptedDelivery; outcome: AttemptOutcome }>,
 ): AttemptResult[] {
-  const insert = deps.db.sqlite.query(
-    `INSERT INTO webhook_attempts (delivery_id, tenant_id, at, status_code, latency_ms,
-       response_excerpt, error) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  )
-  const set = `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?,
-       last_status_code = ?, last_error = ?, updated_at = ?, delivered_at = ?`
-  const update = deps.db.sqlite.query(`${set} WHERE rowid = ? AND id = ?`)
+  const insert = deps.db.sqlite.query(ATTEMPT_SQL)
+  const update = deps.db.sqlite.query(`${OUTCOME_SQL} WHERE rowid = ? AND ${d.id} = ?`)
   // Only if the rowid no longer names the row (a copy restored from a backup renumbers them).
-  const updateById = deps.db.sqlite.query(`${set} WHERE id = ?`)
-  const disable = deps.db.sqlite.query(
-    "UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ?",
-  )
+  const updateById = deps.db.sqlite.query(`${OUTCOME_SQL} WHERE ${d.id} = ?`)
+  const disable = deps.db.sqlite.query(DISABLE_SQL)
   const schedule = deps.config.retrySchedule
   const nowMs = deps.clock.nowMs()
   const now = new Date(nowMs).toISOString()
@@ -240,9 +254,7 @@ export function markDelivered(
   items: ReadonlyArray<{ id: string; statusCode: number; at: string }>,
 ): void {
   if (items.length === 0) return
-  const mark = deps.db.sqlite.query(
-    "UPDATE webhook_deliveries SET status = 'delivered', last_status_code = ?, last_error = NULL, updated_at = ?, delivered_at = ? WHERE id = ?",
-  )
+  const mark = deps.db.sqlite.query(DELIVERED_SQL)
   deps.db.write(() => {
     for (const m of items) mark.run(m.statusCode, m.at, m.at, m.id)
   })
