@@ -1,10 +1,13 @@
+import { dailySummaries, dailyTotals } from '../../schema/analytics/tables.ts'
 import type { SummaryTotals } from '../../schema/analytics/views.ts'
+import { selectList, sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMajor } from '../kernel/money.ts'
 import { type TimeZone, weekOf } from '../kernel/time-zone.ts'
 import { addToKind, type Figures, figuresOf, type KindTotals } from './figures.ts'
 import { type DaySplit, type Range, splitRange } from './range.ts'
-import { roleOf } from './stored.ts'
+import { roleOf, UNCATEGORIZED } from './stored.ts'
+import { tx } from './stored-sql.ts'
 
 /** Who and when a read covers: the tenant, optionally one user (`scope=me`), and a range. */
 export interface Scope {
@@ -16,11 +19,8 @@ export interface Scope {
 }
 
 /** One rollup cell: a local day, direction, category and kind with its count and cents. */
-export interface DayCell {
-  day: string
+export type DayCell = Pick<typeof dailyTotals.$inferSelect, 'day' | 'category' | 'kind'> & {
   direction: 'in' | 'out'
-  category: string
-  kind: string
   count: number
   cents: number
 }
@@ -36,26 +36,39 @@ export function readCells(scope: Scope, opts: { byCategory?: boolean } = {}): Da
   return cells
 }
 
-function dayWhere(scope: Scope, split: DaySplit) {
-  const where = ['tenant_id = ?']
+const ds = sqlNames(dailySummaries)
+const dt = sqlNames(dailyTotals)
+
+/**
+ * The WHERE of a rollup read over whole days: both rollups name their tenant, day and user
+ * columns alike (`names` is either's).
+ */
+function dayWhere(
+  scope: Scope,
+  split: DaySplit,
+  names: Pick<typeof ds | typeof dt, 'tenantId' | 'day' | 'userId'>,
+) {
+  const where = [`${names.tenantId} = ?`]
   const args: (string | number)[] = [scope.tenantId]
-  if (split.fromDay) where.push('day >= ?') && args.push(split.fromDay)
-  if (split.toDay) where.push('day <= ?') && args.push(split.toDay)
-  if (scope.userId !== null) where.push('user_id = ?') && args.push(scope.userId)
+  if (split.fromDay) where.push(`${names.day} >= ?`) && args.push(split.fromDay)
+  if (split.toDay) where.push(`${names.day} <= ?`) && args.push(split.toDay)
+  if (scope.userId !== null) where.push(`${names.userId} = ?`) && args.push(scope.userId)
   return { sql: where.join(' AND '), args }
 }
+
+/** A day cell's sums, read as values: count and cents in, count and cents out. */
+const DAY_SUMS = `sum(${ds.inCount}), sum(${ds.inCents}), sum(${ds.outCount}), sum(${ds.outCents})`
 
 const emptySplit = (s: DaySplit) => !!(s.fromDay && s.toDay && s.fromDay > s.toDay)
 
 /** Whole days from the (day, user, kind) rollup: two cells a day and kind, category '*'. */
 function readDays(scope: Scope, split: DaySplit): DayCell[] {
   if (emptySplit(split)) return []
-  const { sql, args } = dayWhere(scope, split)
+  const { sql, args } = dayWhere(scope, split, ds)
   const rows = scope.db.sqlite
     .query(
-      `SELECT day, kind, sum(in_count) AS ic, sum(in_cents) AS ia, sum(out_count) AS oc,
-         sum(out_cents) AS oa
-       FROM daily_summaries WHERE ${sql} GROUP BY day, kind`,
+      `SELECT ${ds.day}, ${ds.kind}, ${DAY_SUMS} FROM ${ds.$} WHERE ${sql}
+       GROUP BY ${ds.day}, ${ds.kind}`,
     )
     .values(...args) as Array<[string, string, number, number, number, number]>
   const cells: DayCell[] = []
@@ -68,14 +81,26 @@ function readDays(scope: Scope, split: DaySplit): DayCell[] {
 
 function readCategoryDays(scope: Scope, split: DaySplit): DayCell[] {
   if (emptySplit(split)) return []
-  const { sql, args } = dayWhere(scope, split)
+  const { sql, args } = dayWhere(scope, split, dt)
+  const cell = `${dt.day}, ${dt.direction}, ${dt.category}, ${dt.kind}`
   return scope.db.sqlite
     .query(
-      `SELECT day, direction, category, kind, sum(tx_count) AS count, sum(amount_cents) AS cents
-       FROM daily_totals WHERE ${sql} GROUP BY day, direction, category, kind`,
+      `SELECT ${selectList(dailyTotals, ['day', 'direction', 'category', 'kind'])},
+         sum(${dt.txCount}) AS count, sum(${dt.amountCents}) AS cents
+       FROM ${dt.$} WHERE ${sql} GROUP BY ${cell}`,
     )
     .all(...args) as DayCell[]
 }
+
+const category = `coalesce(${tx.category}, '${UNCATEGORIZED}')`
+const kind = `coalesce(${tx.kind}, '')`
+/** An edge day's cells from the rows through the time index (DayCell's fields). */
+const EDGE_SQL = `SELECT ${tx.localDay} AS day, ${tx.direction} AS direction,
+    ${category} AS category, ${kind} AS kind, count(*) AS count, sum(${tx.amountCents}) AS cents
+  FROM ${tx.$} WHERE ${tx.tenantId} = ? AND ${tx.occurredAt} >= ? AND ${tx.occurredAt} < ?`
+const EDGE_GROUP = `GROUP BY ${tx.localDay}, ${tx.direction}, ${category}, ${kind}`
+const EDGE_MINE_SQL = `${EDGE_SQL} AND ${tx.userId} = ? ${EDGE_GROUP}`
+const EDGE_ALL_SQL = `${EDGE_SQL} ${EDGE_GROUP}`
 
 function readEdge(scope: Scope, edge: { fromMs: number; toMs: number }): DayCell[] {
   const args: string[] = [
@@ -83,15 +108,9 @@ function readEdge(scope: Scope, edge: { fromMs: number; toMs: number }): DayCell
     new Date(edge.fromMs).toISOString(),
     new Date(edge.toMs).toISOString(),
   ]
-  const mine = scope.userId !== null ? 'AND user_id = ?' : ''
   if (scope.userId !== null) args.push(scope.userId)
   return scope.db.sqlite
-    .query(
-      `SELECT local_day AS day, direction, coalesce(category, 'Uncategorized') AS category,
-         coalesce(kind, '') AS kind, count(*) AS count, sum(amount_cents) AS cents
-       FROM transactions WHERE tenant_id = ? AND occurred_at >= ? AND occurred_at < ? ${mine}
-       GROUP BY local_day, direction, coalesce(category, 'Uncategorized'), coalesce(kind, '')`,
-    )
+    .query(scope.userId === null ? EDGE_ALL_SQL : EDGE_MINE_SQL)
     .all(...args) as DayCell[]
 }
 
@@ -110,20 +129,17 @@ export function summaryOf(scope: Scope): Summary {
   const split = splitRange(scope.zone, scope.range)
   const totals: Totals = { kinds: new Map(), days: 0 }
   if (!emptySplit(split)) {
-    const { sql, args } = dayWhere(scope, split)
+    const { sql, args } = dayWhere(scope, split, ds)
     const sqlite = scope.db.sqlite
     const rows = sqlite
-      .query(
-        `SELECT kind, sum(in_count), sum(in_cents), sum(out_count), sum(out_cents)
-         FROM daily_summaries WHERE ${sql} GROUP BY kind`,
-      )
+      .query(`SELECT ${ds.kind}, ${DAY_SUMS} FROM ${ds.$} WHERE ${sql} GROUP BY ${ds.kind}`)
       .values(...args) as Array<[string, number, number, number, number]>
     for (const [kind, ic, ia, oc, oa] of rows) {
       addToKind(totals.kinds, { kind, direction: 'in', count: ic, cents: ia })
       addToKind(totals.kinds, { kind, direction: 'out', count: oc, cents: oa })
     }
     const days = sqlite
-      .query(`SELECT count(DISTINCT day) FROM daily_summaries WHERE ${sql}`)
+      .query(`SELECT count(DISTINCT ${ds.day}) FROM ${ds.$} WHERE ${sql}`)
       .values(...args)[0]?.[0] as number | null
     totals.days = days ?? 0
   }
