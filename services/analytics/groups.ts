@@ -1,5 +1,14 @@
+import { eq, max, min } from 'drizzle-orm'
+import {
+  counterparties,
+  dailyCounterparties,
+  dailyTotals,
+  receiptReports,
+} from '../../schema/analytics/tables.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import { toMajor } from '../kernel/money.ts'
-import { type CustomerView, cleanName, topCustomers } from './customers.ts'
+import { type CounterpartyTotals, type CustomerView, cleanName, topCustomers } from './customers.ts'
+import { TIME_INDEX, tx } from './stored-sql.ts'
 import type { Scope } from './summary.ts'
 
 /**
@@ -25,26 +34,32 @@ const OWN_CATEGORIES = Object.keys(CATEGORY_GROUP)
   .map((c) => `'${c}'`)
   .join(', ')
 
+const supplierIn = (category: string) =>
+  `${tx.kind} = 'supplier_payment' AND ${tx.category} = '${category}'`
+
 /** The rows of a group, as SQL on the transactions table (no user input inside). */
 const GROUP_SQL: Record<Exclude<Group, 'customers'>, string> = {
-  suppliers: `kind = 'supplier_payment' AND coalesce(category, '') NOT IN (${OWN_CATEGORIES})`,
-  staff: "kind = 'supplier_payment' AND category = 'Salaries'",
-  landlord: "kind = 'supplier_payment' AND category = 'Rent'",
-  utilities: "kind = 'supplier_payment' AND category = 'Utilities'",
-  agents: "kind IN ('cash_deposit', 'cash_withdrawal')",
-  lenders: "kind IN ('loan_drawn', 'loan_repaid')",
+  suppliers: `${tx.kind} = 'supplier_payment' AND coalesce(${tx.category}, '') NOT IN (${OWN_CATEGORIES})`,
+  staff: supplierIn('Salaries'),
+  landlord: supplierIn('Rent'),
+  utilities: supplierIn('Utilities'),
+  agents: `${tx.kind} IN ('cash_deposit', 'cash_withdrawal')`,
+  lenders: `${tx.kind} IN ('loan_drawn', 'loan_repaid')`,
 }
 
-interface Row {
-  key: string
-  name: string | null
-  phone: string | null
-  count: number
-  in_cents: number
-  out_cents: number
-  first_seen: string
-  last_seen: string
-}
+/** A group's counterparty as the group read gives it: `CounterpartyTotals` without the total. */
+type Row = Omit<CounterpartyTotals, 'total'>
+
+const sumIf = (direction: 'in' | 'out') =>
+  `sum(CASE WHEN ${tx.direction} = '${direction}' THEN ${tx.amountCents} ELSE 0 END)`
+
+/** A group's counterparties, grouped by key (phone, else name, else the kind), with a WHERE. */
+const GROUP_SELECT = `SELECT coalesce(${tx.counterpartyKey}, 'name:' || lower(trim(${tx.counterpartyName})),
+    'kind:' || ${tx.kind}) AS key, max(${tx.counterpartyName}) AS name,
+    max(${tx.counterpartyPhone}) AS phone, count(*) AS count,
+    ${sumIf('in')} AS in_cents, ${sumIf('out')} AS out_cents,
+    min(${tx.occurredAt}) AS first_seen, max(${tx.occurredAt}) AS last_seen
+  FROM ${tx.$} INDEXED BY ${TIME_INDEX} WHERE`
 
 /**
  * The top counterparties of one group over the scope's period, by volume. Customers come from the
@@ -57,21 +72,16 @@ export function topOfGroup(
   opts: { limit: number; withRfm: boolean; nowMs: number },
 ): CustomerView[] {
   if (group === 'customers') return topCustomers(scope, { ...opts, direction: 'in' })
-  const where = ['tenant_id = ?', `(${GROUP_SQL[group]})`]
+  const where = [`${tx.tenantId} = ?`, `(${GROUP_SQL[group]})`]
   const args: (string | number)[] = [scope.tenantId]
   const { fromMs, toMs } = scope.range
-  if (fromMs !== null) where.push('occurred_at >= ?') && args.push(new Date(fromMs).toISOString())
-  if (toMs !== null) where.push('occurred_at < ?') && args.push(new Date(toMs).toISOString())
-  if (scope.userId !== null) where.push('user_id = ?') && args.push(scope.userId)
+  const at = tx.occurredAt
+  if (fromMs !== null) where.push(`${at} >= ?`) && args.push(new Date(fromMs).toISOString())
+  if (toMs !== null) where.push(`${at} < ?`) && args.push(new Date(toMs).toISOString())
+  if (scope.userId !== null) where.push(`${tx.userId} = ?`) && args.push(scope.userId)
   const rows = scope.db.sqlite
     .query(
-      `SELECT coalesce(counterparty_key, 'name:' || lower(trim(counterparty_name)), 'kind:' || kind)
-           AS key, max(counterparty_name) AS name, max(counterparty_phone) AS phone,
-         count(*) AS count,
-         sum(CASE WHEN direction = 'in' THEN amount_cents ELSE 0 END) AS in_cents,
-         sum(CASE WHEN direction = 'out' THEN amount_cents ELSE 0 END) AS out_cents,
-         min(occurred_at) AS first_seen, max(occurred_at) AS last_seen
-       FROM transactions INDEXED BY transactions_time WHERE ${where.join(' AND ')}
+      `${GROUP_SELECT} ${where.join(' AND ')}
        GROUP BY 1 ORDER BY in_cents + out_cents DESC, count DESC, key LIMIT ?`,
     )
     .all(...args, opts.limit) as Row[]
@@ -93,6 +103,23 @@ export function topOfGroup(
   })
 }
 
+const dc = sqlNames(dailyCounterparties)
+const cp = sqlNames(counterparties)
+const day = tx.localDay
+
+/** `customersActive` for one user: their customer payments' first day and whether in the window. */
+const MY_CUSTOMERS_ACTIVE = `SELECT count(*) AS active, coalesce(sum(first_day >= ?), 0) AS fresh
+  FROM (SELECT ${tx.counterpartyKey}, min(${day}) AS first_day, max(${day} >= ? AND ${day} <= ?) AS seen
+    FROM ${tx.$} WHERE ${tx.tenantId} = ? AND ${tx.userId} = ? AND ${tx.kind} = 'customer_payment'
+      AND ${tx.direction} = 'in' AND ${tx.counterpartyKey} IS NOT NULL AND ${day} <= ?
+    GROUP BY ${tx.counterpartyKey}) WHERE seen = 1`
+
+/** `customersActive` for the tenant: the window's customers, each with its all-time first day. */
+const CUSTOMERS_ACTIVE = `SELECT count(*) AS active, coalesce(sum(c.${cp.firstSeen} >= ?), 0) AS fresh
+  FROM (SELECT DISTINCT ${dc.counterpartyKey} AS k FROM ${dc.$}
+    WHERE ${dc.tenantId} = ? AND ${dc.direction} = 'in' AND ${dc.day} >= ? AND ${dc.day} <= ?) w
+  LEFT JOIN ${cp.$} c ON c.${cp.tenantId} = ? AND c.${cp.key} = w.k`
+
 /**
  * Customers (people who paid the tenant) active on whole local days `fromDay`…`toDay`, and how
  * many of them paid for the first time then. Suppliers, staff, the landlord, agents and lenders
@@ -105,26 +132,14 @@ export function customersActive(
 ): { active: number; fresh: number } {
   if (scope.userId !== null) {
     const row = scope.db.sqlite
-      .query<{ active: number; fresh: number }, (string | number)[]>(
-        `SELECT count(*) AS active, coalesce(sum(first_day >= ?), 0) AS fresh FROM (
-           SELECT counterparty_key, min(local_day) AS first_day,
-             max(local_day >= ? AND local_day <= ?) AS seen
-           FROM transactions WHERE tenant_id = ? AND user_id = ? AND kind = 'customer_payment'
-             AND direction = 'in' AND counterparty_key IS NOT NULL AND local_day <= ?
-           GROUP BY counterparty_key) WHERE seen = 1`,
-      )
+      .query<{ active: number; fresh: number }, (string | number)[]>(MY_CUSTOMERS_ACTIVE)
       .get(fromDay, fromDay, toDay, scope.tenantId, scope.userId, toDay)
     return row ?? { active: 0, fresh: 0 }
   }
   // The window's customers from the daily rollup, each looked up in the all-time rollup for the
   // day it was first seen: work in proportion to the window, not to the whole history.
   const row = scope.db.sqlite
-    .query<{ active: number; fresh: number }, string[]>(
-      `SELECT count(*) AS active, coalesce(sum(c.first_seen >= ?), 0) AS fresh
-       FROM (SELECT DISTINCT counterparty_key AS k FROM daily_counterparties
-             WHERE tenant_id = ? AND direction = 'in' AND day >= ? AND day <= ?) w
-       LEFT JOIN counterparties c ON c.tenant_id = ? AND c.key = w.k`,
-    )
+    .query<{ active: number; fresh: number }, string[]>(CUSTOMERS_ACTIVE)
     .get(
       new Date(scope.zone.startOf(fromDay)).toISOString(),
       scope.tenantId,
@@ -137,25 +152,28 @@ export function customersActive(
 
 /** The days a scope has data: its first and last local day with a transaction. */
 export function dataSpan(scope: Scope): { first_day: string | null; last_day: string | null } {
-  const row = scope.db.sqlite
-    .query<{ first_day: string | null; last_day: string | null }, string[]>(
-      'SELECT min(day) AS first_day, max(day) AS last_day FROM daily_totals WHERE tenant_id = ?',
-    )
-    .get(scope.tenantId)
+  const t = dailyTotals
+  const row = scope.db.orm
+    .select({ first_day: min(t.day), last_day: max(t.day) })
+    .from(t)
+    .where(eq(t.tenantId, scope.tenantId))
+    .get()
   return { first_day: row?.first_day ?? null, last_day: row?.last_day ?? null }
 }
+
+const rr = sqlNames(receiptReports)
+/** The first or last statement report: each a seek on the reports' (tenant, source, time) index. */
+const edge = (fn: 'min' | 'max') =>
+  `(SELECT ${fn}(${rr.occurredAt}) FROM ${rr.$} WHERE ${rr.tenantId} = ?1 AND ${rr.source} = 'statement')`
+const STATEMENT_SPAN = `SELECT ${edge('min')} AS first, ${edge('max')} AS last`
 
 /**
  * The local days the imported statements cover (their first to their last row), or null: the
  * first and last statement report through the reports' (tenant, source, time) index.
  */
 export function statementSpan(scope: Scope): { from: string; to: string } | null {
-  const edge = (fn: 'min' | 'max') =>
-    `(SELECT ${fn}(occurred_at) FROM receipt_reports WHERE tenant_id = ?1 AND source = 'statement')`
   const row = scope.db.sqlite
-    .query<{ first: string | null; last: string | null }, [string]>(
-      `SELECT ${edge('min')} AS first, ${edge('max')} AS last`,
-    )
+    .query<{ first: string | null; last: string | null }, [string]>(STATEMENT_SPAN)
     .get(scope.tenantId)
   if (!row?.first || !row.last) return null
   const day = (iso: string) => scope.zone.dayOf(Date.parse(iso))

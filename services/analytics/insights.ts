@@ -1,3 +1,5 @@
+import { and, eq, max, min } from 'drizzle-orm'
+import { dailyTotals, transactions } from '../../schema/analytics/tables.ts'
 import { addDays, daysBetween } from '../kernel/time-zone.ts'
 import {
   customerConcentration,
@@ -14,18 +16,13 @@ import { unusualDays } from './unusual-days.ts'
 
 /** The last local day with a transaction in scope, or null without any. */
 export function lastDataDay(scope: Scope): string | null {
-  const row =
-    scope.userId === null
-      ? scope.db.sqlite
-          .query<{ day: string | null }, [string]>(
-            'SELECT max(day) AS day FROM daily_totals WHERE tenant_id = ?',
-          )
-          .get(scope.tenantId)
-      : scope.db.sqlite
-          .query<{ day: string | null }, [string, string]>(
-            'SELECT max(day) AS day FROM daily_totals WHERE tenant_id = ? AND user_id = ?',
-          )
-          .get(scope.tenantId, scope.userId)
+  const t = dailyTotals
+  const mine = scope.userId === null ? undefined : eq(t.userId, scope.userId)
+  const row = scope.db.orm
+    .select({ day: max(t.day) })
+    .from(t)
+    .where(and(eq(t.tenantId, scope.tenantId), mine))
+    .get()
   return row?.day ?? null
 }
 
@@ -65,13 +62,19 @@ export function buildInsights(
 
 /** The first local day with a transaction in scope, or null without any. */
 function firstDataDay(scope: Scope): string | null {
-  const row = scope.db.sqlite
-    .query<{ day: string | null }, string[]>(
-      scope.userId === null
-        ? 'SELECT min(day) AS day FROM daily_totals WHERE tenant_id = ?'
-        : 'SELECT min(local_day) AS day FROM transactions WHERE tenant_id = ? AND user_id = ?',
-    )
-    .get(...(scope.userId === null ? [scope.tenantId] : [scope.tenantId, scope.userId]))
+  const { db, tenantId, userId } = scope
+  const row =
+    userId === null
+      ? db.orm
+          .select({ day: min(dailyTotals.day) })
+          .from(dailyTotals)
+          .where(eq(dailyTotals.tenantId, tenantId))
+          .get()
+      : db.orm
+          .select({ day: min(transactions.localDay) })
+          .from(transactions)
+          .where(and(eq(transactions.tenantId, tenantId), eq(transactions.userId, userId)))
+          .get()
   return row?.day ?? null
 }
 

@@ -1,3 +1,4 @@
+import { getTableConfig } from 'drizzle-orm/sqlite-core'
 import { transactions } from '../../schema/analytics/tables.ts'
 import { type ColumnKey, sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
@@ -66,3 +67,11 @@ export function readStored(db: Db, tenantId: string, id: string): StoredTransact
 
 /** `isTradingParty` in SQL, for reads of the rows themselves (edge days, scope=me). */
 export const TRADING_SQL = `${tx.kind} IN ('customer_payment', 'supplier_payment')`
+
+/**
+ * The name of the transactions' (tenant, time, id) index, read from the table, for reads that
+ * must seek by time (`INDEXED BY`).
+ */
+export const TIME_INDEX = getTableConfig(transactions).indexes.find(
+  (i) => i.config.columns[1] === transactions.occurredAt,
+)!.config.name
