@@ -12,6 +12,7 @@ import { statementAnswer } from './proof-answer.ts'
 import { statementReads } from './read-gate.ts'
 import { readStatement, statementFormat } from './read-statement.ts'
 import { acceptedSince, storeTransactions } from './store.ts'
+import { RECEIPT_LEG } from './store-rows.ts'
 
 /** Rows stored per transaction while a statement streams in. */
 const WRITE_BATCH = 5000
@@ -72,9 +73,7 @@ async function readAndStore(ctx: ServiceContext, input: ImportInput): Promise<Im
   const limit = readEntitlements(ctx.registry, tenantId)?.limits.transactions
   if (typeof limit === 'number') {
     // A finite plan: count the new rows first so a statement is refused whole, not cut midway.
-    const known = db.sqlite.query<{ x: number }, [string, string, string]>(
-      'SELECT 1 AS x FROM transactions WHERE tenant_id = ? AND receipt_number = ? AND leg = ?',
-    )
+    const known = db.sqlite.query<unknown, [string, string, string]>(RECEIPT_LEG)
     let fresh = 0
     await readStatement(input.file, {
       timeZone,

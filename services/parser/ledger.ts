@@ -5,7 +5,9 @@ import {
   type TransactionEvent,
   topics,
 } from '../../schema/events.ts'
+import { receiptReports, transactions } from '../../schema/parser/tables.ts'
 import type { Kind } from '../../schema/vocabulary.ts'
+import { selectList, sqlNames } from '../kernel/columns.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import { emitEvent, handleOnce } from '../kernel/events.ts'
@@ -14,14 +16,13 @@ import { subscribe } from '../kernel/subscribe.ts'
 
 export const CONSUMER = 'parser'
 
-const REPORT = `INSERT OR IGNORE INTO receipt_reports (tenant_id, receipt_number, source)
+/** Asked for every duplicate row of an import (bench/ingest.ts): names from the tables. */
+const tx = sqlNames(transactions)
+const rr = sqlNames(receiptReports)
+const REPORT = `INSERT OR IGNORE INTO ${rr.$} (${rr.tenantId}, ${rr.receiptNumber}, ${rr.source})
   VALUES (?, ?, ?)`
-const OWNER = `SELECT id, source FROM transactions
-  WHERE tenant_id = ? AND receipt_number = ? AND leg = ?`
-const INSERT_PAYMENT = `INSERT OR IGNORE INTO transactions (tenant_id, id, receipt_number,
-  occurred_at, amount, direction, counterparty_name, counterparty_phone, description, balance,
-  kind, source, user_id, import_id, created_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'payment', ?, NULL, ?)`
+const OWNER = `SELECT ${selectList(transactions, ['id', 'source'])} FROM ${tx.$}
+  WHERE ${tx.tenantId} = ? AND ${tx.receiptNumber} = ? AND ${tx.leg} = ?`
 
 /** Notes that `source` reported `receipt`; true when it had not before. */
 function recordReport(db: Db, tenantId: string, receipt: string, source: string): boolean {
@@ -40,7 +41,7 @@ export function matchReport(
 ): string | null {
   const { tenantId, receipt, source, leg = '' } = report
   const owner = db.sqlite
-    .query<{ id: string; source: string }, [string, string, string]>(OWNER)
+    .query<Pick<typeof transactions.$inferSelect, 'id' | 'source'>, [string, string, string]>(OWNER)
     .get(tenantId, receipt, leg)
   if (!owner || owner.source === source) return null
   return recordReport(db, tenantId, ledgerKey(receipt, leg), source) ? owner.id : null
@@ -63,24 +64,29 @@ export function recordPayment(
   const tenantId = event.tenant_id
   const db = ctx.registry.tenant('parser', tenantId)
   handleOnce(db, CONSUMER, event.id, () => {
-    const fresh = db.sqlite
-      .query(INSERT_PAYMENT)
-      .run(
+    const fresh = db.orm
+      .insert(transactions)
+      .values({
         tenantId,
-        t.transaction_id,
-        receipt,
-        t.occurred_at,
-        centsOf(t.amount),
-        t.direction,
-        t.counterparty_name ?? null,
-        t.counterparty_phone ?? null,
-        t.description,
-        t.balance == null ? null : centsOf(t.balance),
-        t.kind ?? paymentKind(t),
-        t.user_id ?? null,
-        ctx.clock.now().toISOString(),
-      )
-    if (fresh.changes === 0) {
+        id: t.transaction_id,
+        receiptNumber: receipt,
+        occurredAt: t.occurred_at,
+        amount: centsOf(t.amount),
+        direction: t.direction,
+        counterpartyName: t.counterparty_name ?? null,
+        counterpartyPhone: t.counterparty_phone ?? null,
+        description: t.description,
+        balance: t.balance == null ? null : centsOf(t.balance),
+        kind: t.kind ?? paymentKind(t),
+        source: 'payment',
+        userId: t.user_id ?? null,
+        importId: null,
+        createdAt: ctx.clock.now().toISOString(),
+      })
+      .onConflictDoNothing()
+      .returning({ id: transactions.id })
+      .get()
+    if (!fresh) {
       matchReport(db, { tenantId, receipt, source: 'payment' })
       return
     }

@@ -1,10 +1,34 @@
 import type { TransactionEvent } from '../../schema/events.ts'
+import { transactions } from '../../schema/parser/tables.ts'
+import { type ColumnKey, selectList, sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { DEMO_SOURCE } from './demo.ts'
 import { matchReport } from './ledger.ts'
 
-const COLUMNS = `tenant_id, id, receipt_number, occurred_at, amount, direction, counterparty_name,
-  counterparty_phone, description, balance, leg, kind, source, user_id, import_id, created_at`
+/** The import's statements (bench/ingest.ts measures them): names from the drizzle table. */
+const tx = sqlNames(transactions)
+type TransactionRow = typeof transactions.$inferSelect
+
+/** The inserted columns, in the order of `rowAt`'s values (a row's `own` values are 2nd to 12th). */
+const INSERTED = [
+  'tenantId',
+  'id',
+  'receiptNumber',
+  'occurredAt',
+  'amount',
+  'direction',
+  'counterpartyName',
+  'counterpartyPhone',
+  'description',
+  'balance',
+  'leg',
+  'kind',
+  'source',
+  'userId',
+  'importId',
+  'createdAt',
+] as const satisfies readonly ColumnKey<typeof transactions>[]
+const COLUMNS = INSERTED.map((key) => tx[key]).join(', ')
 /**
  * What every row of one call shares (tenant_id, source, user_id, import_id, created_at) is bound
  * once a statement as ?1 to ?5, and each row pushes and binds only its own PER_ROW values after
@@ -16,21 +40,24 @@ const rowAt = (k: number) => {
   const own = Array.from({ length: PER_ROW }, (_, i) => `?${SHARED + 1 + k * PER_ROW + i}`)
   return `(?1, ${own.join(', ')}, ?2, ?3, ?4, ?5)`
 }
-const INSERT = `INSERT OR IGNORE INTO transactions (${COLUMNS}) VALUES ${rowAt(0)}`
+const INSERT = `INSERT OR IGNORE INTO ${tx.$} (${COLUMNS}) VALUES ${rowAt(0)}`
 /**
  * Rows per execution of the many-row insert: one statement execution for 50 rows costs SQLite one
  * start (cursors opened on the table and its receipt index) and bun:sqlite one call instead of 50.
  */
 const CHUNK = 50
-const INSERT_CHUNK = `INSERT OR IGNORE INTO transactions (${COLUMNS}) VALUES ${Array.from(
+const INSERT_CHUNK = `INSERT OR IGNORE INTO ${tx.$} (${COLUMNS}) VALUES ${Array.from(
   { length: CHUNK },
   (_, k) => rowAt(k),
 ).join(', ')}`
-const EXISTS = 'SELECT 1 AS x FROM transactions WHERE id = ?'
+const EXISTS = `SELECT 1 AS x FROM ${tx.$} WHERE ${tx.id} = ?`
 
-/** The row that holds a receipt's leg, to tell a report of it from another leg of the same kind. */
-const LEG = `SELECT amount, direction FROM transactions
-  WHERE tenant_id = ? AND receipt_number = ? AND leg = ?`
+/**
+ * The row that holds a receipt's leg: to tell a report of it from another leg of the same kind,
+ * and to count a statement's new rows against a finite plan (import-statement.ts).
+ */
+export const RECEIPT_LEG = `SELECT ${selectList(transactions, ['amount', 'direction'])} FROM ${tx.$}
+  WHERE ${tx.tenantId} = ? AND ${tx.receiptNumber} = ? AND ${tx.leg} = ?`
 
 /** Who stores the rows (store.ts `StoreInput`). */
 interface WriterInput {
@@ -75,9 +102,9 @@ export function rowWriter(deps: {
   const insert = db.sqlite.query(INSERT)
   const insertChunk = db.sqlite.query(INSERT_CHUNK)
   const legHolder = db.sqlite.query<
-    { amount: number; direction: string },
+    Pick<TransactionRow, 'amount' | 'direction'>,
     [string, string, string]
-  >(LEG)
+  >(RECEIPT_LEG)
   const shared = [
     input.tenantId,
     input.demo ? DEMO_SOURCE : input.source,

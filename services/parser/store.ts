@@ -1,4 +1,7 @@
+import { and, count, eq, gte, ne } from 'drizzle-orm'
 import { type TransactionEvent, topics } from '../../schema/events.ts'
+import { transactions } from '../../schema/parser/tables.ts'
+import { selectList, sqlNames } from '../kernel/columns.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import { assertEntitled } from '../kernel/entitlements.ts'
@@ -48,14 +51,14 @@ export interface StoreResult {
   legs?: number
 }
 
-const ORIGINAL = `SELECT amount, direction, counterparty_name, counterparty_phone FROM transactions
-  WHERE tenant_id = ? AND receipt_number = ? AND leg = ''`
-interface Original {
-  amount: number
-  direction: 'in' | 'out'
-  counterparty_name: string | null
-  counterparty_phone: string | null
-}
+/** A reversed row, read for each reversal of an import (bench/ingest.ts): names from the table. */
+const tx = sqlNames(transactions)
+const ORIGINAL = `SELECT ${selectList(transactions, ['amount', 'direction', 'counterpartyName', 'counterpartyPhone'])}
+  FROM ${tx.$} WHERE ${tx.tenantId} = ? AND ${tx.receiptNumber} = ? AND ${tx.leg} = ''`
+type Original = Pick<
+  typeof transactions.$inferSelect,
+  'amount' | 'direction' | 'counterpartyName' | 'counterpartyPhone'
+>
 
 /**
  * Stores parsed transactions and, in the same transaction, the raw batch events and the usage
@@ -100,8 +103,8 @@ function rowOf(args: {
     if (o) {
       amount ??= o.amount
       direction = o.direction === 'in' ? 'out' : 'in'
-      counterpartyName ??= o.counterparty_name
-      counterpartyPhone ??= o.counterparty_phone
+      counterpartyName ??= o.counterpartyName
+      counterpartyPhone ??= o.counterpartyPhone
     }
   }
   if (amount === null) {
@@ -196,11 +199,12 @@ export function acceptedSince(db: Db, tenantId: string, since: string): number {
   const ms = Date.parse(since)
   if (!Number.isFinite(ms)) return 0
   const boundary = `txn_${ms.toString(16).padStart(12, '0')}`
+  const t = transactions
   return (
-    db.sqlite
-      .query<{ n: number }, [string, string]>(
-        `SELECT count(*) AS n FROM transactions WHERE id >= ? AND tenant_id = ? AND source != '${DEMO_SOURCE}'`,
-      )
-      .get(boundary, tenantId)?.n ?? 0
+    db.orm
+      .select({ n: count() })
+      .from(t)
+      .where(and(gte(t.id, boundary), eq(t.tenantId, tenantId), ne(t.source, DEMO_SOURCE)))
+      .get()?.n ?? 0
   )
 }
