@@ -1,46 +1,43 @@
+import { and, eq, gte, lt, lte, ne, notExists, or, sql } from 'drizzle-orm'
+import { alias } from 'drizzle-orm/sqlite-core'
+import { receiptReports as rr, transactions } from '../../schema/analytics/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import { toMajor } from '../kernel/money.ts'
 import type { Range } from './range.ts'
 
+/** The source a statement import's reports carry. */
+const STATEMENT = 'statement'
+
 /** Items listed per kind at most; `count` stays exact. */
 export const RECONCILIATION_LIST_MAX = 500
 
-interface Report {
-  receipt_number: string
-  source: string
-  channel: string | null
-  transaction_id: string
-  occurred_at: string
-  amount_cents: number
-  direction: 'in' | 'out'
-  balance_cents: number | null
-  import_id: string | null
-}
+/** A channel's report of a ledger entry, as receipt_reports holds it. */
+type Report = Omit<typeof rr.$inferSelect, 'direction'> & { direction: 'in' | 'out' }
 
-const signed = (r: { amount_cents: number; direction: string }) =>
-  r.direction === 'in' ? r.amount_cents : -r.amount_cents
+const signed = (r: Pick<Report, 'amountCents' | 'direction'>) =>
+  r.direction === 'in' ? r.amountCents : -r.amountCents
 
 /**
  * receipt_reports holds each entry's `ledgerKey` (receipt, or receipt/leg): an item names the
  * receipt and its leg apart, as the transactions list does.
  */
 const itemOf = (r: Report) => {
-  const slash = r.receipt_number.lastIndexOf('/')
+  const slash = r.receiptNumber.lastIndexOf('/')
   return slash < 0
-    ? itemWith(r, r.receipt_number, '')
-    : itemWith(r, r.receipt_number.slice(0, slash), r.receipt_number.slice(slash + 1))
+    ? itemWith(r, r.receiptNumber, '')
+    : itemWith(r, r.receiptNumber.slice(0, slash), r.receiptNumber.slice(slash + 1))
 }
 
 const itemWith = (r: Report, receipt: string, leg: string) => ({
   receipt_number: receipt,
   leg,
-  transaction_id: r.transaction_id,
+  transaction_id: r.transactionId,
   source: r.source,
   channel: r.channel,
-  occurred_at: r.occurred_at,
-  amount: toMajor(r.amount_cents),
+  occurred_at: r.occurredAt,
+  amount: toMajor(r.amountCents),
   direction: r.direction,
-  balance: r.balance_cents === null ? null : toMajor(r.balance_cents),
+  balance: r.balanceCents === null ? null : toMajor(r.balanceCents),
 })
 
 function listOf<T>(all: T[]) {
@@ -55,15 +52,22 @@ function listOf<T>(all: T[]) {
  * plus the ledger's net over the same span. Read only: nothing is alerted.
  */
 export function reconcileStatement(s: { db: Db; tenantId: string; range: Range }) {
-  const sqlite = s.db.sqlite
+  const orm = s.db.orm
   const from = s.range.fromMs === null ? '' : new Date(s.range.fromMs).toISOString()
   const to = s.range.toMs === null ? '\uffff' : new Date(s.range.toMs).toISOString()
-  const statement = sqlite
-    .query<Report, [string, string, string]>(
-      `SELECT * FROM receipt_reports WHERE tenant_id = ? AND source = 'statement'
-       AND occurred_at >= ? AND occurred_at < ? ORDER BY occurred_at, receipt_number`,
+  const statement = orm
+    .select()
+    .from(rr)
+    .where(
+      and(
+        eq(rr.tenantId, s.tenantId),
+        eq(rr.source, STATEMENT),
+        gte(rr.occurredAt, from),
+        lt(rr.occurredAt, to),
+      ),
     )
-    .all(s.tenantId, from, to)
+    .orderBy(rr.occurredAt, rr.receiptNumber)
+    .all() as Report[]
   if (statement.length === 0) {
     return {
       period: null,
@@ -76,15 +80,23 @@ export function reconcileStatement(s: { db: Db; tenantId: string; range: Range }
   }
   const first = statement[0]!
   const last = statement.at(-1)!
-  const othersOf = sqlite.query<Report, [string, string]>(
-    `SELECT * FROM receipt_reports WHERE tenant_id = ? AND receipt_number = ?
-     AND source != 'statement' ORDER BY source`,
-  )
+  const othersOf = orm
+    .select()
+    .from(rr)
+    .where(
+      and(
+        eq(rr.tenantId, s.tenantId),
+        eq(rr.receiptNumber, sql.placeholder('receipt')),
+        ne(rr.source, STATEMENT),
+      ),
+    )
+    .orderBy(rr.source)
+    .prepare()
   const notLive: Report[] = []
   const mismatches: Array<ReturnType<typeof itemOf> & { reported: ReturnType<typeof itemOf>[] }> =
     []
   for (const row of statement) {
-    const others = othersOf.all(s.tenantId, row.receipt_number)
+    const others = othersOf.all({ receipt: row.receiptNumber }) as Report[]
     if (others.length === 0) {
       notLive.push(row)
       continue
@@ -92,16 +104,34 @@ export function reconcileStatement(s: { db: Db; tenantId: string; range: Range }
     const differ = others.filter((o) => signed(o) !== signed(row))
     if (differ.length > 0) mismatches.push({ ...itemOf(row), reported: differ.map(itemOf) })
   }
-  const missing = sqlite
-    .query<Report, [string, string, string, string]>(
-      `SELECT r.* FROM receipt_reports r WHERE r.tenant_id = ? AND r.source != 'statement'
-       AND r.occurred_at >= ? AND r.occurred_at <= ? AND NOT EXISTS (SELECT 1 FROM receipt_reports s
-         WHERE s.tenant_id = ? AND s.receipt_number = r.receipt_number AND s.source = 'statement')
-       ORDER BY r.occurred_at, r.receipt_number`,
+  const listed = alias(rr, 's')
+  const missing = orm
+    .select()
+    .from(rr)
+    .where(
+      and(
+        eq(rr.tenantId, s.tenantId),
+        ne(rr.source, STATEMENT),
+        gte(rr.occurredAt, first.occurredAt),
+        lte(rr.occurredAt, last.occurredAt),
+        notExists(
+          orm
+            .select({ one: sql`1` })
+            .from(listed)
+            .where(
+              and(
+                eq(listed.tenantId, s.tenantId),
+                eq(listed.receiptNumber, rr.receiptNumber),
+                eq(listed.source, STATEMENT),
+              ),
+            ),
+        ),
+      ),
     )
-    .all(s.tenantId, first.occurred_at, last.occurred_at, s.tenantId)
+    .orderBy(rr.occurredAt, rr.receiptNumber)
+    .all() as Report[]
   return {
-    period: { from: first.occurred_at, to: last.occurred_at },
+    period: { from: first.occurredAt, to: last.occurredAt },
     statement_rows: statement.length,
     missing_from_statement: listOf(missing.map(itemOf)),
     not_reported_live: listOf(notLive.map(itemOf)),
@@ -129,22 +159,33 @@ function balanceOf(
     statement,
   }: { tenantId: string; first: Report; last: Report; statement: readonly Report[] },
 ) {
-  if (first.balance_cents === null || last.balance_cents === null) return null
-  const opening = first.balance_cents - signed(first)
-  const listed = JSON.stringify(statement.map((r) => r.transaction_id))
-  const net =
-    db.sqlite
-      .query<{ net: number | null }, [string, string, string, string]>(
-        `SELECT sum(CASE direction WHEN 'in' THEN amount_cents ELSE -amount_cents END) AS net
-         FROM transactions WHERE tenant_id = ?
-           AND ((occurred_at >= ? AND occurred_at <= ?) OR id IN (SELECT value FROM json_each(?)))`,
-      )
-      .get(tenantId, first.occurred_at, last.occurred_at, listed)?.net ?? 0
+  if (first.balanceCents === null || last.balanceCents === null) return null
+  const opening = first.balanceCents - signed(first)
+  const listed = JSON.stringify(statement.map((r) => r.transactionId))
+  const t = transactions
+  const row = db.orm
+    .select({
+      net: sql<
+        number | null
+      >`sum(CASE ${t.direction} WHEN 'in' THEN ${t.amountCents} ELSE -${t.amountCents} END)`,
+    })
+    .from(t)
+    .where(
+      and(
+        eq(t.tenantId, tenantId),
+        or(
+          and(gte(t.occurredAt, first.occurredAt), lte(t.occurredAt, last.occurredAt)),
+          sql`${t.id} IN (SELECT value FROM json_each(${listed}))`,
+        ),
+      ),
+    )
+    .get()
+  const net = row?.net ?? 0
   const running = opening + net
   return {
     opening: toMajor(opening),
-    statement_closing: toMajor(last.balance_cents),
+    statement_closing: toMajor(last.balanceCents),
     platform_running: toMajor(running),
-    difference: toMajor(running - last.balance_cents),
+    difference: toMajor(running - last.balanceCents),
   }
 }
