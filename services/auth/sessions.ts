@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { and, eq, isNull, type SQL } from 'drizzle-orm'
 import { refreshTokens, users } from '../../schema/auth/tables.ts'
 import { AppError } from '../kernel/errors.ts'
 import { hashToken } from './issue.ts'
@@ -35,15 +35,16 @@ export async function refreshSession(deps: AuthDeps, refreshToken: string): Prom
   if (new Date(row.expiresAt) <= now) throw invalid()
   const user = deps.db.orm.select().from(users).where(eq(users.id, row.userId)).get()
   if (user?.status !== 'active') throw invalid()
-  const claimed = deps.db.write(
-    () =>
-      deps.db.sqlite
-        .query(
-          'UPDATE refresh_tokens SET used_at = ? WHERE id = ? AND used_at IS NULL AND revoked_at IS NULL',
-        )
-        .run(nowIso, row.id).changes,
+  const t = refreshTokens
+  const claimed = deps.db.write((orm) =>
+    orm
+      .update(t)
+      .set({ usedAt: nowIso })
+      .where(and(eq(t.id, row.id), isNull(t.usedAt), isNull(t.revokedAt)))
+      .returning({ id: t.id })
+      .get(),
   )
-  if (claimed === 0) {
+  if (!claimed) {
     // Another request rotated it first: the same token used twice.
     revokeFamily(deps, { familyId: row.familyId, at: nowIso, userId: row.userId })
     throw invalid()
@@ -72,11 +73,10 @@ export function logout(deps: AuthDeps, refreshToken: string): void {
 
 /** Ends every session of a user and every access token issued to it so far (logout, no refresh token). */
 export function logoutEverywhere(deps: AuthDeps, userId: string, tenantId: string): void {
-  deps.db.write(() =>
-    deps.db.sqlite
-      .query('UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL')
-      .run(deps.clock.now().toISOString(), userId),
-  )
+  revokeTokens(deps, {
+    at: deps.clock.now().toISOString(),
+    where: eq(refreshTokens.userId, userId),
+  })
   recordRevocation(deps, { userId, tenantId, reason: 'logout' })
 }
 
@@ -89,15 +89,22 @@ function revokeFamily(
     reason = 'refresh_reuse',
   }: { familyId: string; at: string; userId: string; reason?: 'logout' | 'refresh_reuse' },
 ): void {
-  deps.db.write(() =>
-    deps.db.sqlite
-      .query('UPDATE refresh_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL')
-      .run(at, familyId),
-  )
+  revokeTokens(deps, { at, where: eq(refreshTokens.familyId, familyId) })
   const user = deps.db.orm
     .select({ tenantId: users.tenantId })
     .from(users)
     .where(eq(users.id, userId))
     .get()
   if (user) recordRevocation(deps, { userId, tenantId: user.tenantId, sessionId: familyId, reason })
+}
+
+/** Revokes the refresh tokens `where` selects that are not revoked yet. */
+function revokeTokens(deps: AuthDeps, { at, where }: { at: string; where: SQL }): void {
+  deps.db.write((orm) =>
+    orm
+      .update(refreshTokens)
+      .set({ revokedAt: at })
+      .where(and(where, isNull(refreshTokens.revokedAt)))
+      .run(),
+  )
 }

@@ -1,3 +1,5 @@
+import { eq, lte, sql } from 'drizzle-orm'
+import { loginFailures } from '../../schema/auth/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import { RateLimited } from '../kernel/errors.ts'
 
@@ -33,31 +35,32 @@ const ipKey = (email: string, ip: string) => `${email}|${ip}`
 const emailKey = (email: string) => `${email}|*`
 
 export function createLoginThrottle(db: Db, opts: ThrottleOptions): LoginThrottle {
-  const read = db.sqlite.prepare<{ count: number; first_at: string }, [string]>(
-    'SELECT count, first_at FROM login_failures WHERE key = ?',
-  )
+  const t = loginFailures
   // A window is fixed from its first attempt; an expired one starts over at this attempt.
-  const bump = db.sqlite.prepare<unknown, [string, string, string]>(
-    `INSERT INTO login_failures (key, count, first_at, last_at) VALUES (?1, 1, ?2, ?2)
-     ON CONFLICT(key) DO UPDATE SET
-       count = CASE WHEN first_at <= ?3 THEN 1 ELSE count + 1 END,
-       first_at = CASE WHEN first_at <= ?3 THEN ?2 ELSE first_at END,
-       last_at = ?2`,
-  )
-  const giveBack = db.sqlite.prepare<unknown, [string]>(
-    'UPDATE login_failures SET count = MAX(count - 1, 0) WHERE key = ?',
-  )
-  const remove = db.sqlite.prepare<unknown, [string]>('DELETE FROM login_failures WHERE key = ?')
-  const prune = db.sqlite.prepare<unknown, [string]>(
-    'DELETE FROM login_failures WHERE last_at <= ?',
-  )
+  const bump = (key: string, now: string, windowStart: string) =>
+    db.orm
+      .insert(t)
+      .values({ key, count: 1, firstAt: now, lastAt: now })
+      .onConflictDoUpdate({
+        target: t.key,
+        set: {
+          count: sql`CASE WHEN ${t.firstAt} <= ${windowStart} THEN 1 ELSE ${t.count} + 1 END`,
+          firstAt: sql`CASE WHEN ${t.firstAt} <= ${windowStart} THEN ${now} ELSE ${t.firstAt} END`,
+          lastAt: now,
+        },
+      })
+      .run()
   let lastPrune = 0
 
   /** Milliseconds until the key's window ends when it is full, else 0. */
   const lockedFor = (key: string, max: number, nowMs: number): number => {
-    const row = read.get(key)
+    const row = db.orm
+      .select({ count: t.count, firstAt: t.firstAt })
+      .from(t)
+      .where(eq(t.key, key))
+      .get()
     if (!row || row.count < max) return 0
-    return Math.max(0, Date.parse(row.first_at) + opts.windowMs - nowMs)
+    return Math.max(0, Date.parse(row.firstAt) + opts.windowMs - nowMs)
   }
 
   const reserveTx = db.sqlite.transaction((email: string, ip: string, nowMs: number) => {
@@ -68,16 +71,23 @@ export function createLoginThrottle(db: Db, opts: ThrottleOptions): LoginThrottl
     if (wait > 0) throw new RateLimited(wait / 1000)
     const now = new Date(nowMs).toISOString()
     const windowStart = new Date(nowMs - opts.windowMs).toISOString()
-    bump.run(ipKey(email, ip), now, windowStart)
-    bump.run(emailKey(email), now, windowStart)
+    bump(ipKey(email, ip), now, windowStart)
+    bump(emailKey(email), now, windowStart)
     if (nowMs - lastPrune > opts.windowMs) {
       lastPrune = nowMs
-      prune.run(windowStart)
+      db.orm.delete(t).where(lte(t.lastAt, windowStart)).run()
     }
   })
   const succeededTx = db.sqlite.transaction((email: string, ip: string) => {
-    remove.run(ipKey(email, ip))
-    giveBack.run(emailKey(email))
+    db.orm
+      .delete(t)
+      .where(eq(t.key, ipKey(email, ip)))
+      .run()
+    db.orm
+      .update(t)
+      .set({ count: sql`MAX(${t.count} - 1, 0)` })
+      .where(eq(t.key, emailKey(email)))
+      .run()
   })
 
   return {

@@ -1,4 +1,4 @@
-import { and, eq, ne, or } from 'drizzle-orm'
+import { and, eq, isNull, ne, or } from 'drizzle-orm'
 import { invites, users } from '../../schema/auth/tables.ts'
 import { assertEntitled } from '../kernel/entitlements.ts'
 import { AppError, Conflict, Forbidden } from '../kernel/errors.ts'
@@ -202,10 +202,13 @@ export async function acceptInvite(
   await assertStrongPassword(password, 'password', invited ? [invited.email, invited.tenantId] : [])
   const hash = await hashPassword(password)
   const user = deps.db.write((orm) => {
-    const claimed = deps.db.sqlite
-      .query('UPDATE invites SET used_at = ? WHERE token_hash = ? AND used_at IS NULL')
-      .run(now.toISOString(), invite.tokenHash)
-    if (claimed.changes === 0)
+    const claimed = orm
+      .update(invites)
+      .set({ usedAt: now.toISOString() })
+      .where(and(eq(invites.tokenHash, invite.tokenHash), isNull(invites.usedAt)))
+      .returning({ tokenHash: invites.tokenHash })
+      .get()
+    if (!claimed)
       throw new AppError('UNAUTHENTICATED', 'the invitation is invalid, used or expired')
     // The address may have an account in another tenant (the inviter was not told): the invitee
     // learns it here, and the invitation stays unused.
