@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
-import { csvBytesKit, csvTextKit, EXPORT_SELECT } from './csv.ts'
+import { csvBytesKit, csvTextKit } from './csv.ts'
+import { EXPORT_SELECT, KEYSET, NEWEST_FIRST, TIME_INDEX, tx } from './stored-sql.ts'
 
 /**
  * A whole-history CSV export, read and written by two worker threads at once. On one thread the
@@ -30,10 +31,10 @@ export function sliceCutter(
   args: readonly unknown[],
   size: number,
 ): () => Slice | null {
-  const keys = `SELECT occurred_at, id FROM transactions INDEXED BY transactions_time WHERE ${where}`
-  const order = 'ORDER BY occurred_at DESC, id DESC LIMIT 1 OFFSET ?'
+  const keys = `SELECT ${tx.occurredAt}, ${tx.id} FROM ${tx.$} INDEXED BY ${TIME_INDEX} WHERE ${where}`
+  const order = `${NEWEST_FIRST} LIMIT 1 OFFSET ?`
   const first = sqlite.query(`${keys} ${order}`)
-  const next = sqlite.query(`${keys} AND (occurred_at, id) < (?, ?) ${order}`)
+  const next = sqlite.query(`${keys} AND ${KEYSET} < (?, ?) ${order}`)
   let hi: [string, string] | null = null
   let ended = false
   return () => {
@@ -69,6 +70,7 @@ const source = `
 import { Database } from 'bun:sqlite'
 const { exportPageBytes } = (${csvBytesKit.toString()})((${csvTextKit.toString()})().unparsePage)
 const SELECT = ${JSON.stringify(EXPORT_SELECT)}
+const KEYSET = ${JSON.stringify(KEYSET)}
 // A connection a slice, closed when the slice is read: a thread between slices (waiting for a
 // slow client, say) holds no file open, so an erased tenant's file is let go.
 self.onmessage = (e) => {
@@ -77,14 +79,14 @@ self.onmessage = (e) => {
   try {
     db = new Database(job.path, { readonly: true })
     db.run('PRAGMA busy_timeout = 5000')
-    const lo = job.lo ? ' AND (occurred_at, id) > (?, ?)' : ''
-    const hi = job.hi ? ' AND (occurred_at, id) <= (?, ?)' : ''
-    const order = ' ORDER BY occurred_at DESC, id DESC LIMIT ?'
+    const lo = job.lo ? ' AND ' + KEYSET + ' > (?, ?)' : ''
+    const hi = job.hi ? ' AND ' + KEYSET + ' <= (?, ?)' : ''
+    const order = ' ' + ${JSON.stringify(`${NEWEST_FIRST} LIMIT ?`)}
     const loArgs = job.lo ?? []
     const first = db.query(SELECT + ' WHERE ' + job.where + hi + lo + order)
     // Later pages are bounded by the last row read, not also by the slice top: with two upper
     // bounds SQLite may seek by the wrong one and read the slice again from its top each page.
-    const next = db.query(SELECT + ' WHERE ' + job.where + ' AND (occurred_at, id) < (?, ?)' + lo + order)
+    const next = db.query(SELECT + ' WHERE ' + job.where + ' AND ' + KEYSET + ' < (?, ?)' + lo + order)
     let after = null
     for (;;) {
       const rows = after

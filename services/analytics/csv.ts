@@ -175,8 +175,3 @@ export function csvBytesKit(unparsePage: (rows: readonly unknown[][]) => string)
 
 export const { neutraliseCell, unparsePage, exportPage } = csvTextKit()
 export const { exportPageBytes } = csvBytesKit(unparsePage)
-
-/** The read-back fields (DESIGN §11) in VIEW_FIELDS order; `id` and `occurred_at` lead (keyset). */
-export const EXPORT_SELECT = `SELECT id, occurred_at, amount_cents, direction, counterparty_name,
-  counterparty_phone, description, receipt_number, balance_cents, category, category_confidence,
-  category_source, source, user_id, kind, leg FROM transactions INDEXED BY transactions_time`

@@ -1,6 +1,7 @@
 import Papa from 'papaparse'
-import { EXPORT_SELECT, exportPageBytes } from './csv.ts'
+import { exportPageBytes } from './csv.ts'
 import { sent, sliceCutter, writeSlices } from './csv-slices.ts'
+import { EXPORT_SELECT, KEYSET, NEWEST_FIRST } from './stored-sql.ts'
 import type { Scope } from './summary.ts'
 import { type TransactionFilters, VIEW_FIELDS, whereOf } from './transactions.ts'
 
@@ -89,12 +90,9 @@ async function writePages(
   where: string,
   args: unknown[],
 ): Promise<void> {
-  const first = scope.db.sqlite.query(
-    `${EXPORT_SELECT} WHERE ${where} ORDER BY occurred_at DESC, id DESC LIMIT ?`,
-  )
+  const first = scope.db.sqlite.query(`${EXPORT_SELECT} WHERE ${where} ${NEWEST_FIRST} LIMIT ?`)
   const next = scope.db.sqlite.query(
-    `${EXPORT_SELECT} WHERE ${where}
-     AND (occurred_at, id) < (?, ?) ORDER BY occurred_at DESC, id DESC LIMIT ?`,
+    `${EXPORT_SELECT} WHERE ${where} AND ${KEYSET} < (?, ?) ${NEWEST_FIRST} LIMIT ?`,
   )
   let after: [string, string] | null = null
   for (;;) {

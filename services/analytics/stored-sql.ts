@@ -75,3 +75,29 @@ export const TRADING_SQL = `${tx.kind} IN ('customer_payment', 'supplier_payment
 export const TIME_INDEX = getTableConfig(transactions).indexes.find(
   (i) => i.config.columns[1] === transactions.occurredAt,
 )!.config.name
+
+/** The time index's keyset, a row's (time, id): pages and slices go newest first by it. */
+export const KEYSET = `(${tx.occurredAt}, ${tx.id})`
+
+/** Newest first, ties broken by id: the order of the list, the export and their keysets. */
+export const NEWEST_FIRST = `ORDER BY ${tx.occurredAt} DESC, ${tx.id} DESC`
+
+/** The read-back fields (DESIGN §11) in VIEW_FIELDS order; `id` and `occurred_at` lead (keyset). */
+export const EXPORT_SELECT = `SELECT ${[
+  tx.id,
+  tx.occurredAt,
+  tx.amountCents,
+  tx.direction,
+  tx.counterpartyName,
+  tx.counterpartyPhone,
+  tx.description,
+  tx.receiptNumber,
+  tx.balanceCents,
+  tx.category,
+  tx.categoryConfidence,
+  tx.categorySource,
+  tx.source,
+  tx.userId,
+  tx.kind,
+  tx.leg,
+].join(', ')} FROM ${tx.$} INDEXED BY ${TIME_INDEX}`

@@ -3,6 +3,7 @@ import { CATEGORIES, KINDS, type Kind } from '../../schema/vocabulary.ts'
 import { invalidField, NotFound } from '../kernel/errors.ts'
 import { toMajor, toMinor } from '../kernel/money.ts'
 import { normalizePhone, type StoredTransaction } from './stored.ts'
+import { KEYSET, NEWEST_FIRST, readStored, STORED_SELECT, TIME_INDEX, tx } from './stored-sql.ts'
 import type { Scope } from './summary.ts'
 
 /** Filters of the transactions list and the export (query strings, validated here). */
@@ -77,41 +78,42 @@ export function decodeCursor(text: string): Cursor {
 
 /** Builds the WHERE clause shared by the list and the export. Every query starts at tenant_id. */
 export function whereOf(scope: Scope, f: TransactionFilters): { sql: string; args: unknown[] } {
-  const where = ['tenant_id = ?']
+  const where = [`${tx.tenantId} = ?`]
   const args: unknown[] = [scope.tenantId]
   const add = (clause: string, ...values: unknown[]) => {
     where.push(clause)
     args.push(...values)
   }
   if (scope.range.fromMs !== null)
-    add('occurred_at >= ?', new Date(scope.range.fromMs).toISOString())
-  if (scope.range.toMs !== null) add('occurred_at < ?', new Date(scope.range.toMs).toISOString())
-  if (scope.userId !== null) add('user_id = ?', scope.userId)
-  if (f.direction) add('direction = ?', f.direction)
+    add(`${tx.occurredAt} >= ?`, new Date(scope.range.fromMs).toISOString())
+  if (scope.range.toMs !== null)
+    add(`${tx.occurredAt} < ?`, new Date(scope.range.toMs).toISOString())
+  if (scope.userId !== null) add(`${tx.userId} = ?`, scope.userId)
+  if (f.direction) add(`${tx.direction} = ?`, f.direction)
   if (f.kind) {
     if (!(KINDS as readonly string[]).includes(f.kind))
       throw invalidField('kind', `must be one of: ${KINDS.join(', ')}`)
-    add('kind = ?', f.kind)
+    add(`${tx.kind} = ?`, f.kind)
   }
-  if (f.leg !== undefined) add('leg = ?', f.leg)
+  if (f.leg !== undefined) add(`${tx.leg} = ?`, f.leg)
   if (f.category) {
     // An unknown value would match nothing and read as "no transactions": say what is allowed.
     if (!(CATEGORIES as readonly string[]).includes(f.category))
       throw invalidField('category', `must be one of: ${CATEGORIES.join(', ')}`)
-    add('category = ?', f.category)
+    add(`${tx.category} = ?`, f.category)
   }
-  if (f.min_amount !== undefined) add('amount_cents >= ?', toMinor(f.min_amount, 'min_amount'))
-  if (f.max_amount !== undefined) add('amount_cents <= ?', toMinor(f.max_amount, 'max_amount'))
+  if (f.min_amount !== undefined) add(`${tx.amountCents} >= ?`, toMinor(f.min_amount, 'min_amount'))
+  if (f.max_amount !== undefined) add(`${tx.amountCents} <= ?`, toMinor(f.max_amount, 'max_amount'))
   if (f.phone) {
     const digits = normalizePhone(f.phone)
     if (!digits) throw invalidField('phone', 'must be a phone number')
-    add('counterparty_key = ?', `tel:${digits}`)
+    add(`${tx.counterpartyKey} = ?`, `tel:${digits}`)
   }
   if (f.q) {
     const like = `%${f.q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`
     const esc = "ESCAPE '\\'"
     add(
-      `(description LIKE ? ${esc} OR counterparty_name LIKE ? ${esc} OR receipt_number LIKE ? ${esc})`,
+      `(${tx.description} LIKE ? ${esc} OR ${tx.counterpartyName} LIKE ? ${esc} OR ${tx.receiptNumber} LIKE ? ${esc})`,
       like,
       like,
       like,
@@ -128,12 +130,12 @@ export function pageOf(
   after: Cursor | null,
 ): { rows: StoredTransaction[]; next: Cursor | null } {
   const { sql, args } = whereOf(scope, f)
-  const keyset = after ? ' AND (occurred_at, id) < (?, ?)' : ''
+  const keyset = after ? ` AND ${KEYSET} < (?, ?)` : ''
   if (after) args.push(after.at, after.id)
   const rows = scope.db.sqlite
     .query(
-      `SELECT * FROM transactions INDEXED BY transactions_time WHERE ${sql}${keyset}
-       ORDER BY occurred_at DESC, id DESC LIMIT ?`,
+      `SELECT ${STORED_SELECT} FROM ${tx.$} INDEXED BY ${TIME_INDEX} WHERE ${sql}${keyset}
+       ${NEWEST_FIRST} LIMIT ?`,
     )
     .all(...(args as never[]), limit + 1) as StoredTransaction[]
   const more = rows.length > limit
@@ -156,9 +158,7 @@ export function listTransactions(
 
 /** One transaction of the tenant; another tenant's id is a 404 exactly like a missing one. */
 export function getTransaction(scope: Pick<Scope, 'db' | 'tenantId'>, id: string): TransactionView {
-  const row = scope.db.sqlite
-    .query('SELECT * FROM transactions WHERE tenant_id = ? AND id = ?')
-    .get(scope.tenantId, id) as StoredTransaction | null
+  const row = readStored(scope.db, scope.tenantId, id)
   if (!row) throw new NotFound('transaction', id)
   return toView(row)
 }
