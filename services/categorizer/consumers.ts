@@ -6,6 +6,7 @@ import {
   type TransactionEvent,
   topics,
 } from '../../schema/events.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import { NotFound } from '../kernel/errors.ts'
@@ -18,13 +19,28 @@ import { type Category, counterpartyKey, descriptionKey, lessonKey } from './tex
 export const CONSUMER = 'categorizer'
 const EVENT_BATCH = 1000
 
-const UPSERT = `INSERT INTO categorized (tenant_id, id, description, counterparty, amount, direction,
-  category, confidence, source, rule_id, payload, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (tenant_id, id) DO UPDATE SET description = excluded.description,
-  counterparty = excluded.counterparty, amount = excluded.amount, direction = excluded.direction,
-  category = excluded.category, confidence = excluded.confidence, source = excluded.source,
-  rule_id = excluded.rule_id, payload = excluded.payload, updated_at = excluded.updated_at
-  WHERE categorized.source != 'override'`
+/**
+ * Run for every consumed transaction (a 100,000-row statement import passes here row by row):
+ * prepared once per batch, each name taken from the table.
+ */
+const c = sqlNames(categorized)
+const UPDATED = [
+  'description',
+  'counterparty',
+  'amount',
+  'direction',
+  'category',
+  'confidence',
+  'source',
+  'ruleId',
+  'payload',
+  'updatedAt',
+] as const
+const UPSERT = `INSERT INTO ${c.$} (${c.tenantId}, ${c.id}, ${UPDATED.map((k) => c[k]).join(', ')})
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (${c.tenantId}, ${c.id}) DO UPDATE SET
+  ${UPDATED.map((k) => `${c[k]} = excluded.${c[k]}`).join(', ')}
+  WHERE ${c.$}.${c.source} != 'override'`
 
 function emitCategorized(db: Db, ctx: ServiceContext, tenantId: string, out: TransactionEvent[]) {
   for (let i = 0; i < out.length; i += EVENT_BATCH) {

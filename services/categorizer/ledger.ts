@@ -1,4 +1,6 @@
+import { categorized, receipts } from '../../schema/categorizer/tables.ts'
 import { ledgerKey, reportOf, type TransactionEvent } from '../../schema/events.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 
 /**
@@ -47,10 +49,14 @@ function pick<K extends 'checkout_request_id' | 'account_reference' | 'channel' 
   return value === undefined ? {} : ({ [key]: value } as Partial<Pick<TransactionEvent, K>>)
 }
 
-const CLAIM = `INSERT OR IGNORE INTO receipts (tenant_id, receipt_number, transaction_id)
+/** Asked for every consumed report with a receipt (row by row of an import): names from the tables. */
+const r = sqlNames(receipts)
+const c = sqlNames(categorized)
+const CLAIM = `INSERT OR IGNORE INTO ${r.$} (${r.tenantId}, ${r.receiptNumber}, ${r.transactionId})
   VALUES (?, ?, ?)`
-const OWNER = 'SELECT transaction_id AS id FROM receipts WHERE tenant_id = ? AND receipt_number = ?'
-const PAYLOAD = 'SELECT payload FROM categorized WHERE tenant_id = ? AND id = ?'
+const OWNER = `SELECT ${r.transactionId} AS id FROM ${r.$}
+  WHERE ${r.tenantId} = ? AND ${r.receiptNumber} = ?`
+const PAYLOAD = `SELECT ${c.payload} AS payload FROM ${c.$} WHERE ${c.tenantId} = ? AND ${c.id} = ?`
 
 /**
  * The transaction a consumed report belongs to: the first report of its ledger entry names it
@@ -69,7 +75,7 @@ export function resolveReport(db: Db, tenantId: string, t: TransactionEvent): Tr
     db.sqlite.query<{ id: string }, [string, string]>(OWNER).get(tenantId, key)?.id ??
     t.transaction_id
   const stored = db.sqlite
-    .query<{ payload: string }, [string, string]>(PAYLOAD)
+    .query<Pick<typeof categorized.$inferSelect, 'payload'>, [string, string]>(PAYLOAD)
     .get(tenantId, owner)?.payload
   if (!stored) return { ...t, transaction_id: owner, reports: [reportOf(t)] }
   return mergeReports(JSON.parse(stored) as TransactionEvent, t)
