@@ -101,7 +101,7 @@ export async function startPlatform(config: Config, worker?: WorkerRole): Promis
   if (!worker) void warmUp()
 
   // Only now: the line means what /health means, every part of this process serves.
-  if (!worker) logStarted(config, log, urls.gateway, base.format)
+  if (!worker) logStarted({ config, log, gateway: urls.gateway, format: base.format })
   worker?.ready?.()
   steps.report('serving')
 

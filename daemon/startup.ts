@@ -20,13 +20,19 @@ export function startLogging(config: Config): { log: Logger; format: string } {
  * The line an operator reads first: where the dashboard and the API docs are, and where the
  * operator password is. One line on a terminal; fields of one JSON line otherwise.
  */
-export function logStarted(
-  config: Config,
-  log: Logger,
-  gateway: string | undefined,
-  format: string,
+export function logStarted({
+  config,
+  log,
+  gateway,
+  format,
   workers = 1,
-) {
+}: {
+  config: Config
+  log: Logger
+  gateway: string | undefined
+  format: string
+  workers?: number
+}) {
   const host = ['0.0.0.0', '::', '127.0.0.1'].includes(config.gatewayHost)
     ? 'localhost'
     : config.gatewayHost

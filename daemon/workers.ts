@@ -148,7 +148,7 @@ export async function superviseWorkers(config: Config, count: number): Promise<P
   platformReady = true
   tellWorkers({ [PLATFORM_READY]: true, [WORKERS_STARTING]: count - 1 })
   const gateway = wants('gateway') ? `http://127.0.0.1:${config.ports.gateway}` : undefined
-  logStarted(config, log, gateway, format, count)
+  logStarted({ config, log, gateway, format, workers: count })
   steps.report('the first worker and the simulator serve')
   let starting = count - 1
   for (let i = 1; i < count; i++)
