@@ -1,5 +1,5 @@
-import { and, asc, eq, isNull, lte } from 'drizzle-orm'
-import { invoices, planChanges, subscriptions } from '../../schema/billing/tables.ts'
+import { and, asc, eq, isNull, lte, sql } from 'drizzle-orm'
+import { counters, invoices, planChanges, subscriptions } from '../../schema/billing/tables.ts'
 import { newId } from '../kernel/ids.ts'
 import { toMajor } from '../kernel/money.ts'
 import { type Billing, DAY_MS, iso } from './billing.ts'
@@ -23,12 +23,13 @@ const day = (s: string) => s.slice(0, 10)
 
 /** The next number of a gap-free sequence; call inside the transaction that uses it. */
 function nextNumber(b: Billing, name: string): number {
-  const row = b.db.sqlite
-    .query<{ value: number }, [string]>(
-      'INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET value = value + 1 RETURNING value',
-    )
-    .get(name)
-  return row!.value
+  const row = b.db.orm
+    .insert(counters)
+    .values({ name, value: 1 })
+    .onConflictDoUpdate({ target: counters.name, set: { value: sql`${counters.value} + 1` } })
+    .returning({ value: counters.value })
+    .get()
+  return row.value
 }
 
 /**

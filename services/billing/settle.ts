@@ -104,12 +104,14 @@ export function notePaymentFailed(
   const { tenantId, invoiceNumber, amountCents, phone, at } = attempt
   const status = attempt.status || 'failed'
   return b.db.write(() => {
-    const byCheckout = b.db.sqlite
-      .query(
-        'UPDATE invoice_payments SET status = ?, result_desc = ?, updated_at = ? WHERE checkout_request_id = ? AND tenant_id = ?',
-      )
-      .run(status, attempt.resultDesc, iso(at), attempt.checkoutRequestId, tenantId)
-    if (byCheckout.changes > 0) return true
+    const p = invoicePayments
+    const byCheckout = b.db.orm
+      .update(p)
+      .set({ status, resultDesc: attempt.resultDesc, updatedAt: iso(at) })
+      .where(and(eq(p.checkoutRequestId, attempt.checkoutRequestId), eq(p.tenantId, tenantId)))
+      .returning({ id: p.id })
+      .all()
+    if (byCheckout.length > 0) return true
     const inv = b.db.orm
       .select()
       .from(invoices)

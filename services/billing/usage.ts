@@ -35,21 +35,13 @@ export function recordUsage(b: Billing, input: RecordUsageInput, at: Date) {
       source: input.source,
       recordedAt: iso(at),
     }
-    const inserted = b.db.sqlite
-      .query(
-        'INSERT OR IGNORE INTO usage_records (id, tenant_id, event_id, metric, quantity, period_start, source, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      )
-      .run(
-        row.id,
-        row.tenantId,
-        row.eventId,
-        row.metric,
-        row.quantity,
-        row.periodStart,
-        row.source,
-        row.recordedAt,
-      )
-    if (inserted.changes > 0) return { row, duplicate: false }
+    const inserted = b.db.orm
+      .insert(usageRecords)
+      .values(row)
+      .onConflictDoNothing()
+      .returning({ id: usageRecords.id })
+      .get()
+    if (inserted) return { row, duplicate: false }
     const first = b.db.orm
       .select()
       .from(usageRecords)
