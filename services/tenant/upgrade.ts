@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import type {
   PlanTerms,
   SubscriptionChangedEvent,
@@ -6,7 +6,7 @@ import type {
   topics,
 } from '../../schema/events.ts'
 import { isPlanId } from '../../schema/plans.ts'
-import { tenants } from '../../schema/tenant/tables.ts'
+import { inbox, tenants } from '../../schema/tenant/tables.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { Forbidden } from '../kernel/errors.ts'
 import { handleOnce } from '../kernel/events.ts'
@@ -114,9 +114,11 @@ export function applySubscriptionChange(
 ): Promise<void> {
   return oneAtATime(ctx, event.tenant_id, async () => {
     const db = tenantDb(ctx)
-    const seen = db.sqlite
-      .query('SELECT 1 FROM inbox WHERE consumer = ? AND event_id = ?')
-      .get('tenant', event.id)
+    const seen = db.orm
+      .select({ eventId: inbox.eventId })
+      .from(inbox)
+      .where(and(eq(inbox.consumer, 'tenant'), eq(inbox.eventId, event.id)))
+      .get()
     const change = seen ? null : changeOf(ctx, event)
     // The data moves before the event is recorded as handled (a move yields to the event loop, so
     // it cannot run inside the inbox transaction): after a crash meanwhile the event comes again,
