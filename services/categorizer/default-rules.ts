@@ -1,21 +1,19 @@
+import type { rules } from '../../schema/categorizer/tables.ts'
 import type { Category } from './text.ts'
 
-export interface Rule {
-  id: string
-  name: string
+/**
+ * A categorization rule, stored (a tenant's, `rules` table) or built in: the table's row with its
+ * text columns narrowed. keyword `pattern`: phrases separated by `|`, each matched as whole words,
+ * case-insensitively; `counterparty`: a phrase the counterparty name must contain (whole words);
+ * amounts in cents.
+ */
+export type Rule = Omit<
+  typeof rules.$inferSelect,
+  'tenantId' | 'match' | 'category' | 'direction' | 'createdAt' | 'updatedAt'
+> & {
   match: 'keyword' | 'regex'
-  /** keyword: phrases separated by `|`, each matched as whole words, case-insensitively. */
-  pattern: string
   category: Category
-  priority: number
-  confidence: number
   direction: 'in' | 'out' | null
-  /** Cents. */
-  minAmount: number | null
-  maxAmount: number | null
-  /** A phrase the counterparty name must contain (whole words). */
-  counterparty: string | null
-  active: boolean
   builtin: boolean
   createdAt?: string
   updatedAt?: string
