@@ -17,6 +17,19 @@ import {
 
 const RECEIPT_LABELS = new Set<string>(COLUMNS.receipt)
 
+/**
+ * Whether a receipt cell may be the receipt column's label: a receipt number (`SC12AB34CD`) is
+ * capitals and digits alone, which of the labels only `RECEIPT` is. Saves normalising every row's
+ * receipt to compare it with the labels.
+ */
+function mayBeLabel(cell: string): boolean {
+  for (let i = 0; i < cell.length; i++) {
+    const c = cell.charCodeAt(i)
+    if (!((c >= 65 && c <= 90) || (c >= 48 && c <= 57))) return true
+  }
+  return cell === 'RECEIPT'
+}
+
 /** Lines outside the detailed table kept for the layout's totals, at most. */
 const MAX_TEXT_LINES = 2000
 
@@ -88,7 +101,7 @@ export class StatementReader {
     // A header repeated on a later page: tried only when its receipt cell reads as that label
     // (trying every row cost a fifth of reading a 100,000-row file).
     const first = raw[this.columns.receipt]
-    if (first && RECEIPT_LABELS.has(labelOf(first)) && this.header(raw)) return
+    if (first && mayBeLabel(first) && RECEIPT_LABELS.has(labelOf(first)) && this.header(raw)) return
     this.row(this.cellsOf(raw), recordNo, out)
   }
 
