@@ -62,7 +62,7 @@ describe('the CLI following a job', () => {
     if (lines[0]?.startsWith('moving jobs-bad: running as job'))
       expect(lines.slice(1)).toEqual([
         expect.stringMatching(
-          /^error: moving jobs-bad: the platform stopped answering while job job_[0-9a-f]{32} ran \(ECONNREFUSED\); start it again: the move resumes or rolls back$/,
+          /^error: moving jobs-bad: the platform stopped answering while job job_[0-9a-f]{32} ran \((ECONNREFUSED|ECONNRESET)\); start it again: the move resumes or rolls back$/,
         ),
       ])
     else expect(lines).toEqual([expect.stringMatching(/^(error|mmp): /)])
