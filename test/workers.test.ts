@@ -41,12 +41,13 @@ describe('mmp serve --workers 2', () => {
         MMP_WORKERS_LEASE_TTL_S: '30',
       },
     })
-    await createTenants(p.gateway, await p.login(), 'kiosk', 'duka')
+    await createTenants(p.gateway, await p.login(), 'kiosk', 'duka', 'kibanda')
   }, 60_000)
   afterAll(() => p.dispose())
 
   it('holds one tenant to its rate across both workers', async () => {
-    const token = await p.login(owner('kiosk').email, owner('kiosk').password)
+    // A tenant of its own, on Free: another test of this file moves kiosk to Pro and its rate.
+    const token = await p.login(owner('kibanda').email, owner('kibanda').password)
     // Many connections, so the kernel spreads them over both workers; each worker alone would
     // admit the whole rate, two without a shared bucket twice that.
     let admitted = 0
