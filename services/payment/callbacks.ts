@@ -1,3 +1,5 @@
+import { payments } from '../../schema/payment/tables.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { createLostDisbursements } from './b2c-lost.ts'
 import { takeB2cResult } from './b2c-result.ts'
@@ -10,6 +12,11 @@ import { getPayment, OPEN, type PaymentRow } from './rows.ts'
 import { type Outcome, settle } from './settle.ts'
 
 const ACK = { ResultCode: 0, ResultDesc: 'Accepted' }
+
+/** A callback's body, kept once while its query is pending (a callback path: names from the table). */
+const P = sqlNames(payments)
+const KEEP_BODY_SQL = `UPDATE ${P.$} SET ${P.callbackBody} = ?, ${P.callbackAt} = ?
+  WHERE ${P.id} = ? AND ${P.callbackBody} IS NULL`
 
 type SuccessMeta = Pick<Outcome, 'receipt' | 'transactionDate' | 'counterpartyName'>
 
@@ -162,13 +169,7 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
       })
     }
     if (outcome === 'pending')
-      db.write(() =>
-        db.sqlite
-          .query(
-            'UPDATE payments SET callback_body = ?, callback_at = ? WHERE id = ? AND callback_body IS NULL',
-          )
-          .run(JSON.stringify(body), deps.nowIso(), p.id),
-      )
+      db.write(() => db.sqlite.query(KEEP_BODY_SQL).run(JSON.stringify(body), deps.nowIso(), p.id))
     return ACK
   }
 

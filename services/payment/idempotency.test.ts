@@ -4,10 +4,10 @@ import { decideKey, requestHash } from './idempotency.ts'
 import { statusOfResult } from './rows.ts'
 
 const row = (over: Partial<Parameters<typeof decideKey>[0] & object> = {}) => ({
-  request_hash: 'h',
+  requestHash: 'h',
   ref: 'pay_1',
-  response_status: null,
-  response_body: null,
+  responseStatus: null,
+  responseBody: null,
   ...over,
 })
 
@@ -31,7 +31,7 @@ describe('idempotency decisions', () => {
   it('replays the stored answer once the provider accepted', () => {
     const body = { checkout_request_id: 'ws_CO_1', merchant_request_id: 'm', status: 'pending' }
     expect(
-      decideKey(row({ response_status: 202, response_body: JSON.stringify(body) }), 'h', false),
+      decideKey(row({ responseStatus: 202, responseBody: JSON.stringify(body) }), 'h', false),
     ).toEqual({ action: 'replay', body })
   })
 

@@ -1,4 +1,5 @@
-import type { idempotencyKeys } from '../../schema/payment/tables.ts'
+import { idempotencyKeys } from '../../schema/payment/tables.ts'
+import { selectList, sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import {
   IDEMPOTENCY_RETENTION_MS,
@@ -6,7 +7,6 @@ import {
   keyReused,
   requestHash,
 } from '../kernel/idempotency.ts'
-import type { SqlRow } from './sql-row.ts'
 
 export { requestHash }
 
@@ -16,9 +16,25 @@ export { requestHash }
  * received the request: one key never starts two provider requests (DESIGN §8).
  */
 export type KeyRow = Pick<
-  SqlRow<typeof idempotencyKeys>,
-  'request_hash' | 'ref' | 'response_status' | 'response_body'
+  typeof idempotencyKeys.$inferSelect,
+  'requestHash' | 'ref' | 'responseStatus' | 'responseBody'
 >
+
+/**
+ * Every push reads and claims its key (bench/payment.ts): prepared statements written by hand,
+ * each name taken from the table.
+ */
+const k = sqlNames(idempotencyKeys)
+const KEY = `${k.tenantId} = ? AND ${k.route} = ? AND ${k.key} = ?`
+const EXPIRE_SQL = `DELETE FROM ${k.$} WHERE ${KEY} AND ${k.responseStatus} IS NOT NULL
+  AND ${k.createdAt} < ?`
+const READ_SQL = `SELECT ${selectList(idempotencyKeys, ['requestHash', 'ref', 'responseStatus', 'responseBody'])}
+  FROM ${k.$} WHERE ${KEY}`
+// OR IGNORE: the primary key is the only constraint; a taken key leaves the row as it is.
+const CLAIM_SQL = `INSERT OR IGNORE INTO ${k.$} (${k.tenantId}, ${k.route}, ${k.key}, ${k.requestHash},
+  ${k.ref}, ${k.createdAt}) VALUES (?, ?, ?, ?, ?, ?)`
+const ANSWER_SQL = `UPDATE ${k.$} SET ${k.responseStatus} = 202, ${k.responseBody} = ? WHERE ${KEY}`
+const RELEASE_SQL = `DELETE FROM ${k.$} WHERE ${KEY}`
 
 /** What to do with a request that carries a key. */
 export type KeyDecision =
@@ -48,9 +64,9 @@ export const wasReplayed = (answer: unknown): boolean =>
  */
 export function decideKey(row: KeyRow | null, hash: string, running: boolean): KeyDecision {
   if (!row) return { action: 'new' }
-  if (row.request_hash !== hash) throw keyReused()
-  if (row.response_status !== null)
-    return { action: 'replay', body: markReplayed(JSON.parse(row.response_body ?? 'null')) }
+  if (row.requestHash !== hash) throw keyReused()
+  if (row.responseStatus !== null)
+    return { action: 'replay', body: markReplayed(JSON.parse(row.responseBody ?? 'null')) }
   return running ? { action: 'in_progress' } : { action: 'current', ref: row.ref }
 }
 
@@ -70,40 +86,22 @@ export interface KeyRef {
  */
 export function readKey(db: Db, { tid, route, key }: KeyRef, nowMs: number) {
   db.sqlite
-    .query(
-      'DELETE FROM idempotency_keys WHERE tenant_id = ? AND route = ? AND key = ? AND response_status IS NOT NULL AND created_at < ?',
-    )
+    .query(EXPIRE_SQL)
     .run(tid, route, key, new Date(nowMs - IDEMPOTENCY_RETENTION_MS).toISOString())
-  return db.sqlite
-    .query<KeyRow, [string, string, string]>(
-      'SELECT request_hash, ref, response_status, response_body FROM idempotency_keys WHERE tenant_id = ? AND route = ? AND key = ?',
-    )
-    .get(tid, route, key)
+  return db.sqlite.query<KeyRow, [string, string, string]>(READ_SQL).get(tid, route, key)
 }
 
 /** Binds the key to `ref`, inside the write that creates it; false when another request has it. */
 export function claimKey(db: Db, k: KeyRef & { hash: string; ref: string; at: string }): boolean {
-  return (
-    db.sqlite
-      .query(
-        'INSERT OR IGNORE INTO idempotency_keys (tenant_id, route, key, request_hash, ref, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-      )
-      .run(k.tid, k.route, k.key, k.hash, k.ref, k.at).changes === 1
-  )
+  return db.sqlite.query(CLAIM_SQL).run(k.tid, k.route, k.key, k.hash, k.ref, k.at).changes === 1
 }
 
 /** Stores the answer the provider's acceptance produced, inside the write that records it. */
 export function storeAnswer(db: Db, { tid, route, key }: KeyRef, body: unknown) {
-  db.sqlite
-    .query(
-      'UPDATE idempotency_keys SET response_status = 202, response_body = ? WHERE tenant_id = ? AND route = ? AND key = ?',
-    )
-    .run(JSON.stringify(body), tid, route, key)
+  db.sqlite.query(ANSWER_SQL).run(JSON.stringify(body), tid, route, key)
 }
 
 /** Frees the key: only for a request the provider certainly never received. */
 export function releaseKey(db: Db, { tid, route, key }: KeyRef) {
-  db.sqlite
-    .query('DELETE FROM idempotency_keys WHERE tenant_id = ? AND route = ? AND key = ?')
-    .run(tid, route, key)
+  db.sqlite.query(RELEASE_SQL).run(tid, route, key)
 }

@@ -16,8 +16,11 @@ import {
 } from './idempotency.ts'
 import { assertPhoneFree, phoneBusy } from './phone-lock.ts'
 import type { ProviderIndex } from './provider-index.ts'
-import { getEntity, KINDS, type Kind } from './rows.ts'
+import { byKind, getEntity, KINDS, type Kind } from './rows.ts'
 import { type Change, markAccepted, markRejected, markUnknown } from './transitions.ts'
+
+/** Run on every push (bench/payment.ts): prepared by hand, names from the tables. */
+const OWNER_SQL = byKind((n) => `UPDATE ${n.$} SET ${n.owner} = ? WHERE ${n.id} = ?`)
 
 /** One request to start an STK push or a B2C disbursement. */
 export interface Initiation {
@@ -141,9 +144,7 @@ export function createInitiator(deps: PaymentDeps, index: ProviderIndex) {
         return false
       if (r.phone) assertPhoneFree(db, r.tid, r.phone, deps.ctx.clock.nowMs())
       r.insert(db, id, at)
-      db.sqlite
-        .query(`UPDATE ${KINDS[r.kind].table} SET owner = ? WHERE id = ?`)
-        .run(deps.owner, id)
+      db.sqlite.query(OWNER_SQL[r.kind]).run(deps.owner, id)
       return true
     })
     if (!inserted) {

@@ -1,3 +1,5 @@
+import { payments } from '../../schema/payment/tables.ts'
+import { selectList, sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { AppError } from '../kernel/errors.ts'
 
@@ -18,15 +20,19 @@ export function phoneBusy(phone: string, retryAfterS: number, detail?: string): 
   )
 }
 
+/** Asked on every push (bench/payment.ts): prepared by hand, names from the table. */
+const p = sqlNames(payments)
+const OPEN_PROMPT_SQL = `SELECT ${selectList(payments, ['createdAt'])} FROM ${p.$}
+  WHERE ${p.status} IN ('initiating', 'pending', 'unknown') AND ${p.createdAt} > ?3
+  AND ${p.tenantId} = ?1 AND ${p.phoneNumber} = ?2 ORDER BY ${p.createdAt} DESC LIMIT 1`
+
 /** Throws PHONE_BUSY when the tenant's last push to this phone is still open and recent. */
 export function assertPhoneFree(db: Db, tid: string, phone: string, nowMs: number): void {
   const since = new Date(nowMs - PROMPT_HOLD_MS).toISOString()
   const open = db.sqlite
-    .query<{ created_at: string }, [string, string, string]>(
-      `SELECT created_at FROM payments WHERE status IN ('initiating', 'pending', 'unknown')
-       AND created_at > ?3 AND tenant_id = ?1 AND phone_number = ?2
-       ORDER BY created_at DESC LIMIT 1`,
+    .query<Pick<typeof payments.$inferSelect, 'createdAt'>, [string, string, string]>(
+      OPEN_PROMPT_SQL,
     )
     .get(tid, phone, since)
-  if (open) throw phoneBusy(phone, (Date.parse(open.created_at) + PROMPT_HOLD_MS - nowMs) / 1000)
+  if (open) throw phoneBusy(phone, (Date.parse(open.createdAt) + PROMPT_HOLD_MS - nowMs) / 1000)
 }

@@ -1,4 +1,5 @@
-import type { disbursements, payments } from '../../schema/payment/tables.ts'
+import { disbursements, payments } from '../../schema/payment/tables.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { meaningOf } from './result-codes.ts'
 import type { Narrow, SqlRow } from './sql-row.ts'
@@ -32,74 +33,53 @@ export type DisbursementRow = Narrow<SqlRow<typeof disbursements>, { status: Pay
 
 export type Kind = 'stk' | 'b2c'
 
+/**
+ * The SQL names of the two tables, for the statements every push and callback runs
+ * (bench/payment.ts): written by hand, each name taken from the table.
+ */
+const P = sqlNames(payments)
+const D = sqlNames(disbursements)
+
 /** What differs between an STK push and a B2C disbursement where one path serves both. */
 export const KINDS = {
-  stk: {
-    table: 'payments',
-    entity: 'payment',
-    route: 'stkpush',
-    providerCol: 'checkout_request_id',
-  },
-  b2c: {
-    table: 'disbursements',
-    entity: 'disbursement',
-    route: 'b2c',
-    providerCol: 'conversation_id',
-  },
+  stk: { names: P, entity: 'payment', route: 'stkpush' },
+  b2c: { names: D, entity: 'disbursement', route: 'b2c' },
 } as const
 
+/** A statement both kinds run, written once over the names of either table. */
+export const byKind = (sql: (n: typeof P | typeof D) => string): Record<Kind, string> => ({
+  stk: sql(P),
+  b2c: sql(D),
+})
+
+const GET_PAYMENT_SQL = `SELECT * FROM ${P.$} WHERE ${P.tenantId} = ? AND ${P.id} = ?`
+const GET_DISBURSEMENT_SQL = `SELECT * FROM ${D.$} WHERE ${D.tenantId} = ? AND ${D.id} = ?`
+const FIND_PAYMENT_SQL = `SELECT * FROM ${P.$}
+  WHERE ${P.tenantId} = ? AND (${P.checkoutRequestId} = ? OR ${P.id} = ?) LIMIT 1`
+const entitySql = (n: typeof P | typeof D, providerCol: string) =>
+  `SELECT ${n.status} AS status, ${providerCol} AS providerId, ${n.createdAt} AS createdAt,
+    ${n.owner} AS owner FROM ${n.$} WHERE ${n.tenantId} = ? AND ${n.id} = ?`
+const ENTITY_SQL = { stk: entitySql(P, P.checkoutRequestId), b2c: entitySql(D, D.conversationId) }
+
 export const getPayment = (db: Db, tid: string, id: string) =>
-  db.sqlite
-    .query<PaymentRow, [string, string]>('SELECT * FROM payments WHERE tenant_id = ? AND id = ?')
-    .get(tid, id)
+  db.sqlite.query<PaymentRow, [string, string]>(GET_PAYMENT_SQL).get(tid, id)
 
 export const getDisbursement = (db: Db, tid: string, id: string) =>
-  db.sqlite
-    .query<DisbursementRow, [string, string]>(
-      'SELECT * FROM disbursements WHERE tenant_id = ? AND id = ?',
-    )
-    .get(tid, id)
+  db.sqlite.query<DisbursementRow, [string, string]>(GET_DISBURSEMENT_SQL).get(tid, id)
 
 /** A payment by the provider's CheckoutRequestID or, before the provider answered, by our id. */
 export const findPayment = (db: Db, tid: string, checkoutOrId: string) =>
   db.sqlite
-    .query<PaymentRow, [string, string, string]>(
-      'SELECT * FROM payments WHERE tenant_id = ? AND (checkout_request_id = ? OR id = ?) LIMIT 1',
-    )
+    .query<PaymentRow, [string, string, string]>(FIND_PAYMENT_SQL)
     .get(tid, checkoutOrId, checkoutOrId)
 
 /** The status and provider id of either kind, for the paths they share. */
-export function getEntity(
-  db: Db,
-  kind: Kind,
-  tid: string,
-  id: string,
-): {
+export function getEntity(db: Db, kind: Kind, tid: string, id: string): EntityState | null {
+  return db.sqlite.query<EntityState, [string, string]>(ENTITY_SQL[kind]).get(tid, id)
+}
+
+/** Either kind's state as `getEntity` reads it: the columns both tables share. */
+type EntityState = Pick<typeof payments.$inferSelect, 'createdAt' | 'owner'> & {
   status: PaymentStatus
   providerId: string | null
-  createdAt: string
-  owner: string | null
-} | null {
-  const row = db.sqlite
-    .query<
-      {
-        status: PaymentStatus
-        provider_id: string | null
-        created_at: string
-        owner: string | null
-      },
-      [string, string]
-    >(
-      `SELECT status, ${KINDS[kind].providerCol} AS provider_id, created_at, owner
-       FROM ${KINDS[kind].table} WHERE tenant_id = ? AND id = ?`,
-    )
-    .get(tid, id)
-  return row
-    ? {
-        status: row.status,
-        providerId: row.provider_id,
-        createdAt: row.created_at,
-        owner: row.owner,
-      }
-    : null
 }

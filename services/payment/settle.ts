@@ -1,4 +1,6 @@
 import { type PaymentFailedEvent, type TransactionEvent, topics } from '../../schema/events.ts'
+import { disbursements, payments } from '../../schema/payment/tables.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { emitEvent } from '../kernel/events.ts'
 import { faultPoint } from '../kernel/faults.ts'
@@ -17,6 +19,16 @@ import {
   statusOfResult,
 } from './rows.ts'
 import { emitPaymentFailed, meterRequest } from './transitions.ts'
+
+/** Every settle runs one of these (bench/payment.ts): prepared by hand, names from the tables. */
+const P = sqlNames(payments)
+const D = sqlNames(disbursements)
+const SETTLE_PAYMENT_SQL = `UPDATE ${P.$} SET ${P.status} = ?, ${P.resultCode} = ?,
+  ${P.resultDesc} = ?, ${P.mpesaReceiptNumber} = ?, ${P.transactionDate} = ?,
+  ${P.counterpartyName} = ?, ${P.transactionId} = ?, ${P.updatedAt} = ? WHERE ${P.id} = ?`
+const SETTLE_DISBURSEMENT_SQL = `UPDATE ${D.$} SET ${D.status} = ?, ${D.resultCode} = ?,
+  ${D.resultDesc} = ?, ${D.transactionReceipt} = ?, ${D.receiverName} = ?,
+  ${D.transactionId} = ?, ${D.updatedAt} = ? WHERE ${D.id} = ?`
 
 /** The provider's final word on a request, from a callback, a B2C result or a query. */
 export interface Outcome {
@@ -95,10 +107,7 @@ function settlePayment(deps: PaymentDeps, { db, tid, id }: Settling, o: Outcome)
   if (!p || !OPEN.has(p.status)) return false
   const { status, ok, at, txnId } = ending(deps, id, o)
   db.sqlite
-    .query(
-      `UPDATE payments SET status = ?, result_code = ?, result_desc = ?, mpesa_receipt_number = ?,
-        transaction_date = ?, counterparty_name = ?, transaction_id = ?, updated_at = ? WHERE id = ?`,
-    )
+    .query(SETTLE_PAYMENT_SQL)
     .run(
       status,
       o.code,
@@ -132,10 +141,7 @@ function settleDisbursement(deps: PaymentDeps, { db, tid, id }: Settling, o: Out
   if (!d || !OPEN.has(d.status)) return false
   const { status, ok, at, txnId } = ending(deps, id, o)
   db.sqlite
-    .query(
-      `UPDATE disbursements SET status = ?, result_code = ?, result_desc = ?, transaction_receipt = ?,
-        receiver_name = ?, transaction_id = ?, updated_at = ? WHERE id = ?`,
-    )
+    .query(SETTLE_DISBURSEMENT_SQL)
     .run(status, o.code, o.desc, ok ? o.receipt : null, o.counterpartyName, txnId, at, id)
   auditSettled(db, {
     entity: 'disbursement',

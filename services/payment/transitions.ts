@@ -1,11 +1,29 @@
 import { type PaymentFailedEvent, topics } from '../../schema/events.ts'
+import { disbursements, payments } from '../../schema/payment/tables.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { emitEvent } from '../kernel/events.ts'
 import { toMajor } from '../kernel/money.ts'
 import { appendAudit } from './audit.ts'
 import type { PaymentDeps } from './deps.ts'
 import { resultMessage } from './result-codes.ts'
-import { getEntity, getPayment, KINDS, type Kind, type PaymentRow } from './rows.ts'
+import { byKind, getEntity, getPayment, KINDS, type Kind, type PaymentRow } from './rows.ts'
+
+/** Each push and callback runs these (bench/payment.ts): prepared by hand, names from the tables. */
+const P = sqlNames(payments)
+const D = sqlNames(disbursements)
+const ACCEPT_PAYMENT_SQL = `UPDATE ${P.$} SET ${P.checkoutRequestId} = ?, ${P.merchantRequestId} = ?,
+  ${P.status} = 'pending', ${P.updatedAt} = ? WHERE ${P.id} = ?`
+const ACCEPT_DISBURSEMENT_SQL = `UPDATE ${D.$} SET ${D.conversationId} = ?, ${D.status} = 'pending',
+  ${D.updatedAt} = ? WHERE ${D.id} = ?`
+const UNKNOWN_SQL = byKind(
+  (n) => `UPDATE ${n.$} SET ${n.status} = 'unknown', ${n.resultDesc} = ?, ${n.updatedAt} = ?
+    WHERE ${n.id} = ?`,
+)
+const REJECT_SQL = byKind(
+  (n) => `UPDATE ${n.$} SET ${n.status} = 'failed', ${n.resultDesc} = ?, ${n.updatedAt} = ?
+    WHERE ${n.id} = ? AND ${n.status} = 'initiating'`,
+)
 
 /**
  * The state changes before settlement, each with its audit row and events; call inside a write.
@@ -53,18 +71,8 @@ export function markAccepted(
   if (!cur || cur.providerId || (cur.status !== 'initiating' && cur.status !== 'unknown'))
     return false
   if (c.kind === 'stk')
-    db.sqlite
-      .query(
-        `UPDATE payments SET checkout_request_id = ?, merchant_request_id = ?, status = 'pending',
-          updated_at = ? WHERE id = ?`,
-      )
-      .run(ids.providerId, ids.merchantId ?? '', c.at, c.id)
-  else
-    db.sqlite
-      .query(
-        "UPDATE disbursements SET conversation_id = ?, status = 'pending', updated_at = ? WHERE id = ?",
-      )
-      .run(ids.providerId, c.at, c.id)
+    db.sqlite.query(ACCEPT_PAYMENT_SQL).run(ids.providerId, ids.merchantId ?? '', c.at, c.id)
+  else db.sqlite.query(ACCEPT_DISBURSEMENT_SQL).run(ids.providerId, c.at, c.id)
   appendAudit(db, {
     tenantId: c.tid,
     entity: KINDS[c.kind].entity,
@@ -118,11 +126,7 @@ function auditChange(
 export function markUnknown(db: Db, c: Change, reason: string): boolean {
   const cur = getEntity(db, c.kind, c.tid, c.id)
   if (cur?.status !== 'initiating') return false
-  db.sqlite
-    .query(
-      `UPDATE ${KINDS[c.kind].table} SET status = 'unknown', result_desc = ?, updated_at = ? WHERE id = ?`,
-    )
-    .run(reason, c.at, c.id)
+  db.sqlite.query(UNKNOWN_SQL[c.kind]).run(reason, c.at, c.id)
   auditChange(db, c, {
     action: 'unanswered',
     from: 'initiating',
@@ -134,11 +138,7 @@ export function markUnknown(db: Db, c: Change, reason: string): boolean {
 
 /** The provider certainly did not take the request (refused before sending, or a 4xx answer). */
 export function markRejected(deps: PaymentDeps, db: Db, c: Change, reason: string): void {
-  db.sqlite
-    .query(
-      `UPDATE ${KINDS[c.kind].table} SET status = 'failed', result_desc = ?, updated_at = ? WHERE id = ? AND status = 'initiating'`,
-    )
-    .run(reason, c.at, c.id)
+  db.sqlite.query(REJECT_SQL[c.kind]).run(reason, c.at, c.id)
   auditChange(db, c, { action: 'rejected', from: 'initiating', to: 'failed', detail: { reason } })
   if (c.kind === 'stk')
     emitPaymentFailed(deps, db, {
