@@ -1,9 +1,10 @@
 import { Database } from 'bun:sqlite'
-import type { auditLog } from '../../schema/payment/tables.ts'
+import { getTableColumns } from 'drizzle-orm'
+import { auditLog, disbursements, payments } from '../../schema/payment/tables.ts'
+import { type ColumnKey, selectList, sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { newId } from '../kernel/ids.ts'
 import { toMajor } from '../kernel/money.ts'
-import type { SqlRow } from './sql-row.ts'
 
 /**
  * The append-only, hash-chained audit trail (DESIGN §8). Every payment state change appends one
@@ -27,28 +28,55 @@ export interface AuditEntry {
   at: string
 }
 
-/** An `audit_log` row as raw SQL returns it. */
-type AuditRow = SqlRow<typeof auditLog>
+type AuditRow = typeof auditLog.$inferSelect
 
-type Hashed = Omit<AuditRow, 'seq' | 'prev_hash' | 'hash'>
+type Hashed = Omit<AuditRow, 'seq' | 'prevHash' | 'hash'>
 
 /** The chained columns, in the order the canonical form lists them (never reorder: hashes). */
 const CHAINED = [
-  'tenant_seq',
+  'tenantSeq',
   'id',
-  'tenant_id',
+  'tenantId',
   'entity',
-  'entity_id',
+  'entityId',
   'action',
-  'from_status',
-  'to_status',
+  'fromStatus',
+  'toStatus',
   'detail',
   'actor',
   'at',
 ] as const satisfies ReadonlyArray<keyof Hashed>
 
-const INSERT = `INSERT INTO audit_log (${[...CHAINED, 'prev_hash', 'hash'].join(', ')})
-  VALUES (${[...CHAINED, 'prev_hash', 'hash'].map(() => '?').join(', ')})`
+/**
+ * Every state change appends a row (bench/payment.ts): the append's statements are prepared by
+ * hand, each name taken from the table, and so are the verifier's (it reads a file of its own).
+ */
+const a = sqlNames(auditLog)
+const WRITTEN = [...CHAINED, 'prevHash', 'hash'] as const
+const INSERT = `INSERT INTO ${a.$} (${WRITTEN.map((k) => a[k]).join(', ')})
+  VALUES (${WRITTEN.map(() => '?').join(', ')})`
+const LAST_SQL = `SELECT ${selectList(auditLog, ['tenantSeq', 'hash'])} FROM ${a.$}
+  WHERE ${a.tenantId} = ? ORDER BY ${a.tenantSeq} DESC LIMIT 1`
+const ALL_ROWS = `SELECT ${selectList(auditLog, Object.keys(getTableColumns(auditLog)) as ColumnKey<typeof auditLog>[])} FROM ${a.$}`
+const P = sqlNames(payments)
+const D = sqlNames(disbursements)
+/** Each kind's rows as the verifier compares them with their trail. */
+const ENTITY_SOURCES = [
+  {
+    kind: 'payment',
+    table: P.$,
+    sql: `SELECT ${P.id} AS id, ${P.status} AS status, ${P.amountCents} AS amountCents,
+      ${P.phoneNumber} AS phoneNumber, ${P.checkoutRequestId} AS providerId,
+      ${P.mpesaReceiptNumber} AS receipt FROM ${P.$} ORDER BY ${P.id}`,
+  },
+  {
+    kind: 'disbursement',
+    table: D.$,
+    sql: `SELECT ${D.id} AS id, ${D.status} AS status, ${D.amountCents} AS amountCents,
+      ${D.phoneNumber} AS phoneNumber, ${D.conversationId} AS providerId,
+      ${D.transactionReceipt} AS receipt FROM ${D.$} ORDER BY ${D.id}`,
+  },
+]
 
 export function canonical(row: Hashed): string {
   return JSON.stringify(CHAINED.map((k) => row[k]))
@@ -61,19 +89,17 @@ export function chainHash(prevHash: string, row: Hashed): string {
 /** Appends one row; call inside `db.write(...)` with the state change it records. */
 export function appendAudit(db: Db, e: AuditEntry): void {
   const last = db.sqlite
-    .query<{ tenant_seq: number; hash: string }, [string]>(
-      'SELECT tenant_seq, hash FROM audit_log WHERE tenant_id = ? ORDER BY tenant_seq DESC LIMIT 1',
-    )
+    .query<Pick<AuditRow, 'tenantSeq' | 'hash'>, [string]>(LAST_SQL)
     .get(e.tenantId)
   const row: Hashed = {
-    tenant_seq: (last?.tenant_seq ?? 0) + 1,
+    tenantSeq: (last?.tenantSeq ?? 0) + 1,
     id: newId('aud'),
-    tenant_id: e.tenantId,
+    tenantId: e.tenantId,
     entity: e.entity,
-    entity_id: e.entityId,
+    entityId: e.entityId,
     action: e.action,
-    from_status: e.fromStatus,
-    to_status: e.toStatus,
+    fromStatus: e.fromStatus,
+    toStatus: e.toStatus,
     detail: JSON.stringify(e.detail),
     actor: e.actor,
     at: e.at,
@@ -95,15 +121,15 @@ export function verifyAuditFile(path: string): VerifyResult {
   const sqlite = new Database(path, { readonly: true })
   try {
     const has = sqlite
-      .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_log'")
-      .get()
+      .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+      .get(a.$)
     if (!has) return { path, rows: 0, ok: true }
     // One read transaction: the chain and the payments are checked on the same snapshot while the
     // service keeps writing.
     sqlite.run('BEGIN')
     const chain = verifyRows(
       path,
-      sqlite.query<AuditRow, []>('SELECT * FROM audit_log ORDER BY tenant_id, tenant_seq, seq'),
+      sqlite.query<AuditRow, []>(`${ALL_ROWS} ORDER BY ${a.tenantId}, ${a.tenantSeq}, ${a.seq}`),
     )
     if (!chain.ok) return chain
     return verifyStates(sqlite, chain)
@@ -123,8 +149,8 @@ function verifyRows(
   let rows = 0
   for (const row of stmt.iterate()) {
     rows++
-    if (row.tenant_id !== tenant) {
-      tenant = row.tenant_id
+    if (row.tenantId !== tenant) {
+      tenant = row.tenantId
       prev = GENESIS
       expectedSeq = 1
     }
@@ -132,15 +158,15 @@ function verifyRows(
       path,
       rows,
       ok: false,
-      broken: { seq: row.seq, id: row.id, reason: `tenant ${row.tenant_id}: ${reason}` },
+      broken: { seq: row.seq, id: row.id, reason: `tenant ${row.tenantId}: ${reason}` },
     })
-    if (row.tenant_seq !== expectedSeq)
+    if (row.tenantSeq !== expectedSeq)
       return fail(
-        `expected the tenant's row ${expectedSeq} next, found ${row.tenant_seq} (a row was removed or renumbered)`,
+        `expected the tenant's row ${expectedSeq} next, found ${row.tenantSeq} (a row was removed or renumbered)`,
       )
-    if (row.prev_hash !== prev)
+    if (row.prevHash !== prev)
       return fail('prev_hash does not match the previous row (a row was removed or replaced)')
-    const { seq: _s, prev_hash: _p, hash: _h, ...rest } = row
+    const { seq: _s, prevHash: _p, hash: _h, ...rest } = row
     if (chainHash(prev, rest) !== row.hash) return fail('hash does not match the row (edited)')
     prev = row.hash
     expectedSeq++
@@ -156,11 +182,11 @@ function verifyRows(
 function verifyStates(sqlite: Database, chain: VerifyResult): VerifyResult {
   const trail = new Map<string, AuditRow[]>()
   for (const row of sqlite
-    .query<AuditRow, []>('SELECT * FROM audit_log ORDER BY tenant_id, tenant_seq')
+    .query<AuditRow, []>(`${ALL_ROWS} ORDER BY ${a.tenantId}, ${a.tenantSeq}`)
     .iterate()) {
-    const list = trail.get(row.entity_id)
+    const list = trail.get(row.entityId)
     if (list) list.push(row)
-    else trail.set(row.entity_id, [row])
+    else trail.set(row.entityId, [row])
   }
   const tables = new Set(
     sqlite
@@ -168,26 +194,12 @@ function verifyStates(sqlite: Database, chain: VerifyResult): VerifyResult {
       .all()
       .map((r) => r.name),
   )
-  type Entity = {
-    id: string
-    status: string
-    amount_cents: number
-    phone_number: string
-    provider_id: string | null
-    receipt: string | null
-  }
-  const sources: Array<[string, string]> = []
-  if (tables.has('payments'))
-    sources.push([
-      'payment',
-      'SELECT id, status, amount_cents, phone_number, checkout_request_id AS provider_id, mpesa_receipt_number AS receipt FROM payments ORDER BY id',
-    ])
-  if (tables.has('disbursements'))
-    sources.push([
-      'disbursement',
-      'SELECT id, status, amount_cents, phone_number, conversation_id AS provider_id, transaction_receipt AS receipt FROM disbursements ORDER BY id',
-    ])
-  for (const [kind, sql] of sources) {
+  type Entity = Pick<
+    typeof payments.$inferSelect,
+    'id' | 'status' | 'amountCents' | 'phoneNumber'
+  > & { providerId: string | null; receipt: string | null }
+  for (const { kind, table, sql } of ENTITY_SOURCES) {
+    if (!tables.has(table)) continue
     for (const e of sqlite.query<Entity, []>(sql).iterate()) {
       const rows = trail.get(e.id) ?? []
       const last = rows[rows.length - 1]
@@ -197,18 +209,18 @@ function verifyStates(sqlite: Database, chain: VerifyResult): VerifyResult {
         broken: { seq: last?.seq ?? 0, id: last?.id ?? e.id, reason: `${kind} ${e.id}: ${reason}` },
       })
       if (!last) return fail('has no audit trail')
-      if (last.to_status !== e.status)
-        return fail(`status is '${e.status}' but the audit trail ends at '${last.to_status}'`)
+      if (last.toStatus !== e.status)
+        return fail(`status is '${e.status}' but the audit trail ends at '${last.toStatus}'`)
       const detail = (r: AuditRow | undefined) =>
         r ? (JSON.parse(r.detail) as Record<string, unknown>) : {}
       const created = detail(rows.find((r) => r.action === 'created'))
-      if (Number(created.amount) * 100 !== e.amount_cents)
-        return fail(`amount ${toMajor(e.amount_cents)} differs from the audited ${created.amount}`)
-      if (created.phone_number !== e.phone_number)
+      if (Number(created.amount) * 100 !== e.amountCents)
+        return fail(`amount ${toMajor(e.amountCents)} differs from the audited ${created.amount}`)
+      if (created.phone_number !== e.phoneNumber)
         return fail('phone number differs from the audited one')
       const accepted = detail(rows.find((r) => r.action === 'accepted'))
       const audited = accepted.checkout_request_id ?? accepted.conversation_id
-      if (audited !== undefined && audited !== e.provider_id)
+      if (audited !== undefined && audited !== e.providerId)
         return fail('provider id differs from the audited one')
       const settled = detail(rows.find((r) => r.action === 'settled'))
       const receipt = settled.mpesa_receipt_number ?? settled.transaction_receipt
