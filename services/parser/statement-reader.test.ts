@@ -34,7 +34,7 @@ describe('a header repeated under the table', () => {
       row('SC12AB34CE', '130.00'),
       header('Receipt Number'),
     ]
-    records.forEach((r, i) => reader.record(r, i + 1, out))
+    for (const [i, r] of records.entries()) reader.record(r, i + 1, out)
     reader.flush(out)
     expect(out.transactions.map((t) => t.receiptNumber)).toEqual([
       'SC12AB34CD',
