@@ -1,12 +1,24 @@
-import type { paymentIndex } from '../../schema/payment/tables.ts'
+import { and, asc, eq, isNull, lte, type SQL } from 'drizzle-orm'
+import { paymentIndex } from '../../schema/payment/tables.ts'
+import { selectList, sqlNames } from '../kernel/columns.ts'
 import type { PaymentDeps } from './deps.ts'
 import type { Kind } from './rows.ts'
-import type { Narrow, SqlRow } from './sql-row.ts'
 
-export type IndexRow = Narrow<
-  Pick<SqlRow<typeof paymentIndex>, 'ref' | 'kind' | 'tenant_id' | 'provider_id' | 'created_at'>,
-  { kind: Kind }
->
+export type IndexRow = Pick<
+  typeof paymentIndex.$inferSelect,
+  'ref' | 'tenantId' | 'providerId' | 'createdAt'
+> & { kind: Kind }
+
+/**
+ * Every push adds its row and records the provider's id, every callback asks whose it is
+ * (bench/payment.ts): prepared by hand, each name taken from the table.
+ */
+const x = sqlNames(paymentIndex)
+const ADD_SQL = `INSERT INTO ${x.$} (${x.ref}, ${x.kind}, ${x.tenantId}, ${x.open}, ${x.createdAt},
+  ${x.updatedAt}) VALUES (?, ?, ?, 1, ?, ?)`
+const PROVIDER_ID_SQL = `UPDATE ${x.$} SET ${x.providerId} = ?, ${x.updatedAt} = ? WHERE ${x.ref} = ?`
+const TENANT_OF_SQL = `SELECT ${selectList(paymentIndex, ['tenantId'])} FROM ${x.$}
+  WHERE ${x.providerId} = ? OR ${x.ref} = ? LIMIT 1`
 
 /**
  * The platform index: which tenant a payment or disbursement belongs to, by our ref and by the
@@ -17,32 +29,37 @@ export function createProviderIndex(deps: PaymentDeps) {
     const db = deps.platform()
     db.write(() => db.sqlite.query(sql).run(...args))
   }
+  const t = paymentIndex
+  /** Open rows matching `where`, oldest first (the reconciliation job's scans). */
+  const openRows = (where: SQL | undefined, limit: number): IndexRow[] =>
+    deps
+      .platform()
+      .orm.select({
+        ref: t.ref,
+        kind: t.kind,
+        tenantId: t.tenantId,
+        providerId: t.providerId,
+        createdAt: t.createdAt,
+      })
+      .from(t)
+      .where(and(eq(t.open, 1), where))
+      .orderBy(asc(t.createdAt))
+      .limit(limit)
+      .all() as IndexRow[]
   return {
     add(ref: string, kind: Kind, tid: string, at: string): void {
-      run(
-        'INSERT INTO payment_index (ref, kind, tenant_id, open, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)',
-        ref,
-        kind,
-        tid,
-        at,
-        at,
-      )
+      run(ADD_SQL, ref, kind, tid, at, at)
     },
     setProviderId(ref: string, providerId: string): void {
-      run(
-        'UPDATE payment_index SET provider_id = ?, updated_at = ? WHERE ref = ?',
-        providerId,
-        deps.nowIso(),
-        ref,
-      )
+      run(PROVIDER_ID_SQL, providerId, deps.nowIso(), ref)
     },
     close(refs: string[]): void {
       if (refs.length === 0) return
       const db = deps.platform()
-      const at = deps.nowIso()
-      db.write(() => {
-        const q = db.sqlite.query('UPDATE payment_index SET open = 0, updated_at = ? WHERE ref = ?')
-        for (const ref of refs) q.run(at, ref)
+      const updatedAt = deps.nowIso()
+      db.write((orm) => {
+        for (const ref of refs)
+          orm.update(t).set({ open: 0, updatedAt }).where(eq(t.ref, ref)).run()
       })
     },
     /** The tenant of a provider id or of our ref (the operator reads any tenant's payments). */
@@ -50,29 +67,17 @@ export function createProviderIndex(deps: PaymentDeps) {
       return (
         deps
           .platform()
-          .sqlite.query<{ tenant_id: string }, [string, string]>(
-            'SELECT tenant_id FROM payment_index WHERE provider_id = ? OR ref = ? LIMIT 1',
-          )
-          .get(idOrRef, idOrRef)?.tenant_id ?? null
+          .sqlite.query<Pick<IndexRow, 'tenantId'>, [string, string]>(TENANT_OF_SQL)
+          .get(idOrRef, idOrRef)?.tenantId ?? null
       )
     },
     /** Open rows the provider's id was never recorded for (their answer may have been lost). */
     unanswered(limit = 1000): IndexRow[] {
-      return deps
-        .platform()
-        .sqlite.query<IndexRow, [number]>(
-          'SELECT ref, kind, tenant_id, provider_id, created_at FROM payment_index WHERE open = 1 AND provider_id IS NULL ORDER BY created_at LIMIT ?',
-        )
-        .all(limit)
+      return openRows(isNull(t.providerId), limit)
     },
     /** Open rows created at or before `cutoff`, oldest first. */
     open(cutoff: string, limit = 1000): IndexRow[] {
-      return deps
-        .platform()
-        .sqlite.query<IndexRow, [string, number]>(
-          'SELECT ref, kind, tenant_id, provider_id, created_at FROM payment_index WHERE open = 1 AND created_at <= ? ORDER BY created_at LIMIT ?',
-        )
-        .all(cutoff, limit)
+      return openRows(lte(t.createdAt, cutoff), limit)
     },
   }
 }

@@ -1,3 +1,5 @@
+import { and, count, eq, isNull, lt, min } from 'drizzle-orm'
+import { paymentIndex } from '../../schema/payment/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import type { createCallbacks } from './callbacks.ts'
 import { metaOf } from './callbacks.ts'
@@ -22,12 +24,13 @@ const HOUR_MS = 3600_000
 /** What the operator is alerted to about money (operator API, dashboard, `mmp doctor`). */
 export function reconcileAlerts(deps: PaymentDeps) {
   const cutoff = new Date(deps.ctx.clock.nowMs() - HOUR_MS).toISOString()
+  const t = paymentIndex
   const old = deps
     .platform()
-    .sqlite.query<{ n: number; oldest: string | null }, [string]>(
-      'SELECT count(*) AS n, min(created_at) AS oldest FROM payment_index WHERE open = 1 AND provider_id IS NULL AND created_at < ?',
-    )
-    .get(cutoff)
+    .orm.select({ n: count(), oldest: min(t.createdAt) })
+    .from(t)
+    .where(and(eq(t.open, 1), isNull(t.providerId), lt(t.createdAt, cutoff)))
+    .get()
   return {
     alerts: deps.alerts.list(),
     unanswered_over_1h: old?.n ?? 0,
@@ -56,8 +59,8 @@ export function createReconciler(deps: PaymentDeps, index: ProviderIndex, callba
     let overAnHour = 0
     const hourAgo = new Date(deps.ctx.clock.nowMs() - HOUR_MS).toISOString()
     for (const row of index.unanswered()) {
-      const db = deps.tenantDb(row.tenant_id)
-      const cur = getEntity(db, row.kind, row.tenant_id, row.ref)
+      const db = deps.tenantDb(row.tenantId)
+      const cur = getEntity(db, row.kind, row.tenantId, row.ref)
       if (!cur || !OPEN.has(cur.status)) {
         closed.push(row.ref)
         continue
@@ -70,7 +73,7 @@ export function createReconciler(deps: PaymentDeps, index: ProviderIndex, callba
       if (cur.status === 'initiating' && deps.orphaned(row.ref, cur.createdAt, cur.owner)) {
         const c = {
           kind: row.kind,
-          tid: row.tenant_id,
+          tid: row.tenantId,
           id: row.ref,
           actor: null,
           at: deps.nowIso(),
@@ -79,7 +82,7 @@ export function createReconciler(deps: PaymentDeps, index: ProviderIndex, callba
           markUnknown(db, c, 'the provider answer was not recorded (process ended)'),
         )
       } else if (cur.status !== 'unknown') continue
-      ;(row.kind === 'stk' ? lost : lostB2c).push({ tid: row.tenant_id, ref: row.ref })
+      ;(row.kind === 'stk' ? lost : lostB2c).push({ tid: row.tenantId, ref: row.ref })
       report.unknown++
       if (cur.createdAt < hourAgo) overAnHour++
     }
@@ -113,7 +116,7 @@ export function createReconciler(deps: PaymentDeps, index: ProviderIndex, callba
   }
 
   async function queryPending(row: IndexRow, db: Db, report: ReconcileReport, closed: string[]) {
-    const p = getPayment(db, row.tenant_id, row.ref)
+    const p = getPayment(db, row.tenantId, row.ref)
     if (!p || !OPEN.has(p.status)) {
       closed.push(row.ref)
       return
@@ -138,7 +141,7 @@ export function createReconciler(deps: PaymentDeps, index: ProviderIndex, callba
       report.failed_to_query++
       deps.ctx.log.warn('reconciliation could not query a payment', {
         payment: p.id,
-        tenant_id: row.tenant_id,
+        tenant_id: row.tenantId,
         error: (err as Error).message,
       })
     }
@@ -156,14 +159,14 @@ export function createReconciler(deps: PaymentDeps, index: ProviderIndex, callba
     await sweepUnanswered(report, closed)
     const cutoff = new Date(deps.ctx.clock.nowMs() - olderThanS * 1000).toISOString()
     for (const row of index.open(cutoff)) {
-      if (deps.inflight.has(row.ref) || !row.provider_id) continue
-      const db = deps.tenantDb(row.tenant_id)
+      if (deps.inflight.has(row.ref) || !row.providerId) continue
+      const db = deps.tenantDb(row.tenantId)
       if (row.kind === 'stk') {
         await queryPending(row, db, report, closed)
         continue
       }
       // B2C has no status query here: its result callback settles it.
-      const d = getEntity(db, 'b2c', row.tenant_id, row.ref)
+      const d = getEntity(db, 'b2c', row.tenantId, row.ref)
       if (!d || !OPEN.has(d.status)) closed.push(row.ref)
     }
     index.close(closed)
