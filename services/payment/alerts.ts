@@ -1,8 +1,8 @@
-import type { paymentAlerts } from '../../schema/payment/tables.ts'
+import { and, asc, count, eq, isNull, sql } from 'drizzle-orm'
+import { paymentAlerts } from '../../schema/payment/tables.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import { counter, gauge } from '../kernel/metrics.ts'
-import type { Narrow, SqlRow } from './sql-row.ts'
 
 /**
  * Operator alerts about money, kept in the platform database (`payment_alerts`) so the operator
@@ -25,8 +25,16 @@ export type AlertName =
   | 'payments_unknown'
   | 'c2b_unverified'
 
+const t = paymentAlerts
+
 /** An alert in force, as the operator API shows it (`payment_alerts` without `cleared_at`). */
-export type AlertRow = Narrow<Omit<SqlRow<typeof paymentAlerts>, 'cleared_at'>, { name: AlertName }>
+const IN_FORCE = {
+  name: sql<AlertName>`${t.name}`,
+  detail: t.detail,
+  count: t.count,
+  first_at: t.firstAt,
+  last_at: t.lastAt,
+}
 
 const raised = counter(
   'mmp_payment_alerts_total',
@@ -60,17 +68,22 @@ export function createAlerts(deps: AlertDeps) {
     raise(name: AlertName, detail: string, value = 1): void {
       const db = deps.platform()
       const at = deps.nowIso()
-      db.write(() =>
-        db.sqlite
-          .query(
-            `INSERT INTO payment_alerts (name, detail, count, first_at, last_at, cleared_at)
-             VALUES (?1, ?2, 1, ?3, ?3, NULL)
-             ON CONFLICT (name) DO UPDATE SET detail = ?2, last_at = ?3,
-               count = CASE WHEN cleared_at IS NULL THEN count + 1 ELSE 1 END,
-               first_at = CASE WHEN cleared_at IS NULL THEN first_at ELSE ?3 END,
-               cleared_at = NULL`,
-          )
-          .run(name, detail, at),
+      // A raised alert counts on from its first time; a cleared one starts again.
+      db.write((orm) =>
+        orm
+          .insert(t)
+          .values({ name, detail, count: 1, firstAt: at, lastAt: at, clearedAt: null })
+          .onConflictDoUpdate({
+            target: t.name,
+            set: {
+              detail,
+              lastAt: at,
+              count: sql`CASE WHEN ${t.clearedAt} IS NULL THEN ${t.count} + 1 ELSE 1 END`,
+              firstAt: sql`CASE WHEN ${t.clearedAt} IS NULL THEN ${t.firstAt} ELSE ${at} END`,
+              clearedAt: null,
+            },
+          })
+          .run(),
       )
       clearSince.delete(name)
       raised.inc({ alert: name })
@@ -83,26 +96,20 @@ export function createAlerts(deps: AlertDeps) {
       clearSince.set(name, now)
       setGauge(name, 0)
       const db = deps.platform()
-      const open = db.sqlite
-        .query<{ n: number }, [string]>(
-          'SELECT count(*) AS n FROM payment_alerts WHERE name = ? AND cleared_at IS NULL',
-        )
-        .get(name)
+      const inForce = and(eq(t.name, name), isNull(t.clearedAt))
+      const open = db.orm.select({ n: count() }).from(t).where(inForce).get()
       if (!open?.n) return
-      db.write(() =>
-        db.sqlite
-          .query('UPDATE payment_alerts SET cleared_at = ? WHERE name = ? AND cleared_at IS NULL')
-          .run(deps.nowIso(), name),
-      )
+      db.write((orm) => orm.update(t).set({ clearedAt: deps.nowIso() }).where(inForce).run())
       deps.ctx.log.info('payment alert cleared', { alert: name })
     },
     /** The alerts in force. */
-    list(): AlertRow[] {
+    list() {
       return deps
         .platform()
-        .sqlite.query<AlertRow, []>(
-          'SELECT name, detail, count, first_at, last_at FROM payment_alerts WHERE cleared_at IS NULL ORDER BY name',
-        )
+        .orm.select(IN_FORCE)
+        .from(t)
+        .where(isNull(t.clearedAt))
+        .orderBy(asc(t.name))
         .all()
     },
   }
