@@ -39,8 +39,16 @@ describe('a spreadsheet read whole with a cell far right in every row', () => {
     const narrow = htmlSheet(false)
     const wide = htmlSheet(true)
     await timed(narrow) // SheetJS loads on the first spreadsheet
-    const reference = await timed(narrow)
-    const hostile = await timed(wide)
+    // The quickest of three reads each, turn about: one read held up by a busy machine says
+    // nothing of what the sheet costs.
+    let reference = await timed(narrow)
+    let hostile = await timed(wide)
+    for (let i = 0; i < 2; i++) {
+      const r = await timed(narrow)
+      if (r.ms < reference.ms) reference = r
+      const h = await timed(wide)
+      if (h.ms < hostile.ms) hostile = h
+    }
     expect(reference.read.format).toBe('spreadsheet')
     expect(reference.kept).toBe(ROWS)
     expect(hostile.kept).toBe(ROWS)
