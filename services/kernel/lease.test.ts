@@ -1,3 +1,4 @@
+import { Database } from 'bun:sqlite'
 import { describe, expect, it } from 'bun:test'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -54,5 +55,44 @@ describe('the background lease', () => {
     await child.exited
     const b = openLease(path, 'background:all', { pid: process.pid })
     expect(b.tryAcquire()).toBe(true)
+  })
+
+  it('counts a holder as dead once its pid belongs to another process (a pid handed out again)', async () => {
+    const path = file()
+    const other = Bun.spawn(['sleep', '30'])
+    try {
+      // The holder was a process that had the pid before this one: it started at another time.
+      const gone = openLease(path, 'tenant-plan:acme', {
+        pid: other.pid,
+        ttlMs: 3_600_000,
+        startOf: () => 1,
+      })
+      expect(gone.tryAcquire()).toBe(true)
+      const b = openLease(path, 'tenant-plan:acme', { pid: process.pid, ttlMs: 3_600_000 })
+      expect(b.tryAcquire()).toBe(true)
+      b.release()
+      // The same live process holding it keeps it.
+      const live = openLease(path, 'tenant-plan:acme', { pid: other.pid, ttlMs: 3_600_000 })
+      expect(live.tryAcquire()).toBe(true)
+      expect(b.tryAcquire()).toBe(false)
+    } finally {
+      other.kill()
+    }
+  })
+
+  it('reads a lease file written before start times were kept', () => {
+    const path = file()
+    const old = openLease(path, 'background:all', { pid: 401 })
+    old.close()
+    const db = new Database(path)
+    db.run('DROP TABLE lease')
+    db.run(
+      'CREATE TABLE lease (name TEXT PRIMARY KEY, pid INTEGER NOT NULL, expires_at INTEGER NOT NULL)',
+    )
+    db.run("INSERT INTO lease VALUES ('background:all', ?, ?)", [process.pid, Date.now() + 60_000])
+    db.close()
+    const other = openLease(path, 'background:all', { pid: 402, alive: () => true })
+    expect(other.tryAcquire()).toBe(false)
+    expect(other.holder()).toBe(process.pid)
   })
 })

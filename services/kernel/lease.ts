@@ -1,7 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { processAlive } from '../../tenants/process-alive.ts'
+import { processAlive, processStart } from '../../tenants/process-alive.ts'
 
 /**
  * A named lease shared by the worker processes of one `mmp serve --workers N` (one data dir, one
@@ -32,23 +32,50 @@ export interface Lease {
 export function openLease(
   path: string,
   name: string,
-  opts: { ttlMs?: number; pid?: number; now?: () => number; alive?: (pid: number) => boolean } = {},
+  opts: {
+    ttlMs?: number
+    pid?: number
+    now?: () => number
+    alive?: (pid: number) => boolean
+    /** When a process started (`processStart`): a holder's pid alive again in another process is dead. */
+    startOf?: (pid: number) => number | null
+  } = {},
 ): Lease {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
   const db = new Database(path, { create: true, strict: true })
   db.run('PRAGMA busy_timeout = 2000')
   db.run('PRAGMA journal_mode = WAL')
   db.run(
-    'CREATE TABLE IF NOT EXISTS lease (name TEXT PRIMARY KEY, pid INTEGER NOT NULL, expires_at INTEGER NOT NULL)',
+    'CREATE TABLE IF NOT EXISTS lease (name TEXT PRIMARY KEY, pid INTEGER NOT NULL, expires_at INTEGER NOT NULL, started INTEGER)',
   )
+  // A file an older version made has no start times: its holders are judged by pid alone.
+  const columns = db.query<{ name: string }, []>('PRAGMA table_info(lease)').all()
+  if (!columns.some((c) => c.name === 'started')) {
+    try {
+      db.run('ALTER TABLE lease ADD COLUMN started INTEGER')
+    } catch {
+      // Another worker added it just now.
+    }
+  }
   const ttl = opts.ttlMs ?? 3000
   const pid = opts.pid ?? process.pid
   const now = opts.now ?? Date.now
   const alive = opts.alive ?? processAlive
-  const read = db.query<{ pid: number; expires_at: number }, [string]>(
-    'SELECT pid, expires_at FROM lease WHERE name = ?',
+  const startOf = opts.startOf ?? processStart
+  const started = startOf(pid)
+  const read = db.query<{ pid: number; expires_at: number; started: number | null }, [string]>(
+    'SELECT pid, expires_at, started FROM lease WHERE name = ?',
   )
-  const write = db.query('INSERT OR REPLACE INTO lease (name, pid, expires_at) VALUES (?, ?, ?)')
+  const write = db.query(
+    'INSERT OR REPLACE INTO lease (name, pid, expires_at, started) VALUES (?, ?, ?, ?)',
+  )
+  /** Whether the holder of `row` still runs: its pid alive, and not given to another process since. */
+  const holderRuns = (row: { pid: number; started: number | null }) => {
+    if (!alive(row.pid)) return false
+    if (row.started === null) return true
+    const now = startOf(row.pid)
+    return now === null || now === row.started
+  }
   const drop = db.query('DELETE FROM lease WHERE name = ? AND pid = ?')
 
   const take = (mustHold: boolean): boolean =>
@@ -56,10 +83,10 @@ export function openLease(
       .transaction(() => {
         const row = read.get(name)
         const at = now()
-        const mine = row?.pid === pid
+        const mine = row?.pid === pid && (row.started === null || row.started === started)
         if (mustHold && !mine) return false
-        if (row && !mine && row.expires_at > at && alive(row.pid)) return false
-        write.run(name, pid, at + ttl)
+        if (row && !mine && row.expires_at > at && holderRuns(row)) return false
+        write.run(name, pid, at + ttl, started)
         return true
       })
       .immediate()
