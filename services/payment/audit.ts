@@ -1,10 +1,10 @@
 import { Database } from 'bun:sqlite'
-import { getTableColumns } from 'drizzle-orm'
 import { auditLog, disbursements, payments } from '../../schema/payment/tables.ts'
-import { type ColumnKey, selectList, sqlNames } from '../kernel/columns.ts'
+import { selectList, sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { newId } from '../kernel/ids.ts'
 import { toMajor } from '../kernel/money.ts'
+import { selectAll } from './sql-row.ts'
 
 /**
  * The append-only, hash-chained audit trail (DESIGN §8). Every payment state change appends one
@@ -57,7 +57,7 @@ const INSERT = `INSERT INTO ${a.$} (${WRITTEN.map((k) => a[k]).join(', ')})
   VALUES (${WRITTEN.map(() => '?').join(', ')})`
 const LAST_SQL = `SELECT ${selectList(auditLog, ['tenantSeq', 'hash'])} FROM ${a.$}
   WHERE ${a.tenantId} = ? ORDER BY ${a.tenantSeq} DESC LIMIT 1`
-const ALL_ROWS = `SELECT ${selectList(auditLog, Object.keys(getTableColumns(auditLog)) as ColumnKey<typeof auditLog>[])} FROM ${a.$}`
+const ALL_ROWS = `SELECT ${selectAll(auditLog)} FROM ${a.$}`
 const P = sqlNames(payments)
 const D = sqlNames(disbursements)
 /** Each kind's rows as the verifier compares them with their trail. */

@@ -1,4 +1,11 @@
+import { eq } from 'drizzle-orm'
+import { c2bAccounts } from '../../schema/payment/tables.ts'
+import { selectList, sqlNames } from '../kernel/columns.ts'
 import type { PaymentDeps } from './deps.ts'
+
+/** Every aggregator confirmation is routed by it (bench/c2b.ts): prepared by hand, names from the table. */
+const a = sqlNames(c2bAccounts)
+const ROUTE_SQL = `SELECT ${selectList(c2bAccounts, ['tenantId'])} FROM ${a.$} WHERE ${a.accountNumber} = ?`
 
 /**
  * Account numbers on an aggregator paybill: the number a customer types as the account
@@ -15,25 +22,30 @@ export function createAccounts(deps: PaymentDeps) {
 
   function accountNumberOf(tid: string): string {
     const platform = deps.platform()
+    const t = c2bAccounts
     const read = () =>
-      platform.sqlite
-        .query<{ account_number: string }, [string]>(
-          'SELECT account_number FROM c2b_accounts WHERE tenant_id = ?',
-        )
-        .get(tid)?.account_number
+      platform.orm
+        .select({ accountNumber: t.accountNumber })
+        .from(t)
+        .where(eq(t.tenantId, tid))
+        .get()?.accountNumber
     const known = read()
     if (known) return known
-    return platform.write(() => {
+    return platform.write((orm) => {
       const again = read()
       if (again) return again
-      const taken = platform.sqlite.query<{ n: number }, [string]>(
-        'SELECT 1 AS n FROM c2b_accounts WHERE account_number = ?',
-      )
+      const taken = (n: number) =>
+        orm
+          .select({ n: t.tenantId })
+          .from(t)
+          .where(eq(t.accountNumber, String(n)))
+          .get()
       let n = derive(tid)
-      while (taken.get(String(n))) n = n >= 999_999 ? 100_000 : n + 1
-      platform.sqlite
-        .query('INSERT INTO c2b_accounts (tenant_id, account_number, created_at) VALUES (?, ?, ?)')
-        .run(tid, String(n), deps.nowIso())
+      while (taken(n)) n = n >= 999_999 ? 100_000 : n + 1
+      orm
+        .insert(t)
+        .values({ tenantId: tid, accountNumber: String(n), createdAt: deps.nowIso() })
+        .run()
       return String(n)
     })
   }
@@ -44,11 +56,9 @@ export function createAccounts(deps: PaymentDeps) {
     if (!m) return null
     const row = deps
       .platform()
-      .sqlite.query<{ tenant_id: string }, [string]>(
-        'SELECT tenant_id FROM c2b_accounts WHERE account_number = ?',
-      )
+      .sqlite.query<Pick<typeof c2bAccounts.$inferSelect, 'tenantId'>, [string]>(ROUTE_SQL)
       .get(m[1]!)
-    return row ? { tenantId: row.tenant_id, rest: m[2]!.trim() } : null
+    return row ? { tenantId: row.tenantId, rest: m[2]!.trim() } : null
   }
 
   return { accountNumberOf, route }

@@ -144,7 +144,7 @@ export function createC2bCallbacks(parts: {
   ) {
     const { holder: row } = auth.checkC2bToken(which, query, (sc) => {
       const held = getShortcode(deps.platform(), sc)
-      return held ? { tid: held.tenant_id, nonce: held.token_nonce, holder: held } : null
+      return held ? { tid: held.tenantId, nonce: held.tokenNonce, holder: held } : null
     })
     auth.checkSource(ip)
     if (which === 'confirmation' && verificationOf(row, deps.cfg.usingSimulator) === 'source')
@@ -158,7 +158,7 @@ export function createC2bCallbacks(parts: {
   /** Whose payment it is: the holder, or on an aggregator paybill the tenant the account names. */
   function recipient(row: ShortcodeRow, body: C2bBody) {
     if (row.mode !== 'aggregator')
-      return { tenantId: row.tenant_id, reference: text(body.BillRefNumber) }
+      return { tenantId: row.tenantId, reference: text(body.BillRefNumber) }
     const routed = accounts.route(text(body.BillRefNumber))
     if (!routed || !deps.ctx.registry.hasProfile(routed.tenantId)) return null
     return { tenantId: routed.tenantId, reference: routed.rest || text(body.BillRefNumber) }
@@ -204,7 +204,7 @@ export function createC2bCallbacks(parts: {
     const { row, body } = authenticate('confirmation', query, ip, raw)
     const { transId, amount, occurred } = checkConfirmation(body, deps.ctx.clock.nowMs())
     const to = recipient(row, body)
-    const tid = to?.tenantId ?? row.tenant_id
+    const tid = to?.tenantId ?? row.tenantId
     const routed = to !== null && tid !== PLATFORM_TENANT
     const initiator = verifier.initiatorOf(row)
     const status: C2bRow['status'] = !routed ? 'unrouted' : initiator ? 'received' : 'unverified'

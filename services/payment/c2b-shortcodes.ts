@@ -1,3 +1,5 @@
+import { and, asc, eq } from 'drizzle-orm'
+import { c2bShortcodes } from '../../schema/payment/tables.ts'
 import type { Db } from '../kernel/db.ts'
 import { AppError, IdempotencyInProgress } from '../kernel/errors.ts'
 import { shownOnceNotice } from '../kernel/idempotency.ts'
@@ -26,6 +28,8 @@ import {
   requestHash,
   storeAnswer,
 } from './idempotency.ts'
+
+const t = c2bShortcodes
 
 export interface RegisterBody {
   tenant_id?: string | undefined
@@ -84,12 +88,10 @@ function markRegistered(
   },
 ) {
   const { row, before, key } = done
-  const tid = row.tenant_id
+  const tid = row.tenantId
   const platform = deps.platform()
-  platform.write(() =>
-    platform.sqlite
-      .query("UPDATE c2b_shortcodes SET status = 'registered' WHERE shortcode = ?")
-      .run(row.shortcode),
+  platform.write((orm) =>
+    orm.update(t).set({ status: 'registered' }).where(eq(t.shortcode, row.shortcode)).run(),
   )
   const db = deps.tenantDb(tid)
   db.write(() => {
@@ -98,16 +100,16 @@ function markRegistered(
       entity: 'c2b_shortcode',
       entityId: row.shortcode,
       action: 'registered',
-      fromStatus: before?.tenant_id === tid ? before.status : null,
+      fromStatus: before?.tenantId === tid ? before.status : null,
       toStatus: 'registered',
       detail: {
         shortcode: row.shortcode,
         mode: row.mode,
-        response_type: row.response_type,
+        response_type: row.responseType,
         verification: verificationOf(row, deps.cfg.usingSimulator),
       },
       actor: done.actorId,
-      at: row.registered_at,
+      at: row.registeredAt,
     })
     if (key)
       storeAnswer(
@@ -134,7 +136,7 @@ function knownRegistration(
   if (d.action === 'replay') return d.body as ReturnType<typeof shortcodeView>
   if (d.action === 'in_progress') throw new IdempotencyInProgress(1)
   const current = getShortcode(deps.platform(), d.ref)
-  if (!current || current.tenant_id !== tid || current.status === 'pending')
+  if (!current || current.tenantId !== tid || current.status === 'pending')
     throw new IdempotencyInProgress(1)
   return markReplayed({
     ...shortcodeView(deps.cfg, current),
@@ -144,8 +146,8 @@ function knownRegistration(
 
 /** The URLs carry the tokens: shown once, to the Admin who registered or rotated them. */
 const c2bUrls = (auth: CallbackAuth, r: ShortcodeRow) => ({
-  confirmation_url: auth.c2bUrl('confirmation', r.tenant_id, r.shortcode, r.token_nonce),
-  validation_url: auth.c2bUrl('validation', r.tenant_id, r.shortcode, r.token_nonce),
+  confirmation_url: auth.c2bUrl('confirmation', r.tenantId, r.shortcode, r.tokenNonce),
+  validation_url: auth.c2bUrl('validation', r.tenantId, r.shortcode, r.tokenNonce),
 })
 
 /** A shortcode's URLs, with their tokens, as the provider registers them. */
@@ -162,7 +164,7 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
   const registering = new Set<string>()
 
   const urlsOf = (r: ShortcodeRow) => c2bUrls(auth, r)
-  const registerUrls = (r: ShortcodeRow, responseType: ShortcodeRow['response_type']) =>
+  const registerUrls = (r: ShortcodeRow, responseType: ShortcodeRow['responseType']) =>
     deps.business.registerC2bUrls({ ...registration(auth, r), responseType })
   const knownKey = (db: Db, tid: string, key: string, hash: string) =>
     knownRegistration(deps, registering, { db, tid, key, hash })
@@ -204,15 +206,15 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
     }
     const row: ShortcodeRow = {
       shortcode,
-      tenant_id: tid,
+      tenantId: tid,
       mode: aggregator ? 'aggregator' : 'tenant',
-      response_type: body.response_type,
+      responseType: body.response_type,
       status: 'registered',
-      registered_at: at,
-      released_at: null,
-      token_nonce: newNonce(),
-      initiator_name: initiator,
-      security_credential: credential ? box.seal(credential) : null,
+      registeredAt: at,
+      releasedAt: null,
+      tokenNonce: newNonce(),
+      initiatorName: initiator,
+      securityCredential: credential ? box.seal(credential) : null,
     }
     let before: ShortcodeRow | null
     try {
@@ -243,10 +245,11 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
     const tid = tenantFor(actor, named)
     const rows = deps
       .platform()
-      .sqlite.query<ShortcodeRow, [string]>(
-        "SELECT * FROM c2b_shortcodes WHERE tenant_id = ? AND status = 'registered' ORDER BY shortcode",
-      )
-      .all(tid)
+      .orm.select()
+      .from(t)
+      .where(and(eq(t.tenantId, tid), eq(t.status, 'registered')))
+      .orderBy(asc(t.shortcode))
+      .all() as ShortcodeRow[]
     return { data: rows.map((r) => shortcodeView(deps.cfg, r)) }
   }
 
@@ -259,15 +262,15 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
     const platform = deps.platform()
     const row = heldShortcode(deps, actor, shortcode)
     const at = deps.nowIso()
-    platform.write(() =>
-      platform.sqlite
-        .query(
-          "UPDATE c2b_shortcodes SET status = 'released', released_at = ? WHERE shortcode = ? AND status = 'registered'",
-        )
-        .run(at, shortcode),
+    platform.write((orm) =>
+      orm
+        .update(t)
+        .set({ status: 'released', releasedAt: at })
+        .where(and(eq(t.shortcode, shortcode), eq(t.status, 'registered')))
+        .run(),
     )
     auditShortcode(deps, { row, action: 'released', actor: actor.userId, at })
-    return shortcodeView(deps.cfg, { ...row, status: 'released', released_at: at })
+    return shortcodeView(deps.cfg, { ...row, status: 'released', releasedAt: at })
   }
 
   /**
@@ -277,9 +280,9 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
    */
   async function rotate(actor: Actor, shortcode: string) {
     const row = heldShortcode(deps, actor, shortcode)
-    const next = { ...row, token_nonce: newNonce() }
+    const next = { ...row, tokenNonce: newNonce() }
     try {
-      await registerUrls(next, row.response_type)
+      await registerUrls(next, row.responseType)
     } catch (err) {
       throw new AppError(
         'BAD_GATEWAY',
@@ -287,10 +290,8 @@ export function createShortcodes(deps: PaymentDeps, auth: CallbackAuth, box: Cre
       )
     }
     const platform = deps.platform()
-    platform.write(() =>
-      platform.sqlite
-        .query('UPDATE c2b_shortcodes SET token_nonce = ? WHERE shortcode = ?')
-        .run(next.token_nonce, shortcode),
+    platform.write((orm) =>
+      orm.update(t).set({ tokenNonce: next.tokenNonce }).where(eq(t.shortcode, shortcode)).run(),
     )
     auditShortcode(deps, { row, action: 'rotated', actor: actor.userId, at: deps.nowIso() })
     return { ...shortcodeView(deps.cfg, next), ...urlsOf(next) }

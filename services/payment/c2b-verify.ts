@@ -1,4 +1,5 @@
-import type { c2bPayments } from '../../schema/payment/tables.ts'
+import { c2bPayments } from '../../schema/payment/tables.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { appendAudit } from './audit.ts'
 import type { Accounts } from './c2b-accounts.ts'
@@ -17,15 +18,22 @@ export type C2bRow = Narrow<
   { status: 'received' | 'verified' | 'unverified' | 'rejected' | 'unrouted' }
 >
 
+/**
+ * Each confirmation is read and moved on by these (bench/c2b.ts): prepared by hand, names from
+ * the table.
+ */
+const c = sqlNames(c2bPayments)
+const GET_SQL = `SELECT * FROM ${c.$} WHERE ${c.tenantId} = ? AND ${c.transId} = ?`
+const MOVE_SQL = `UPDATE ${c.$} SET ${c.status} = ?, ${c.statusReason} = ?, ${c.updatedAt} = ?
+  WHERE ${c.id} = ?`
+const NOT_YET_SQL = `UPDATE ${c.$} SET ${c.statusReason} = ?, ${c.updatedAt} = ?
+  WHERE ${c.tenantId} = ? AND ${c.transId} = ? AND ${c.status} = 'received'`
+
 /** How far the provider's time of a transaction may be from the confirmation's TransTime. */
 const TIME_SLACK_MS = 5 * 60_000
 
 export const getC2bPayment = (db: Db, tid: string, transId: string) =>
-  db.sqlite
-    .query<C2bRow, [string, string]>(
-      'SELECT * FROM c2b_payments WHERE tenant_id = ? AND trans_id = ?',
-    )
-    .get(tid, transId)
+  db.sqlite.query<C2bRow, [string, string]>(GET_SQL).get(tid, transId)
 
 /**
  * Why the provider's Transaction Status result disagrees with a confirmation, or null when it
@@ -64,9 +72,9 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
    * aggregator paybill, and on the simulator (a sandbox answers it for any shortcode); else null.
    */
   function initiatorOf(sc: ShortcodeRow): { name: string; credential: string } | null {
-    if (sc.initiator_name && sc.security_credential) {
-      const credential = box.open(sc.security_credential)
-      return credential ? { name: sc.initiator_name, credential } : null
+    if (sc.initiatorName && sc.securityCredential) {
+      const credential = box.open(sc.securityCredential)
+      return credential ? { name: sc.initiatorName, credential } : null
     }
     if (sc.mode === 'aggregator' || deps.cfg.usingSimulator)
       return {
@@ -122,9 +130,7 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
     const row = getC2bPayment(db, tid, transId)
     if (row?.status !== 'received') return false
     const at = deps.nowIso()
-    db.sqlite
-      .query('UPDATE c2b_payments SET status = ?, status_reason = ?, updated_at = ? WHERE id = ?')
-      .run(to, reason, at, row.id)
+    db.sqlite.query(MOVE_SQL).run(to, reason, at, row.id)
     appendAudit(db, {
       tenantId: tid,
       entity: 'c2b_payment',
@@ -143,11 +149,7 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
 
   /** Notes on a `received` confirmation why it is not verified yet, in the caller's transaction. */
   const notYetIn = (db: Db, tid: string, transId: string, reason: string) =>
-    db.sqlite
-      .query(
-        "UPDATE c2b_payments SET status_reason = ?, updated_at = ? WHERE tenant_id = ? AND trans_id = ? AND status = 'received'",
-      )
-      .run(`not verified yet: ${reason}`, deps.nowIso(), tid, transId)
+    db.sqlite.query(NOT_YET_SQL).run(`not verified yet: ${reason}`, deps.nowIso(), tid, transId)
 
   /** Notes why a confirmation is not verified yet (and so when it was last tried). */
   const notYet = (tid: string, transId: string, reason: string) => {

@@ -1,5 +1,6 @@
 import type { SQLQueryBindings } from 'bun:sqlite'
 import { getTableColumns, getTableName, type Table } from 'drizzle-orm'
+import { type ColumnKey, selectList } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 
 type Columns<T extends Table> = T['_']['columns']
@@ -24,6 +25,13 @@ export type Narrow<Row, N extends { [K in keyof N]: K extends keyof Row ? Row[K]
   keyof N
 > &
   N
+
+/**
+ * Every column of a table as a hand-written select list (`tenant_id AS tenantId, …`), so the row
+ * comes back as `$inferSelect` (for a hot path's `SELECT`; see `selectList`).
+ */
+export const selectAll = <T extends Table>(table: T): string =>
+  selectList(table, Object.keys(getTableColumns(table)) as ColumnKey<T>[])
 
 const columnNames = new WeakMap<Table, string[]>()
 
