@@ -1,3 +1,5 @@
+import { and, eq } from 'drizzle-orm'
+import { c2bPayments, c2bShortcodes, disbursements, payments } from '../../schema/payment/tables.ts'
 import { AppError, NotFound } from '../kernel/errors.ts'
 import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
 import { assertHttpsCallbacks, type CallbackAuth } from './callback-auth.ts'
@@ -41,32 +43,42 @@ export function createProviderRequests(
     id: r.id,
     kind: r.kind,
     status: r.status,
-    conversation_id: r.conversation_id,
-    result_code: r.result_code,
-    result_desc: r.result_desc,
+    conversation_id: r.conversationId,
+    result_code: r.resultCode,
+    result_desc: r.resultDesc,
     request: JSON.parse(r.request) as Record<string, unknown>,
     result: r.result ? (JSON.parse(r.result) as Record<string, unknown>) : null,
-    created_at: r.created_at,
-    updated_at: r.updated_at,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
   })
 
   const getRow = (tid: string, id: string) => getRequestRow(deps, tid, id)
 
   /** The shortcode a receipt of the tenant's was paid to or from, or null when it is not its. */
   function shortcodeOfReceipt(tid: string, receipt: string): string | null {
-    const db = deps.tenantDb(tid).sqlite
-    const c2b = db
-      .query<{ shortcode: string }, [string, string]>(
-        'SELECT shortcode FROM c2b_payments WHERE tenant_id = ? AND trans_id = ?',
-      )
-      .get(tid, receipt)
+    const { orm } = deps.tenantDb(tid)
+    const c = c2bPayments
+    const c2b = orm
+      .select({ shortcode: c.shortcode })
+      .from(c)
+      .where(and(eq(c.tenantId, tid), eq(c.transId, receipt)))
+      .get()
     if (c2b) return c2b.shortcode
-    const own = db
-      .query<{ n: number }, [string, string, string, string]>(
-        `SELECT 1 AS n FROM payments WHERE tenant_id = ? AND mpesa_receipt_number = ?
-         UNION ALL SELECT 1 FROM disbursements WHERE tenant_id = ? AND transaction_receipt = ?`,
-      )
-      .get(tid, receipt, tid, receipt)
+    const p = payments
+    const d = disbursements
+    const own =
+      orm
+        .select({ id: p.id })
+        .from(p)
+        .where(and(eq(p.tenantId, tid), eq(p.mpesaReceiptNumber, receipt)))
+        .limit(1)
+        .get() ??
+      orm
+        .select({ id: d.id })
+        .from(d)
+        .where(and(eq(d.tenantId, tid), eq(d.transactionReceipt, receipt)))
+        .limit(1)
+        .get()
     return own ? deps.cfg.credentials.shortcode : null
   }
 
@@ -74,12 +86,13 @@ export function createProviderRequests(
     if (isOperator(actor)) return true
     // The tenant's own STK payments and disbursements went through the platform's shortcode.
     if (ownReceipt && shortcode === deps.cfg.credentials.shortcode) return true
+    const s = c2bShortcodes
     return !!deps
       .platform()
-      .sqlite.query<{ n: number }, [string, string]>(
-        "SELECT 1 AS n FROM c2b_shortcodes WHERE shortcode = ? AND tenant_id = ? AND status = 'registered'",
-      )
-      .get(shortcode, tid)
+      .orm.select({ shortcode: s.shortcode })
+      .from(s)
+      .where(and(eq(s.shortcode, shortcode), eq(s.tenantId, tid), eq(s.status, 'registered')))
+      .get()
   }
 
   async function start(actor: Actor, kind: RequestKind, body: ProviderRequestBody) {

@@ -58,9 +58,9 @@ function resultFor(deps: PaymentDeps, tid: string, ref: string, raw: unknown) {
     !r ||
     !row ||
     (r.OriginatorConversationID !== undefined && r.OriginatorConversationID !== row.id) ||
-    (row.conversation_id !== null &&
+    (row.conversationId !== null &&
       r.ConversationID !== undefined &&
-      r.ConversationID !== row.conversation_id)
+      r.ConversationID !== row.conversationId)
   )
     throw new InvalidCallback('the result token does not belong to this request')
   return { r, row }

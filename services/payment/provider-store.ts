@@ -1,4 +1,5 @@
 import { providerRequests } from '../../schema/payment/tables.ts'
+import { sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { AppError } from '../kernel/errors.ts'
 import { newId } from '../kernel/ids.ts'
@@ -8,7 +9,7 @@ import type { AsyncAccepted, AsyncInput } from './daraja-business.ts'
 import type { PaymentDeps } from './deps.ts'
 import { grouped } from './grouped.ts'
 import { mayHaveReached } from './initiate.ts'
-import { insertRow, type Narrow, type SqlRow } from './sql-row.ts'
+import { insertValues, type Narrow, selectAll } from './sql-row.ts'
 
 /**
  * Requests answered later at a ResultURL (Transaction Status, Account Balance, Reversal, and the
@@ -38,9 +39,19 @@ export type VerifyHook = (
 ) => void
 
 export type RequestRow = Narrow<
-  SqlRow<typeof providerRequests>,
+  typeof providerRequests.$inferSelect,
   { kind: AnyKind; status: 'pending' | 'completed' | 'failed' | 'timeout' }
 >
+
+/**
+ * Each C2B confirmation is verified by a request of its own (bench/c2b.ts): its statements are
+ * prepared by hand, each name taken from the table.
+ */
+const r = sqlNames(providerRequests)
+const GET_SQL = `SELECT ${selectAll(providerRequests)} FROM ${r.$} WHERE ${r.tenantId} = ? AND ${r.id} = ?`
+const SENT_SQL = `UPDATE ${r.$} SET ${r.conversationId} = ?, ${r.updatedAt} = ? WHERE ${r.id} = ?`
+const FINISH_SQL = `UPDATE ${r.$} SET ${r.status} = ?, ${r.resultCode} = ?, ${r.resultDesc} = ?,
+  ${r.result} = ?, ${r.updatedAt} = ? WHERE ${r.id} = ? AND ${r.status} = 'pending'`
 
 /** What a request asks about: a receipt (status, reversal) or a shortcode (balance). */
 export type AskRequest = {
@@ -71,19 +82,19 @@ export function recordRequest(deps: PaymentDeps, input: RequestRecord) {
   const { db, tid, kind, request, actorId } = input
   const id = newId('req')
   const at = deps.nowIso()
-  insertRow(db, providerRequests, {
+  insertValues(db, providerRequests, {
     id,
-    tenant_id: tid,
+    tenantId: tid,
     kind,
-    conversation_id: null,
+    conversationId: null,
     status: 'pending',
     request: JSON.stringify(request),
-    result_code: null,
-    result_desc: null,
+    resultCode: null,
+    resultDesc: null,
     result: null,
-    user_id: actorId,
-    created_at: at,
-    updated_at: at,
+    userId: actorId,
+    createdAt: at,
+    updatedAt: at,
   })
   appendAudit(db, {
     tenantId: tid,
@@ -157,22 +168,13 @@ export async function sendRequest(
     )
   }
   // Group-committed: a synchronous commit here blocked the event loop for one fsync per request.
-  await grouped(db, () =>
-    db.sqlite
-      .query('UPDATE provider_requests SET conversation_id = ?, updated_at = ? WHERE id = ?')
-      .run(accepted.ConversationID, deps.nowIso(), id),
-  )
+  await grouped(db, () => db.sqlite.query(SENT_SQL).run(accepted.ConversationID, deps.nowIso(), id))
   return getRequestRow(deps, tid, id)!
 }
 
 /** A request of the tenant's by id. */
 export const getRequestRow = (deps: PaymentDeps, tid: string, id: string) =>
-  deps
-    .tenantDb(tid)
-    .sqlite.query<RequestRow, [string, string]>(
-      'SELECT * FROM provider_requests WHERE tenant_id = ? AND id = ?',
-    )
-    .get(tid, id)
+  deps.tenantDb(tid).sqlite.query<RequestRow, [string, string]>(GET_SQL).get(tid, id)
 
 /**
  * Moves a pending request to its end with its audit row, and runs `emit` in the same transaction;
@@ -194,10 +196,7 @@ export function finishRequest(
   return grouped(db, () => {
     const at = deps.nowIso()
     const changed = db.sqlite
-      .query(
-        `UPDATE provider_requests SET status = ?, result_code = ?, result_desc = ?, result = ?, updated_at = ?
-         WHERE id = ? AND status = 'pending'`,
-      )
+      .query(FINISH_SQL)
       .run(
         end.status,
         end.code,

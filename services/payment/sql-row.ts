@@ -33,16 +33,28 @@ export type Narrow<Row, N extends { [K in keyof N]: K extends keyof Row ? Row[K]
 export const selectAll = <T extends Table>(table: T): string =>
   selectList(table, Object.keys(getTableColumns(table)) as ColumnKey<T>[])
 
-const columnNames = new WeakMap<Table, string[]>()
+const columns = new WeakMap<Table, { keys: string[]; names: string[] }>()
 
-/** The table's SQL column names, in declaration order (read once per table). */
-function namesOf(table: Table): string[] {
-  let names = columnNames.get(table)
-  if (!names) {
-    names = Object.values(getTableColumns(table)).map((c) => c.name)
-    columnNames.set(table, names)
+/** The table's column property names and SQL names, in declaration order (read once per table). */
+function columnsOf(table: Table) {
+  let c = columns.get(table)
+  if (!c) {
+    const entries = Object.entries(getTableColumns(table))
+    c = { keys: entries.map(([k]) => k), names: entries.map(([, col]) => col.name) }
+    columns.set(table, c)
   }
-  return names
+  return c
+}
+
+type Conflict = { onConflict?: 'ignore' | 'replace' }
+
+/** One whole row's INSERT under the table's own column names; true when a row was inserted. */
+function insertWith(db: Db, table: Table, values: SQLQueryBindings[], opts: Conflict): boolean {
+  const { names } = columnsOf(table)
+  const verb = opts.onConflict ? `INSERT OR ${opts.onConflict.toUpperCase()}` : 'INSERT'
+  // The same text each time: bun:sqlite keeps the prepared statement.
+  const sql = `${verb} INTO ${getTableName(table)} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`
+  return db.sqlite.query(sql).run(...values).changes > 0
 }
 
 /**
@@ -54,12 +66,26 @@ export function insertRow<T extends Table>(
   db: Db,
   table: T,
   row: SqlRow<T>,
-  opts: { onConflict?: 'ignore' | 'replace' } = {},
+  opts: Conflict = {},
 ): boolean {
-  const names = namesOf(table)
-  const verb = opts.onConflict ? `INSERT OR ${opts.onConflict.toUpperCase()}` : 'INSERT'
-  // The same text each time: bun:sqlite keeps the prepared statement.
-  const sql = `${verb} INTO ${getTableName(table)} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`
-  const values = names.map((n) => (row as Record<string, SQLQueryBindings>)[n] ?? null)
-  return db.sqlite.query(sql).run(...values).changes > 0
+  const values = columnsOf(table).names.map(
+    (n) => (row as Record<string, SQLQueryBindings>)[n] ?? null,
+  )
+  return insertWith(db, table, values, opts)
+}
+
+/**
+ * `insertRow` for a row keyed by the table's property names (`$inferSelect`), for a hot path
+ * where drizzle's builder would cost a query build per row.
+ */
+export function insertValues<T extends Table>(
+  db: Db,
+  table: T,
+  row: T['$inferSelect'],
+  opts: Conflict = {},
+): boolean {
+  const values = columnsOf(table).keys.map(
+    (k) => (row as Record<string, SQLQueryBindings>)[k] ?? null,
+  )
+  return insertWith(db, table, values, opts)
 }
