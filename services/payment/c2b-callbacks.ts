@@ -13,7 +13,7 @@ import { parseDarajaTimestamp } from './daraja.ts'
 import type { PaymentDeps } from './deps.ts'
 import { grouped } from './grouped.ts'
 import type { ProviderRequests } from './provider-requests.ts'
-import { insertRow } from './sql-row.ts'
+import { insertValues } from './sql-row.ts'
 
 /**
  * Daraja's C2B validation answers: "0" accepts; the documented C2B codes reject (C2B00011 invalid
@@ -102,24 +102,24 @@ function c2bRowOf(
   const txnId = derivedId('txn', 'c2b', c.transId)
   return {
     id: `c2b_${txnId.slice(4)}`,
-    tenant_id: c.tid,
-    trans_id: c.transId,
+    tenantId: c.tid,
+    transId: c.transId,
     shortcode: c.shortcode,
-    transaction_type: String(body.TransactionType ?? ''),
-    amount_cents: c.amount * 100,
-    bill_ref_number: text(body.BillRefNumber),
-    invoice_number: text(body.InvoiceNumber),
+    transactionType: String(body.TransactionType ?? ''),
+    amountCents: c.amount * 100,
+    billRefNumber: text(body.BillRefNumber),
+    invoiceNumber: text(body.InvoiceNumber),
     msisdn: msisdn ? maskPhone(msisdn) : null,
-    payer_name: names.length ? names.join(' ') : null,
-    trans_time: c.occurred.toISOString(),
-    org_account_balance: /^-?\d{1,12}(\.\d{1,2})?$/.test(balance ?? '') ? balance : null,
-    third_party_trans_id: text(body.ThirdPartyTransID),
-    transaction_id: txnId,
-    created_at: c.at,
+    payerName: names.length ? names.join(' ') : null,
+    transTime: c.occurred.toISOString(),
+    orgAccountBalance: /^-?\d{1,12}(\.\d{1,2})?$/.test(balance ?? '') ? balance : null,
+    thirdPartyTransId: text(body.ThirdPartyTransID),
+    transactionId: txnId,
+    createdAt: c.at,
     status: c.status,
-    status_reason:
+    statusReason:
       c.status === 'unverified' ? 'the shortcode has no initiator to verify with' : null,
-    updated_at: c.at,
+    updatedAt: c.at,
   }
 }
 
@@ -227,7 +227,8 @@ export function createC2bCallbacks(parts: {
     }
     const verifyId = await grouped(db, () => {
       // The same TransID again (Daraja repeats confirmations): nothing changes.
-      if (!insertRow(db, c2bPayments, c2b, { onConflict: 'ignore' })) return null
+      // OR IGNORE: a repeated TransID (the unique tenant + trans_id index, not the key) is skipped.
+      if (!insertValues(db, c2bPayments, c2b, { onConflict: 'ignore' })) return null
       appendAudit(db, {
         tenantId: tid,
         entity: 'c2b_payment',
@@ -239,7 +240,7 @@ export function createC2bCallbacks(parts: {
           trans_id: transId,
           amount,
           shortcode: row.shortcode,
-          bill_ref_number: c2b.bill_ref_number,
+          bill_ref_number: c2b.billRefNumber,
           phone_number: c2b.msisdn,
         },
         actor: null,

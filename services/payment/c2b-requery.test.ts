@@ -6,7 +6,7 @@ import { type SimulatorKit, simulatorKit } from './test-kit.ts'
 describe('nextAskAt', () => {
   const at = (s: number) => new Date(Date.UTC(2026, 0, 1) + s * 1000).toISOString()
   const due = (updated: number) =>
-    (nextAskAt({ created_at: at(0), updated_at: at(updated) }, 1000) - Date.parse(at(0))) / 1000
+    (nextAskAt({ createdAt: at(0), updatedAt: at(updated) }, 1000) - Date.parse(at(0))) / 1000
 
   it('doubles the waits from the arrival and picks the first one after the last attempt', () => {
     expect(due(0)).toBe(1) // asked on arrival: again 1 s later

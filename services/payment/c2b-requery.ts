@@ -1,3 +1,5 @@
+import { and, eq, lt, sql } from 'drizzle-orm'
+import { c2bPayments } from '../../schema/payment/tables.ts'
 import { type BackoffStep, exponentialBackoff, nextWait } from '../kernel/backoff.ts'
 import { getShortcode } from './c2b-shortcode-store.ts'
 import type { C2bRow, C2bVerifier } from './c2b-verify.ts'
@@ -19,10 +21,10 @@ export interface RequeryReport {
  * `firstMs` (kernel backoff) counted from its arrival, and the next one due is the first that
  * falls after its last attempt (`updated_at`). Kept in the row alone, so a restart loses nothing.
  */
-export function nextAskAt(row: Pick<C2bRow, 'created_at' | 'updated_at'>, firstMs: number): number {
+export function nextAskAt(row: Pick<C2bRow, 'createdAt' | 'updatedAt'>, firstMs: number): number {
   const policy = exponentialBackoff({ initialMs: firstMs, maxMs: Math.max(firstMs, MAX_WAIT_MS) })
-  const last = Date.parse(row.updated_at ?? row.created_at)
-  let at = Date.parse(row.created_at)
+  const last = Date.parse(row.updatedAt ?? row.createdAt)
+  let at = Date.parse(row.createdAt)
   let step: BackoffStep | undefined
   while (at <= last) {
     step = nextWait(policy, step)
@@ -48,12 +50,14 @@ export function createC2bRequery(
     const out: C2bRow[] = []
     for (const file of deps.ctx.registry.existingTenantDatabases('payment')) {
       const db = deps.ctx.registry.openPath('payment', file, null)
+      const t = c2bPayments
+      const touched = sql`coalesce(${t.updatedAt}, ${t.createdAt})`
       out.push(
-        ...db.sqlite
-          .query<C2bRow, [string]>(
-            "SELECT * FROM c2b_payments WHERE status = 'received' AND coalesce(updated_at, created_at) < ?",
-          )
-          .all(before),
+        ...(db.orm
+          .select()
+          .from(t)
+          .where(and(eq(t.status, 'received'), lt(touched, before)))
+          .all() as C2bRow[]),
       )
     }
     return out
@@ -64,13 +68,13 @@ export function createC2bRequery(
     // A released shortcode's initiator still answers for the payments made to it.
     const initiator = sc ? verifier.initiatorOf(sc) : null
     if (!initiator) return false
-    await verifier.notYet(row.tenant_id, row.trans_id, 'asking the provider again')
+    await verifier.notYet(row.tenantId, row.transId, 'asking the provider again')
     await ask(
-      row.tenant_id,
+      row.tenantId,
       'verify',
-      { transaction_id: row.trans_id, shortcode: row.shortcode, amount: null, c2b_id: row.id },
+      { transaction_id: row.transId, shortcode: row.shortcode, amount: null, c2b_id: row.id },
       { actorId: null, remarks: 'C2B confirmation check', initiator },
-    ).catch((err) => verifier.notYet(row.tenant_id, row.trans_id, (err as Error).message))
+    ).catch((err) => verifier.notYet(row.tenantId, row.transId, (err as Error).message))
     return true
   }
 
@@ -80,15 +84,15 @@ export function createC2bRequery(
     const now = deps.ctx.clock.nowMs()
     const deadline = now - deps.cfg.c2bVerifyForS * 1000
     for (const row of stale(new Date(now - firstMs).toISOString())) {
-      if (Date.parse(row.created_at) <= deadline) {
-        const why = row.status_reason?.replace(/^not verified yet: /, '') || 'no answer'
+      if (Date.parse(row.createdAt) <= deadline) {
+        const why = row.statusReason?.replace(/^not verified yet: /, '') || 'no answer'
         const reason = `the provider could not confirm it within ${Math.round(deps.cfg.c2bVerifyForS / 60)} min (last: ${why})`
-        if (await verifier.giveUp(row.tenant_id, row.trans_id, reason)) report.unverified++
+        if (await verifier.giveUp(row.tenantId, row.transId, reason)) report.unverified++
         continue
       }
       if (nextAskAt(row, firstMs) > now) continue
       if (await askAgain(row)) report.asked++
-      else if (await verifier.giveUp(row.tenant_id, row.trans_id, 'no initiator to verify with'))
+      else if (await verifier.giveUp(row.tenantId, row.transId, 'no initiator to verify with'))
         report.unverified++
     }
     if (report.unverified > 0)

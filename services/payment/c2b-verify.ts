@@ -10,11 +10,11 @@ import type { PaymentDeps } from './deps.ts'
 import { grouped } from './grouped.ts'
 import type { ProviderResult } from './provider-store.ts'
 import { emitSuccess } from './settle.ts'
-import type { Narrow, SqlRow } from './sql-row.ts'
+import { type Narrow, selectAll } from './sql-row.ts'
 
 /** A stored confirmation (c2b_payments). */
 export type C2bRow = Narrow<
-  SqlRow<typeof c2bPayments>,
+  typeof c2bPayments.$inferSelect,
   { status: 'received' | 'verified' | 'unverified' | 'rejected' | 'unrouted' }
 >
 
@@ -23,7 +23,7 @@ export type C2bRow = Narrow<
  * the table.
  */
 const c = sqlNames(c2bPayments)
-const GET_SQL = `SELECT * FROM ${c.$} WHERE ${c.tenantId} = ? AND ${c.transId} = ?`
+const GET_SQL = `SELECT ${selectAll(c2bPayments)} FROM ${c.$} WHERE ${c.tenantId} = ? AND ${c.transId} = ?`
 const MOVE_SQL = `UPDATE ${c.$} SET ${c.status} = ?, ${c.statusReason} = ?, ${c.updatedAt} = ?
   WHERE ${c.id} = ?`
 const NOT_YET_SQL = `UPDATE ${c.$} SET ${c.statusReason} = ?, ${c.updatedAt} = ?
@@ -44,15 +44,15 @@ export function disagreement(row: C2bRow, r: ProviderResult): string | null {
   const status = p.TransactionStatus === undefined ? 'Completed' : String(p.TransactionStatus)
   if (!/^completed$/i.test(status)) return `the provider reports the transaction as ${status}`
   const amount = Math.round(Number(p.Amount) * 100)
-  if (amount !== row.amount_cents)
-    return `the amount disagrees: the confirmation says ${row.amount_cents / 100}, the provider ${Number.isFinite(amount) ? amount / 100 : 'none'}`
+  if (amount !== row.amountCents)
+    return `the amount disagrees: the confirmation says ${row.amountCents / 100}, the provider ${Number.isFinite(amount) ? amount / 100 : 'none'}`
   const parties = [p.CreditPartyName, p.DebitPartyName].map((v) => String(v ?? ''))
   if (!parties.some((v) => v === row.shortcode || v.startsWith(`${row.shortcode} `)))
     return `the shortcode disagrees: the provider did not pay ${row.shortcode} (${parties.filter(Boolean).join(', ') || 'no party named'})`
   const when = parseDarajaTimestamp(p.FinalisedTime ?? p.InitiatedTime)
   if (!when) return 'the provider gave no time for the transaction'
-  if (Math.abs(when.getTime() - Date.parse(row.trans_time)) > TIME_SLACK_MS)
-    return `the time disagrees: the confirmation says ${row.trans_time}, the provider ${when.toISOString()}`
+  if (Math.abs(when.getTime() - Date.parse(row.transTime)) > TIME_SLACK_MS)
+    return `the time disagrees: the confirmation says ${row.transTime}, the provider ${when.toISOString()}`
   return null
 }
 
@@ -89,27 +89,27 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
     const sc = getShortcode(deps.platform(), row.shortcode)
     const aggregator = sc?.mode === 'aggregator'
     const reference = aggregator
-      ? accounts.route(row.bill_ref_number)?.rest || row.bill_ref_number
-      : row.bill_ref_number
-    const till = !aggregator && /goods/i.test(row.transaction_type)
-    const balance = Number(row.org_account_balance)
+      ? accounts.route(row.billRefNumber)?.rest || row.billRefNumber
+      : row.billRefNumber
+    const till = !aggregator && /goods/i.test(row.transactionType)
+    const balance = Number(row.orgAccountBalance)
     const what = till
       ? `Customer payment to till ${row.shortcode}`
       : `Customer payment to paybill ${row.shortcode}${reference ? ` account ${reference}` : ''}`
     emitSuccess(deps, db, {
-      tenant: row.tenant_id,
-      transaction_id: row.transaction_id,
-      occurred_at: row.trans_time,
-      amount: row.amount_cents / 100,
+      tenant: row.tenantId,
+      transaction_id: row.transactionId,
+      occurred_at: row.transTime,
+      amount: row.amountCents / 100,
       direction: 'in',
-      counterparty_name: row.payer_name,
+      counterparty_name: row.payerName,
       counterparty_phone: row.msisdn,
       description: verified ? what : `${what} (unverified)`,
-      receipt_number: row.trans_id,
+      receipt_number: row.transId,
       // The organisation's balance moves cashflow only when the payment is verified, and only
       // on the tenant's own shortcode (an aggregator paybill's balance is the platform's).
       balance:
-        verified && !aggregator && row.org_account_balance && Number.isFinite(balance)
+        verified && !aggregator && row.orgAccountBalance && Number.isFinite(balance)
           ? balance
           : null,
       source: 'payment',
@@ -138,7 +138,7 @@ export function createC2bVerifier(deps: PaymentDeps, accounts: Accounts, box: Cr
       action: to === 'received' ? 'checked' : to,
       fromStatus: 'received',
       toStatus: to,
-      detail: { trans_id: transId, amount: row.amount_cents / 100, reason },
+      detail: { trans_id: transId, amount: row.amountCents / 100, reason },
       actor: null,
       at,
     })

@@ -3,7 +3,6 @@ import { getTableColumns, getTableName } from 'drizzle-orm'
 import { migrations } from '../../schema/payment/migrations.ts'
 import * as tables from '../../schema/payment/tables.ts'
 import { createTestKit } from '../kernel/testing.ts'
-import type { C2bRow } from './c2b-verify.ts'
 import type { PaymentRow } from './rows.ts'
 
 /**
@@ -21,7 +20,7 @@ describe('row types from the payment tables', () => {
     row.tenantId
     // @ts-expect-error a status the payment state machine does not have
     const wrong: PaymentRow['status'] = 'paid'
-    const nullable: C2bRow['status_reason'] = null
+    const nullable: PaymentRow['result_desc'] = null
     expect([row.tenant_id, wrong, nullable]).toEqual(['t', 'paid', null])
   })
 
