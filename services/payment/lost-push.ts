@@ -1,3 +1,5 @@
+import { and, eq, gt, isNotNull, min } from 'drizzle-orm'
+import { payments } from '../../schema/payment/tables.ts'
 import type { PulledTransaction } from './daraja-pull.ts'
 import type { PaymentDeps } from './deps.ts'
 import { PROMPT_HOLD_MS } from './phone-lock.ts'
@@ -83,19 +85,28 @@ export async function settleLostPushes(deps: PaymentDeps, lost: LostPush[]): Pro
   let settled = 0
   for (const p of rows) {
     const db = deps.tenantDb(p.tenant_id)
+    const pay = payments
     const taken = (receipt: string) =>
       used.has(receipt) ||
-      !!db.sqlite
-        .query<{ n: number }, [string]>(
-          'SELECT 1 AS n FROM payments WHERE mpesa_receipt_number = ? LIMIT 1',
-        )
-        .get(receipt)
-    const next = db.sqlite
-      .query<{ at: string | null }, [string, string, string]>(
-        `SELECT min(created_at) AS at FROM payments WHERE tenant_id = ? AND phone_number = ?
-         AND created_at > ? AND checkout_request_id IS NOT NULL`,
+      !!db.orm
+        .select({ id: pay.id })
+        .from(pay)
+        .where(eq(pay.mpesaReceiptNumber, receipt))
+        .limit(1)
+        .get()
+    // The next push to the same phone the provider took: the lost one was answered before it.
+    const next = db.orm
+      .select({ at: min(pay.createdAt) })
+      .from(pay)
+      .where(
+        and(
+          eq(pay.tenantId, p.tenant_id),
+          eq(pay.phoneNumber, p.phone_number),
+          gt(pay.createdAt, p.created_at),
+          isNotNull(pay.checkoutRequestId),
+        ),
       )
-      .get(p.tenant_id, p.phone_number, p.created_at)?.at
+      .get()?.at
     const t = matchOf(p, txns, taken, next ? Date.parse(next) : undefined)
     if (t) {
       used.add(t.receipt)

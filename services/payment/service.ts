@@ -1,3 +1,5 @@
+import { and, asc, eq } from 'drizzle-orm'
+import { c2bShortcodes } from '../../schema/payment/tables.ts'
 import type { ServiceContext } from '../kernel/context.ts'
 import { assertEntitled } from '../kernel/entitlements.ts'
 import { AppError } from '../kernel/errors.ts'
@@ -74,11 +76,13 @@ export function createPayments(
   function c2bAccount(actor: Actor, named?: string) {
     const tid = tenantFor(actor, named)
     deps.ctx.registry.assertExists(tid)
+    const s = c2bShortcodes
     const paybills = deps
       .platform()
-      .sqlite.query<{ shortcode: string }, []>(
-        "SELECT shortcode FROM c2b_shortcodes WHERE mode = 'aggregator' AND status = 'registered' ORDER BY shortcode",
-      )
+      .orm.select({ shortcode: s.shortcode })
+      .from(s)
+      .where(and(eq(s.mode, 'aggregator'), eq(s.status, 'registered')))
+      .orderBy(asc(s.shortcode))
       .all()
       .map((r) => r.shortcode)
     return {
