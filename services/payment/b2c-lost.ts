@@ -26,8 +26,8 @@ export function createLostDisbursements(
     let asked = 0
     for (const l of lost) {
       const d = getDisbursement(deps.tenantDb(l.tid), l.tid, l.ref)
-      if (!d || !OPEN.has(d.status) || d.conversation_id) continue
-      if (Date.parse(d.created_at) > now - lostAfterMs(deps)) continue
+      if (!d || !OPEN.has(d.status) || d.conversationId) continue
+      if (Date.parse(d.createdAt) > now - lostAfterMs(deps)) continue
       await unwrap(
         authed('/mpesa/transactionstatus/v1/query', {
           Initiator: cfg.initiatorName,

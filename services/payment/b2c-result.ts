@@ -28,7 +28,7 @@ export async function takeB2cResult(
   if (query.status === '1') {
     const o = outcomeOfStatus(result, query.timeout === '1')
     const d = getDisbursement(db, tid, ref)
-    if (o && d && OPEN.has(d.status) && !d.conversation_id)
+    if (o && d && OPEN.has(d.status) && !d.conversationId)
       await settle(deps, { db, kind: 'b2c', tid, id: ref }, o)
     return ACK
   }
@@ -39,7 +39,7 @@ export async function takeB2cResult(
   if (
     d &&
     conversationId &&
-    answerLost(deps, { status: d.status, providerId: d.conversation_id, ref })
+    answerLost(deps, { status: d.status, providerId: d.conversationId, ref })
   ) {
     await bindLost(ctx, { db, kind: 'b2c', tid, ref, ids: { providerId: conversationId } })
     d = getDisbursement(db, tid, ref)
@@ -49,9 +49,9 @@ export async function takeB2cResult(
   if (
     !d ||
     (result.OriginatorConversationID !== undefined && result.OriginatorConversationID !== d.id) ||
-    (d.conversation_id !== null &&
+    (d.conversationId !== null &&
       result.ConversationID !== undefined &&
-      result.ConversationID !== d.conversation_id)
+      result.ConversationID !== d.conversationId)
   )
     throw new InvalidCallback('the result token does not belong to this disbursement')
   if (!OPEN.has(d.status)) return ACK

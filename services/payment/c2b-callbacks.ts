@@ -228,7 +228,7 @@ export function createC2bCallbacks(parts: {
     const verifyId = await grouped(db, () => {
       // The same TransID again (Daraja repeats confirmations): nothing changes.
       // OR IGNORE: a repeated TransID (the unique tenant + trans_id index, not the key) is skipped.
-      if (!insertValues(db, c2bPayments, c2b, { onConflict: 'ignore' })) return null
+      if (!insertValues(db, c2bPayments, c2b, { orIgnore: true })) return null
       appendAudit(db, {
         tenantId: tid,
         entity: 'c2b_payment',

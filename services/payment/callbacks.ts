@@ -60,13 +60,13 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
     meta: SuccessMeta | null,
     via: string,
   ): Promise<'settled' | 'pending'> {
-    if (!p.checkout_request_id) return 'pending'
-    const r = await deps.provider.stkQuery(p.checkout_request_id)
+    if (!p.checkoutRequestId) return 'pending'
+    const r = await deps.provider.stkQuery(p.checkoutRequestId)
     if (r.state === 'processing') return 'pending'
     const m = r.resultCode === 0 ? (meta ?? NO_META) : NO_META
     await settle(
       deps,
-      { db, kind: 'stk', tid: p.tenant_id, id: p.id },
+      { db, kind: 'stk', tid: p.tenantId, id: p.id },
       {
         code: r.resultCode,
         desc: r.resultDesc,
@@ -88,7 +88,7 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
     const { db, tid, ref, via, requestId } = q
     await awaitInitiated(ref)
     const p = getPayment(db, tid, ref)
-    if (p && OPEN.has(p.status) && p.checkout_request_id)
+    if (p && OPEN.has(p.status) && p.checkoutRequestId)
       await confirmByQuery(db, p, null, via).catch((err) =>
         deps.ctx.log.warn('could not query a payment after an empty callback', {
           request_id: requestId,
@@ -115,7 +115,7 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
       throw new InvalidCallback('the callback names no CheckoutRequestID')
     await awaitInitiated(ref)
     let p = getPayment(db, tid, ref)
-    if (p && unanswered(p.status, p.checkout_request_id, ref)) {
+    if (p && unanswered(p.status, p.checkoutRequestId, ref)) {
       await bindLost(
         { deps, index },
         {
@@ -128,7 +128,7 @@ export function createCallbacks(deps: PaymentDeps, auth: CallbackAuth, index: Pr
       )
       p = getPayment(db, tid, ref)
     }
-    if (!p || p.checkout_request_id !== checkoutId)
+    if (!p || p.checkoutRequestId !== checkoutId)
       throw new InvalidCallback('the callback token does not belong to this checkout request')
     const code = Number(cb.ResultCode)
     if (!Number.isInteger(code)) throw new InvalidCallback('the callback has no ResultCode')

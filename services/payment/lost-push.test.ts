@@ -6,11 +6,11 @@ import type { PaymentRow } from './rows.ts'
 
 const push = {
   id: 'pay_1',
-  tenant_id: 'acme',
-  phone_number: '254712345126',
-  amount_cents: 15000,
-  account_reference: 'ORDER-7',
-  created_at: '2026-11-27T10:00:00.000Z',
+  tenantId: 'acme',
+  phoneNumber: '254712345126',
+  amountCents: 15000,
+  accountReference: 'ORDER-7',
+  createdAt: '2026-11-27T10:00:00.000Z',
 } as PaymentRow
 
 const txn = (over: Partial<PulledTransaction>): PulledTransaction => ({

@@ -48,17 +48,17 @@ export function matchOf(
   taken: (receipt: string) => boolean,
   until = Number.POSITIVE_INFINITY,
 ): PulledTransaction | null {
-  const started = Date.parse(p.created_at) - 60_000
-  const ends = Math.min(Date.parse(p.created_at) + COMPLETES_WITHIN_MS, until)
-  const ref = p.account_reference.trim().toLowerCase()
+  const started = Date.parse(p.createdAt) - 60_000
+  const ends = Math.min(Date.parse(p.createdAt) + COMPLETES_WITHIN_MS, until)
+  const ref = p.accountReference.trim().toLowerCase()
   const found = txns
     .filter(
       (t) =>
         t.billReference.trim().toLowerCase() === ref &&
-        Math.round(t.amount * 100) === p.amount_cents &&
+        Math.round(t.amount * 100) === p.amountCents &&
         t.at.getTime() >= started &&
         t.at.getTime() <= ends &&
-        samePhone(t.msisdn, p.phone_number) &&
+        samePhone(t.msisdn, p.phoneNumber) &&
         !taken(t.receipt),
     )
     .sort((a, b) => a.at.getTime() - b.at.getTime())
@@ -74,17 +74,17 @@ export async function settleLostPushes(deps: PaymentDeps, lost: LostPush[]): Pro
       (p): p is PaymentRow =>
         !!p &&
         OPEN.has(p.status) &&
-        !p.checkout_request_id &&
-        Date.parse(p.created_at) <= now - deps.cfg.reconcileAfterS * 1000,
+        !p.checkoutRequestId &&
+        Date.parse(p.createdAt) <= now - deps.cfg.reconcileAfterS * 1000,
     )
   if (rows.length === 0) return 0
-  const earliest = Math.min(...rows.map((p) => Date.parse(p.created_at)))
+  const earliest = Math.min(...rows.map((p) => Date.parse(p.createdAt)))
   const from = Math.max(earliest - 60_000, now - 48 * 3600_000)
   const txns = await deps.pull.transactions(new Date(from), new Date(now))
   const used = new Set<string>()
   let settled = 0
   for (const p of rows) {
-    const db = deps.tenantDb(p.tenant_id)
+    const db = deps.tenantDb(p.tenantId)
     const pay = payments
     const taken = (receipt: string) =>
       used.has(receipt) ||
@@ -100,9 +100,9 @@ export async function settleLostPushes(deps: PaymentDeps, lost: LostPush[]): Pro
       .from(pay)
       .where(
         and(
-          eq(pay.tenantId, p.tenant_id),
-          eq(pay.phoneNumber, p.phone_number),
-          gt(pay.createdAt, p.created_at),
+          eq(pay.tenantId, p.tenantId),
+          eq(pay.phoneNumber, p.phoneNumber),
+          gt(pay.createdAt, p.createdAt),
           isNotNull(pay.checkoutRequestId),
         ),
       )
@@ -112,7 +112,7 @@ export async function settleLostPushes(deps: PaymentDeps, lost: LostPush[]): Pro
       used.add(t.receipt)
       const done = await settle(
         deps,
-        { db, kind: 'stk', tid: p.tenant_id, id: p.id },
+        { db, kind: 'stk', tid: p.tenantId, id: p.id },
         {
           code: 0,
           desc: "found in M-Pesa's own record of payments (Pull Transactions)",
@@ -125,10 +125,10 @@ export async function settleLostPushes(deps: PaymentDeps, lost: LostPush[]): Pro
       if (done) settled++
       continue
     }
-    if (Date.parse(p.created_at) > now - lostAfterMs(deps)) continue
+    if (Date.parse(p.createdAt) > now - lostAfterMs(deps)) continue
     const done = await settle(
       deps,
-      { db, kind: 'stk', tid: p.tenant_id, id: p.id },
+      { db, kind: 'stk', tid: p.tenantId, id: p.id },
       {
         code: null,
         desc: 'M-Pesa has no payment for this request in its own record (Pull Transactions): nothing was charged',

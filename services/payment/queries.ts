@@ -1,3 +1,5 @@
+import { and, desc, eq, inArray, lt } from 'drizzle-orm'
+import { payments } from '../../schema/payment/tables.ts'
 import { NotFound } from '../kernel/errors.ts'
 import { type Actor, isOperator, tenantFor } from '../kernel/roles.ts'
 import type { PaymentDeps } from './deps.ts'
@@ -36,24 +38,20 @@ export function createQueries(deps: PaymentDeps, index: ProviderIndex) {
   function list(actor: Actor, q: ListQuery) {
     const tid = tenantFor(actor, q.tenant_id)
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 500)
-    const params: (string | number)[] = [tid]
-    let where = 'tenant_id = ?'
-    if (q.cursor) {
-      where += ' AND id < ?'
-      params.push(q.cursor)
-    }
-    if (q.status) {
-      where +=
-        q.status === 'pending' ? " AND status IN ('pending','initiating')" : ' AND status = ?'
-      if (q.status !== 'pending') params.push(q.status)
-    }
-    params.push(limit + 1)
+    const t = payments
+    const status = !q.status
+      ? undefined
+      : q.status === 'pending'
+        ? inArray(t.status, ['pending', 'initiating'])
+        : eq(t.status, q.status)
     const rows = deps
       .tenantDb(tid)
-      .sqlite.query<PaymentRow, (string | number)[]>(
-        `SELECT * FROM payments WHERE ${where} ORDER BY id DESC LIMIT ?`,
-      )
-      .all(...params)
+      .orm.select()
+      .from(t)
+      .where(and(eq(t.tenantId, tid), q.cursor ? lt(t.id, q.cursor) : undefined, status))
+      .orderBy(desc(t.id))
+      .limit(limit + 1)
+      .all() as PaymentRow[]
     const has_more = rows.length > limit
     const page = rows.slice(0, limit)
     return {

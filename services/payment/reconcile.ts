@@ -124,9 +124,9 @@ export function createReconciler(deps: PaymentDeps, index: ProviderIndex, callba
     if (p.status !== 'pending') return
     report.checked++
     let meta = null
-    if (p.callback_body) {
+    if (p.callbackBody) {
       try {
-        const cb = JSON.parse(p.callback_body) as {
+        const cb = JSON.parse(p.callbackBody) as {
           Body?: { stkCallback?: { CallbackMetadata?: { Item?: unknown } } }
         }
         meta = metaOf(cb.Body?.stkCallback?.CallbackMetadata?.Item)

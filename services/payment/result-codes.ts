@@ -105,13 +105,13 @@ export function meaningOf(code: number | null, desc?: string | null): ResultMean
 /** The owner-facing sentence for a payment's state; null while it is still open. */
 export function resultMessage(p: {
   status: string
-  result_code: number | null
-  result_desc: string | null
+  resultCode: number | null
+  resultDesc: string | null
 }): string | null {
   if (p.status === 'pending' || p.status === 'initiating') return null
   if (p.status === 'unknown')
     return 'M-Pesa has not told us how this payment ended yet; it is being checked.'
-  if (p.result_code === null && p.status === 'failed')
-    return p.result_desc ? `The payment failed: ${p.result_desc}` : 'The payment failed.'
-  return meaningOf(p.result_code, p.result_desc).message
+  if (p.resultCode === null && p.status === 'failed')
+    return p.resultDesc ? `The payment failed: ${p.resultDesc}` : 'The payment failed.'
+  return meaningOf(p.resultCode, p.resultDesc).message
 }

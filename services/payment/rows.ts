@@ -2,7 +2,7 @@ import { disbursements, payments } from '../../schema/payment/tables.ts'
 import { sqlNames } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 import { meaningOf } from './result-codes.ts'
-import type { Narrow, SqlRow } from './sql-row.ts'
+import { type Narrow, selectAll } from './sql-row.ts'
 
 /**
  * initiating → pending → success | failed | cancelled | timeout. `unknown`: the provider may have
@@ -25,11 +25,11 @@ export const OPEN: ReadonlySet<string> = new Set(['initiating', 'pending', 'unkn
 /** Daraja result code → our status (the one table: result-codes.ts). */
 export const statusOfResult = (code: number): FinalStatus => meaningOf(code).status
 
-/** A `payments` row as raw SQL returns it. */
-export type PaymentRow = Narrow<SqlRow<typeof payments>, { status: PaymentStatus }>
+/** A `payments` row, its status narrowed to the state machine's. */
+export type PaymentRow = Narrow<typeof payments.$inferSelect, { status: PaymentStatus }>
 
-/** A `disbursements` row as raw SQL returns it. */
-export type DisbursementRow = Narrow<SqlRow<typeof disbursements>, { status: PaymentStatus }>
+/** A `disbursements` row, its status narrowed to the state machine's. */
+export type DisbursementRow = Narrow<typeof disbursements.$inferSelect, { status: PaymentStatus }>
 
 export type Kind = 'stk' | 'b2c'
 
@@ -52,9 +52,9 @@ export const byKind = (sql: (n: typeof P | typeof D) => string): Record<Kind, st
   b2c: sql(D),
 })
 
-const GET_PAYMENT_SQL = `SELECT * FROM ${P.$} WHERE ${P.tenantId} = ? AND ${P.id} = ?`
-const GET_DISBURSEMENT_SQL = `SELECT * FROM ${D.$} WHERE ${D.tenantId} = ? AND ${D.id} = ?`
-const FIND_PAYMENT_SQL = `SELECT * FROM ${P.$}
+const GET_PAYMENT_SQL = `SELECT ${selectAll(payments)} FROM ${P.$} WHERE ${P.tenantId} = ? AND ${P.id} = ?`
+const GET_DISBURSEMENT_SQL = `SELECT ${selectAll(disbursements)} FROM ${D.$} WHERE ${D.tenantId} = ? AND ${D.id} = ?`
+const FIND_PAYMENT_SQL = `SELECT ${selectAll(payments)} FROM ${P.$}
   WHERE ${P.tenantId} = ? AND (${P.checkoutRequestId} = ? OR ${P.id} = ?) LIMIT 1`
 const entitySql = (n: typeof P | typeof D, providerCol: string) =>
   `SELECT ${n.status} AS status, ${providerCol} AS providerId, ${n.createdAt} AS createdAt,

@@ -130,7 +130,7 @@ function settlePayment(deps: PaymentDeps, { db, tid, id }: Settling, o: Outcome)
     receipt: ok ? { mpesa_receipt_number: o.receipt } : {},
   })
   // A push whose answer was lost never passed markAccepted: it is metered when it settles charged.
-  if (ok && !p.checkout_request_id) meterRequest(deps, db, tid)
+  if (ok && !p.checkoutRequestId) meterRequest(deps, db, tid)
   if (ok) emitSuccess(deps, db, paymentTransaction(p, { txnId: txnId!, o, at }))
   else emitPaymentFailed(deps, db, { p, status, code: o.code, desc: o.desc })
   return true
@@ -154,7 +154,7 @@ function settleDisbursement(deps: PaymentDeps, { db, tid, id }: Settling, o: Out
     receipt: { transaction_receipt: o.receipt },
   })
   const reference = d.occasion ?? d.remarks.slice(0, 12)
-  if (ok && !d.conversation_id) meterRequest(deps, db, tid)
+  if (ok && !d.conversationId) meterRequest(deps, db, tid)
   if (ok) emitSuccess(deps, db, disbursementTransaction(d, { txnId: txnId!, o, at }, reference))
   else {
     const data: PaymentFailedEvent = {
@@ -162,8 +162,8 @@ function settleDisbursement(deps: PaymentDeps, { db, tid, id }: Settling, o: Out
       status,
       result_code: o.code,
       result_desc: o.desc,
-      amount: toMajor(d.amount_cents),
-      phone_number: d.phone_number,
+      amount: toMajor(d.amountCents),
+      phone_number: d.phoneNumber,
       account_reference: reference,
     }
     emitEvent(db, { topic: topics.transactionsFailed, tenantId: tid, data }, deps.ctx.clock)
@@ -193,40 +193,40 @@ interface Settled {
 
 function paymentTransaction(p: PaymentRow, { txnId, o, at }: Settled) {
   return {
-    tenant: p.tenant_id,
+    tenant: p.tenantId,
     transaction_id: txnId,
     occurred_at: o.transactionDate ?? at,
-    amount: toMajor(p.amount_cents),
+    amount: toMajor(p.amountCents),
     direction: 'in' as const,
     counterparty_name: o.counterpartyName,
-    counterparty_phone: p.phone_number,
-    description: `M-Pesa payment ${p.account_reference}`,
+    counterparty_phone: p.phoneNumber,
+    description: `M-Pesa payment ${p.accountReference}`,
     receipt_number: o.receipt,
     balance: null,
     source: 'payment' as const,
     channel: 'stk' as const,
-    user_id: p.user_id,
-    checkout_request_id: p.checkout_request_id ?? p.id,
-    account_reference: p.account_reference,
+    user_id: p.userId,
+    checkout_request_id: p.checkoutRequestId ?? p.id,
+    account_reference: p.accountReference,
     ...(p.purpose === 'invoice' ? { purpose: 'invoice' as const } : {}),
   }
 }
 
 function disbursementTransaction(d: DisbursementRow, { txnId, o, at }: Settled, reference: string) {
   return {
-    tenant: d.tenant_id,
+    tenant: d.tenantId,
     transaction_id: txnId,
     occurred_at: o.transactionDate ?? at,
-    amount: toMajor(d.amount_cents),
+    amount: toMajor(d.amountCents),
     direction: 'out' as const,
     counterparty_name: o.counterpartyName,
-    counterparty_phone: d.phone_number,
+    counterparty_phone: d.phoneNumber,
     description: `M-Pesa disbursement ${d.remarks}`,
     receipt_number: o.receipt,
     balance: null,
     source: 'payment' as const,
     channel: 'b2c' as const,
-    user_id: d.user_id,
+    user_id: d.userId,
     account_reference: reference,
   }
 }

@@ -3,22 +3,6 @@ import { getTableColumns, getTableName, type Table } from 'drizzle-orm'
 import { type ColumnKey, selectList } from '../kernel/columns.ts'
 import type { Db } from '../kernel/db.ts'
 
-type Columns<T extends Table> = T['_']['columns']
-
-/**
- * A drizzle table's row as raw SQL (`SELECT *`) returns it: keyed by each column's SQL name and
- * typed by the column (nullable unless `notNull`), so renaming a column fails to compile wherever
- * the row is read. Narrow text columns holding an enum with `Narrow`.
- *
- * @example
- * type PaymentRow = Narrow<SqlRow<typeof payments>, { status: PaymentStatus }>
- */
-export type SqlRow<T extends Table> = {
-  [K in keyof Columns<T> as Columns<T>[K]['_']['name']]: Columns<T>[K]['_']['notNull'] extends true
-    ? Columns<T>[K]['_']['data']
-    : Columns<T>[K]['_']['data'] | null
-}
-
 /** `Row` with some of its columns' types narrowed (each must be assignable to the column's). */
 export type Narrow<Row, N extends { [K in keyof N]: K extends keyof Row ? Row[K] : never }> = Omit<
   Row,
@@ -33,59 +17,41 @@ export type Narrow<Row, N extends { [K in keyof N]: K extends keyof Row ? Row[K]
 export const selectAll = <T extends Table>(table: T): string =>
   selectList(table, Object.keys(getTableColumns(table)) as ColumnKey<T>[])
 
-const columns = new WeakMap<Table, { keys: string[]; names: string[] }>()
+const inserts = new WeakMap<Table, { keys: string[]; sql: string; orIgnore: string }>()
 
-/** The table's column property names and SQL names, in declaration order (read once per table). */
-function columnsOf(table: Table) {
-  let c = columns.get(table)
-  if (!c) {
+/** The table's column property names and its INSERT under the SQL names (built once per table). */
+function insertOf(table: Table) {
+  let ins = inserts.get(table)
+  if (!ins) {
     const entries = Object.entries(getTableColumns(table))
-    c = { keys: entries.map(([k]) => k), names: entries.map(([, col]) => col.name) }
-    columns.set(table, c)
+    const names = entries.map(([, col]) => col.name)
+    const into = `INTO ${getTableName(table)} (${names.join(', ')})
+      VALUES (${names.map(() => '?').join(', ')})`
+    ins = {
+      keys: entries.map(([k]) => k),
+      sql: `INSERT ${into}`,
+      orIgnore: `INSERT OR IGNORE ${into}`,
+    }
+    inserts.set(table, ins)
   }
-  return c
-}
-
-type Conflict = { onConflict?: 'ignore' | 'replace' }
-
-/** One whole row's INSERT under the table's own column names; true when a row was inserted. */
-function insertWith(db: Db, table: Table, values: SQLQueryBindings[], opts: Conflict): boolean {
-  const { names } = columnsOf(table)
-  const verb = opts.onConflict ? `INSERT OR ${opts.onConflict.toUpperCase()}` : 'INSERT'
-  // The same text each time: bun:sqlite keeps the prepared statement.
-  const sql = `${verb} INTO ${getTableName(table)} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`
-  return db.sqlite.query(sql).run(...values).changes > 0
+  return ins
 }
 
 /**
- * Inserts a whole row under the table's own column names (so a rename fails to compile here, not
- * at run time); `onConflict` 'ignore' or 'replace': `INSERT OR IGNORE` / `INSERT OR REPLACE`.
- * True when a row was inserted.
- */
-export function insertRow<T extends Table>(
-  db: Db,
-  table: T,
-  row: SqlRow<T>,
-  opts: Conflict = {},
-): boolean {
-  const values = columnsOf(table).names.map(
-    (n) => (row as Record<string, SQLQueryBindings>)[n] ?? null,
-  )
-  return insertWith(db, table, values, opts)
-}
-
-/**
- * `insertRow` for a row keyed by the table's property names (`$inferSelect`), for a hot path
- * where drizzle's builder would cost a query build per row.
+ * Inserts a whole row keyed by the table's property names (`$inferSelect`: a renamed or missing
+ * column fails to compile) under its SQL names, for a hot path where drizzle's builder would cost
+ * a query build per row. `orIgnore`: `INSERT OR IGNORE`, which skips a row any unique constraint
+ * refuses, not only the key (drizzle's `onConflictDoNothing` names one target). True when a row
+ * was inserted.
  */
 export function insertValues<T extends Table>(
   db: Db,
   table: T,
   row: T['$inferSelect'],
-  opts: Conflict = {},
+  opts: { orIgnore?: boolean } = {},
 ): boolean {
-  const values = columnsOf(table).keys.map(
-    (k) => (row as Record<string, SQLQueryBindings>)[k] ?? null,
-  )
-  return insertWith(db, table, values, opts)
+  const ins = insertOf(table)
+  const values = ins.keys.map((k) => (row as Record<string, SQLQueryBindings>)[k] ?? null)
+  // The same text each time: bun:sqlite keeps the prepared statement.
+  return db.sqlite.query(opts.orIgnore ? ins.orIgnore : ins.sql).run(...values).changes > 0
 }

@@ -8,7 +8,7 @@ import type { PaymentDeps } from './deps.ts'
 import { checkKey, requestHash } from './idempotency.ts'
 import type { createInitiator } from './initiate.ts'
 import { getDisbursement, getPayment } from './rows.ts'
-import { insertRow } from './sql-row.ts'
+import { insertValues } from './sql-row.ts'
 import { type B2CBody, type StkPushBody, validateB2C, validateStkPush } from './validate.ts'
 import { b2cAnswer, stkAnswer } from './views.ts'
 
@@ -64,10 +64,10 @@ const keyed = <B extends object>(input: StartInput<unknown>, tid: string, body: 
 /** The columns a payment or disbursement starts with empty (the provider's answer fills them). */
 const UNANSWERED = {
   status: 'initiating',
-  result_code: null,
-  result_desc: null,
-  user_id: null,
-  transaction_id: null,
+  resultCode: null,
+  resultDesc: null,
+  userId: null,
+  transactionId: null,
   owner: null,
 } as const
 
@@ -93,25 +93,25 @@ export async function startStkPush(
       assertHttpsCallbacks(deps.cfg)
     },
     insert(db, id, at) {
-      insertRow(db, payments, {
+      insertValues(db, payments, {
         ...UNANSWERED,
         id,
-        tenant_id: tid,
-        checkout_request_id: null,
-        merchant_request_id: null,
-        phone_number: body.phone_number,
-        amount_cents: amount * 100,
-        account_reference: body.account_reference,
-        transaction_desc: body.transaction_desc,
-        mpesa_receipt_number: null,
-        transaction_date: null,
-        counterparty_name: null,
-        callback_body: null,
-        callback_at: null,
-        user_id: actor.userId,
+        tenantId: tid,
+        checkoutRequestId: null,
+        merchantRequestId: null,
+        phoneNumber: body.phone_number,
+        amountCents: amount * 100,
+        accountReference: body.account_reference,
+        transactionDesc: body.transaction_desc,
+        mpesaReceiptNumber: null,
+        transactionDate: null,
+        counterpartyName: null,
+        callbackBody: null,
+        callbackAt: null,
+        userId: actor.userId,
         purpose: input.invoicePayment ? 'invoice' : null,
-        created_at: at,
-        updated_at: at,
+        createdAt: at,
+        updatedAt: at,
       })
       auditCreated(db, {
         entity: 'payment',
@@ -154,20 +154,20 @@ export async function startB2c({ deps, auth, initiate }: StartCtx, input: StartI
       assertHttpsCallbacks(deps.cfg)
     },
     insert(db, id, at) {
-      insertRow(db, disbursements, {
+      insertValues(db, disbursements, {
         ...UNANSWERED,
         id,
-        tenant_id: tid,
-        conversation_id: null,
-        phone_number: body.phone_number,
-        amount_cents: amount * 100,
+        tenantId: tid,
+        conversationId: null,
+        phoneNumber: body.phone_number,
+        amountCents: amount * 100,
         remarks: body.remarks,
         occasion: body.occasion ?? null,
-        transaction_receipt: null,
-        receiver_name: null,
-        user_id: actor.userId,
-        created_at: at,
-        updated_at: at,
+        transactionReceipt: null,
+        receiverName: null,
+        userId: actor.userId,
+        createdAt: at,
+        updatedAt: at,
       })
       auditCreated(db, {
         entity: 'disbursement',

@@ -48,16 +48,16 @@ interface Failure {
 
 export function emitPaymentFailed(deps: PaymentDeps, db: Db, { p, status, code, desc }: Failure) {
   const data: PaymentFailedEvent = {
-    checkout_request_id: p.checkout_request_id ?? p.id,
+    checkout_request_id: p.checkoutRequestId ?? p.id,
     status,
     result_code: code,
     result_desc: desc,
-    result_message: resultMessage({ status, result_code: code, result_desc: desc })!,
-    amount: toMajor(p.amount_cents),
-    phone_number: p.phone_number,
-    account_reference: p.account_reference,
+    result_message: resultMessage({ status, resultCode: code, resultDesc: desc })!,
+    amount: toMajor(p.amountCents),
+    phone_number: p.phoneNumber,
+    account_reference: p.accountReference,
   }
-  emitEvent(db, { topic: topics.transactionsFailed, tenantId: p.tenant_id, data }, deps.ctx.clock)
+  emitEvent(db, { topic: topics.transactionsFailed, tenantId: p.tenantId, data }, deps.ctx.clock)
 }
 
 /** Records the provider's id for a request it accepted; false when one is recorded already. */

@@ -13,20 +13,20 @@ const visible = (s: PaymentStatus): Visible => (s === 'initiating' ? 'pending' :
  */
 export function paymentView(p: PaymentRow) {
   return {
-    checkout_request_id: p.checkout_request_id ?? p.id,
-    merchant_request_id: p.merchant_request_id,
+    checkout_request_id: p.checkoutRequestId ?? p.id,
+    merchant_request_id: p.merchantRequestId,
     status: visible(p.status),
-    result_code: p.result_code,
-    result_desc: p.result_desc,
+    result_code: p.resultCode,
+    result_desc: p.resultDesc,
     result_message: resultMessage(p),
-    mpesa_receipt_number: p.mpesa_receipt_number,
-    amount: toMajor(p.amount_cents),
-    phone_number: p.phone_number,
-    account_reference: p.account_reference,
-    transaction_desc: p.transaction_desc,
-    transaction_id: p.transaction_id,
-    created_at: p.created_at,
-    updated_at: p.updated_at,
+    mpesa_receipt_number: p.mpesaReceiptNumber,
+    amount: toMajor(p.amountCents),
+    phone_number: p.phoneNumber,
+    account_reference: p.accountReference,
+    transaction_desc: p.transactionDesc,
+    transaction_id: p.transactionId,
+    created_at: p.createdAt,
+    updated_at: p.updatedAt,
   }
 }
 
@@ -34,27 +34,27 @@ export function disbursementView(d: DisbursementRow) {
   return {
     id: d.id,
     originator_conversation_id: d.id,
-    conversation_id: d.conversation_id,
+    conversation_id: d.conversationId,
     status: visible(d.status),
-    result_code: d.result_code,
-    result_desc: d.result_desc,
-    transaction_receipt: d.transaction_receipt,
-    receiver_name: d.receiver_name,
-    amount: toMajor(d.amount_cents),
-    phone_number: d.phone_number,
+    result_code: d.resultCode,
+    result_desc: d.resultDesc,
+    transaction_receipt: d.transactionReceipt,
+    receiver_name: d.receiverName,
+    amount: toMajor(d.amountCents),
+    phone_number: d.phoneNumber,
     remarks: d.remarks,
     occasion: d.occasion,
-    transaction_id: d.transaction_id,
-    created_at: d.created_at,
-    updated_at: d.updated_at,
+    transaction_id: d.transactionId,
+    created_at: d.createdAt,
+    updated_at: d.updatedAt,
   }
 }
 
 /** The answer to an STK push (and to its retries): the provider's ids and the current status. */
 export function stkAnswer(p: PaymentRow) {
   return {
-    checkout_request_id: p.checkout_request_id ?? p.id,
-    merchant_request_id: p.merchant_request_id ?? '',
+    checkout_request_id: p.checkoutRequestId ?? p.id,
+    merchant_request_id: p.merchantRequestId ?? '',
     status: visible(p.status),
   }
 }
@@ -64,7 +64,7 @@ export function b2cAnswer(d: DisbursementRow) {
   return {
     id: d.id,
     originator_conversation_id: d.id,
-    conversation_id: d.conversation_id ?? '',
+    conversation_id: d.conversationId ?? '',
     status: visible(d.status),
   }
 }
