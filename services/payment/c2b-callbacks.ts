@@ -226,8 +226,7 @@ export function createC2bCallbacks(parts: {
       c2b_id: c2b.id,
     }
     const verifyId = await grouped(db, () => {
-      // The same TransID again (Daraja repeats confirmations): nothing changes.
-      // OR IGNORE: a repeated TransID (the unique tenant + trans_id index, not the key) is skipped.
+      // The same TransID again (Daraja repeats it): OR IGNORE, by the tenant + trans_id index.
       if (!insertValues(db, c2bPayments, c2b, { orIgnore: true })) return null
       appendAudit(db, {
         tenantId: tid,
