@@ -113,7 +113,10 @@ export const statementReads = createReadGate(STATEMENT_READS, {
   load(running, waiting) {
     readsNow.set({ state: 'running' }, running)
     readsNow.set({ state: 'waiting' }, waiting)
-    if (running > most) readsMost.set((most = running))
+    if (running > most) {
+      most = running
+      readsMost.set(most)
+    }
   },
   refused: () => readsRefused.inc(),
 })
