@@ -146,15 +146,11 @@ export function fitDemo(opts: DemoOptions, room: number | null): FittedDemo {
   }
 }
 
-function generateDays(opts: DemoOptions): Array<DemoTransaction & { daysBeforeEnd: number }> {
-  const rnd = prng(opts.seed ?? 1)
-  const tz = opts.timeZone ?? DEFAULT_TIMEZONE
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!
-  const phone = () => `2547${String(Math.floor(rnd() * 1e8)).padStart(8, '0')}`
-  const ALPHA = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
-  const receipt = (year: number) =>
-    `${String.fromCharCode(65 + ((year - 2010) % 26))}${Array.from({ length: 9 }, () => pick([...ALPHA])).join('')}`
-
+/**
+ * The shop's people: 120 customers, the first coming back far more often (Zipf-like), each with a
+ * usual basket, and 3 staff with their pay.
+ */
+function demoCast(rnd: () => number, pick: <T>(xs: readonly T[]) => T, phone: () => string) {
   const customers = Array.from({ length: 120 }, (_, i) => ({
     name: `${pick(FIRST)} ${pick(LAST)}`,
     phone: phone(),
@@ -176,6 +172,19 @@ function generateDays(opts: DemoOptions): Array<DemoTransaction & { daysBeforeEn
     phone: phone(),
     pay: Math.round(15000 + rnd() * 10000),
   }))
+  return { customer, staff }
+}
+
+function generateDays(opts: DemoOptions): Array<DemoTransaction & { daysBeforeEnd: number }> {
+  const rnd = prng(opts.seed ?? 1)
+  const tz = opts.timeZone ?? DEFAULT_TIMEZONE
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!
+  const phone = () => `2547${String(Math.floor(rnd() * 1e8)).padStart(8, '0')}`
+  const ALPHA = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
+  const receipt = (year: number) =>
+    `${String.fromCharCode(65 + ((year - 2010) % 26))}${Array.from({ length: 9 }, () => pick([...ALPHA])).join('')}`
+
+  const { customer, staff } = demoCast(rnd, pick, phone)
 
   const out: Array<
     Omit<DemoTransaction, 'balance' | 'receipt_number'> & { year: number; daysBeforeEnd: number }
