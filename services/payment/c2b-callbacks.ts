@@ -123,6 +123,17 @@ function c2bRowOf(
   }
 }
 
+/** Whether the tenant may take a payment now (entitled to write: not suspended, within its plan). */
+function writable(deps: PaymentDeps, tid: string): boolean {
+  try {
+    assertEntitled(deps.ctx.registry, tid, { write: true })
+    return true
+  } catch (err) {
+    if (err instanceof AppError) return false
+    throw err
+  }
+}
+
 /** Validation and confirmation of customer-initiated payments to registered shortcodes. */
 export function createC2bCallbacks(parts: {
   deps: PaymentDeps
@@ -164,16 +175,6 @@ export function createC2bCallbacks(parts: {
     return { tenantId: routed.tenantId, reference: routed.rest || text(body.BillRefNumber) }
   }
 
-  const writable = (tid: string) => {
-    try {
-      assertEntitled(deps.ctx.registry, tid, { write: true })
-      return true
-    } catch (err) {
-      if (err instanceof AppError) return false
-      throw err
-    }
-  }
-
   function c2bValidation(
     query: Record<string, string | undefined>,
     raw: unknown,
@@ -184,7 +185,8 @@ export function createC2bCallbacks(parts: {
     if (text(body.MSISDN) === null) return VALIDATION.invalidMsisdn
     const to = recipient(row, body)
     if (!to) return VALIDATION.invalidAccount
-    if (to.tenantId !== PLATFORM_TENANT && !writable(to.tenantId)) return VALIDATION.otherError
+    if (to.tenantId !== PLATFORM_TENANT && !writable(deps, to.tenantId))
+      return VALIDATION.otherError
     return VALIDATION.accepted
   }
 
