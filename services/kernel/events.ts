@@ -1,5 +1,7 @@
 import type { EventEnvelope, Topic, TopicEvent } from '../../schema/events.ts'
+import { inbox, outbox } from '../../schema/kernel.ts'
 import type { Clock } from './clock.ts'
+import { sqlNames } from './columns.ts'
 import type { Db } from './db.ts'
 import { newId } from './ids.ts'
 import { counter } from './metrics.ts'
@@ -15,8 +17,10 @@ interface EmitInput<T extends string, D> {
   version?: number
 }
 
-const INSERT_OUTBOX =
-  'INSERT INTO outbox (id, topic, tenant_id, payload, created_at) VALUES (?, ?, ?, ?, ?)'
+const o = sqlNames(outbox)
+const i = sqlNames(inbox)
+const INSERT_OUTBOX = `INSERT INTO ${o.$} (${o.id}, ${o.topic}, ${o.tenantId}, ${o.payload}, ${o.createdAt}) VALUES (?, ?, ?, ?, ?)`
+const INSERT_INBOX = `INSERT OR IGNORE INTO ${i.$} (${i.consumer}, ${i.eventId}, ${i.handledAt}) VALUES (?, ?, ?)`
 
 /**
  * Writes an event to the database's outbox. Call it inside `db.write(...)` together with the state
@@ -76,9 +80,7 @@ export function handleOnce(
   apply: (orm: Db['orm']) => void,
 ): boolean {
   const applied = db.write((orm) => {
-    const res = db.sqlite
-      .query('INSERT OR IGNORE INTO inbox (consumer, event_id, handled_at) VALUES (?, ?, ?)')
-      .run(consumer, eventId, new Date().toISOString())
+    const res = db.sqlite.query(INSERT_INBOX).run(consumer, eventId, new Date().toISOString())
     if (res.changes === 0) return false
     apply(orm)
     return true

@@ -1,3 +1,5 @@
+import { idempotentRequests } from '../../schema/kernel.ts'
+import { selectList, sqlNames } from './columns.ts'
 import type { ServiceContext } from './context.ts'
 import type { Db } from './db.ts'
 import { AppError, IdempotencyInProgress, ValidationError } from './errors.ts'
@@ -58,15 +60,24 @@ export function stableJson(v: unknown): string {
 export const requestHash = (v: unknown): string =>
   new Bun.CryptoHasher('sha256').update(stableJson(v)).digest('hex')
 
-interface Row {
-  request_hash: string
-  status: number | null
-  content_type: string | null
-  body: string | null
-  location: string | null
-  created_at: number
-  locked_until: number
-}
+const r = sqlNames(idempotentRequests)
+const ROW_KEYS = [
+  'requestHash',
+  'status',
+  'contentType',
+  'body',
+  'location',
+  'createdAt',
+  'lockedUntil',
+] as const
+type Row = Pick<typeof idempotentRequests.$inferSelect, (typeof ROW_KEYS)[number]>
+const SCOPE = `${r.tenantId} = ? AND ${r.route} = ? AND ${r.key} = ?`
+const READ = `SELECT ${selectList(idempotentRequests, ROW_KEYS)} FROM ${r.$} WHERE ${SCOPE}`
+const FORGET_OLD = `DELETE FROM ${r.$} WHERE ${r.createdAt} < ?`
+const FORGET = `DELETE FROM ${r.$} WHERE ${SCOPE}`
+const CLAIM = `INSERT OR IGNORE INTO ${r.$} (${r.tenantId}, ${r.route}, ${r.key}, ${r.requestHash}, ${r.createdAt}, ${r.lockedUntil}) VALUES (?, ?, ?, ?, ?, ?)`
+const FREE = `DELETE FROM ${r.$} WHERE ${SCOPE} AND ${r.lockedUntil} = ?`
+const ANSWER = `UPDATE ${r.$} SET ${r.status} = ?, ${r.contentType} = ?, ${r.body} = ?, ${r.location} = ? WHERE ${SCOPE} AND ${r.lockedUntil} = ?`
 
 interface Claim {
   db: Db
@@ -152,16 +163,14 @@ export function createIdempotency(ctx: ServiceContext<unknown>) {
   const purge = (db: Db, now: number) => {
     if (now - purgedAt < 60_000) return
     purgedAt = now
-    db.sqlite
-      .query('DELETE FROM idempotent_requests WHERE created_at < ?')
-      .run(now - IDEMPOTENCY_RETENTION_MS)
+    db.sqlite.query(FORGET_OLD).run(now - IDEMPOTENCY_RETENTION_MS)
   }
 
   const replay = (row: Row, request: Request): Response =>
     new Response(row.body ?? '', {
       status: row.status ?? 200,
       headers: {
-        'content-type': row.content_type ?? 'application/json',
+        'content-type': row.contentType ?? 'application/json',
         ...(row.location ? { location: row.location } : {}),
         [REPLAYED_HEADER]: 'true',
         ...(request.headers.get('x-request-id')
@@ -183,29 +192,18 @@ export function createIdempotency(ctx: ServiceContext<unknown>) {
     const scope = [r.tenantId, r.route, key] as const
     // bun:sqlite is synchronous: from the read to the claim nothing else runs in this process,
     // and INSERT OR IGNORE settles a race with another worker on the same file.
-    const row = db.sqlite
-      .query<Row, [string, string, string]>(
-        'SELECT request_hash, status, content_type, body, location, created_at, locked_until FROM idempotent_requests WHERE tenant_id = ? AND route = ? AND key = ?',
-      )
-      .get(...scope)
-    if (row && row.created_at >= now - IDEMPOTENCY_RETENTION_MS) {
-      if (row.request_hash !== hash) throw keyReused()
+    const row = db.sqlite.query<Row, [string, string, string]>(READ).get(...scope)
+    if (row && row.createdAt >= now - IDEMPOTENCY_RETENTION_MS) {
+      if (row.requestHash !== hash) throw keyReused()
       if (row.status !== null) {
         spooled?.discard()
         return replay(row, r.request)
       }
-      if (row.locked_until > now)
-        throw new IdempotencyInProgress(Math.min(5, (row.locked_until - now) / 1000))
+      if (row.lockedUntil > now)
+        throw new IdempotencyInProgress(Math.min(5, (row.lockedUntil - now) / 1000))
     }
-    if (row)
-      db.sqlite
-        .query('DELETE FROM idempotent_requests WHERE tenant_id = ? AND route = ? AND key = ?')
-        .run(...scope)
-    const claimed = db.sqlite
-      .query(
-        'INSERT OR IGNORE INTO idempotent_requests (tenant_id, route, key, request_hash, created_at, locked_until) VALUES (?, ?, ?, ?, ?, ?)',
-      )
-      .run(...scope, hash, now, now + IDEMPOTENCY_LEASE_MS)
+    if (row) db.sqlite.query(FORGET).run(...scope)
+    const claimed = db.sqlite.query(CLAIM).run(...scope, hash, now, now + IDEMPOTENCY_LEASE_MS)
     if (claimed.changes !== 1) throw new IdempotencyInProgress(1)
     const request = spooled ? spooled.request : r.request
     claims.set(request, {
@@ -259,18 +257,12 @@ export function createIdempotency(ctx: ServiceContext<unknown>) {
       claim.discard?.()
       const scope = [claim.tenantId, claim.route, claim.key, claim.lockedUntil] as const
       if (response.status >= 500) {
-        claim.db.sqlite
-          .query(
-            'DELETE FROM idempotent_requests WHERE tenant_id = ? AND route = ? AND key = ? AND locked_until = ?',
-          )
-          .run(...scope)
+        claim.db.sqlite.query(FREE).run(...scope)
         return response
       }
       const body = withoutSecrets(await response.clone().text(), claim.shownOnce)
       claim.db.sqlite
-        .query(
-          'UPDATE idempotent_requests SET status = ?, content_type = ?, body = ?, location = ? WHERE tenant_id = ? AND route = ? AND key = ? AND locked_until = ?',
-        )
+        .query(ANSWER)
         .run(
           response.status,
           response.headers.get('content-type') ?? 'application/json',

@@ -1,6 +1,7 @@
 import { and, asc, gt, isNull, lte } from 'drizzle-orm'
-import { outbox } from '../../schema/kernel.ts'
+import { inbox, outbox } from '../../schema/kernel.ts'
 import type { EventBus } from './bus.ts'
+import { sqlNames } from './columns.ts'
 import type { Db } from './db.ts'
 import { faultPoint } from './faults.ts'
 import type { Logger } from './log.ts'
@@ -155,8 +156,14 @@ export function republishAfterReconnect({
   }, 2000).unref?.()
 }
 
+const o = sqlNames(outbox)
+const i = sqlNames(inbox)
+const ANY_UNSENT = `SELECT 1 FROM ${o.$} WHERE ${o.sentAt} IS NULL LIMIT 1`
+const PRUNE_OUTBOX = `DELETE FROM ${o.$} WHERE ${o.sentAt} IS NOT NULL AND ${o.sentAt} < ?`
+const PRUNE_INBOX = `DELETE FROM ${i.$} WHERE ${i.handledAt} < ?`
+
 function hasUnsent(db: Db): boolean {
-  return !!db.sqlite.query('SELECT 1 FROM outbox WHERE sent_at IS NULL LIMIT 1').get()
+  return !!db.sqlite.query(ANY_UNSENT).get()
 }
 
 export const PRUNE_EVERY_MS = 3_600_000
@@ -169,6 +176,6 @@ export const EVENT_RETENTION_MS = 30 * 86_400_000
  */
 export function pruneDelivered(db: Db, now = Date.now()): void {
   const before = new Date(now - EVENT_RETENTION_MS).toISOString()
-  db.sqlite.query('DELETE FROM outbox WHERE sent_at IS NOT NULL AND sent_at < ?').run(before)
-  db.sqlite.query('DELETE FROM inbox WHERE handled_at < ?').run(before)
+  db.sqlite.query(PRUNE_OUTBOX).run(before)
+  db.sqlite.query(PRUNE_INBOX).run(before)
 }

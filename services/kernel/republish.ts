@@ -1,6 +1,8 @@
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { outbox } from '../../schema/kernel.ts'
 import { hasOutbox } from '../../tenants/move-tables.ts'
+import { sqlNames } from './columns.ts'
 import type { ServiceContext } from './context.ts'
 import type { Db } from './db.ts'
 
@@ -21,6 +23,8 @@ export type Outboxes = Pick<ServiceContext<unknown>, 'registry' | 'bus' | 'name'
  * was lost while it was away (its topics, every tenant) and by `mmp replay events`. Returns how
  * many went.
  */
+const o = sqlNames(outbox)
+
 export async function republish(ctx: Outboxes, ask: RepublishAsk): Promise<number> {
   const topics = ask.topics ? JSON.stringify(ask.topics) : null
   let n = 0
@@ -28,11 +32,11 @@ export async function republish(ctx: Outboxes, ask: RepublishAsk): Promise<numbe
     if (!hasOutbox(db.sqlite)) continue
     const rows = db.sqlite
       .query<{ topic: string; payload: string }, [string, string | null, string | null]>(
-        `SELECT topic, payload FROM outbox
-         WHERE created_at >= ?1
-           AND (?2 IS NULL OR tenant_id = ?2)
-           AND (?3 IS NULL OR topic IN (SELECT value FROM json_each(?3)))
-         ORDER BY seq`,
+        `SELECT ${o.topic} AS topic, ${o.payload} AS payload FROM ${o.$}
+         WHERE ${o.createdAt} >= ?1
+           AND (?2 IS NULL OR ${o.tenantId} = ?2)
+           AND (?3 IS NULL OR ${o.topic} IN (SELECT value FROM json_each(?3)))
+         ORDER BY ${o.seq}`,
       )
       .all(ask.since, ask.tenant ?? null, topics)
     for (const row of rows) {
