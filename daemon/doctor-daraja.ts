@@ -1,6 +1,9 @@
 import { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { isNull } from 'drizzle-orm'
+import { drizzle } from 'drizzle-orm/bun-sqlite'
+import { paymentAlerts } from '../schema/payment/tables.ts'
 import { shareTokensThrough } from '../services/payment/daraja-transport.ts'
 import { goLiveChecks } from '../services/payment/go-live.ts'
 import type { Config } from './config.ts'
@@ -50,10 +53,12 @@ export function paymentAlertChecks(dataDir: string): Check[] {
   try {
     const db = new Database(file, { readonly: true })
     try {
-      rows = db
-        .query<{ name: string; detail: string; last_at: string }, []>(
-          'SELECT name, detail, last_at FROM payment_alerts WHERE cleared_at IS NULL ORDER BY name',
-        )
+      const t = paymentAlerts
+      rows = drizzle(db)
+        .select({ name: t.name, detail: t.detail, last_at: t.lastAt })
+        .from(t)
+        .where(isNull(t.clearedAt))
+        .orderBy(t.name)
         .all()
     } finally {
       db.close()

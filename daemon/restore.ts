@@ -9,6 +9,10 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
+import { and, eq, gt, gte, isNull, lt, or } from 'drizzle-orm'
+import { drizzle } from 'drizzle-orm/bun-sqlite'
+import { outbox } from '../schema/kernel.ts'
+import { tenants } from '../schema/tenant/tables.ts'
 import { countRows, readManifest, sha256File } from './backup.ts'
 import { DIR_MODE, FILE_MODE, restrictNewFiles, secureTree } from './permissions.ts'
 
@@ -194,7 +198,7 @@ function relocateTenant(target: string, tenant: string, to: string, absolute?: s
   if (!existsSync(tenantDb)) return
   const db = new Database(tenantDb)
   try {
-    db.run('UPDATE tenants SET database_path = ? WHERE id = ?', [databasePath, tenant])
+    drizzle(db).update(tenants).set({ databasePath }).where(eq(tenants.id, tenant)).run()
   } finally {
     db.close()
   }
@@ -209,12 +213,24 @@ export function settleOutbox(path: string, backupPoint: string, replayWindowS: n
   const sentAt = new Date(Date.parse(backupPoint) - replayWindowS * 1000 - 1000).toISOString()
   const db = new Database(path)
   try {
+    const orm = drizzle(db)
     return db.transaction(() => {
-      db.run(
-        'UPDATE outbox SET sent_at = ? WHERE created_at < ? AND (sent_at IS NULL OR sent_at > ?)',
-        [sentAt, backupPoint, sentAt],
-      )
-      return db.run('UPDATE outbox SET sent_at = NULL WHERE created_at >= ?', [backupPoint]).changes
+      orm
+        .update(outbox)
+        .set({ sentAt })
+        .where(
+          and(
+            lt(outbox.createdAt, backupPoint),
+            or(isNull(outbox.sentAt), gt(outbox.sentAt, sentAt)),
+          ),
+        )
+        .run()
+      return orm
+        .update(outbox)
+        .set({ sentAt: null })
+        .where(gte(outbox.createdAt, backupPoint))
+        .returning({ seq: outbox.seq })
+        .all().length
     })()
   } finally {
     db.close()
