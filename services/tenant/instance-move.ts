@@ -10,6 +10,9 @@ import { instancesOf } from './profile.ts'
 import { saveRow, tenantInPath } from './store.ts'
 import { oneAtATime } from './upgrade.ts'
 
+/** How long a move waits for the broker to take the tenant's change before it goes on. */
+const FLUSH_WAIT_MS = 5_000
+
 /** Events older than this before a move began are not replayed to the tenant's new instance. */
 const REPLAY_MARGIN_MS = 10 * 60_000
 
@@ -55,6 +58,8 @@ export async function moveTenantToInstance(
     const since = new Date(Date.now() - REPLAY_MARGIN_MS).toISOString()
     // Journalled: a tenant service that dies from here on finishes the move at its next start.
     const journal = startHandoff(ctx, { tenantId: row.id, service, from, to })
+    const started = performance.now()
+    ctx.log.info('moving a tenant to another instance', base)
     let rows: number
     try {
       const pulled = await ctx.client.call<{ rows: number }>(service, HANDOFF_PATHS.pull, {
@@ -63,7 +68,17 @@ export async function moveTenantToInstance(
         body: { tenant: row.id, from },
       })
       rows = pulled.rows
+      ctx.log.info('the new instance pulled the tenant', {
+        ...base,
+        rows,
+        ms: Math.round(performance.now() - started),
+      })
     } catch (err) {
+      ctx.log.warn('the new instance could not pull the tenant; the old one keeps it', {
+        ...base,
+        error: (err as Error).message,
+        ms: Math.round(performance.now() - started),
+      })
       // Nothing switched: the old instance serves the tenant again and gets its events back.
       const released = await ctx.client
         .call(service, HANDOFF_PATHS.release, { ...call, instance: from, body: { tenant: row.id } })
@@ -85,7 +100,18 @@ export async function moveTenantToInstance(
       { ...now, instances: JSON.stringify({ ...instancesOf(now), [service]: to }) },
       'updated',
     )
-    await ctx.relay.flush()
+    // The parts learn the new instance from `tenants.changed`: published before the old instance lets
+    // go, so few requests meet it after. A broker that does not acknowledge within FLUSH_WAIT_MS
+    // does not hold the move: the event stays in the outbox and goes out when it does.
+    const flushed = await Promise.race([
+      ctx.relay.flush().then(() => true),
+      Bun.sleep(FLUSH_WAIT_MS).then(() => false),
+    ])
+    if (!flushed)
+      ctx.log.warn('the tenant’s new instance is not announced yet; the move goes on', {
+        ...base,
+        waited_ms: FLUSH_WAIT_MS,
+      })
     await ctx.client.call(service, HANDOFF_PATHS.release, {
       ...call,
       instance: from,

@@ -211,6 +211,23 @@ describe('tenant service', () => {
     expect(after).toMatchObject({ name: 'Acme Two', instances: { analytics: to } })
   })
 
+  it('finishes a move to another instance whose announcement the broker does not take in time', async () => {
+    const { to, move, openPull } = await moveWithPullHeld()
+    // A broker that never acknowledges: the tenant's change waits in the outbox.
+    kit.ctx.relay = { ...kit.ctx.relay, flush: () => new Promise<void>(() => {}) }
+    openPull()
+    // The wait for the broker outlasts the request's: the move goes on as a job.
+    const answer = await move
+    const job =
+      answer.status === 202
+        ? await eventually(async () => {
+            const r = await req('GET', `/api/v1/tenants/acme/jobs/${answer.body.id}`, operator)
+            return r.body.status !== 'running' ? r.body : null
+          }, 15_000)
+        : { status: 'succeeded', result: answer.body }
+    expect(job).toMatchObject({ status: 'succeeded', result: { moved: true, to, rows: 3 } })
+  }, 30_000)
+
   it('waits with a plan change until a move to another instance is done', async () => {
     const { to, move, order, openPull } = await moveWithPullHeld()
     const admin = { tenantId: 'acme', role: 'Admin' as Role }
