@@ -247,18 +247,17 @@ describe('tenant service', () => {
     const { move, openPull } = await moveWithPullHeld()
     const admin = { tenantId: 'acme', role: 'Admin' as Role }
     // The gateway gives the request 600 ms: it answers 202 after half of it, and the plan change
-    // waits behind the move for longer than the whole.
+    // waits behind the move until that deadline has passed.
+    const deadline = Date.now() + 600
     const answer = await req(
       'PUT',
       '/api/v1/tenants/acme/upgrade',
       admin,
       { plan: 'Pro' },
-      {
-        'x-request-deadline': String(Date.now() + 600),
-      },
+      { 'x-request-deadline': String(deadline) },
     )
     expect(answer.status).toBe(202)
-    await new Promise((resolve) => setTimeout(resolve, 700))
+    await eventually(() => Date.now() > deadline, 5_000, 'the request deadline passed')
     openPull()
     await move
     const job = await eventually(async () => {
