@@ -3,6 +3,7 @@ import { Forbidden } from '../kernel/errors.ts'
 import { centsOf, round2, toMajor } from '../kernel/money.ts'
 import { type Actor, isOperator } from '../kernel/roles.ts'
 import { DEFAULT_TIMEZONE, timeZone as zoneOf } from '../kernel/time-zone.ts'
+import { demoCast } from './demo-cast.ts'
 
 /**
  * What the parser stores as a demo row's `source`: demo rows are not metered (no
@@ -57,48 +58,6 @@ function prng(seed: number) {
   }
 }
 
-const FIRST = [
-  'JOHN',
-  'MARY',
-  'PETER',
-  'GRACE',
-  'JAMES',
-  'ANN',
-  'DAVID',
-  'FAITH',
-  'SAMUEL',
-  'LUCY',
-  'BRIAN',
-  'ESTHER',
-  'KEVIN',
-  'MERCY',
-  'JOSEPH',
-  'SARAH',
-  'DANIEL',
-  'JANE',
-  'PAUL',
-  'RUTH',
-]
-const LAST = [
-  'KAMAU',
-  'WANJIKU',
-  'OTIENO',
-  'AKINYI',
-  'MWANGI',
-  'NJERI',
-  'KIPROTICH',
-  'CHEBET',
-  'ODHIAMBO',
-  'WAIRIMU',
-  'OMONDI',
-  'MUTHONI',
-  'KIBET',
-  'ATIENO',
-  'NJOROGE',
-  'WAMBUI',
-  'MUTUA',
-]
-
 /** Monthly demand: December peak, January dip (school fees), mid-year steady. */
 const SEASON = [0.8, 0.9, 1, 1, 0.95, 0.95, 1, 1.05, 1, 1, 1.1, 1.35]
 /** Sunday..Saturday: Saturday busiest, Sunday quiet. */
@@ -144,35 +103,6 @@ export function fitDemo(opts: DemoOptions, room: number | null): FittedDemo {
     transactions: all.filter((t) => t.daysBeforeEnd < days).map(({ daysBeforeEnd, ...t }) => t),
     days,
   }
-}
-
-/**
- * The shop's people: 120 customers, the first coming back far more often (Zipf-like), each with a
- * usual basket, and 3 staff with their pay.
- */
-function demoCast(rnd: () => number, pick: <T>(xs: readonly T[]) => T, phone: () => string) {
-  const customers = Array.from({ length: 120 }, (_, i) => ({
-    name: `${pick(FIRST)} ${pick(LAST)}`,
-    phone: phone(),
-    // Zipf-like: the first customers come back far more often.
-    weight: 1 / (i + 1) ** 0.8,
-    basket: 150 + rnd() * 1500,
-  }))
-  const totalWeight = customers.reduce((s, c) => s + c.weight, 0)
-  const customer = () => {
-    let r = rnd() * totalWeight
-    for (const c of customers) {
-      r -= c.weight
-      if (r <= 0) return c
-    }
-    return customers[0]!
-  }
-  const staff = Array.from({ length: 3 }, () => ({
-    name: `${pick(FIRST)} ${pick(LAST)}`,
-    phone: phone(),
-    pay: Math.round(15000 + rnd() * 10000),
-  }))
-  return { customer, staff }
 }
 
 function generateDays(opts: DemoOptions): Array<DemoTransaction & { daysBeforeEnd: number }> {
