@@ -142,7 +142,13 @@ async function route(moveFocus = false): Promise<void> {
           type: 'button',
           class: 'link',
           id: 'logout',
-          onclick: () => logout().then(() => route()),
+          // The login page at once: the session is gone before logout's request to auth is sent,
+          // and a page rendered when that request came back would wipe whatever was opened meanwhile
+          // (an invitation link being filled in, and the 422 it answered).
+          onclick: () => {
+            void logout()
+            void route()
+          },
         },
         'Log out',
       ),
