@@ -117,9 +117,18 @@ export async function moveTenantToInstance(
       instance: from,
       body: { tenant: row.id, to },
     })
+    ctx.log.info('the old instance let the tenant go', {
+      ...base,
+      ms: Math.round(performance.now() - started),
+    })
     const replayed = await replayEverywhere(ctx, call, row.id, since)
     finishHandoff(ctx, journal, 'done')
-    ctx.log.info('tenant moved to another instance', { ...base, rows, replayed })
+    ctx.log.info('tenant moved to another instance', {
+      ...base,
+      rows,
+      replayed,
+      ms: Math.round(performance.now() - started),
+    })
     return { ...base, moved: true, rows, replayed }
   })
 }
