@@ -216,6 +216,7 @@ export async function buildService(
     client: wiring.client,
     hop: wiring.hop,
     siblings: (worker?.count ?? 1) > 1,
+    workers: worker?.count ?? 1,
     learnTenant: wiring.learnTenant,
     ownership: createOwnership(config.discovery[name], config.self[name], (t) =>
       wiring.placed(name, t),

@@ -99,6 +99,7 @@ describe('hostile statement uploads at once', () => {
     const metrics = await (await fetch(`${p.gateway}/metrics`)).text()
     const most = Number(/^mmp_statement_reads_most (\d+)/m.exec(metrics)?.[1])
     expect(most).toBe(2)
+    expect(metrics).toMatch(/^mmp_statement_read_slots 2$/m)
     expect(metrics).toMatch(/^mmp_statement_reads\{state="running"\} 0$/m)
     // And the memory itself, a coarse guard against growth without bound: two reads, plus what the
     // eight requests hold in this one process on their way to disk (two 19 MiB bodies among them)

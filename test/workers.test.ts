@@ -95,6 +95,14 @@ describe('mmp serve --workers 2', () => {
     expect((await api(p.gateway, other).get('/api/v1/analytics/summary')).status).toBe(200)
   }, 30_000)
 
+  it('shares the platform’s two statement reads between the workers, one each', async () => {
+    // Each answer comes from whichever worker the kernel handed the connection to.
+    for (let i = 0; i < 4; i++) {
+      const metrics = await (await fetch(`${p.gateway}/metrics`)).text()
+      expect(metrics).toMatch(/^mmp_statement_read_slots 1$/m)
+    }
+  })
+
   it('runs the background work in one worker, and in the other once that one is killed', async () => {
     const holder = leaseHolder(p.dataDir)
     expect(holder).not.toBeNull()

@@ -44,6 +44,8 @@ export interface ServiceContext<S = unknown> {
    * --workers N`): what this process has in memory is not all that is in flight.
    */
   siblings?: boolean
+  /** How many worker processes run this service on this data dir (`mmp serve --workers N`); absent: one. */
+  workers?: number
   /**
    * On a part without the tenant service on its data dir (DESIGN §12): asks the tenant service
    * about a tenant this part has not heard of yet, and keeps its profile when it exists (true).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'bun:test'
-import { createReadGate } from './read-gate.ts'
+import { createReadGate, PLATFORM_READS, readSlots } from './read-gate.ts'
 
 const opts = { slots: 2, waiting: 1, waitMs: 5_000, retryAfterS: 7 }
 
@@ -46,5 +46,15 @@ describe('the statement read gate', () => {
     first()
     ;(await queued)()
     expect(seen).toEqual(['1+0', '1+1', 'refused', '1+0', '0+0'])
+  })
+})
+
+describe('the share of the platform’s statement reads a process has', () => {
+  it('is all of them in one process, and split among `mmp serve` workers, one at least each', () => {
+    expect(readSlots(1)).toBe(PLATFORM_READS)
+    expect(readSlots(2) * 2).toBe(PLATFORM_READS)
+    expect(readSlots(8)).toBe(1)
+    expect(readSlots(0)).toBe(PLATFORM_READS)
+    expect(readSlots(Number.NaN)).toBe(PLATFORM_READS)
   })
 })

@@ -16,11 +16,31 @@ export interface ReadGateOptions {
   retryAfterS: number
 }
 
+/** Statement reads the whole platform runs at once: `mmp serve`'s workers share them. */
+export const PLATFORM_READS = 2
+
+/**
+ * A process's share of PLATFORM_READS: all of them in a single process, and split among the
+ * workers of `mmp serve --workers N` (each worker has its own gate), at least one each. Two
+ * workers read one statement each, not two: a platform's reads, and the memory they may take,
+ * do not grow with its number of workers beyond one a worker.
+ */
+export function readSlots(workers: number): number {
+  if (!Number.isInteger(workers) || workers < 1) return PLATFORM_READS
+  return Math.max(1, Math.floor(PLATFORM_READS / workers))
+}
+
 export const STATEMENT_READS: ReadGateOptions = {
-  slots: 2,
+  slots: PLATFORM_READS,
   waiting: 4,
   waitMs: 30_000,
   retryAfterS: 15,
+}
+
+/** Takes this process's share of the platform's reads (the parser does as it starts). */
+export function shareStatementReads(workers: number): void {
+  STATEMENT_READS.slots = readSlots(workers)
+  readSlotsNow.set(STATEMENT_READS.slots)
 }
 
 export interface ReadGate {
@@ -106,6 +126,11 @@ const readsRefused = counter(
   'mmp_statement_reads_refused_total',
   'Statement uploads answered 503 because every read and waiting place was taken',
 )
+const readSlotsNow = gauge(
+  'mmp_statement_read_slots',
+  "Statement reads this process may run at once: its share of the platform's",
+)
+readSlotsNow.set(STATEMENT_READS.slots)
 let most = 0
 
 /** This process's statement reads (route and CLI imports alike). */
