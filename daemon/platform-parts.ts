@@ -215,7 +215,6 @@ export async function buildService(
     log: slog,
     client: wiring.client,
     hop: wiring.hop,
-    siblings: (worker?.count ?? 1) > 1,
     workers: worker?.count ?? 1,
     learnTenant: wiring.learnTenant,
     ownership: createOwnership(config.discovery[name], config.self[name], (t) =>

@@ -40,11 +40,10 @@ export interface ServiceContext<S = unknown> {
    */
   ownership?: TenantOwnership
   /**
-   * True when sibling worker processes run this same service on the same data dir (`mmp serve
-   * --workers N`): what this process has in memory is not all that is in flight.
+   * How many worker processes run this same service on the same data dir (`mmp serve --workers
+   * N`); absent: one. More than one: what this process has in memory is not all that is in flight
+   * (`hasSiblings`).
    */
-  siblings?: boolean
-  /** How many worker processes run this service on this data dir (`mmp serve --workers N`); absent: one. */
   workers?: number
   /**
    * On a part without the tenant service on its data dir (DESIGN §12): asks the tenant service
@@ -59,6 +58,9 @@ export interface HealthCheck {
   status: 'ok' | 'degraded' | 'down'
   detail?: string
 }
+
+/** Whether sibling worker processes run this service beside this one (`ServiceContext.workers`). */
+export const hasSiblings = (ctx: Pick<ServiceContext, 'workers'>): boolean => (ctx.workers ?? 1) > 1
 
 /** The settings slice of a service that owns no setting. */
 export type NoSettings = Record<string, never>

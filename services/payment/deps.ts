@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { ServiceContext } from '../kernel/context.ts'
+import { hasSiblings, type ServiceContext } from '../kernel/context.ts'
 import type { Db } from '../kernel/db.ts'
 import { type Alerts, createAlerts } from './alerts.ts'
 import type { Daraja } from './daraja.ts'
@@ -48,7 +48,7 @@ export function createDeps(
   shareTokensThrough(join(ctx.registry.dataDir, 'run', 'daraja-token.json'))
   // A call from before this process started can no longer be running, unless a sibling worker
   // made it: then only its age tells.
-  const bootIso = ctx.siblings ? '' : ctx.clock.now().toISOString()
+  const bootIso = hasSiblings(ctx) ? '' : ctx.clock.now().toISOString()
   const inflight = new Map<string, Promise<unknown>>()
   const tuned = new WeakSet<Db>()
   const deps: PaymentDeps = {

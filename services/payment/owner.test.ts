@@ -50,7 +50,7 @@ describe('a sibling worker and a key whose first request died with its worker', 
 
   it('answers at once with the payment instead of 409 IDEMPOTENCY_IN_PROGRESS for the call budget', async () => {
     // Two workers of one platform: each only knows its own calls, and age alone would say wait.
-    const ctx = { ...k.kit.ctx, siblings: true }
+    const ctx = { ...k.kit.ctx, workers: 2 }
     const first = createPaymentsApp(ctx, createPayments(ctx, { provider }))
     const sibling = createPaymentsApp(ctx, createPayments(ctx, { provider }))
     const auth = {

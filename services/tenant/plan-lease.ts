@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { ServiceContext } from '../kernel/context.ts'
+import { hasSiblings, type ServiceContext } from '../kernel/context.ts'
 import { type Lease, openLease } from '../kernel/lease.ts'
 
 /**
@@ -9,7 +9,7 @@ import { type Lease, openLease } from '../kernel/lease.ts'
  * that this one is not interrupted. A single process needs none (null).
  */
 export function planLease(ctx: ServiceContext, tenantId: string): Lease | null {
-  if (!ctx.siblings) return null
+  if (!hasSiblings(ctx)) return null
   // Long: a big move takes minutes, and a holder that died is replaced at once by its pid.
   return openLease(join(ctx.registry.dataDir, 'run', 'leases.db'), `tenant-plan:${tenantId}`, {
     ttlMs: 3_600_000,
