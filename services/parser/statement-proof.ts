@@ -52,7 +52,7 @@ const MAX_BREAKS = 50
  * times the proof keeps for every row held every piece of the file until the end of the read (62
  * MB for a 100,000-row XLSX, whose pieces are 1 MB of unpacked XML). A join writes new text.
  */
-export const detached = (text: string): string => [text, ''].join('')
+const detached = (text: string): string => [text, ''].join('')
 
 export class StatementProof {
   private file: FileTotals | null = null
