@@ -205,16 +205,40 @@ describe('dashboard journeys in Chromium', () => {
       await held
       await r.continue()
     })
+    // The page's logout request, to wait for its answer to reach the page (see below).
+    await page.evaluate(() => {
+      const real = window.fetch.bind(window)
+      const watched = (input: RequestInfo | URL, init?: RequestInit) => {
+        const answer = real(input, init)
+        if (String(input).includes('/auth/logout'))
+          Object.assign(window, {
+            loggedOut: answer.then(
+              () => {},
+              () => {},
+            ),
+          })
+        return answer
+      }
+      Object.assign(window, {
+        fetch: watched,
+        unwatch: () => Object.assign(window, { fetch: real }),
+      })
+    })
     await page.locator('#logout').click()
     await page.goto(url)
     await page.getByLabel('New password').fill('password123')
     await page.getByLabel('Repeat the password').fill('password123')
     await page.getByRole('button', { name: 'Set password and sign in' }).click()
     await page.locator('.problem', { hasText: '422' }).waitFor()
-    const loggedOut = page.waitForResponse('**/api/v1/auth/logout')
     release()
-    await loggedOut
-    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 50)))
+    // The answer has reached the page's code, and whatever it set off there has run (a task
+    // comes after every promise reaction queued before it).
+    await page.evaluate(async () => {
+      const w = window as unknown as { loggedOut: Promise<void>; unwatch: () => void }
+      await w.loggedOut
+      await new Promise((resolve) => setTimeout(resolve))
+      w.unwatch()
+    })
     await page.unroute('**/api/v1/auth/logout')
     expect(await page.locator('.problem', { hasText: '422' }).isVisible()).toBe(true)
     expect(await page.getByLabel('New password').inputValue()).toBe('password123')
