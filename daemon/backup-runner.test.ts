@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { afterAll, describe, expect, it } from 'bun:test'
+import { afterAll, describe, expect, it, setSystemTime } from 'bun:test'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -35,6 +35,21 @@ describe('backupRunner', () => {
       expect(existsSync(join(w.path, 'manifest.json'))).toBe(true)
       expect(w).toMatchObject({ files: 2, databases: 1, warnings: [] })
       expect(w.bytes).toBeGreaterThan(0)
+    }
+    expect(readdirSync(dir).filter((n) => n.endsWith('.partial'))).toEqual([])
+  })
+
+  it('gives three runs started in the same millisecond three folders', async () => {
+    const { dir, run } = setup('same-millisecond')
+    setSystemTime(new Date('2030-01-01T03:00:00.000Z'))
+    try {
+      const runs = await Promise.all([run(), run(), run()])
+      expect(new Set(runs.map((r) => r.path)).size).toBe(3)
+      // The first to finish takes the plain name; the others add their pid and run number.
+      expect(runs.map((r) => r.backup).sort()[0]).toBe('mmp-backup-20300101T030000000Z')
+      for (const w of runs) expect(existsSync(join(w.path, 'manifest.json'))).toBe(true)
+    } finally {
+      setSystemTime()
     }
     expect(readdirSync(dir).filter((n) => n.endsWith('.partial'))).toEqual([])
   })

@@ -19,6 +19,8 @@ export function backupDirOf(config: Config): string {
 
 /** Partial folders runs of this process are writing now: a cleanup leaves them alone. */
 const writing = new Set<string>()
+/** Numbers this process's runs, so two started in the same millisecond never share a folder. */
+let runs = 0
 
 /** A half-written copy whose process is gone (or of an older name without its pid). */
 function abandoned(name: string): boolean {
@@ -27,7 +29,7 @@ function abandoned(name: string): boolean {
 }
 
 /**
- * One backup into the backup folder: `mmp-backup-<UTC time>` (under a `.<pid>.partial` name until
+ * One backup into the backup folder: `mmp-backup-<UTC time>` (under a `.<run>.<pid>.partial` name until
  * its manifest is written), then the newest `backup.keep` complete copies are kept. Throws when
  * the copy fails (its partial folder removed); the schedule and `POST /api/v1/backups` both run it.
  *
@@ -42,7 +44,8 @@ export function backupRunner(config: Config, version: string): () => Promise<Wri
   return async () => {
     // 20300101T030000123Z: sorts by time, and two runs in one second still differ.
     const name = `${PREFIX}${new Date().toISOString().replace(/[-:.]/g, '')}`
-    const partialName = `${name}.${process.pid}.partial`
+    const run = ++runs
+    const partialName = `${name}.${run}.${process.pid}.partial`
     const partial = join(dir, partialName)
     const started = performance.now()
     writing.add(partialName)
@@ -53,7 +56,7 @@ export function backupRunner(config: Config, version: string): () => Promise<Wri
         if (n.startsWith(PREFIX) && n.endsWith('.partial') && abandoned(n))
           rmSync(join(dir, n), { recursive: true, force: true })
       const m = await createBackup({ dataDir, to: partial, version })
-      const backup = publish(partial, dir, name)
+      const backup = publish(partial, dir, name, run)
       const pruned = pruneBackups(dir, keep)
       return {
         backup,
@@ -77,11 +80,11 @@ export function backupRunner(config: Config, version: string): () => Promise<Wri
 }
 
 /**
- * Renames a finished copy to its name, or to `<name>-<pid>` when another process finished one in
+ * Renames a finished copy to its name, or to `<name>-<pid>-<run>` when another run finished one in
  * the same millisecond (renaming onto a backup fails rather than replace it).
  */
-function publish(partial: string, dir: string, name: string): string {
-  const names = [name, `${name}-${process.pid}`]
+function publish(partial: string, dir: string, name: string, run: number): string {
+  const names = [name, `${name}-${process.pid}-${run}`]
   for (const [i, candidate] of names.entries()) {
     try {
       if (existsSync(join(dir, candidate))) continue
