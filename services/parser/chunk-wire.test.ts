@@ -40,8 +40,13 @@ describe('a statement chunk between threads', () => {
     expect('reversalOf' in got.transactions[0]!).toBe(false)
   })
 
-  it('sends what the joined text or the numbers cannot carry as it is: separator, empty text, NaN', () => {
-    const odds = [{ description: 'a\u001fb' }, { counterpartyName: '' }, { balance: Number.NaN }]
+  it('sends what the joined text or the numbers cannot carry as it is: a separator, NaN', () => {
+    const odds: Array<Partial<ParsedTransaction>> = [
+      { description: 'a\u001fb' },
+      { counterpartyName: '\u001f' },
+      { receiptNumber: 'RCPA\u001f01', counterpartyPhone: null },
+      { balance: Number.NaN },
+    ]
     for (const odd of odds) {
       const chunk: StatementChunk = {
         transactions: [row({}), row(odd)],
@@ -53,6 +58,25 @@ describe('a statement chunk between threads', () => {
       expect(packChunk(chunk).fields).toBeNull()
       expect(across(chunk)).toEqual(chunk)
     }
+  })
+
+  it('carries empty text as empty text and null as null, field by field', () => {
+    const chunk: StatementChunk = {
+      transactions: [
+        row({ counterpartyName: '', counterpartyPhone: null, description: '' }),
+        row({ counterpartyName: null, counterpartyPhone: '', receiptNumber: '' }),
+        row({ reversalOf: '', kind: 'charge', leg: '' }),
+        row({ kind: 'charge' }),
+      ],
+      rows: [1, 2, 3, 4],
+      errors: [],
+      skipped: 0,
+    }
+    expect(packChunk(chunk).fields).not.toBeNull()
+    const got = across(chunk)
+    expect(got).toEqual(chunk)
+    expect(JSON.stringify(got.transactions)).toBe(JSON.stringify(chunk.transactions))
+    expect('leg' in got.transactions[3]!).toBe(false)
   })
 
   it('carries a chunk without ids as one without', () => {
