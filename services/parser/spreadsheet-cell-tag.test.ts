@@ -17,6 +17,8 @@ const SHEET = [
   '<c r="H3" t="str"><f>A1</f><v>formula</v></c><c r="I3" t="inlineStr"><is><t>x</t><rPh><t>y</t></rPh></is></c></row>',
   '<row><c><v>7</v></c><c/><c t="str"><v>after empty</v></c><c r="E4" t="n"><v>2.25</v></c></row>',
   '<row r="6"><c r="A6" t="inlineStr"><is><t><![CDATA[<cdata>]]></t></is></c><c r="B6" t="d"><v>2023-03-02T12:00:00</v></c></row>',
+  '<row r="7" spans="1:3" ht="15">\n  <c r="A7" t="s"><v>0</v></c>\n  <c r="C7"><v>3</v></c>\n</row><row r="8"/>',
+  '<row spans="1:2" r="9"><c r="B9" t="str" cm="1"><v>late r</v></c></row ><row r="10"><c r="A10"><v>1</v></c></row>',
   '</sheetData>',
 ].join('')
 
@@ -54,6 +56,10 @@ describe('cells read straight off the sheet text', () => {
       [3, ['', '', 'a\rb', '', 'true', 'rich text', '#N/A', 'formula', 'x']],
       [4, ['7', '', 'after empty', '', '2.25']],
       [6, ['<cdata>', '2023-03-02 12:00:00']],
+      [7, ['zero', '', '3']],
+      [8, []],
+      [9, ['', 'late r']],
+      [10, ['1']],
     ])
   })
 
@@ -66,6 +72,27 @@ describe('cells read straight off the sheet text', () => {
         rowsOf([SHEET.slice(0, cut), SHEET.slice(cut, second), SHEET.slice(second)], true),
       ).toEqual(whole)
     }
+  })
+
+  it('reads a whole row of common cells in one go, and leaves any other row to the scanner', () => {
+    const rows: Array<[number, string[]]> = []
+    const sheet = new SheetRows(
+      { row: (cells, n) => rows.push([n, cells]) > 0, handOn: () => {} },
+      BOOK,
+      LIMITS,
+    )
+    const row = '<row r="4"><c r="A4" t="s"><v>1</v></c> <c r="C4" s="1"><v>1.25</v></c></row>'
+    expect(sheet.markup(`${row}<row r="5">`, 0)).toBe(row.length)
+    expect(rows).toEqual([[4, ['one', '', '1899-12-31 06:00:00']]])
+    for (const other of [
+      '<row r="5"/>',
+      '<row r="5"><c r="A5"><f>1+1</f><v>2</v></c></row>',
+      '<row r="5"><c r="A5"><v>2</v></c>',
+      '<row r="5"><c r="A5"><v>2</v></c></rows>',
+      '<x:row r="5"></x:row>',
+    ])
+      expect(sheet.markup(other, 0)).toBe(0)
+    expect(rows).toHaveLength(1)
   })
 
   it('reads a value or an inline string at once, and leaves anything more to the scanner', () => {

@@ -25,6 +25,11 @@ export function readCellTag(src: string, from: number, to: number, col: number):
   cellTag.col = col
   cellTag.type = 'n'
   cellTag.style = 0
+  const gt = commonCellTag(src, from, to)
+  if (gt !== SOME_OTHER_FORM) return gt
+  cellTag.col = col
+  cellTag.type = 'n'
+  cellTag.style = 0
   for (let i = from; ; ) {
     // The next `=` or `>` inside the tag (a search past its end could run to the end of the piece).
     let eq = i
@@ -49,6 +54,40 @@ export function readCellTag(src: string, from: number, to: number, col: number):
     }
     i = close + 1
   }
+}
+
+const SOME_OTHER_FORM = -2
+
+/**
+ * `readCellTag` for the form nearly every writer uses, ` r="B9" t="str" s="3"` (one space before
+ * each attribute, none around `=`, double quotes), with an index search for each value's end
+ * instead of a look at every character; `SOME_OTHER_FORM` for anything else.
+ */
+function commonCellTag(src: string, from: number, to: number): number {
+  for (let i = from; i < to; ) {
+    const c = src.charCodeAt(i)
+    if (c === 62 /* > */) return i
+    if (c === 47 /* / */)
+      return src.charCodeAt(i + 1) === 62 && i + 1 < to ? i + 1 : SOME_OTHER_FORM
+    if (c !== 32) return SOME_OTHER_FORM
+    const name = src.charCodeAt(i + 1)
+    let eq = i + 2
+    // A longer name (`cm`, `vm`, `ph`) is passed over; a prefixed one is for the general loop.
+    if (src.charCodeAt(eq) !== 61)
+      for (let n = src.charCodeAt(eq); n !== 61; n = src.charCodeAt(++eq))
+        if (eq >= to || n === 58 || n === 32 || n === 62 || n === 34 || n === 39)
+          return SOME_OTHER_FORM
+    if (src.charCodeAt(eq + 1) !== 34) return SOME_OTHER_FORM
+    const close = src.indexOf('"', eq + 2)
+    if (close < 0 || close >= to) return SOME_OTHER_FORM
+    if (eq === i + 2) {
+      if (name === 114 /* r */) cellTag.col = columnAt(src, eq + 2)
+      else if (name === 116 /* t */) cellTag.type = cellType(src, eq + 2, close)
+      else if (name === 115 /* s */) cellTag.style = numberAt(src, eq + 2, close)
+    }
+    i = close + 1
+  }
+  return SOME_OTHER_FORM
 }
 
 /**

@@ -1,6 +1,14 @@
 import { cellTag, MAX_COLUMNS, plain, plainContent, readCellTag } from './spreadsheet-cell-tag.ts'
 import { numberText, serialDate, wallClock, xlsxString } from './spreadsheet-cells.ts'
-import { attr, decodeXml, isSpace, XmlError, type XmlHandler, XmlScanner } from './xml-scan.ts'
+import {
+  attr,
+  decodeXml,
+  isSpace,
+  tagEnd,
+  XmlError,
+  type XmlHandler,
+  XmlScanner,
+} from './xml-scan.ts'
 
 /**
  * A worksheet's rows read as they stream (spreadsheet-xlsx.ts reads the workbook around them):
@@ -143,7 +151,10 @@ export class SheetRows implements XmlHandler {
    * most of a sheet's cells. Anything else is left to the scanner (0).
    */
   markup(src: string, lt: number): number {
-    if (src.charCodeAt(lt + 1) !== 99 /* c */ || this.stop) return 0
+    if (this.stop) return 0
+    const name = src.charCodeAt(lt + 1)
+    if (name === 114 /* r */) return this.wholeRow(src, lt)
+    if (name !== 99 /* c */) return 0
     const after = src.charCodeAt(lt + 2)
     if (!isSpace(after) && after !== 62) return 0
     const gt = readCellTag(src, lt + 2, src.length, this.col + 1)
@@ -156,6 +167,60 @@ export class SheetRows implements XmlHandler {
     this.has = true
     this.close('c')
     return plain.end
+  }
+
+  /**
+   * A whole `<row>…</row>` that is all in this piece and holds common cells alone (as `markup`
+   * reads them, whitespace between them allowed), read in one loop with nothing kept until its
+   * end: a sheet's rows nearly all are. Anything else (a row cut between pieces, `<row/>`, a
+   * formula or rich text in a cell) is left to the scanner (0), which reads it tag by tag; each
+   * `<row>` is tried once, so a row is looked through at most twice.
+   */
+  private wholeRow(src: string, lt: number): number {
+    if (src.charCodeAt(lt + 2) !== 111 || src.charCodeAt(lt + 3) !== 119) return 0
+    const after = src.charCodeAt(lt + 4)
+    if (!isSpace(after) && after !== 62) return 0
+    const gt = tagEnd(src, lt + 4)
+    if (gt < 0 || src.charCodeAt(gt - 1) === 47 /* <row …/> */) return 0
+    const r = rowNumber(src, lt + 4, gt)
+    const rowNo = r > 0 ? r : this.rowNo + 1
+    const n = src.length
+    const cells: string[] = []
+    let filled = 0
+    let col = -1
+    let at = gt + 1
+    for (;;) {
+      while (isSpace(src.charCodeAt(at))) at++
+      if (at >= n || src.charCodeAt(at) !== 60) return 0
+      const c = src.charCodeAt(at + 1)
+      if (c === 47 /* </ */) {
+        if (!src.startsWith('row>', at + 2)) return 0
+        break
+      }
+      if (c !== 99 /* c */) return 0
+      const a = src.charCodeAt(at + 2)
+      if (!isSpace(a) && a !== 62 && a !== 47) return 0
+      const cellGt = readCellTag(src, at + 2, n, col + 1)
+      if (cellGt < 0) return 0
+      col = cellTag.col
+      if (src.charCodeAt(cellGt - 1) === 47 /* <c …/> */) {
+        at = cellGt + 1
+        continue
+      }
+      if (!plainContent(src, cellGt + 1)) return 0
+      if (col < MAX_COLUMNS) {
+        if (cells[col] === undefined) filled++
+        cells[col] = this.textOf(src.slice(plain.from, plain.to), cellTag.type, cellTag.style)
+      }
+      at = plain.end
+    }
+    if (rowNo > this.limits.maxRows) throw this.limits.tooMany('rows')
+    this.rowNo = rowNo
+    this.cells = cells
+    this.filled = filled
+    this.col = col
+    this.close('row')
+    return at + 6
   }
 
   /** A `<c>`'s reference, type and style (`readCellTag`), its value not yet read. */
@@ -174,8 +239,11 @@ export class SheetRows implements XmlHandler {
 
   /** The cell's value as statement text (spreadsheet-cells.ts). */
   private cellText(): string {
-    const raw = this.raw
-    switch (this.type) {
+    return this.textOf(this.raw, this.type, this.style)
+  }
+
+  private textOf(raw: string, type: string, style: number): string {
+    switch (type) {
       case 's':
         return (this.book.strings[Number(raw)] ?? '').trim()
       case 'str':
@@ -193,11 +261,23 @@ export class SheetRows implements XmlHandler {
     const text = raw.trim()
     const n = text === '' ? Number.NaN : Number(text)
     if (Number.isNaN(n)) return decodeXml(text)
-    return this.book.dates[this.style] ? serialDate(n, this.book.date1904) : numberText(n)
+    return this.book.dates[style] ? serialDate(n, this.book.date1904) : numberText(n)
   }
 }
 
 export const CELL: ReadonlySet<string> = new Set(['c'])
+
+/** A `<row>` tag's `r` (from `from`, after its name, to its `>` at `to`): read at once when it comes first. */
+function rowNumber(src: string, from: number, to: number): number {
+  if (src.startsWith(' r="', from)) {
+    let n = 0
+    let i = from + 4
+    for (let d = src.charCodeAt(i) - 48; d >= 0 && d <= 9; d = src.charCodeAt(++i) - 48)
+      n = n * 10 + d
+    if (src.charCodeAt(i) === 34 && i > from + 4) return n
+  }
+  return Number(attr(src.slice(from, to), 'r'))
+}
 export const SHARED_STRING: ReadonlySet<string> = new Set(['si'])
 
 /**

@@ -191,7 +191,7 @@ function closingTag(s: string, qname: string, from: number): number {
 }
 
 /** The `>` that ends a tag starting at `from`, skipping any inside quoted attribute values. */
-function tagEnd(s: string, from: number): number {
+export function tagEnd(s: string, from: number): number {
   for (let i = from; i < s.length; i++) {
     const c = s.charCodeAt(i)
     if (c === 62) return i
