@@ -22,6 +22,8 @@ export interface TimeZone {
   startOf(day: string): number
   /** A local wall-clock time as an ISO 8601 UTC string; null when it is no real date or time. */
   localToUtc(wall: WallTime): string | null
+  /** `localToUtc` as epoch milliseconds; NaN when it is no real date or time. */
+  localToUtcMs(wall: WallTime): number
 }
 
 /** A local wall-clock time; the time of day defaults to midnight. */
@@ -117,14 +119,18 @@ function makeZone(name: string): TimeZone {
     name,
     dayOf: (ms) => new Date(ms + offsetAt(ms)).toISOString().slice(0, 10),
     startOf: (day) => fromLocal(Date.parse(`${day}T00:00:00.000Z`)),
-    localToUtc({ year, month, day, hour = 0, minute = 0, second = 0 }) {
-      if (month < 1 || month > 12 || day < 1 || day > 31) return null
-      if (hour > 23 || minute > 59 || second > 59) return null
+    localToUtc(wall) {
+      const ms = this.localToUtcMs(wall)
+      return Number.isNaN(ms) ? null : new Date(ms).toISOString()
+    },
+    localToUtcMs({ year, month, day, hour = 0, minute = 0, second = 0 }) {
+      if (month < 1 || month > 12 || day < 1 || day > 31) return Number.NaN
+      if (hour > 23 || minute > 59 || second > 59) return Number.NaN
       const asUtc = Date.UTC(year, month - 1, day, hour, minute, second)
       // Every month has a 28th: only later days need the calendar's word.
-      if (day > 28 && new Date(asUtc).getUTCDate() !== day) return null
+      if (day > 28 && new Date(asUtc).getUTCDate() !== day) return Number.NaN
       const off = steadyOffset(Math.floor(asUtc / DAY))
-      return new Date(off === null ? fromLocal(asUtc) : asUtc - off).toISOString()
+      return off === null ? fromLocal(asUtc) : asUtc - off
     },
   }
 }

@@ -7,7 +7,7 @@ import { timeZone } from '../kernel/time-zone.ts'
 const wallToUtc = (
   zone: string,
   wall: { year: number; month: number; day: number; hour: number; minute: number; second: number },
-) => timeZone(zone).localToUtc(wall)
+) => timeZone(zone).localToUtcMs(wall)
 
 /** The number `len` ASCII digits at `at` spell, or -1 if one of them is not a digit. */
 function digitsAt(s: string, at: number, len: number): number {
@@ -29,6 +29,12 @@ const DMY =
  * first, as Kenyan statements print it), or an ISO instant with an offset.
  */
 export function parseLocalTime(text: string, timeZone: string): string | null {
+  const ms = parseLocalTimeMs(text, timeZone)
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString()
+}
+
+/** `parseLocalTime` as epoch milliseconds, NaN when it is no time: what a statement row needs. */
+export function parseLocalTimeMs(text: string, timeZone: string): number {
   const s = text.trim()
   // `2024-01-05 14:22:10` (full statements) and `05-01-2024 14:22:10` (the org portal), as every
   // row prints them, read by position without a pattern; what it gives is what ISO_LOCAL or DMY
@@ -69,9 +75,6 @@ export function parseLocalTime(text: string, timeZone: string): string | null {
     const [month, day, minute, second] = [+m[2]!, +m[1]!, +(m[5] ?? 0), +(m[6] ?? 0)]
     return wallToUtc(timeZone, { year, month, day, hour, minute, second })
   }
-  if (/^\d{4}-\d{2}-\d{2}T.*(Z|[+-]\d{2}:?\d{2})$/.test(s)) {
-    const ms = Date.parse(s)
-    return Number.isNaN(ms) ? null : new Date(ms).toISOString()
-  }
-  return null
+  if (/^\d{4}-\d{2}-\d{2}T.*(Z|[+-]\d{2}:?\d{2})$/.test(s)) return Date.parse(s)
+  return Number.NaN
 }

@@ -1,6 +1,6 @@
 import { parseAmountText } from '../kernel/money.ts'
 import { kindOf, legOf } from './kinds.ts'
-import { parseLocalTime } from './local-time.ts'
+import { parseLocalTimeMs } from './local-time.ts'
 import { counterpartyOf, type ParsedTransaction, type RowError } from './parsed.ts'
 import type { ProofVerdict, StatementProof } from './statement-proof.ts'
 
@@ -213,8 +213,8 @@ export function parseStatementRow(
     out.errors.push({ row, field, message })
     return 'rejected' as const
   }
-  const occurredAt = parseLocalTime(cells.time, timeZone)
-  const ms = occurredAt ? Date.parse(occurredAt) : Number.NaN
+  const ms = parseLocalTimeMs(cells.time, timeZone)
+  const occurredAt = Number.isNaN(ms) ? null : new Date(ms).toISOString()
   const inCents = cellCents(paidIn)
   const outCents = cellCents(withdrawn)
   const balance = cells.balance ? cellCents(cells.balance) : null
