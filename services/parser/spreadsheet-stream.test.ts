@@ -144,6 +144,14 @@ describe('other zip workbooks', () => {
     expect(r.counts).toEqual({ read: 34, kept: 34, skipped: 0, rejected: 0 })
     expect(r.proof).toMatchObject({ totalsMatch: true, balanceChains: true })
   })
+
+  it('leaves an OpenDocument spreadsheet (a LibreOffice .ods) to SheetJS, which reads its statement', async () => {
+    const book = XLSX.utils.book_new()
+    XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet(typedGrid(false)), 'Statement')
+    const r = await read(new Blob([XLSX.write(book, { type: 'array', bookType: 'ods' })]))
+    expect(r.counts).toEqual({ read: 34, kept: 34, skipped: 0, rejected: 0 })
+    expect(r.proof).toMatchObject({ totalsMatch: true, balanceChains: true })
+  })
 })
 
 describe('hostile XLSX files are refused in words, never a 500', () => {
