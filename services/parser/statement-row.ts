@@ -83,6 +83,9 @@ export const EXPECTED_HEADER =
 /** Statuses of rows that moved no money: counted as skipped, not as errors. */
 const NOT_DONE = /^(failed|cancelled|canceled|declined|pending|expired)$/i
 const RECEIPT = /^[A-Z0-9]{6,20}$/i
+/** Made once: a pattern written in a function is a new object each row (parsed.ts says why). */
+const RECEIPT_LABEL = /^receipt/i
+const REVERSAL_OF = /reversal of transaction\s+([A-Z0-9]{6,20})/i
 
 /** A header label as compared: lower case, one space, no trailing colon or asterisk. */
 export const labelOf = (c: string) =>
@@ -208,11 +211,7 @@ export function parseStatementRow(
   // A code alone on its line (the statement's verification code under the table).
   if (!paidIn && !withdrawn && !cells.time && !details && !cells.balance) return 'none'
   // A header repeated on every page of a printed statement.
-  if (/^receipt/i.test(receipt)) return 'none'
-  const fail = (field: string, message: string) => {
-    out.errors.push({ row, field, message })
-    return 'rejected' as const
-  }
+  if (RECEIPT_LABEL.test(receipt)) return 'none'
   const ms = parseLocalTimeMs(cells.time, timeZone)
   const occurredAt = Number.isNaN(ms) ? null : new Date(ms).toISOString()
   const inCents = cellCents(paidIn)
@@ -228,22 +227,36 @@ export function parseStatementRow(
     return 'skipped'
   }
   if (!RECEIPT.test(receipt))
-    return fail('Receipt No.', `the receipt number '${receipt}' is missing or malformed`)
+    return rejectRow(
+      out,
+      row,
+      'Receipt No.',
+      `the receipt number '${receipt}' is missing or malformed`,
+    )
   if (!occurredAt) {
-    return fail(
+    return rejectRow(
+      out,
+      row,
       'Completion Time',
       cells.time ? `'${cells.time}' is not a date and time` : 'the completion time is missing',
     )
   }
   if (ms < EARLIEST || ms > nowMs + AHEAD_MS) {
-    return fail('Completion Time', `'${cells.time}' is outside 2007 to tomorrow`)
+    return rejectRow(out, row, 'Completion Time', `'${cells.time}' is outside 2007 to tomorrow`)
   }
   if ((paidIn && inCents === null) || (withdrawn && outCents === null)) {
     const field = paidIn && inCents === null ? 'Paid In' : 'Withdrawn'
-    return fail(field, `'${field === 'Paid In' ? paidIn : withdrawn}' is not an amount`)
+    return rejectRow(
+      out,
+      row,
+      field,
+      `'${field === 'Paid In' ? paidIn : withdrawn}' is not an amount`,
+    )
   }
   if (amountIn > 0 === amountOut > 0) {
-    return fail(
+    return rejectRow(
+      out,
+      row,
       'Paid In',
       amountIn > 0
         ? 'both Paid In and Withdrawn hold an amount'
@@ -254,7 +267,7 @@ export function parseStatementRow(
   const words = cells.reasonType ? `${details} ${cells.reasonType}` : details
   const kind = kindOf(words, direction)
   const party = counterpartyOf(details)
-  const reversal = /reversal of transaction\s+([A-Z0-9]{6,20})/i.exec(details)
+  const reversal = REVERSAL_OF.exec(details)
   const t: ParsedTransaction = {
     occurredAt: occurredAt,
     amount: amountIn || amountOut,
@@ -271,6 +284,12 @@ export function parseStatementRow(
   out.transactions.push(t)
   out.rows.push(row)
   return 'kept'
+}
+
+/** A row refused, naming the field: `parseStatementRow`'s answer for it. */
+function rejectRow(out: StatementChunk, row: number, field: string, message: string) {
+  out.errors.push({ row, field, message })
+  return 'rejected' as const
 }
 
 /**
